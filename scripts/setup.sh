@@ -9,7 +9,7 @@ mkdir -p "$root/build"
 debian_packages=(
   build-essential cmake ninja-build ccache pkg-config git curl ca-certificates
   libprotobuf-dev protobuf-compiler libonnx-dev libonnx-testdata
-  libdnnl-dev libxnnpack-dev libpthreadpool-dev libcpuinfo-dev
+  libdnnl-dev ocl-icd-opencl-dev opencl-c-headers libxnnpack-dev libpthreadpool-dev libcpuinfo-dev
   libopencv-dev libpolyclipping-dev libsentencepiece-dev
   nlohmann-json3-dev libcli11-dev libspdlog-dev libfmt-dev libcpp-httplib-dev
   libgtest-dev libgmock-dev libbenchmark-dev

@@ -1,0 +1,83 @@
+#pragma once
+/// \file inferencer.h
+/// `Inferencer`: load an ONNX model once, query its inputs and outputs, and run it on named
+/// tensors. The one interface every backend and pipeline goes through.
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "edgemm/status.h"
+#include "edgemm/tensor.h"
+
+namespace edgemm {
+
+/// One axis of a declared shape: a fixed extent (value >= 0), or symbolic (value -1, with the
+/// ONNX dim_param in `symbol`, possibly empty when the model leaves the axis unnamed).
+struct Dim {
+  int64_t value = -1;
+  std::string symbol;
+  bool is_static() const { return value >= 0; }
+};
+
+/// Declared metadata of a graph input or output.
+struct ValueInfo {
+  std::string name;
+  DataType dtype = DataType::kUndefined;
+  std::vector<Dim> shape;  ///< empty with `rank_known == false` when the model omits it
+  bool rank_known = false;
+};
+
+/// Options for creating an Inferencer.
+struct InferencerConfig {
+  std::string model_path;  ///< .onnx file; external data is read relative to its folder
+  int threads = 0;         ///< intra-op threads; 0 = all hardware threads
+  /// Optional fixed input shapes (name → shape). Symbolic axes are pinned to these values at
+  /// load so that shape-dependent subgraphs (Shape → Gather → Concat ...) fold to constants.
+  std::map<std::string, Shape> fixed_input_shapes;
+  bool optimize = true;        ///< run graph passes (constant folding, DCE) at load
+  std::string profile_path;    ///< when set, per-node timings go to this Chrome trace JSON
+};
+
+/// Memory report of the latest planned run (bytes).
+struct MemoryReport {
+  int64_t planned_peak_bytes = 0;  ///< arena size chosen by the buffer-reuse planner
+  int64_t unplanned_bytes = 0;     ///< sum of all intermediates if none were reused
+  int64_t weight_bytes = 0;        ///< initializers and folded constants
+};
+
+/// A loaded, compiled model.
+/// Thread safety: after create(), all const methods and run() may be called from any number
+/// of threads at once; each run() uses its own buffers.
+class Inferencer {
+ public:
+  virtual ~Inferencer() = default;
+
+  /// Loads, checks, optimizes and compiles the model.
+  /// Errors: kIo (unreadable file, missing external data), kInvalidModel (parse/checker
+  /// failure, external data outside the model folder, malformed graph), kUnsupported (an op
+  /// or dtype without a kernel; the message names the node and op), kInvalidArgument (bad
+  /// config, e.g. fixed shape for an unknown input).
+  static Expected<std::unique_ptr<Inferencer>> create(const InferencerConfig& config);
+
+  virtual const std::vector<ValueInfo>& inputs() const = 0;
+  virtual const std::vector<ValueInfo>& outputs() const = 0;
+
+  /// Runs the graph. `inputs` maps every required graph input name to a tensor of the
+  /// declared dtype and a shape compatible with the declared one; `output_names` selects
+  /// outputs (empty = all, in declaration order). Returned tensors own their memory.
+  /// Errors: kInvalidArgument naming the input and the offending value (unknown or missing
+  /// name, wrong dtype, rank or fixed extent); kInvalidArgument/kOutOfMemory from kernels
+  /// (e.g. Gather index out of range, naming node, op and value).
+  virtual Expected<std::vector<Tensor>> run(
+      const std::vector<std::pair<std::string, Tensor>>& inputs,
+      const std::vector<std::string>& output_names = {}) const = 0;
+
+  /// Memory plan of the most recent run shape (zeros before the first run).
+  virtual MemoryReport memory_report() const = 0;
+};
+
+}  // namespace edgemm

@@ -1,0 +1,363 @@
+#include "ir/onnx_import.h"
+
+#include <onnx/checker.h>
+#include <onnx/onnx_pb.h>
+#include <onnx/shape_inference/implementation.h>
+
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+namespace edgemm::ir {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+constexpr int64_t kMaxOpset = 17;
+
+Status invalid(const std::string& message) { return Status(StatusCode::kInvalidModel, message); }
+
+Expected<std::string> read_file(const std::string& path, const std::string& what) {
+  std::error_code ec;
+  if (!fs::is_regular_file(path, ec)) {
+    return make_error(StatusCode::kIo, "cannot read " + what + " '" + path + "': no such file");
+  }
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return make_error(StatusCode::kIo, "cannot open " + what + " '" + path + "'");
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+/// Resolves an external-data `location` under `base_dir`, refusing escapes.
+Expected<std::string> resolve_external_location(const std::string& tensor_name, const std::string& location,
+                                                const std::string& base_dir) {
+  const std::string prefix = "tensor '" + tensor_name + "': external data location '" + location + "' ";
+  if (base_dir.empty()) return invalid(prefix + "cannot be resolved: the model was not loaded from a file");
+  fs::path loc(location);
+  if (location.empty() || loc.is_absolute() || loc.has_root_name() || loc.has_root_directory()) {
+    return invalid(prefix + "is absolute or empty; it must be a relative path inside the model's folder");
+  }
+  for (const auto& part : loc) {
+    if (part == "..") return invalid(prefix + "climbs out of the model's folder ('..' is not allowed)");
+  }
+  std::error_code ec;
+  fs::path base = fs::weakly_canonical(fs::path(base_dir), ec);
+  fs::path full = fs::weakly_canonical(fs::path(base_dir) / loc, ec);
+  auto rel = full.lexically_relative(base);
+  if (rel.empty() || *rel.begin() == "..") {
+    return invalid(prefix + "resolves outside the model's folder (through a symbolic link)");
+  }
+  return full.string();
+}
+
+/// Reads external data into the proto's raw_data so the rest of the import sees one form.
+Status inline_external_data(onnx::TensorProto& proto, const std::string& base_dir) {
+  std::string location;
+  int64_t offset = 0, length = -1;
+  for (const auto& kv : proto.external_data()) {
+    try {
+      if (kv.key() == "location") location = kv.value();
+      if (kv.key() == "offset") offset = std::stoll(kv.value());
+      if (kv.key() == "length") length = std::stoll(kv.value());
+    } catch (const std::exception&) {
+      return invalid("tensor '" + proto.name() + "': external data field '" + kv.key() + "' = '" + kv.value() +
+                     "' is not a number");
+    }
+  }
+  EDGEMM_ASSIGN_OR_RETURN(std::string path, resolve_external_location(proto.name(), location, base_dir));
+  std::error_code ec;
+  if (!fs::is_regular_file(path, ec)) {
+    return make_error(StatusCode::kIo, "tensor '" + proto.name() + "': external data file '" + location +
+                                           "' is missing (looked in '" + base_dir + "')");
+  }
+  const int64_t file_size = static_cast<int64_t>(fs::file_size(path, ec));
+  if (length < 0) length = file_size - offset;
+  if (offset < 0 || length < 0 || offset > file_size || length > file_size - offset) {
+    return invalid("tensor '" + proto.name() + "': external data range [" + std::to_string(offset) + ", +" +
+                   std::to_string(length) + ") lies outside '" + location + "' (" + std::to_string(file_size) +
+                   " bytes)");
+  }
+  std::ifstream in(path, std::ios::binary);
+  std::string bytes(static_cast<size_t>(length), '\0');
+  in.seekg(offset);
+  in.read(bytes.data(), length);
+  if (!in) return make_error(StatusCode::kIo, "tensor '" + proto.name() + "': could not read '" + location + "'");
+  proto.set_raw_data(std::move(bytes));
+  proto.clear_external_data();
+  proto.set_data_location(onnx::TensorProto::DEFAULT);
+  return Status::ok();
+}
+
+Status inline_graph_external_data(onnx::GraphProto& graph, const std::string& base_dir);
+
+Status inline_attribute_external_data(onnx::AttributeProto& attr, const std::string& base_dir) {
+  if (attr.has_t() && attr.t().data_location() == onnx::TensorProto::EXTERNAL) {
+    EDGEMM_RETURN_IF_ERROR(inline_external_data(*attr.mutable_t(), base_dir));
+  }
+  if (attr.has_g()) EDGEMM_RETURN_IF_ERROR(inline_graph_external_data(*attr.mutable_g(), base_dir));
+  for (auto& g : *attr.mutable_graphs()) EDGEMM_RETURN_IF_ERROR(inline_graph_external_data(g, base_dir));
+  return Status::ok();
+}
+
+Status inline_graph_external_data(onnx::GraphProto& graph, const std::string& base_dir) {
+  for (auto& t : *graph.mutable_initializer()) {
+    if (t.data_location() == onnx::TensorProto::EXTERNAL) EDGEMM_RETURN_IF_ERROR(inline_external_data(t, base_dir));
+  }
+  for (auto& node : *graph.mutable_node()) {
+    for (auto& attr : *node.mutable_attribute()) EDGEMM_RETURN_IF_ERROR(inline_attribute_external_data(attr, base_dir));
+  }
+  return Status::ok();
+}
+
+template <typename Src, typename Dst>
+void copy_typed(const Src& field, Dst* out, int64_t count) {
+  for (int64_t i = 0; i < count; ++i) out[i] = static_cast<Dst>(field.Get(static_cast<int>(i)));
+}
+
+ValueInfo value_info_from_proto(const onnx::ValueInfoProto& vi) {
+  ValueInfo info;
+  info.name = vi.name();
+  if (vi.type().has_tensor_type()) {
+    const auto& tt = vi.type().tensor_type();
+    info.dtype = static_cast<DataType>(tt.elem_type());
+    if (tt.has_shape()) {
+      info.rank_known = true;
+      for (const auto& d : tt.shape().dim()) {
+        Dim dim;
+        if (d.has_dim_value()) dim.value = d.dim_value();
+        else dim.symbol = d.dim_param();
+        info.shape.push_back(dim);
+      }
+    }
+  }
+  return info;
+}
+
+Expected<Graph> graph_from_proto(const onnx::GraphProto& proto, const std::string& base_dir);
+
+Expected<Attribute> attribute_from_proto(const onnx::AttributeProto& a, const std::string& base_dir) {
+  Attribute attr;
+  using AP = onnx::AttributeProto;
+  switch (a.type()) {
+    case AP::FLOAT: attr.kind = Attribute::Kind::kFloat; attr.f = a.f(); break;
+    case AP::INT: attr.kind = Attribute::Kind::kInt; attr.i = a.i(); break;
+    case AP::STRING: attr.kind = Attribute::Kind::kString; attr.s = a.s(); break;
+    case AP::TENSOR: {
+      attr.kind = Attribute::Kind::kTensor;
+      EDGEMM_ASSIGN_OR_RETURN(attr.t, tensor_from_proto(a.t(), base_dir));
+      break;
+    }
+    case AP::GRAPH: {
+      attr.kind = Attribute::Kind::kGraph;
+      EDGEMM_ASSIGN_OR_RETURN(Graph g, graph_from_proto(a.g(), base_dir));
+      attr.g = std::make_shared<Graph>(std::move(g));
+      break;
+    }
+    case AP::FLOATS: attr.kind = Attribute::Kind::kFloats; attr.floats.assign(a.floats().begin(), a.floats().end()); break;
+    case AP::INTS: attr.kind = Attribute::Kind::kInts; attr.ints.assign(a.ints().begin(), a.ints().end()); break;
+    case AP::STRINGS: attr.kind = Attribute::Kind::kStrings; attr.strings.assign(a.strings().begin(), a.strings().end()); break;
+    default:
+      return make_error(StatusCode::kUnsupported, "attribute '" + a.name() + "' has a type (" +
+                                                      std::to_string(a.type()) + ") edgemm does not support");
+  }
+  return attr;
+}
+
+Expected<Graph> graph_from_proto(const onnx::GraphProto& proto, const std::string& base_dir) {
+  Graph graph;
+  graph.name = proto.name();
+  if (proto.sparse_initializer_size() > 0) {
+    return make_error(StatusCode::kUnsupported, "graph '" + proto.name() + "' has sparse initializers");
+  }
+  for (const auto& t : proto.initializer()) {
+    EDGEMM_ASSIGN_OR_RETURN(Tensor tensor, tensor_from_proto(t, base_dir));
+    graph.initializers[t.name()] = std::move(tensor);
+  }
+  for (const auto& vi : proto.input()) {
+    if (graph.initializers.count(vi.name())) continue;
+    graph.inputs.push_back(value_info_from_proto(vi));
+  }
+  for (const auto& vi : proto.output()) graph.outputs.push_back(value_info_from_proto(vi));
+  for (const auto& vi : proto.value_info()) graph.value_infos[vi.name()] = value_info_from_proto(vi);
+  for (const auto& n : proto.node()) {
+    Node node;
+    node.name = n.name();
+    node.op_type = n.op_type();
+    node.domain = n.domain() == "ai.onnx" ? "" : n.domain();
+    node.inputs.assign(n.input().begin(), n.input().end());
+    node.outputs.assign(n.output().begin(), n.output().end());
+    for (const auto& a : n.attribute()) {
+      auto attr = attribute_from_proto(a, base_dir);
+      if (!attr) return node_error(node, attr.status().code(), attr.status().message());
+      node.attributes[a.name()] = std::move(attr).value();
+    }
+    graph.nodes.push_back(std::move(node));
+  }
+  return graph;
+}
+
+Status pin_input_shapes(onnx::ModelProto& model, const std::map<std::string, Shape>& fixed) {
+  for (const auto& [name, shape] : fixed) {
+    onnx::ValueInfoProto* target = nullptr;
+    for (auto& vi : *model.mutable_graph()->mutable_input()) {
+      if (vi.name() == name) target = &vi;
+    }
+    if (target == nullptr) {
+      return make_error(StatusCode::kInvalidArgument, "fixed shape given for '" + name + "', which is not a model input");
+    }
+    auto* tt = target->mutable_type()->mutable_tensor_type();
+    if (tt->has_shape() && tt->shape().dim_size() != static_cast<int>(shape.size())) {
+      return make_error(StatusCode::kInvalidArgument,
+                        "fixed shape " + shape_to_string(shape) + " for input '" + name + "' has rank " +
+                            std::to_string(shape.size()) + " but the model declares rank " +
+                            std::to_string(tt->shape().dim_size()));
+    }
+    auto* sp = tt->mutable_shape();
+    for (size_t i = 0; i < shape.size(); ++i) {
+      if (static_cast<int>(i) < sp->dim_size() && sp->dim(static_cast<int>(i)).has_dim_value() &&
+          sp->dim(static_cast<int>(i)).dim_value() != shape[i]) {
+        return make_error(StatusCode::kInvalidArgument,
+                          "fixed shape " + shape_to_string(shape) + " for input '" + name + "' conflicts with axis " +
+                              std::to_string(i) + " declared as " + std::to_string(sp->dim(static_cast<int>(i)).dim_value()));
+      }
+    }
+    sp->Clear();
+    for (int64_t d : shape) sp->add_dim()->set_dim_value(d);
+  }
+  return Status::ok();
+}
+
+Expected<Model> import_model_proto(onnx::ModelProto& proto, const std::string& base_dir, const ImportOptions& options) {
+  if (!proto.has_graph()) return invalid("the file parsed as protobuf but holds no ONNX graph (not an ONNX model?)");
+  Model model;
+  model.ir_version = proto.ir_version();
+  model.producer_name = proto.producer_name();
+  for (const auto& op : proto.opset_import()) {
+    model.opsets[op.domain() == "ai.onnx" ? "" : op.domain()] = op.version();
+  }
+  if (proto.opset_import_size() == 0 && proto.ir_version() < 3) model.opsets[""] = 1;
+  const int64_t opset = model.opset("");
+  if (opset > kMaxOpset) {
+    return make_error(StatusCode::kUnsupported, "model imports ai.onnx opset " + std::to_string(opset) +
+                                                    "; edgemm supports opsets up to " + std::to_string(kMaxOpset));
+  }
+  EDGEMM_RETURN_IF_ERROR(inline_graph_external_data(*proto.mutable_graph(), base_dir));
+  EDGEMM_RETURN_IF_ERROR(pin_input_shapes(proto, options.fixed_input_shapes));
+  if (options.run_checker) {
+    try {
+      onnx::checker::check_model(proto);
+    } catch (const std::exception& e) {
+      return invalid(std::string("the ONNX checker rejected the model: ") + e.what());
+    }
+  }
+  if (options.infer_shapes) {
+    try {
+      onnx::shape_inference::InferShapes(proto);
+    } catch (const std::exception& e) {
+      return invalid(std::string("ONNX shape inference failed: ") + e.what());
+    }
+  }
+  EDGEMM_ASSIGN_OR_RETURN(model.graph, graph_from_proto(proto.graph(), base_dir));
+  return model;
+}
+
+}  // namespace
+
+Expected<Tensor> tensor_from_proto(const onnx::TensorProto& proto, const std::string& base_dir) {
+  if (proto.data_location() == onnx::TensorProto::EXTERNAL) {
+    onnx::TensorProto copy = proto;
+    EDGEMM_RETURN_IF_ERROR(inline_external_data(copy, base_dir));
+    return tensor_from_proto(copy, base_dir);
+  }
+  const auto dtype = static_cast<DataType>(proto.data_type());
+  const std::string what = "tensor '" + proto.name() + "'";
+  if (dtype == DataType::kString) return make_error(StatusCode::kUnsupported, what + " holds strings, which edgemm does not support");
+  if (!dtype_supported(dtype)) {
+    return invalid(what + " has unknown data type " + std::to_string(proto.data_type()));
+  }
+  Shape shape(proto.dims().begin(), proto.dims().end());
+  auto created = Tensor::create(dtype, shape);
+  if (!created) return Status(created.status().code(), what + ": " + created.status().message());
+  Tensor t = std::move(created).value();
+  const int64_t count = t.element_count();
+  auto size_error = [&](int64_t got) {
+    return invalid(what + " declares shape " + shape_to_string(shape) + " (" + std::to_string(count) + " " +
+                   dtype_name(dtype) + " elements) but holds " + std::to_string(got));
+  };
+  if (proto.has_raw_data()) {
+    const std::string& raw = proto.raw_data();
+    if (raw.size() != t.byte_size()) {
+      return invalid(what + " declares shape " + shape_to_string(shape) + " of " + dtype_name(dtype) + " (" +
+                     std::to_string(t.byte_size()) + " bytes) but holds " + std::to_string(raw.size()) + " bytes");
+    }
+    if (!raw.empty()) std::memcpy(t.raw_data(), raw.data(), raw.size());
+    return t;
+  }
+  switch (dtype) {
+    case DataType::kFloat32:
+      if (proto.float_data_size() != count) return size_error(proto.float_data_size());
+      copy_typed(proto.float_data(), t.data<float>(), count);
+      break;
+    case DataType::kFloat64:
+      if (proto.double_data_size() != count) return size_error(proto.double_data_size());
+      copy_typed(proto.double_data(), t.data<double>(), count);
+      break;
+    case DataType::kInt64:
+      if (proto.int64_data_size() != count) return size_error(proto.int64_data_size());
+      copy_typed(proto.int64_data(), t.data<int64_t>(), count);
+      break;
+    case DataType::kUInt32:
+    case DataType::kUInt64:
+      if (proto.uint64_data_size() != count) return size_error(proto.uint64_data_size());
+      if (dtype == DataType::kUInt32) copy_typed(proto.uint64_data(), t.data<uint32_t>(), count);
+      else copy_typed(proto.uint64_data(), t.data<uint64_t>(), count);
+      break;
+    default: {
+      if (proto.int32_data_size() != count) return size_error(proto.int32_data_size());
+      for (int64_t i = 0; i < count; ++i) {
+        const int32_t v = proto.int32_data(static_cast<int>(i));
+        switch (dtype) {
+          case DataType::kInt32: t.data<int32_t>()[i] = v; break;
+          case DataType::kInt8: t.data<int8_t>()[i] = static_cast<int8_t>(v); break;
+          case DataType::kUInt8: case DataType::kBool: t.data<uint8_t>()[i] = static_cast<uint8_t>(v); break;
+          case DataType::kInt16: t.data<int16_t>()[i] = static_cast<int16_t>(v); break;
+          case DataType::kUInt16: case DataType::kFloat16: case DataType::kBFloat16:
+            t.data<uint16_t>()[i] = static_cast<uint16_t>(v);
+            break;
+          default: return invalid(what + " has no data for dtype " + dtype_name(dtype));
+        }
+      }
+    }
+  }
+  return t;
+}
+
+Expected<Tensor> read_tensor_proto_file(const std::string& path) {
+  EDGEMM_ASSIGN_OR_RETURN(std::string bytes, read_file(path, "tensor file"));
+  onnx::TensorProto proto;
+  if (!proto.ParseFromString(bytes)) return invalid("'" + path + "' is not a serialized ONNX TensorProto");
+  return tensor_from_proto(proto, fs::path(path).parent_path().string());
+}
+
+Expected<Model> import_onnx_bytes(const std::string& bytes, const std::string& base_dir, const ImportOptions& options) {
+  if (bytes.empty()) return invalid("the model file is empty (0 bytes)");
+  onnx::ModelProto proto;
+  if (!proto.ParseFromString(bytes)) {
+    return invalid("the file is not a valid ONNX model: protobuf parsing failed (truncated or not ONNX?)");
+  }
+  return import_model_proto(proto, base_dir, options);
+}
+
+Expected<Model> import_onnx_file(const std::string& path, const ImportOptions& options) {
+  EDGEMM_ASSIGN_OR_RETURN(std::string bytes, read_file(path, "model"));
+  std::string base = fs::path(path).parent_path().string();
+  if (base.empty()) base = ".";
+  auto model = import_onnx_bytes(bytes, base, options);
+  if (!model) return Status(model.status().code(), "'" + path + "': " + model.status().message());
+  return model;
+}
+
+}  // namespace edgemm::ir

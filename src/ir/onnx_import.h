@@ -1,0 +1,45 @@
+#pragma once
+/// \file onnx_import.h
+/// ONNX → edgemm IR through libonnx's protobuf classes (onnx.proto, ONNX IR spec
+/// "External Tensor Data"), with the ONNX checker and shape inference.
+
+#include <map>
+#include <string>
+
+#include "edgemm/status.h"
+#include "edgemm/tensor.h"
+#include "ir/graph.h"
+
+namespace onnx {
+class TensorProto;
+}
+
+namespace edgemm::ir {
+
+/// Import options.
+struct ImportOptions {
+  /// Pins symbolic input axes before shape inference (input name → full shape).
+  std::map<std::string, Shape> fixed_input_shapes;
+  bool run_checker = true;
+  bool infer_shapes = true;
+};
+
+/// Reads and converts a model file. External data is resolved relative to the model's folder;
+/// a `location` that is absolute or climbs out of that folder (`..`) is refused.
+/// Errors: kIo (unreadable model or data file), kInvalidModel (not a ModelProto, checker
+/// failure, data ranges outside the file, inconsistent tensors), kUnsupported (opset outside
+/// 7–17 for the default domain, string tensors).
+Expected<Model> import_onnx_file(const std::string& path, const ImportOptions& options = {});
+
+/// Same, from bytes in memory (no external data allowed; `base_dir` "" means none).
+Expected<Model> import_onnx_bytes(const std::string& bytes, const std::string& base_dir,
+                                  const ImportOptions& options = {});
+
+/// Converts one TensorProto (raw_data or typed fields; external data relative to base_dir).
+/// Errors: kInvalidModel when the data size disagrees with dims and dtype.
+Expected<Tensor> tensor_from_proto(const onnx::TensorProto& proto, const std::string& base_dir);
+
+/// Reads a serialized TensorProto file (the ONNX backend test data `input_0.pb` format).
+Expected<Tensor> read_tensor_proto_file(const std::string& path);
+
+}  // namespace edgemm::ir

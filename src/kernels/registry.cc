@@ -1,0 +1,65 @@
+#include <algorithm>
+
+#include "kernels/cpu/families.h"
+#include "kernels/kernel.h"
+
+namespace edgemm::kernels {
+
+void KernelRegistry::add(const std::string& domain, const std::string& op_type, int since_version,
+                         KernelFactory factory) {
+  auto& entries = table_[{domain, op_type}];
+  entries.push_back({since_version, std::move(factory)});
+  std::sort(entries.begin(), entries.end(),
+            [](const Entry& a, const Entry& b) { return a.since_version < b.since_version; });
+}
+
+const KernelFactory* KernelRegistry::find(const std::string& domain, const std::string& op_type,
+                                          int64_t opset) const {
+  auto it = table_.find({domain, op_type});
+  if (it == table_.end()) return nullptr;
+  const KernelFactory* best = nullptr;
+  for (const Entry& e : it->second) {
+    if (e.since_version <= opset) best = &e.factory;
+  }
+  return best;
+}
+
+std::vector<std::pair<std::string, std::string>> KernelRegistry::ops() const {
+  std::vector<std::pair<std::string, std::string>> out;
+  for (const auto& [key, entries] : table_) out.push_back(key);
+  return out;
+}
+
+const KernelRegistry& cpu_registry() {
+  static const KernelRegistry registry = [] {
+    KernelRegistry r;
+    register_shape_kernels(r);
+    register_transpose_kernels(r);
+    register_concat_split_kernels(r);
+    register_slice_kernels(r);
+    register_gather_kernels(r);
+    register_scatter_kernels(r);
+    register_pad_tile_expand_kernels(r);
+    register_generate_kernels(r);
+    register_trilu_cumsum_kernels(r);
+    register_nonzero_unique_kernels(r);
+    register_reduce_kernels(r);
+    register_softmax_kernels(r);
+    register_topk_kernels(r);
+    register_normalization_kernels(r);
+    register_einsum_kernels(r);
+    register_unary_kernels(r);
+    register_activation_kernels(r);
+    register_binary_kernels(r);
+    register_variadic_kernels(r);
+    register_cast_kernels(r);
+    register_conv_kernels(r);
+    register_matmul_kernels(r);
+    register_pool_kernels(r);
+    register_resize_kernels(r);
+    return r;
+  }();
+  return registry;
+}
+
+}  // namespace edgemm::kernels

@@ -1,0 +1,255 @@
+#include "runtime/compiled_graph.h"
+
+#include <algorithm>
+#include <queue>
+
+namespace edgemm::runtime {
+
+namespace {
+
+/// Names defined inside `graph`: inputs, initializers and node outputs.
+std::unordered_set<std::string> defined_names(const ir::Graph& graph) {
+  std::unordered_set<std::string> names;
+  for (const auto& in : graph.inputs) names.insert(in.name);
+  for (const auto& [name, t] : graph.initializers) names.insert(name);
+  for (const auto& node : graph.nodes) {
+    for (const auto& out : node.outputs) {
+      if (!out.empty()) names.insert(out);
+    }
+  }
+  return names;
+}
+
+/// Free variables of every subgraph attribute of `node`.
+std::unordered_set<std::string> node_free_variables(const ir::Node& node) {
+  std::unordered_set<std::string> names;
+  for (const auto& [key, attr] : node.attributes) {
+    if (attr.kind == ir::Attribute::Kind::kGraph && attr.g) {
+      auto inner = free_variables(*attr.g);
+      names.insert(inner.begin(), inner.end());
+    }
+  }
+  return names;
+}
+
+}  // namespace
+
+std::unordered_set<std::string> free_variables(const ir::Graph& graph) {
+  const auto defined = defined_names(graph);
+  std::unordered_set<std::string> free;
+  for (const auto& node : graph.nodes) {
+    for (const auto& in : node.inputs) {
+      if (!in.empty() && !defined.count(in)) free.insert(in);
+    }
+    for (const auto& name : node_free_variables(node)) {
+      if (!defined.count(name)) free.insert(name);
+    }
+  }
+  for (const auto& out : graph.outputs) {
+    if (!defined.count(out.name)) free.insert(out.name);
+  }
+  return free;
+}
+
+int CompiledGraph::value_index(const std::string& name) const {
+  auto it = index_.find(name);
+  return it == index_.end() ? -1 : it->second;
+}
+
+Expected<std::shared_ptr<CompiledGraph>> CompiledGraph::compile(std::shared_ptr<const ir::Graph> graph,
+                                                                const std::map<std::string, int64_t>& opsets,
+                                                                const std::unordered_set<std::string>& outer_names) {
+  auto cg = std::shared_ptr<CompiledGraph>(new CompiledGraph());
+  cg->graph_ = graph;
+  const ir::Graph& g = *graph;
+  auto intern = [&](const std::string& name) {
+    auto [it, inserted] = cg->index_.emplace(name, static_cast<int>(cg->value_names_.size()));
+    if (inserted) cg->value_names_.push_back(name);
+    return it->second;
+  };
+
+  // Values: inputs, initializers, node outputs; then outer references.
+  for (const auto& in : g.inputs) {
+    cg->graph_inputs_.push_back(intern(in.name));
+    cg->input_names_.push_back(in.name);
+  }
+  for (const auto& [name, t] : g.initializers) intern(name);
+  std::vector<int> producer_node_of_value;
+  for (size_t n = 0; n < g.nodes.size(); ++n) {
+    for (const auto& out : g.nodes[n].outputs) {
+      if (out.empty()) continue;
+      if (cg->index_.count(out) && (g.initializers.count(out) || std::any_of(g.inputs.begin(), g.inputs.end(), [&](const ValueInfo& v) { return v.name == out; }))) {
+        return ir::node_error(g.nodes[n], StatusCode::kInvalidModel,
+                              "output '" + out + "' redefines a graph input or initializer");
+      }
+      intern(out);
+    }
+  }
+  const auto locally_defined = defined_names(g);
+  std::unordered_set<std::string> visible = outer_names;
+  visible.insert(locally_defined.begin(), locally_defined.end());
+
+  auto resolve = [&](const ir::Node& node, const std::string& name) -> Expected<int> {
+    if (locally_defined.count(name)) return cg->index_.at(name);
+    if (outer_names.count(name)) {
+      bool fresh = !cg->index_.count(name);
+      int v = intern(name);
+      if (fresh) cg->outer_values_.push_back(v);
+      return v;
+    }
+    return ir::node_error(node, StatusCode::kInvalidModel,
+                          "input '" + name + "' is not a graph input, an initializer or any node's output");
+  };
+
+  // Producers and dependencies for a stable topological order (Kahn, file order as tie-break).
+  const size_t n_nodes = g.nodes.size();
+  std::unordered_map<std::string, size_t> producer;
+  for (size_t n = 0; n < n_nodes; ++n) {
+    for (const auto& out : g.nodes[n].outputs) {
+      if (out.empty()) continue;
+      if (producer.count(out)) {
+        return ir::node_error(g.nodes[n], StatusCode::kInvalidModel,
+                              "output '" + out + "' is also produced by another node");
+      }
+      producer[out] = n;
+    }
+  }
+  std::vector<std::vector<size_t>> users(n_nodes);
+  std::vector<int> pending(n_nodes, 0);
+  std::vector<std::vector<std::string>> implicit(n_nodes);
+  for (size_t n = 0; n < n_nodes; ++n) {
+    const auto& node = g.nodes[n];
+    std::unordered_set<std::string> deps(node.inputs.begin(), node.inputs.end());
+    for (const auto& name : node_free_variables(node)) {
+      if (visible.count(name)) {
+        deps.insert(name);
+        implicit[n].push_back(name);
+      }
+    }
+    deps.erase("");
+    for (const auto& d : deps) {
+      auto it = producer.find(d);
+      if (it != producer.end()) {
+        users[it->second].push_back(n);
+        ++pending[n];
+      }
+    }
+  }
+  std::priority_queue<size_t, std::vector<size_t>, std::greater<size_t>> ready;
+  for (size_t n = 0; n < n_nodes; ++n) {
+    if (pending[n] == 0) ready.push(n);
+  }
+  std::vector<size_t> order;
+  while (!ready.empty()) {
+    size_t n = ready.top();
+    ready.pop();
+    order.push_back(n);
+    for (size_t u : users[n]) {
+      if (--pending[u] == 0) ready.push(u);
+    }
+  }
+  if (order.size() != n_nodes) {
+    for (size_t n = 0; n < n_nodes; ++n) {
+      if (pending[n] > 0) {
+        return ir::node_error(g.nodes[n], StatusCode::kInvalidModel, "is part of a cycle in the graph");
+      }
+    }
+  }
+
+  // Kernels.
+  std::vector<std::string> unsupported;
+  const kernels::KernelRegistry& registry = kernels::cpu_registry();
+  for (size_t n : order) {
+    const ir::Node& node = g.nodes[n];
+    CompiledNode cn;
+    cn.node = &node;
+    std::vector<const Tensor*> constants;
+    for (const auto& in : node.inputs) {
+      if (in.empty()) {
+        cn.inputs.push_back(-1);
+        constants.push_back(nullptr);
+        continue;
+      }
+      EDGEMM_ASSIGN_OR_RETURN(int v, resolve(node, in));
+      cn.inputs.push_back(v);
+      auto it = g.initializers.find(in);
+      constants.push_back(it == g.initializers.end() ? nullptr : &it->second);
+    }
+    for (const auto& out : node.outputs) cn.outputs.push_back(out.empty() ? -1 : cg->index_.at(out));
+    for (const auto& name : implicit[n]) {
+      EDGEMM_ASSIGN_OR_RETURN(int v, resolve(node, name));
+      cn.implicit_inputs.push_back(v);
+    }
+    const std::string domain = node.domain == "ai.onnx" ? "" : node.domain;
+    auto opset_it = opsets.find(domain);
+    const int64_t opset = opset_it == opsets.end() ? 0 : opset_it->second;
+    const kernels::KernelFactory* factory = registry.find(domain, node.op_type, opset);
+    if (factory == nullptr) {
+      unsupported.push_back(node.describe() + " (" + (domain.empty() ? "ai.onnx" : domain) + " opset " +
+                            std::to_string(opset) + ")");
+      continue;
+    }
+    std::unordered_set<std::string> sub_outer = visible;
+    kernels::KernelInfo info{node, opset, constants,
+                             [&opsets, sub_outer](const ir::Graph& sub) -> Expected<std::shared_ptr<kernels::Subgraph>> {
+                               // Subgraph attributes live as long as the node that owns them.
+                               auto shared = std::shared_ptr<const ir::Graph>(std::shared_ptr<const ir::Graph>(), &sub);
+                               EDGEMM_ASSIGN_OR_RETURN(auto compiled, CompiledGraph::compile(shared, opsets, sub_outer));
+                               return std::shared_ptr<kernels::Subgraph>(std::move(compiled));
+                             }};
+    EDGEMM_ASSIGN_OR_RETURN(cn.kernel, (*factory)(info));
+    cg->nodes_.push_back(std::move(cn));
+  }
+  if (!unsupported.empty()) {
+    std::string msg = std::to_string(unsupported.size()) + " node(s) have no CPU kernel: ";
+    for (size_t i = 0; i < unsupported.size() && i < 8; ++i) msg += (i ? "; " : "") + unsupported[i];
+    if (unsupported.size() > 8) msg += "; ...";
+    return make_error(StatusCode::kUnsupported, msg);
+  }
+
+  // Constants, outputs, lifetimes.
+  const int nv = cg->value_count();
+  cg->constants_.resize(nv);
+  for (const auto& [name, t] : g.initializers) cg->constants_[cg->index_.at(name)] = t;
+  cg->is_output_.assign(nv, false);
+  for (const auto& out : g.outputs) {
+    auto it = cg->index_.find(out.name);
+    int v;
+    if (it != cg->index_.end()) {
+      v = it->second;
+    } else if (outer_names.count(out.name)) {
+      v = intern(out.name);
+      cg->outer_values_.push_back(v);
+      cg->constants_.resize(cg->value_count());
+      cg->is_output_.resize(cg->value_count(), false);
+    } else {
+      return make_error(StatusCode::kInvalidModel, "graph output '" + out.name + "' is not produced by any node");
+    }
+    cg->graph_outputs_.push_back(v);
+    cg->output_names_.push_back(out.name);
+    cg->is_output_[v] = true;
+  }
+  const int total = cg->value_count();
+  cg->producer_step_.assign(total, -1);
+  std::vector<int> last_use(total, -1);
+  for (int s = 0; s < static_cast<int>(cg->nodes_.size()); ++s) {
+    const auto& cn = cg->nodes_[s];
+    for (int v : cn.outputs) {
+      if (v >= 0) cg->producer_step_[v] = s;
+    }
+    for (int v : cn.inputs) {
+      if (v >= 0) last_use[v] = s;
+    }
+    for (int v : cn.implicit_inputs) last_use[v] = s;
+  }
+  for (int v = 0; v < total; ++v) {
+    if (cg->is_output_[v] || cg->constants_[v].defined()) continue;
+    const bool outer = std::find(cg->outer_values_.begin(), cg->outer_values_.end(), v) != cg->outer_values_.end();
+    if (outer) continue;
+    int step = last_use[v] >= 0 ? last_use[v] : cg->producer_step_[v];
+    if (step >= 0) cg->nodes_[step].release_after.push_back(v);
+  }
+  return cg;
+}
+
+}  // namespace edgemm::runtime

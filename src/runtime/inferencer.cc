@@ -1,0 +1,305 @@
+/// Inferencer implementation for the native CPU runtime: import → passes → compile; run with
+/// input validation, a buffer-reuse plan per input-shape signature, and optional profiling.
+
+#include "edgemm/inferencer.h"
+
+#include <omp.h>
+
+#include <cstdlib>
+#include <fstream>
+#include <mutex>
+#include <unordered_map>
+
+#include "ir/onnx_import.h"
+#include "passes/passes.h"
+#include "runtime/compiled_graph.h"
+#include "runtime/executor.h"
+#include "runtime/memory_planner.h"
+
+namespace edgemm {
+
+namespace {
+
+using runtime::CompiledGraph;
+using runtime::MemoryPlan;
+
+/// A memory plan plus a pool of arenas sized for it (one per concurrent run).
+struct PlanEntry {
+  MemoryPlan plan;
+  std::mutex pool_mutex;
+  std::vector<std::shared_ptr<void>> free_arenas;
+
+  std::shared_ptr<void> take_arena() {
+    {
+      std::lock_guard<std::mutex> lock(pool_mutex);
+      if (!free_arenas.empty()) {
+        auto a = std::move(free_arenas.back());
+        free_arenas.pop_back();
+        return a;
+      }
+    }
+    const size_t bytes = static_cast<size_t>(std::max<int64_t>(plan.arena_bytes, runtime::kPlanAlignment));
+    void* p = std::aligned_alloc(runtime::kPlanAlignment, bytes);
+    if (p == nullptr) return nullptr;
+    return std::shared_ptr<void>(p, [](void* q) { std::free(q); });
+  }
+  void give_back(std::shared_ptr<void> arena) {
+    std::lock_guard<std::mutex> lock(pool_mutex);
+    free_arenas.push_back(std::move(arena));
+  }
+};
+
+/// First run of a signature: heap allocations, sizes recorded for planning.
+class RecordingAllocator final : public runtime::ValueAllocator {
+ public:
+  explicit RecordingAllocator(int values) : bytes(values, 0) {}
+  Expected<Tensor> allocate(int value, DataType dtype, const Shape& shape) override {
+    EDGEMM_ASSIGN_OR_RETURN(Tensor t, Tensor::create(dtype, shape));
+    bytes[value] = std::max<int64_t>(bytes[value], static_cast<int64_t>(t.byte_size()));
+    return t;
+  }
+  std::vector<int64_t> bytes;
+};
+
+/// Later runs: planned values live in the arena; anything unplanned or larger goes to the heap.
+class PlannedAllocator final : public runtime::ValueAllocator {
+ public:
+  PlannedAllocator(const MemoryPlan& plan, std::shared_ptr<void> arena) : plan_(plan), arena_(std::move(arena)) {}
+  Expected<Tensor> allocate(int value, DataType dtype, const Shape& shape) override {
+    const int64_t offset = plan_.offset[value];
+    if (offset >= 0) {
+      auto count = shape_element_count(shape);
+      if (count && *count * static_cast<int64_t>(dtype_size(dtype)) <= plan_.bytes[value] && dtype_supported(dtype)) {
+        void* p = static_cast<char*>(arena_.get()) + offset;
+        return Tensor::from_storage(dtype, shape, arena_, p);
+      }
+    }
+    return Tensor::create(dtype, shape);
+  }
+
+ private:
+  const MemoryPlan& plan_;
+  std::shared_ptr<void> arena_;
+};
+
+std::string dims_to_string(const std::vector<Dim>& dims) {
+  std::string s = "[";
+  for (size_t i = 0; i < dims.size(); ++i) {
+    if (i) s += ",";
+    s += dims[i].is_static() ? std::to_string(dims[i].value) : (dims[i].symbol.empty() ? "?" : dims[i].symbol);
+  }
+  return s + "]";
+}
+
+class NativeInferencer final : public Inferencer {
+ public:
+  static Expected<std::unique_ptr<Inferencer>> create(const InferencerConfig& config) {
+    if (config.threads < 0) {
+      return make_error(StatusCode::kInvalidArgument,
+                        "threads must be >= 0 (0 = all cores), got " + std::to_string(config.threads));
+    }
+    ir::ImportOptions import_options;
+    import_options.fixed_input_shapes = config.fixed_input_shapes;
+    EDGEMM_ASSIGN_OR_RETURN(ir::Model model, ir::import_onnx_file(config.model_path, import_options));
+    auto self = std::unique_ptr<NativeInferencer>(new NativeInferencer());
+    self->config_ = config;
+    self->threads_ = config.threads > 0 ? config.threads : omp_get_num_procs();
+    self->inputs_ = model.graph.inputs;
+    self->outputs_ = model.graph.outputs;
+    if (config.optimize) {
+      passes::PassReport report;
+      passes::optimize(model, report);
+    }
+    for (const auto& [name, t] : model.graph.initializers) self->weight_bytes_ += static_cast<int64_t>(t.byte_size());
+    auto graph = std::make_shared<const ir::Graph>(std::move(model.graph));
+    auto compiled = CompiledGraph::compile(graph, model.opsets, {});
+    if (!compiled) {
+      return Status(compiled.status().code(), "'" + config.model_path + "': " + compiled.status().message());
+    }
+    self->compiled_ = std::move(compiled).value();
+    return std::unique_ptr<Inferencer>(std::move(self));
+  }
+
+  const std::vector<ValueInfo>& inputs() const override { return inputs_; }
+  const std::vector<ValueInfo>& outputs() const override { return outputs_; }
+
+  MemoryReport memory_report() const override {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return last_report_;
+  }
+
+  Expected<std::vector<Tensor>> run(const std::vector<std::pair<std::string, Tensor>>& inputs,
+                                    const std::vector<std::string>& output_names) const override {
+    try {
+      return run_checked(inputs, output_names);
+    } catch (const std::bad_alloc&) {
+      return make_error(StatusCode::kOutOfMemory, "ran out of memory while running");
+    } catch (const std::exception& e) {
+      return make_error(StatusCode::kInternal, std::string("run failed: ") + e.what());
+    }
+  }
+
+ private:
+  Expected<std::vector<Tensor>> run_checked(const std::vector<std::pair<std::string, Tensor>>& inputs,
+                                            const std::vector<std::string>& output_names) const {
+    EDGEMM_ASSIGN_OR_RETURN(std::vector<Tensor> ordered, order_inputs(inputs));
+    EDGEMM_ASSIGN_OR_RETURN(std::vector<int> selected, select_outputs(output_names));
+    std::string signature;
+    for (const Tensor& t : ordered) signature += shape_to_string(t.shape()) + dtype_name(t.dtype()) + ";";
+
+    omp_set_num_threads(threads_);
+    runtime::Profiler profiler;
+    runtime::ExecOptions options;
+    options.threads = threads_;
+    options.profiler = config_.profile_path.empty() ? nullptr : &profiler;
+
+    std::shared_ptr<PlanEntry> entry = find_plan(signature);
+    std::vector<Tensor> outputs;
+    if (entry == nullptr) {
+      RecordingAllocator recorder(compiled_->value_count());
+      EDGEMM_ASSIGN_OR_RETURN(outputs, runtime::execute(*compiled_, ordered, nullptr, options, &recorder));
+      store_plan(signature, recorder.bytes);
+    } else {
+      std::shared_ptr<void> arena = entry->take_arena();
+      if (arena == nullptr) {
+        return make_error(StatusCode::kOutOfMemory, "could not allocate the " + std::to_string(entry->plan.arena_bytes) +
+                                                        "-byte activation arena");
+      }
+      {
+        PlannedAllocator allocator(entry->plan, arena);
+        auto result = runtime::execute(*compiled_, ordered, nullptr, options, &allocator);
+        if (!result) return result.status();
+        outputs = std::move(result).value();
+      }
+      entry->give_back(std::move(arena));
+      std::lock_guard<std::mutex> lock(mutex_);
+      last_report_ = report_of(entry->plan);
+    }
+    if (options.profiler) EDGEMM_RETURN_IF_ERROR(write_profile(profiler));
+    std::vector<Tensor> chosen;
+    for (int i : selected) chosen.push_back(outputs[i]);
+    return chosen;
+  }
+
+  NativeInferencer() = default;
+
+  Expected<std::vector<Tensor>> order_inputs(const std::vector<std::pair<std::string, Tensor>>& given) const {
+    std::vector<Tensor> ordered(inputs_.size());
+    std::vector<bool> seen(inputs_.size(), false);
+    for (const auto& [name, tensor] : given) {
+      size_t k = 0;
+      while (k < inputs_.size() && inputs_[k].name != name) ++k;
+      if (k == inputs_.size()) {
+        std::string names;
+        for (const auto& in : inputs_) names += (names.empty() ? "'" : ", '") + in.name + "'";
+        return make_error(StatusCode::kInvalidArgument,
+                          "the model has no input named '" + name + "' (inputs: " + names + ")");
+      }
+      if (seen[k]) return make_error(StatusCode::kInvalidArgument, "input '" + name + "' is given twice");
+      EDGEMM_RETURN_IF_ERROR(check_input(inputs_[k], tensor));
+      ordered[k] = tensor;
+      seen[k] = true;
+    }
+    for (size_t k = 0; k < inputs_.size(); ++k) {
+      if (!seen[k]) {
+        return make_error(StatusCode::kInvalidArgument, "input '" + inputs_[k].name + "' (" +
+                                                            dtype_name(inputs_[k].dtype) + " " +
+                                                            dims_to_string(inputs_[k].shape) + ") is missing");
+      }
+    }
+    return ordered;
+  }
+
+  static Status check_input(const ValueInfo& info, const Tensor& t) {
+    const std::string what = "input '" + info.name + "'";
+    if (!t.defined()) return make_error(StatusCode::kInvalidArgument, what + " is an empty tensor");
+    if (info.dtype != DataType::kUndefined && t.dtype() != info.dtype) {
+      return make_error(StatusCode::kInvalidArgument, what + " has dtype " + dtype_name(t.dtype()) +
+                                                          "; the model expects " + dtype_name(info.dtype));
+    }
+    if (!info.rank_known) return Status::ok();
+    if (t.rank() != static_cast<int64_t>(info.shape.size())) {
+      return make_error(StatusCode::kInvalidArgument, what + " has shape " + shape_to_string(t.shape()) + " (rank " +
+                                                          std::to_string(t.rank()) + "); the model expects rank " +
+                                                          std::to_string(info.shape.size()) + " " +
+                                                          dims_to_string(info.shape));
+    }
+    for (size_t i = 0; i < info.shape.size(); ++i) {
+      if (info.shape[i].is_static() && info.shape[i].value != t.shape()[i]) {
+        return make_error(StatusCode::kInvalidArgument,
+                          what + " has shape " + shape_to_string(t.shape()) + "; axis " + std::to_string(i) +
+                              " must be " + std::to_string(info.shape[i].value) + " (model expects " +
+                              dims_to_string(info.shape) + ")");
+      }
+    }
+    return Status::ok();
+  }
+
+  Expected<std::vector<int>> select_outputs(const std::vector<std::string>& names) const {
+    std::vector<int> selected;
+    if (names.empty()) {
+      for (size_t i = 0; i < outputs_.size(); ++i) selected.push_back(static_cast<int>(i));
+      return selected;
+    }
+    for (const auto& name : names) {
+      size_t k = 0;
+      while (k < outputs_.size() && outputs_[k].name != name) ++k;
+      if (k == outputs_.size()) {
+        return make_error(StatusCode::kInvalidArgument, "the model has no output named '" + name + "'");
+      }
+      selected.push_back(static_cast<int>(k));
+    }
+    return selected;
+  }
+
+  std::shared_ptr<PlanEntry> find_plan(const std::string& signature) const {
+    std::lock_guard<std::mutex> lock(mutex_);
+    auto it = plans_.find(signature);
+    return it == plans_.end() ? nullptr : it->second;
+  }
+
+  void store_plan(const std::string& signature, const std::vector<int64_t>& recorded) const {
+    auto entry = std::make_shared<PlanEntry>();
+    entry->plan = runtime::plan_memory(*compiled_, recorded);
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (plans_.size() >= kMaxPlans) plans_.clear();
+    plans_.emplace(signature, entry);
+    last_report_ = report_of(entry->plan);
+  }
+
+  MemoryReport report_of(const MemoryPlan& plan) const {
+    return MemoryReport{plan.arena_bytes, plan.unplanned_bytes, weight_bytes_};
+  }
+
+  Status write_profile(const runtime::Profiler& profiler) const {
+    std::lock_guard<std::mutex> lock(mutex_);
+    std::ofstream out(config_.profile_path);
+    out << profiler.chrome_trace_json();
+    if (!out) return make_error(StatusCode::kIo, "cannot write the profile to '" + config_.profile_path + "'");
+    return Status::ok();
+  }
+
+  static constexpr size_t kMaxPlans = 16;
+  InferencerConfig config_;
+  int threads_ = 1;
+  int64_t weight_bytes_ = 0;
+  std::vector<ValueInfo> inputs_, outputs_;
+  std::shared_ptr<CompiledGraph> compiled_;
+  mutable std::mutex mutex_;
+  mutable std::unordered_map<std::string, std::shared_ptr<PlanEntry>> plans_;
+  mutable MemoryReport last_report_;
+};
+
+}  // namespace
+
+Expected<std::unique_ptr<Inferencer>> Inferencer::create(const InferencerConfig& config) {
+  try {
+    return NativeInferencer::create(config);
+  } catch (const std::bad_alloc&) {
+    return make_error(StatusCode::kOutOfMemory, "'" + config.model_path + "': ran out of memory while loading");
+  } catch (const std::exception& e) {
+    return make_error(StatusCode::kInternal, "'" + config.model_path + "': " + e.what());
+  }
+}
+
+}  // namespace edgemm

@@ -1,0 +1,137 @@
+#include "cli_common.h"
+
+#include <cmath>
+#include <iostream>
+
+namespace edgemm::cli {
+
+Expected<std::pair<std::string, std::string>> split_assignment(const std::string& text, const std::string& what) {
+  const auto eq = text.find('=');
+  if (eq == std::string::npos || eq == 0 || eq + 1 == text.size()) {
+    return make_error(StatusCode::kInvalidArgument, what + " '" + text + "' should look like name=value");
+  }
+  return std::make_pair(text.substr(0, eq), text.substr(eq + 1));
+}
+
+Expected<std::pair<std::string, Shape>> parse_named_shape(const std::string& text) {
+  EDGEMM_ASSIGN_OR_RETURN(auto kv, split_assignment(text, "shape"));
+  Shape shape;
+  size_t pos = 0;
+  const std::string& dims = kv.second;
+  while (pos <= dims.size()) {
+    size_t comma = dims.find(',', pos);
+    if (comma == std::string::npos) comma = dims.size();
+    const std::string item = dims.substr(pos, comma - pos);
+    size_t used = 0;
+    long long value = -1;
+    try {
+      value = std::stoll(item, &used);
+    } catch (const std::exception&) {
+      used = 0;
+    }
+    if (used != item.size() || item.empty() || value < 0) {
+      return make_error(StatusCode::kInvalidArgument,
+                        "shape '" + text + "': '" + item + "' is not a non-negative integer");
+    }
+    shape.push_back(value);
+    pos = comma + 1;
+  }
+  return std::make_pair(kv.first, shape);
+}
+
+Expected<std::map<std::string, Shape>> parse_named_shapes(const std::vector<std::string>& texts) {
+  std::map<std::string, Shape> shapes;
+  for (const auto& t : texts) {
+    EDGEMM_ASSIGN_OR_RETURN(auto named, parse_named_shape(t));
+    shapes[named.first] = named.second;
+  }
+  return shapes;
+}
+
+int report_error(const std::string& command, const Status& status, bool json) {
+  if (json) {
+    nlohmann::json j = {{"error", {{"code", status_code_name(status.code())}, {"message", status.message()}}}};
+    std::cout << j.dump(2) << std::endl;
+  }
+  std::cerr << "edgemm " << command << ": error: " << status.to_string() << std::endl;
+  return exit_code(status);
+}
+
+std::string dims_text(const std::vector<Dim>& dims, bool rank_known) {
+  if (!rank_known) return "(unknown rank)";
+  std::string s = "[";
+  for (size_t i = 0; i < dims.size(); ++i) {
+    if (i) s += ",";
+    s += dims[i].is_static() ? std::to_string(dims[i].value) : (dims[i].symbol.empty() ? "?" : dims[i].symbol);
+  }
+  return s + "]";
+}
+
+nlohmann::json value_info_json(const ValueInfo& info) {
+  nlohmann::json shape = nlohmann::json::array();
+  for (const auto& d : info.shape) {
+    if (d.is_static()) shape.push_back(d.value);
+    else shape.push_back(d.symbol.empty() ? "?" : d.symbol);
+  }
+  return {{"name", info.name},
+          {"dtype", dtype_name(info.dtype)},
+          {"shape", info.rank_known ? shape : nlohmann::json(nullptr)}};
+}
+
+namespace {
+
+template <typename T>
+double element_as_double(const Tensor& t, int64_t i) {
+  return static_cast<double>(t.data<T>()[i]);
+}
+
+double element(const Tensor& t, int64_t i) {
+  switch (t.dtype()) {
+    case DataType::kFloat32: return element_as_double<float>(t, i);
+    case DataType::kFloat64: return element_as_double<double>(t, i);
+    case DataType::kFloat16: return half_to_float(t.data<uint16_t>()[i]);
+    case DataType::kInt8: return element_as_double<int8_t>(t, i);
+    case DataType::kUInt8: case DataType::kBool: return element_as_double<uint8_t>(t, i);
+    case DataType::kInt16: return element_as_double<int16_t>(t, i);
+    case DataType::kUInt16: return element_as_double<uint16_t>(t, i);
+    case DataType::kInt32: return element_as_double<int32_t>(t, i);
+    case DataType::kUInt32: return element_as_double<uint32_t>(t, i);
+    case DataType::kInt64: return element_as_double<int64_t>(t, i);
+    case DataType::kUInt64: return element_as_double<uint64_t>(t, i);
+    case DataType::kBFloat16: return bfloat16_to_float(t.data<uint16_t>()[i]);
+    default: return 0;
+  }
+}
+
+}  // namespace
+
+TensorStats tensor_stats(const Tensor& t, double threshold) {
+  TensorStats s;
+  s.count = t.element_count();
+  if (s.count == 0) return s;
+  s.min = s.max = element(t, 0);
+  double sum = 0, sum_sq = 0;
+  int64_t above = 0;
+  for (int64_t i = 0; i < s.count; ++i) {
+    const double v = element(t, i);
+    s.min = std::min(s.min, v);
+    s.max = std::max(s.max, v);
+    sum += v;
+    sum_sq += v * v;
+    above += v > threshold;
+  }
+  s.mean = sum / s.count;
+  s.stddev = std::sqrt(std::max(0.0, sum_sq / s.count - s.mean * s.mean));
+  s.share_above = static_cast<double>(above) / s.count;
+  return s;
+}
+
+std::string npy_file_name(const std::string& value_name) {
+  std::string name = value_name;
+  for (char& c : name) {
+    if (c == '/' || c == ':') c = '_';
+  }
+  return name + ".npy";
+}
+
+}  // namespace edgemm::cli

@@ -1,0 +1,44 @@
+#pragma once
+/// \file cli_common.h
+/// Helpers shared by the `edgemm` subcommands: argument parsing of shapes and name=value
+/// pairs, error printing with exit codes, and tensor summaries.
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "edgemm/inferencer.h"
+#include "edgemm/status.h"
+#include "edgemm/tensor.h"
+
+namespace edgemm::cli {
+
+/// Parses "name=1,3,640,640" into (name, shape). Errors: kInvalidArgument.
+Expected<std::pair<std::string, Shape>> parse_named_shape(const std::string& text);
+/// Parses a list of "name=dims" into a map.
+Expected<std::map<std::string, Shape>> parse_named_shapes(const std::vector<std::string>& texts);
+/// Splits "name=value" at the first '='. Errors: kInvalidArgument.
+Expected<std::pair<std::string, std::string>> split_assignment(const std::string& text, const std::string& what);
+
+/// Prints "edgemm <command>: error: <status>" to stderr (or a JSON error object to stdout when
+/// `json`) and returns the status's exit code.
+int report_error(const std::string& command, const Status& status, bool json);
+
+/// "[1,3,?,?]" with symbols.
+std::string dims_text(const std::vector<Dim>& dims, bool rank_known);
+/// JSON description of a value (name, dtype, shape with symbols as strings).
+nlohmann::json value_info_json(const ValueInfo& info);
+
+/// min, max, mean, std and share of elements above `threshold` of a numeric tensor.
+struct TensorStats {
+  double min = 0, max = 0, mean = 0, stddev = 0, share_above = 0;
+  int64_t count = 0;
+};
+TensorStats tensor_stats(const Tensor& t, double threshold);
+
+/// Output file name for a tensor name: '/' and ':' replaced by '_', plus ".npy".
+std::string npy_file_name(const std::string& value_name);
+
+}  // namespace edgemm::cli

@@ -1,0 +1,111 @@
+#include <algorithm>
+#include <iomanip>
+#include <iostream>
+
+#include "cli_common.h"
+#include "commands.h"
+#include "ir/flops.h"
+#include "ir/onnx_import.h"
+
+namespace edgemm::cli {
+
+namespace {
+
+struct InspectArgs {
+  std::string model;
+  std::vector<std::string> shapes;
+  bool json = false;
+};
+
+bool all_inputs_static(const ir::Graph& g) {
+  for (const auto& in : g.inputs) {
+    if (!in.rank_known) return false;
+    for (const auto& d : in.shape) {
+      if (!d.is_static()) return false;
+    }
+  }
+  return true;
+}
+
+Status inspect_command(const InspectArgs& args) {
+  ir::ImportOptions options;
+  EDGEMM_ASSIGN_OR_RETURN(options.fixed_input_shapes, parse_named_shapes(args.shapes));
+  EDGEMM_ASSIGN_OR_RETURN(ir::Model model, ir::import_onnx_file(args.model, options));
+  const ir::Graph& g = model.graph;
+  std::map<std::string, int> histogram;
+  for (const auto& n : g.nodes) histogram[(n.domain.empty() ? "" : n.domain + ".") + n.op_type]++;
+  int64_t params = 0, param_bytes = 0;
+  for (const auto& [name, t] : g.initializers) {
+    params += t.element_count();
+    param_bytes += static_cast<int64_t>(t.byte_size());
+  }
+  const bool shapes_known = all_inputs_static(g);
+  const ir::FlopsEstimate flops = ir::estimate_flops(g);
+
+  nlohmann::json j;
+  j["model"] = args.model;
+  j["ir_version"] = model.ir_version;
+  j["producer"] = model.producer_name;
+  j["opsets"] = nlohmann::json::object();
+  for (const auto& [domain, version] : model.opsets) j["opsets"][domain.empty() ? "ai.onnx" : domain] = version;
+  j["inputs"] = nlohmann::json::array();
+  for (const auto& v : g.inputs) j["inputs"].push_back(value_info_json(v));
+  j["outputs"] = nlohmann::json::array();
+  for (const auto& v : g.outputs) j["outputs"].push_back(value_info_json(v));
+  j["nodes"] = g.nodes.size();
+  j["op_histogram"] = histogram;
+  j["parameters"] = params;
+  j["parameter_bytes"] = param_bytes;
+  if (shapes_known) {
+    j["flops"] = flops.total;
+    j["flops_by_op"] = flops.by_op;
+    j["flops_unknown_nodes"] = flops.unknown_nodes;
+  } else {
+    j["flops"] = nullptr;
+  }
+  if (args.json) {
+    std::cout << j.dump(2) << std::endl;
+    return Status::ok();
+  }
+  std::cout << args.model << "\n  ir_version " << model.ir_version << ", producer '" << model.producer_name
+            << "', opsets:";
+  for (const auto& [domain, version] : model.opsets) std::cout << " " << (domain.empty() ? "ai.onnx" : domain) << "=" << version;
+  std::cout << "\n  inputs:\n";
+  for (const auto& v : g.inputs) std::cout << "    " << v.name << " " << dtype_name(v.dtype) << " " << dims_text(v.shape, v.rank_known) << "\n";
+  std::cout << "  outputs:\n";
+  for (const auto& v : g.outputs) std::cout << "    " << v.name << " " << dtype_name(v.dtype) << " " << dims_text(v.shape, v.rank_known) << "\n";
+  std::cout << "  nodes: " << g.nodes.size() << "\n  parameters: " << params << " (" << std::fixed
+            << std::setprecision(2) << param_bytes / 1048576.0 << " MiB)\n";
+  if (shapes_known) {
+    std::cout << "  FLOPs: " << std::setprecision(3) << flops.total / 1e9 << " G";
+    if (flops.unknown_nodes) std::cout << " (" << flops.unknown_nodes << " nodes without inferred shapes not counted)";
+    std::cout << "\n";
+  } else {
+    std::cout << "  FLOPs: unknown (symbolic input dims; pass --shape name=1,3,640,640)\n";
+  }
+  std::vector<std::pair<std::string, int>> ops(histogram.begin(), histogram.end());
+  std::sort(ops.begin(), ops.end(), [](const auto& a, const auto& b) { return a.second != b.second ? a.second > b.second : a.first < b.first; });
+  std::cout << "  op histogram:\n";
+  for (const auto& [op, count] : ops) {
+    std::cout << "    " << std::left << std::setw(28) << op << std::right << std::setw(6) << count;
+    if (shapes_known && flops.by_op.count(op)) std::cout << "  " << std::setprecision(3) << flops.by_op.at(op) / 1e9 << " GFLOP";
+    std::cout << "\n";
+  }
+  return Status::ok();
+}
+
+}  // namespace
+
+void add_inspect_command(CLI::App& app, int& exit_code) {
+  auto args = std::make_shared<InspectArgs>();
+  CLI::App* cmd = app.add_subcommand("inspect", "Show a model's opsets, inputs/outputs, ops, parameters and FLOPs");
+  cmd->add_option("model", args->model, "ONNX model file")->required();
+  cmd->add_option("-s,--shape", args->shapes, "pin a symbolic input shape, name=1,3,640,640 (for FLOPs)");
+  cmd->add_flag("--json", args->json, "print a JSON report");
+  cmd->callback([args, &exit_code] {
+    Status status = inspect_command(*args);
+    if (!status.is_ok()) exit_code = report_error("inspect", status, args->json);
+  });
+}
+
+}  // namespace edgemm::cli

@@ -1,0 +1,118 @@
+#include <filesystem>
+#include <iomanip>
+#include <iostream>
+
+#include "cli_common.h"
+#include "commands.h"
+#include "core/npy.h"
+#include "edgemm/inferencer.h"
+
+namespace edgemm::cli {
+
+namespace {
+
+struct RunArgs {
+  std::string model;
+  std::vector<std::string> inputs;
+  std::vector<std::string> shapes;
+  std::string output_dir;
+  std::string profile;
+  int threads = 0;
+  int repeat = 1;
+  double above = 0.5;
+  bool json = false;
+};
+
+Expected<std::vector<std::pair<std::string, Tensor>>> load_inputs(const std::vector<std::string>& specs) {
+  std::vector<std::pair<std::string, Tensor>> inputs;
+  for (const auto& spec : specs) {
+    EDGEMM_ASSIGN_OR_RETURN(auto kv, split_assignment(spec, "--input"));
+    EDGEMM_ASSIGN_OR_RETURN(Tensor t, read_npy(kv.second));
+    inputs.emplace_back(kv.first, std::move(t));
+  }
+  return inputs;
+}
+
+Status run_command(const RunArgs& args) {
+  InferencerConfig config;
+  config.model_path = args.model;
+  config.threads = args.threads;
+  config.profile_path = args.profile;
+  EDGEMM_ASSIGN_OR_RETURN(config.fixed_input_shapes, parse_named_shapes(args.shapes));
+  EDGEMM_ASSIGN_OR_RETURN(auto inputs, load_inputs(args.inputs));
+  EDGEMM_ASSIGN_OR_RETURN(auto inferencer, Inferencer::create(config));
+  std::vector<Tensor> outputs;
+  double best_ms = 0;
+  for (int r = 0; r < std::max(1, args.repeat); ++r) {
+    const auto start = std::chrono::steady_clock::now();
+    EDGEMM_ASSIGN_OR_RETURN(outputs, inferencer->run(inputs));
+    const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+    best_ms = r == 0 ? ms : std::min(best_ms, ms);
+  }
+  if (!args.output_dir.empty()) {
+    std::error_code ec;
+    std::filesystem::create_directories(args.output_dir, ec);
+    for (size_t i = 0; i < outputs.size(); ++i) {
+      const auto path = std::filesystem::path(args.output_dir) / npy_file_name(inferencer->outputs()[i].name);
+      EDGEMM_RETURN_IF_ERROR(write_npy(path.string(), outputs[i]));
+    }
+  }
+  const MemoryReport mem = inferencer->memory_report();
+  nlohmann::json j;
+  j["model"] = args.model;
+  j["latency_ms"] = best_ms;
+  j["runs"] = std::max(1, args.repeat);
+  j["planned_peak_bytes"] = mem.planned_peak_bytes;
+  j["unplanned_bytes"] = mem.unplanned_bytes;
+  j["outputs"] = nlohmann::json::array();
+  for (size_t i = 0; i < outputs.size(); ++i) {
+    const TensorStats s = tensor_stats(outputs[i], args.above);
+    j["outputs"].push_back({{"name", inferencer->outputs()[i].name},
+                            {"dtype", dtype_name(outputs[i].dtype())},
+                            {"shape", outputs[i].shape()},
+                            {"min", s.min},
+                            {"max", s.max},
+                            {"mean", s.mean},
+                            {"std", s.stddev},
+                            {"share_above", s.share_above},
+                            {"threshold", args.above}});
+  }
+  if (args.json) {
+    std::cout << j.dump(2) << std::endl;
+    return Status::ok();
+  }
+  std::cout << std::fixed << std::setprecision(2) << "ran " << args.model << " in " << best_ms << " ms"
+            << (args.repeat > 1 ? " (best of " + std::to_string(args.repeat) + ")" : "") << "\n";
+  for (const auto& o : j["outputs"]) {
+    std::cout << "  " << o["name"].get<std::string>() << " " << o["dtype"].get<std::string>() << " "
+              << shape_to_string(o["shape"].get<Shape>()) << std::setprecision(4)
+              << "  min " << o["min"].get<double>() << "  max " << o["max"].get<double>() << "  mean "
+              << o["mean"].get<double>() << "  above " << args.above << ": " << std::setprecision(2)
+              << 100.0 * o["share_above"].get<double>() << "%\n";
+  }
+  if (!args.output_dir.empty()) std::cout << "outputs written to " << args.output_dir << "\n";
+  if (!args.profile.empty()) std::cout << "profile written to " << args.profile << " (chrome://tracing)\n";
+  return Status::ok();
+}
+
+}  // namespace
+
+void add_run_command(CLI::App& app, int& exit_code) {
+  auto args = std::make_shared<RunArgs>();
+  CLI::App* cmd = app.add_subcommand("run", "Run a model on .npy inputs and summarize or save its outputs");
+  cmd->add_option("model", args->model, "ONNX model file")->required();
+  cmd->add_option("-i,--input", args->inputs, "input as name=file.npy (repeat for each input)");
+  cmd->add_option("-s,--shape", args->shapes, "pin a symbolic input shape at load, name=1,3,640,640");
+  cmd->add_option("-o,--output-dir", args->output_dir, "write each output to DIR/<name>.npy");
+  cmd->add_option("-t,--threads", args->threads, "intra-op threads (0 = all cores)")->check(CLI::NonNegativeNumber);
+  cmd->add_option("--repeat", args->repeat, "run N times and report the fastest")->check(CLI::PositiveNumber);
+  cmd->add_option("--above", args->above, "summary: share of output elements above this value");
+  cmd->add_option("--profile", args->profile, "write a per-node Chrome trace JSON to this file");
+  cmd->add_flag("--json", args->json, "print a JSON report");
+  cmd->callback([args, &exit_code] {
+    Status status = run_command(*args);
+    if (!status.is_ok()) exit_code = report_error("run", status, args->json);
+  });
+}
+
+}  // namespace edgemm::cli

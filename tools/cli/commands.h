@@ -1,0 +1,14 @@
+#pragma once
+/// \file commands.h
+/// Registration of the `edgemm` subcommands. Each sets `exit_code` when it runs.
+
+#include <CLI/CLI.hpp>
+
+namespace edgemm::cli {
+
+/// `edgemm inspect MODEL`: opsets, inputs/outputs, op histogram, parameters, FLOPs.
+void add_inspect_command(CLI::App& app, int& exit_code);
+/// `edgemm run MODEL --input name=file.npy ...`: runs a model on .npy inputs.
+void add_run_command(CLI::App& app, int& exit_code);
+
+}  // namespace edgemm::cli
