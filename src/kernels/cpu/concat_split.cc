@@ -1,0 +1,165 @@
+/// \file concat_split.cc
+/// Joining and splitting along one axis, default ONNX domain, opsets 7–17 (ONNX
+/// Operators.md): Concat-4/11/13 (axis required, negative from 11) and Split-2/11/13
+/// (`split` sizes as an attribute before 13, as an optional int64 input from 13; without
+/// sizes the axis is split into equal parts, which must divide it). All dtypes, as bytes.
+
+#include <string>
+#include <vector>
+
+#include "kernels/cpu/common.h"
+#include "kernels/cpu/copy_util.h"
+#include "kernels/cpu/families.h"
+
+namespace edgemm::kernels {
+
+namespace {
+
+using ir::node_error;
+
+/// Concat: all inputs share dtype, rank and every extent except `axis`.
+Status run_concat(KernelContext& ctx) {
+  const ir::Node& node = ctx.node();
+  if (ctx.input_count() == 0) {
+    return node_error(node, StatusCode::kInvalidModel, "has no inputs");
+  }
+  std::vector<const Tensor*> inputs;
+  for (int i = 0; i < ctx.input_count(); ++i) {
+    EDGEMM_ASSIGN_OR_RETURN(const Tensor* t, required_input(ctx, i, "inputs"));
+    inputs.push_back(t);
+  }
+  const Tensor& first = *inputs[0];
+  if (!node.has_attr("axis")) {
+    return node_error(node, StatusCode::kInvalidModel, "requires attribute 'axis'");
+  }
+  EDGEMM_ASSIGN_OR_RETURN(int64_t axis_attr, node.attr_int("axis", 0));
+  if (first.rank() == 0) {
+    return node_error(node, StatusCode::kInvalidArgument, "cannot concatenate scalars");
+  }
+  EDGEMM_ASSIGN_OR_RETURN(int64_t axis, normalize_axis(node, axis_attr, first.rank()));
+  Shape out_shape = first.shape();
+  out_shape[axis] = 0;
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    const Tensor& t = *inputs[i];
+    if (t.dtype() != first.dtype()) {
+      return node_error(node, StatusCode::kInvalidArgument,
+                        "input #" + std::to_string(i) + " '" + input_value_name(node, i) +
+                            "' has dtype " + dtype_name(t.dtype()) + " but input #0 has " +
+                            dtype_name(first.dtype()));
+    }
+    bool ok = t.rank() == first.rank();
+    for (int64_t k = 0; ok && k < t.rank(); ++k) {
+      ok = k == axis || t.shape()[k] == first.shape()[k];
+    }
+    if (!ok) {
+      return node_error(node, StatusCode::kInvalidArgument,
+                        "input #" + std::to_string(i) + " '" + input_value_name(node, i) +
+                            "' has shape " + shape_to_string(t.shape()) +
+                            ", incompatible with input #0 of shape " +
+                            shape_to_string(first.shape()) + " for concatenation on axis " +
+                            std::to_string(axis));
+    }
+    out_shape[axis] += t.shape()[axis];
+  }
+  EDGEMM_ASSIGN_OR_RETURN(Tensor * out, ctx.allocate_output(0, first.dtype(), out_shape));
+  int64_t outer = 1, inner = 1;
+  for (int64_t k = 0; k < first.rank(); ++k) {
+    if (k < axis) outer *= out_shape[k];
+    if (k > axis) inner *= out_shape[k];
+  }
+  const size_t elem = dtype_size(first.dtype());
+  const int64_t out_block = out_shape[axis] * inner;
+  int64_t offset = 0;
+  for (const Tensor* t : inputs) {
+    const int64_t block = t->shape()[axis] * inner;
+    if (block > 0 && outer > 0) {
+      strided_copy(out->data<unsigned char>() + offset * elem, {out_block, 1}, t->raw_data(),
+                   {block, 1}, {outer, block}, elem, ctx.threads());
+    }
+    offset += block;
+  }
+  return Status::ok();
+}
+
+/// Split: outputs are consecutive pieces of `axis` with the given or equal sizes.
+Status run_split(KernelContext& ctx, int64_t opset) {
+  const ir::Node& node = ctx.node();
+  EDGEMM_ASSIGN_OR_RETURN(const Tensor* in, required_input(ctx, 0, "input"));
+  EDGEMM_ASSIGN_OR_RETURN(int64_t axis_attr, node.attr_int("axis", 0));
+  EDGEMM_ASSIGN_OR_RETURN(int64_t axis, normalize_axis(node, axis_attr, in->rank()));
+  const int64_t outputs = ctx.output_count();
+  if (outputs <= 0) return node_error(node, StatusCode::kInvalidModel, "has no outputs");
+  std::vector<int64_t> sizes;
+  bool have_sizes = false;
+  if (opset >= 13) {
+    const Tensor* t = ctx.input(1);
+    if (t != nullptr && t->defined()) {
+      EDGEMM_ASSIGN_OR_RETURN(sizes, read_int_list(node, *t, "split"));
+      have_sizes = true;
+    }
+  } else if (node.has_attr("split")) {
+    EDGEMM_ASSIGN_OR_RETURN(sizes, node.attr_ints("split"));
+    have_sizes = true;
+  }
+  const int64_t dim = in->shape()[axis];
+  if (have_sizes) {
+    if (static_cast<int64_t>(sizes.size()) != outputs) {
+      return node_error(node, StatusCode::kInvalidArgument,
+                        "'split' has " + std::to_string(sizes.size()) + " sizes but the node has " +
+                            std::to_string(outputs) + " outputs");
+    }
+    int64_t total = 0;
+    for (int64_t s : sizes) {
+      if (s < 0) {
+        return node_error(node, StatusCode::kInvalidArgument,
+                          "'split' has negative size " + std::to_string(s));
+      }
+      total += s;
+      if (total > dim) break;
+    }
+    if (total != dim) {
+      return node_error(node, StatusCode::kInvalidArgument,
+                        "'split' sizes " + shape_to_string(sizes) + " do not sum to " +
+                            std::to_string(dim) + ", the extent of axis " + std::to_string(axis));
+    }
+  } else {
+    if (dim % outputs != 0) {
+      return node_error(node, StatusCode::kInvalidArgument,
+                        "axis " + std::to_string(axis) + " of extent " + std::to_string(dim) +
+                            " cannot be split into " + std::to_string(outputs) + " equal parts");
+    }
+    sizes.assign(static_cast<size_t>(outputs), dim / outputs);
+  }
+  int64_t outer = 1, inner = 1;
+  for (int64_t k = 0; k < in->rank(); ++k) {
+    if (k < axis) outer *= in->shape()[k];
+    if (k > axis) inner *= in->shape()[k];
+  }
+  const size_t elem = dtype_size(in->dtype());
+  const int64_t in_block = dim * inner;
+  int64_t offset = 0;
+  for (int64_t i = 0; i < outputs; ++i) {
+    const int64_t block = sizes[i] * inner;
+    if (ctx.output_wanted(static_cast<int>(i))) {
+      Shape shape = in->shape();
+      shape[axis] = sizes[i];
+      EDGEMM_ASSIGN_OR_RETURN(Tensor * out,
+                              ctx.allocate_output(static_cast<int>(i), in->dtype(), shape));
+      if (block > 0 && outer > 0) {
+        strided_copy(out->raw_data(), {block, 1}, in->data<unsigned char>() + offset * elem,
+                     {in_block, 1}, {outer, block}, elem, ctx.threads());
+      }
+    }
+    offset += block;
+  }
+  return Status::ok();
+}
+
+}  // namespace
+
+void register_concat_split_kernels(KernelRegistry& registry) {
+  registry.add("", "Concat", 4, simple_kernel(run_concat));
+  registry.add("", "Split", 2, versioned_kernel(run_split));
+}
+
+}  // namespace edgemm::kernels
