@@ -1,0 +1,350 @@
+/// \file conv.cc
+/// Conv and ConvTranspose of the default ONNX domain (Operators.md "Conv" 1/11,
+/// "ConvTranspose" 1/11): groups (incl. depthwise), strides, dilations, explicit pads,
+/// auto_pad NOTSET / SAME_UPPER / SAME_LOWER / VALID, 1-D/2-D/3-D, optional bias; for
+/// ConvTranspose also output_padding and output_shape. Shape rules and the plain loops are in
+/// conv_reference.cc.
+///
+/// Paths: float32 runs on oneDNN (convolution_forward / deconvolution_forward, forward
+/// inference). Constant weights are reordered once into the layout oneDNN picks
+/// (format_tag::any) when the kernel is created, using a nominal input shape; primitives for
+/// each actual input shape are created on first use and cached (mutex-protected, keyed by the
+/// shapes). Activations are taken in NCHW and reordered at the op's edges into the layout
+/// oneDNN prefers (blocked nChw8c/16c on x86), which keeps depthwise convolutions off oneDNN's
+/// slow NCHW path. float64 (and any shape oneDNN refuses) runs the reference loops.
+
+#include <algorithm>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "kernels/cpu/common.h"
+#include "kernels/cpu/conv_reference.h"
+#include "kernels/cpu/families.h"
+#include "kernels/cpu/onednn.h"
+
+namespace edgemm::kernels {
+namespace {
+
+using dnnl::memory;
+
+// A shape oneDNN was prepared for: primitive, layouts and the reorders at the edges.
+struct ConvPlan {
+  ConvGeometry geom;
+  bool reference = false;  // oneDNN refused this shape: run the loops
+  dnnl::primitive primitive;
+  memory::desc src_md, dst_md, weights_md, bias_md, scratchpad_md;
+  memory::desc user_src_md, user_dst_md, user_weights_md;
+  bool reorder_src = false, reorder_dst = false, reorder_weights = false;
+  dnnl::reorder src_reorder, dst_reorder, weights_reorder;
+  memory::desc src_reorder_scratch, dst_reorder_scratch, weights_reorder_scratch;
+  memory packed_weights;  // constant weights in weights_md; empty when W is not constant
+};
+
+int64_t product(const std::vector<int64_t>& v) {
+  int64_t p = 1;
+  for (int64_t d : v) p *= d;
+  return p;
+}
+
+// The ONNX weight tensor viewed with oneDNN's logical dims ({M, C, k...} or
+// {G, M/G, C/G, k...}) through strides, without copying.
+memory::desc onnx_weights_desc(const ConvGeometry& g, bool transpose) {
+  const int64_t ksz = product(g.kernel);
+  const int64_t mg = g.out_channels / g.group, cg = g.in_channels / g.group;
+  memory::dims dims, strides;
+  if (g.group > 1) {
+    dims = {g.group, mg, cg};
+    strides = {mg * cg * ksz, transpose ? ksz : cg * ksz, transpose ? mg * ksz : ksz};
+  } else {
+    dims = {mg, cg};
+    strides = {transpose ? ksz : cg * ksz, transpose ? mg * ksz : ksz};
+  }
+  int64_t s = ksz;
+  for (int64_t k : g.kernel) {
+    s /= k;
+    dims.push_back(k);
+    strides.push_back(s);
+  }
+  return memory::desc(dims, memory::data_type::f32, strides);
+}
+
+class ConvKernel final : public Kernel {
+ public:
+  ConvKernel(bool transpose, ConvAttrs attrs, Tensor weights, bool use_onednn, const char* name)
+      : transpose_(transpose),
+        attrs_(std::move(attrs)),
+        weights_(std::move(weights)),
+        use_onednn_(use_onednn),
+        name_(name) {}
+
+  const char* name() const override { return name_; }
+  void set_name(const char* name) { name_ = name; }
+
+  Expected<ConvGeometry> geometry(const ir::Node& node, const Shape& x, const Shape& w,
+                                  const Shape* b) const {
+    return transpose_ ? conv_transpose_geometry(node, attrs_, x, w, b)
+                      : conv_geometry(node, attrs_, x, w, b);
+  }
+
+  // Returns the cached plan for these shapes, creating it on first use.
+  std::shared_ptr<const ConvPlan> plan(const ir::Node& node, const ConvGeometry& g,
+                                       bool has_bias) const {
+    Shape tail = g.kernel;
+    tail.push_back(g.out_channels);
+    tail.push_back(has_bias ? 1 : 0);
+    const std::string key = onednn::shape_key(Shape{g.batch, g.in_channels}, g.in_spatial, tail);
+    std::lock_guard<std::mutex> lock(mutex_);
+    auto it = plans_.find(key);
+    if (it != plans_.end()) return it->second;
+    if (plans_.size() >= kMaxPlans) plans_.clear();  // dynamic shapes: keep the cache bounded
+    auto made = std::make_shared<ConvPlan>(create_plan(node, g, has_bias));
+    plans_[key] = made;
+    return made;
+  }
+
+  Status run(KernelContext& ctx) const override {
+    const ir::Node& node = ctx.node();
+    const Tensor* x = ctx.input(0);
+    const Tensor* w = ctx.input(1);
+    const Tensor* b = ctx.input_count() > 2 ? ctx.input(2) : nullptr;
+    if (x == nullptr || w == nullptr) {
+      return ir::node_error(node, StatusCode::kInvalidModel,
+                            x == nullptr ? "input X is missing" : "input W (weights) is missing");
+    }
+    const DataType dt = x->dtype();
+    if (dt != DataType::kFloat32 && dt != DataType::kFloat64) return unsupported_dtype(node, 0, dt);
+    if (w->dtype() != dt || (b != nullptr && b->dtype() != dt)) {
+      const int bad = w->dtype() != dt ? 1 : 2;
+      return ir::node_error(node, StatusCode::kInvalidArgument,
+                            "input '" + node.inputs[bad] + "' has dtype " +
+                                dtype_name(bad == 1 ? w->dtype() : b->dtype()) + " but input '" +
+                                node.inputs[0] + "' has dtype " + dtype_name(dt));
+    }
+    const Shape b_shape = b != nullptr ? b->shape() : Shape{};
+    EDGEMM_ASSIGN_OR_RETURN(ConvGeometry g,
+                            geometry(node, x->shape(), w->shape(), b ? &b_shape : nullptr));
+    EDGEMM_ASSIGN_OR_RETURN(Tensor * y, ctx.allocate_output(0, dt, g.output_shape()));
+    if (y->element_count() == 0) return Status::ok();
+    const int threads = ctx.threads();
+    if (dt == DataType::kFloat64) {
+      run_reference<double>(g, *x, *w, b, y, threads);
+      return Status::ok();
+    }
+    const bool empty_input = x->element_count() == 0 || w->element_count() == 0;
+    if (use_onednn_ && !empty_input) {
+      std::shared_ptr<const ConvPlan> p = plan(node, g, b != nullptr);
+      if (!p->reference) return run_onednn(node, *p, *x, *w, b, y, threads);
+    }
+    run_reference<float>(g, *x, *w, b, y, threads);
+    return Status::ok();
+  }
+
+ private:
+  static constexpr size_t kMaxPlans = 64;
+
+  template <typename T>
+  void run_reference(const ConvGeometry& g, const Tensor& x, const Tensor& w, const Tensor* b,
+                     Tensor* y, int threads) const {
+    const T* bias = b != nullptr ? b->data<T>() : nullptr;
+    if (transpose_) {
+      conv_transpose_reference<T>(g, x.data<T>(), w.data<T>(), bias, y->data<T>(), threads);
+    } else {
+      conv_reference<T>(g, x.data<T>(), w.data<T>(), bias, y->data<T>(), threads);
+    }
+  }
+
+  // Builds the oneDNN primitive for one geometry; marks the plan `reference` when oneDNN has no
+  // implementation for it. Called with mutex_ held.
+  ConvPlan create_plan(const ir::Node& node, const ConvGeometry& g, bool has_bias) const {
+    ConvPlan p;
+    p.geom = g;
+    p.reference = true;
+    try {
+      const auto f32 = memory::data_type::f32;
+      const auto any = memory::format_tag::any;
+      Shape x_shape = {g.batch, g.in_channels};
+      x_shape.insert(x_shape.end(), g.in_spatial.begin(), g.in_spatial.end());
+      const Shape y_shape = g.output_shape();
+      p.user_src_md = onednn::plain_f32_desc(x_shape);
+      p.user_dst_md = onednn::plain_f32_desc(y_shape);
+      p.user_weights_md = onnx_weights_desc(g, transpose_);
+      const memory::desc src_any(onednn::to_dims(x_shape), f32, any);
+      const memory::desc dst_any(onednn::to_dims(y_shape), f32, any);
+      const memory::desc weights_any(p.user_weights_md.dims(), f32, any);
+      p.bias_md =
+          has_bias ? memory::desc({g.out_channels}, f32, memory::format_tag::a) : memory::desc();
+      memory::dims strides, dilates, pad_l, pad_r;
+      for (int64_t i = 0; i < g.spatial_rank(); ++i) {
+        strides.push_back(g.strides[i]);
+        dilates.push_back(g.dilations[i] - 1);  // oneDNN counts the gaps
+        pad_l.push_back(g.pad_begin[i]);
+        if (transpose_) {
+          // oneDNN checks in == (out - dilated kernel + pad_l + pad_r) / stride + 1; the exact
+          // pad_r (negative with output_padding) satisfies it.
+          const int64_t eff = (g.kernel[i] - 1) * g.dilations[i] + 1;
+          pad_r.push_back(g.strides[i] * (g.in_spatial[i] - 1) + eff - g.pad_begin[i] -
+                          g.out_spatial[i]);
+        } else {
+          pad_r.push_back(g.pad_end[i]);
+        }
+      }
+      if (pad_l.end() !=
+          std::find_if(pad_l.begin(), pad_l.end(), [](int64_t v) { return v < 0; })) {
+        return p;  // oneDNN needs non-negative begin padding
+      }
+      const dnnl::primitive_attr attr = onednn::user_scratchpad_attr();
+      dnnl::primitive_desc_base pd;
+      if (transpose_) {
+        dnnl::deconvolution_forward::desc d(
+            dnnl::prop_kind::forward_inference, dnnl::algorithm::deconvolution_direct, src_any,
+            weights_any, p.bias_md, dst_any, strides, dilates, pad_l, pad_r);
+        dnnl::deconvolution_forward::primitive_desc dpd(d, attr, onednn::engine(), true);
+        if (!dpd) return p;
+        p.primitive = dnnl::deconvolution_forward(dpd);
+        pd = dpd;
+      } else {
+        dnnl::convolution_forward::desc d(dnnl::prop_kind::forward_inference,
+                                          dnnl::algorithm::convolution_direct, src_any, weights_any,
+                                          p.bias_md, dst_any, strides, dilates, pad_l, pad_r);
+        dnnl::convolution_forward::primitive_desc cpd(d, attr, onednn::engine(), true);
+        if (!cpd) return p;
+        p.primitive = dnnl::convolution_forward(cpd);
+        pd = cpd;
+      }
+      p.src_md = pd.src_desc();
+      p.dst_md = pd.dst_desc();
+      p.weights_md = pd.weights_desc();
+      p.scratchpad_md = pd.scratchpad_desc();
+      p.reorder_src = p.src_md != p.user_src_md;
+      p.reorder_dst = p.dst_md != p.user_dst_md;
+      p.reorder_weights = p.weights_md != p.user_weights_md;
+      if (p.reorder_src)
+        p.src_reorder = onednn::make_reorder(p.user_src_md, p.src_md, &p.src_reorder_scratch);
+      if (p.reorder_dst)
+        p.dst_reorder = onednn::make_reorder(p.dst_md, p.user_dst_md, &p.dst_reorder_scratch);
+      if (weights_.defined()) {
+        p.packed_weights = weights_.get(node, p.weights_md, p.user_weights_md);
+        if (!p.packed_weights) return p;
+      } else if (p.reorder_weights) {
+        p.weights_reorder =
+            onednn::make_reorder(p.user_weights_md, p.weights_md, &p.weights_reorder_scratch);
+      }
+      p.reference = false;
+    } catch (const dnnl::error&) {
+      p.reference = true;
+    }
+    return p;
+  }
+
+  Status run_onednn(const ir::Node& node, const ConvPlan& p, const Tensor& x, const Tensor& w,
+                    const Tensor* b, Tensor* y, int threads) const {
+    onednn::set_threads(threads);
+    try {
+      memory src = onednn::wrap(p.user_src_md, x.raw_data());
+      if (p.reorder_src) {
+        memory blocked =
+            onednn::wrap(p.src_md, onednn::thread_buffer(onednn::Slot::kSrc, p.src_md.get_size()));
+        EDGEMM_RETURN_IF_ERROR(onednn::execute(node, p.src_reorder,
+                                               {{DNNL_ARG_FROM, src}, {DNNL_ARG_TO, blocked}},
+                                               p.src_reorder_scratch));
+        src = blocked;
+      }
+      memory weights = p.packed_weights;
+      if (!weights) {
+        weights = onednn::wrap(p.user_weights_md, w.raw_data());
+        if (p.reorder_weights) {
+          memory packed = onednn::wrap(
+              p.weights_md, onednn::thread_buffer(onednn::Slot::kWeights, p.weights_md.get_size()));
+          EDGEMM_RETURN_IF_ERROR(onednn::execute(node, p.weights_reorder,
+                                                 {{DNNL_ARG_FROM, weights}, {DNNL_ARG_TO, packed}},
+                                                 p.weights_reorder_scratch));
+          weights = packed;
+        }
+      }
+      memory user_dst = onednn::wrap(p.user_dst_md, y->raw_data());
+      memory dst = p.reorder_dst
+                       ? onednn::wrap(p.dst_md, onednn::thread_buffer(onednn::Slot::kDst,
+                                                                      p.dst_md.get_size()))
+                       : user_dst;
+      std::unordered_map<int, memory> args = {
+          {DNNL_ARG_SRC, src}, {DNNL_ARG_WEIGHTS, weights}, {DNNL_ARG_DST, dst}};
+      if (b != nullptr) args[DNNL_ARG_BIAS] = onednn::wrap(p.bias_md, b->raw_data());
+      EDGEMM_RETURN_IF_ERROR(onednn::execute(node, p.primitive, std::move(args), p.scratchpad_md));
+      if (p.reorder_dst) {
+        EDGEMM_RETURN_IF_ERROR(onednn::execute(node, p.dst_reorder,
+                                               {{DNNL_ARG_FROM, dst}, {DNNL_ARG_TO, user_dst}},
+                                               p.dst_reorder_scratch));
+      }
+    } catch (const dnnl::error& e) {
+      return ir::node_error(node, StatusCode::kInternal, std::string("oneDNN error: ") + e.what());
+    }
+    return Status::ok();
+  }
+
+  bool transpose_;
+  ConvAttrs attrs_;
+  mutable onednn::PackedWeights weights_;  // constant W (undefined when computed at run time)
+  bool use_onednn_;
+  const char* name_;
+  mutable std::mutex mutex_;
+  mutable std::map<std::string, std::shared_ptr<const ConvPlan>> plans_;
+};
+
+// Nominal input shape used to prepack constant weights when the kernel is created: batch 1,
+// the weight's channel count and a modest spatial extent that fits the dilated kernel. oneDNN's
+// weight layout depends on channels and ISA, not on the spatial extent, so real shapes reuse it.
+Shape nominal_input(const Shape& w, const ConvAttrs& attrs, bool transpose) {
+  const size_t k = w.size() - 2;
+  const int64_t side = k == 1 ? 256 : k == 2 ? 32 : 8;
+  Shape x = {1, transpose ? w[0] : w[1] * attrs.group};
+  for (size_t i = 0; i < k; ++i) {
+    const int64_t d = attrs.dilations.size() == k ? attrs.dilations[i] : 1;
+    x.push_back(std::max(side, (w[i + 2] - 1) * d + 1));
+  }
+  return x;
+}
+
+Expected<std::unique_ptr<Kernel>> make_conv(const KernelInfo& info, bool transpose) {
+  EDGEMM_ASSIGN_OR_RETURN(ConvAttrs attrs, parse_conv_attrs(info.node, transpose));
+  auto constant = [&](size_t i) -> const Tensor* {
+    return i < info.constant_inputs.size() ? info.constant_inputs[i] : nullptr;
+  };
+  const Tensor* w = constant(1);
+  const bool f64 = w != nullptr && w->dtype() == DataType::kFloat64;
+  const bool onednn = onednn::enabled() && (w == nullptr || w->dtype() == DataType::kFloat32);
+  const char* name = transpose ? (onednn ? "f32_conv_transpose__onednn"
+                                  : f64  ? "f64_conv_transpose__reference"
+                                         : "f32_conv_transpose__reference")
+                               : (onednn ? "f32_conv__onednn"
+                                  : f64  ? "f64_conv__reference"
+                                         : "f32_conv__reference");
+  auto kernel = std::make_unique<ConvKernel>(transpose, attrs,
+                                             onednn && w != nullptr ? *w : Tensor(), onednn, name);
+  if (onednn && w != nullptr && w->rank() >= 3 && w->rank() <= 5) {
+    // Prepack the constant weights now. Shape errors are reported at run, with real inputs.
+    const Tensor* b = constant(2);
+    const Shape b_shape = b != nullptr ? b->shape() : Shape{};
+    const bool has_bias = info.node.inputs.size() > 2 && !info.node.inputs[2].empty();
+    auto g = kernel->geometry(info.node, nominal_input(w->shape(), attrs, transpose), w->shape(),
+                              b != nullptr ? &b_shape : nullptr);
+    if (g.has_value() && kernel->plan(info.node, *g, has_bias)->reference) {
+      kernel->set_name(transpose ? "f32_conv_transpose__reference" : "f32_conv__reference");
+    }
+  }
+  return std::unique_ptr<Kernel>(std::move(kernel));
+}
+
+}  // namespace
+
+void register_conv_kernels(KernelRegistry& registry) {
+  for (int since : {1, 11}) {
+    registry.add("", "Conv", since, [](const KernelInfo& info) { return make_conv(info, false); });
+    registry.add("", "ConvTranspose", since,
+                 [](const KernelInfo& info) { return make_conv(info, true); });
+  }
+}
+
+}  // namespace edgemm::kernels

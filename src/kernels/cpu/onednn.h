@@ -1,0 +1,117 @@
+#pragma once
+/// \file onednn.h
+/// Shared oneDNN (2.x, `dnnl.hpp`) helpers for the CPU kernels: the process-wide CPU engine,
+/// a switch that turns every oneDNN path off (tests compare against the reference kernels),
+/// dims/format conversion, per-thread workspaces, and execution that maps dnnl::error to a
+/// Status naming the node. Follows the oneDNN v2.6 programming model ("Basic Concepts",
+/// "Primitive Attributes: Scratchpad Memory Mode", "Memory Format Propagation").
+///
+/// Threading: the Debian oneDNN build uses OpenMP; a primitive uses omp_get_max_threads() of
+/// the calling thread, so kernels call set_threads(ctx.threads()) before executing.
+/// Primitives are created with a user-managed scratchpad and executed on a per-thread stream,
+/// so one primitive may run from several threads at once.
+
+#include <cstddef>
+#include <cstdint>
+#include <dnnl.hpp>
+#include <string>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include "edgemm/status.h"
+#include "edgemm/tensor.h"
+#include "ir/graph.h"
+
+namespace edgemm::kernels::onednn {
+
+/// The CPU engine, created on first use. Thread-safe.
+const dnnl::engine& engine();
+
+/// Whether kernel factories may choose oneDNN paths. Defaults to true unless the environment
+/// variable EDGEMM_ONEDNN is "0". Read by factories (so it affects kernels created after a
+/// change, not existing ones). Thread-safe.
+bool enabled();
+/// Overrides enabled() for this process (tests use it to build reference kernels).
+void set_enabled(bool on);
+
+/// RAII: sets enabled() for the lifetime of the object, then restores the previous value.
+class ScopedEnabled {
+ public:
+  explicit ScopedEnabled(bool on) : previous_(enabled()) { set_enabled(on); }
+  ~ScopedEnabled() { set_enabled(previous_); }
+  ScopedEnabled(const ScopedEnabled&) = delete;
+  ScopedEnabled& operator=(const ScopedEnabled&) = delete;
+
+ private:
+  bool previous_;
+};
+
+/// Sets the OpenMP thread count of the calling thread (what oneDNN uses) to `threads` >= 1.
+void set_threads(int threads);
+
+/// Shape → dnnl dims.
+dnnl::memory::dims to_dims(const Shape& shape);
+
+/// Row-major (C order) format tag for `rank` 1..6 (a, ab, abc, ...).
+dnnl::memory::format_tag plain_tag(int64_t rank);
+
+/// Plain f32 memory descriptor of `shape` in row-major order.
+dnnl::memory::desc plain_f32_desc(const Shape& shape);
+
+/// Primitive attributes with a user-managed scratchpad (the only mode our kernels use).
+dnnl::primitive_attr user_scratchpad_attr();
+
+/// Per-thread, grow-only, 64-byte aligned workspaces that live until the thread exits, so the
+/// run path does not allocate after warm-up. A slot stays valid until the same slot is
+/// requested again on the same thread; use distinct slots for buffers alive at the same time.
+enum class Slot : int { kSrc = 0, kDst, kWeights, kBias, kScratchpad, kExtra, kCount };
+/// Returns at least `bytes` bytes for `slot` on the calling thread (never null; bytes may be 0).
+void* thread_buffer(Slot slot, size_t bytes);
+
+/// Wraps a pointer as a dnnl::memory of `desc` (no copy; the pointer must outlive its use).
+dnnl::memory wrap(const dnnl::memory::desc& desc, const void* data);
+
+/// Executes `primitive` on the calling thread's stream and waits. If `scratchpad` is non-zero
+/// a workspace of that size is bound as DNNL_ARG_SCRATCHPAD. Errors: kInternal naming the node
+/// when oneDNN throws.
+Status execute(const ir::Node& node, const dnnl::primitive& primitive,
+               std::unordered_map<int, dnnl::memory> args, const dnnl::memory::desc& scratchpad);
+
+/// Executes a reorder from `src` to `dst` (created on the fly and cached by oneDNN's primitive
+/// cache; for hot paths keep your own dnnl::reorder). Errors as execute().
+Status reorder(const ir::Node& node, const dnnl::memory& src, const dnnl::memory& dst);
+
+/// Creates a reorder primitive (user scratchpad) from `from` to `to`; its scratchpad descriptor
+/// goes to `scratchpad`. Throws dnnl::error when oneDNN cannot reorder between the two.
+dnnl::reorder make_reorder(const dnnl::memory::desc& from, const dnnl::memory::desc& to,
+                           dnnl::memory::desc* scratchpad);
+
+/// Constant weights (an f32 Tensor known when the kernel is created) reordered into every
+/// layout a primitive asks for, each layout made once and kept for the kernel's lifetime.
+/// Not synchronized: the owning kernel calls get() under its own mutex.
+class PackedWeights {
+ public:
+  PackedWeights() = default;
+  explicit PackedWeights(Tensor weights) : weights_(std::move(weights)) {}
+  bool defined() const { return weights_.defined(); }
+  const Tensor& tensor() const { return weights_; }
+  /// The weights in layout `desc`, given that the tensor's own bytes are described by
+  /// `user_md` (the same memory, no copy, when the two are equal). Empty memory on failure.
+  dnnl::memory get(const ir::Node& node, const dnnl::memory::desc& desc,
+                   const dnnl::memory::desc& user_md);
+  /// Number of reordered copies made so far (tests check that weights are packed once).
+  size_t packed_count() const { return packed_.size(); }
+
+ private:
+  Tensor weights_;
+  std::vector<std::pair<dnnl::memory::desc, dnnl::memory>> packed_;
+};
+
+/// Name of the implementation oneDNN picked for a primitive descriptor (e.g. "jit_dw:avx2").
+std::string impl_name(const dnnl::primitive_desc_base& pd);
+
+/// Canonical key for caches keyed by input shapes.
+std::string shape_key(const Shape& a, const Shape& b = {}, const Shape& c = {});
+
+}  // namespace edgemm::kernels::onednn

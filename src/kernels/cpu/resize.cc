@@ -1,0 +1,545 @@
+/// \file resize.cc
+/// Resize and Upsample of the default ONNX domain (Operators.md "Resize" 10/11/13, "Upsample"
+/// 7/9). Every axis may be resized.
+///
+/// - Output extent: floor(in * scale) from `scales`, or `sizes` (then scale = out / in).
+/// - Coordinate transformation (11+; opset 10 and Upsample use asymmetric): half_pixel,
+///   pytorch_half_pixel, align_corners, asymmetric, tf_half_pixel_for_nn, tf_crop_and_resize
+///   (with `roi`; samples outside [0, in - 1] take `extrapolation_value`).
+/// - nearest: nearest_mode round_prefer_floor / round_prefer_ceil / floor / ceil (11+); opset 10
+///   and Upsample round down when upsampling and up when downsampling, as ONNX Runtime does.
+///   Works for every dtype (elements are copied).
+/// - linear: N-linear interpolation between the two neighbours (edge-clamped);
+///   cubic: Keys cubic convolution with `cubic_coeff_a` over four neighbours, edge-clamped, or
+///   with out-of-range taps dropped and the weights renormalized when `exclude_outside` is 1.
+///   Both are separable and run one pass per resized axis; float32 and float64 only.
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "kernels/cpu/common.h"
+#include "kernels/cpu/families.h"
+
+namespace edgemm::kernels {
+namespace {
+
+enum class Mode { kNearest, kLinear, kCubic };
+enum class Coord {
+  kHalfPixel,
+  kPytorchHalfPixel,
+  kAlignCorners,
+  kAsymmetric,
+  kTfHalfPixelForNn,
+  kTfCropAndResize
+};
+enum class NearestMode { kRoundPreferFloor, kRoundPreferCeil, kFloor, kCeil, kLegacy };
+
+struct ResizeAttrs {
+  bool upsample = false;  // Upsample 7/9: scales only
+  int64_t opset = 13;
+  Mode mode = Mode::kNearest;
+  Coord coord = Coord::kHalfPixel;
+  NearestMode nearest = NearestMode::kRoundPreferFloor;
+  double cubic_a = -0.75;
+  bool exclude_outside = false;
+  double extrapolation_value = 0.0;
+  std::vector<float> scales_attr;  // Upsample-7
+};
+
+// Per-axis sampling: for each output index, `taps` input indices (clamped) and weights.
+struct AxisPlan {
+  int64_t in = 0, out = 0;
+  int taps = 1;
+  std::vector<int64_t> index;
+  std::vector<double> weight;
+  std::vector<uint8_t> outside;  // tf_crop_and_resize: sample lies outside the input
+  bool identity = false;
+};
+
+double cubic_weight(double x, double a) {
+  x = std::abs(x);
+  if (x <= 1) return ((a + 2) * x - (a + 3)) * x * x + 1;
+  if (x < 2) return ((a * x - 5 * a) * x + 8 * a) * x - 4 * a;
+  return 0;
+}
+
+AxisPlan plan_axis(const ResizeAttrs& at, int64_t in, int64_t out, double scale, double roi_start,
+                   double roi_end) {
+  AxisPlan p;
+  p.in = in;
+  p.out = out;
+  p.taps = at.mode == Mode::kNearest ? 1 : at.mode == Mode::kLinear ? 2 : 4;
+  p.index.resize(static_cast<size_t>(out * p.taps));
+  p.weight.resize(static_cast<size_t>(out * p.taps));
+  p.outside.assign(static_cast<size_t>(out), 0);
+  const bool legacy = at.upsample || at.opset < 11;
+  const Coord coord = legacy ? Coord::kAsymmetric : at.coord;
+  bool identity = in == out;
+  // length_resized of the spec formulas: in * scale, which is not rounded to the output extent
+  // (the ONNX reference implementation and its test data use it so for downsampling with
+  // align_corners); with `sizes` it equals the output extent.
+  const double length = static_cast<double>(in) * scale;
+  for (int64_t o = 0; o < out; ++o) {
+    const double x = static_cast<double>(o);
+    double xo = 0;
+    switch (coord) {
+      case Coord::kHalfPixel:
+        xo = (x + 0.5) / scale - 0.5;
+        break;
+      case Coord::kPytorchHalfPixel:
+        xo = length > 1 ? (x + 0.5) / scale - 0.5 : 0.0;
+        break;
+      case Coord::kAlignCorners:
+        xo = length > 1 ? x * static_cast<double>(in - 1) / (length - 1) : 0.0;
+        break;
+      case Coord::kAsymmetric:
+        xo = x / scale;
+        break;
+      case Coord::kTfHalfPixelForNn:
+        xo = (x + 0.5) / scale;
+        break;
+      case Coord::kTfCropAndResize:
+        xo = length > 1 ? roi_start * static_cast<double>(in - 1) +
+                              x * (roi_end - roi_start) * static_cast<double>(in - 1) / (length - 1)
+                        : 0.5 * (roi_start + roi_end) * static_cast<double>(in - 1);
+        if (xo < 0 || xo > static_cast<double>(in - 1)) p.outside[o] = 1;
+        break;
+    }
+    int64_t* idx = p.index.data() + o * p.taps;
+    double* w = p.weight.data() + o * p.taps;
+    if (at.mode == Mode::kNearest) {
+      double r = 0;
+      switch (legacy ? NearestMode::kLegacy : at.nearest) {
+        case NearestMode::kRoundPreferFloor:
+          r = std::ceil(xo - 0.5);
+          break;
+        case NearestMode::kRoundPreferCeil:
+          r = std::floor(xo + 0.5);
+          break;
+        case NearestMode::kFloor:
+          r = std::floor(xo);
+          break;
+        case NearestMode::kCeil:
+          r = std::ceil(xo);
+          break;
+        case NearestMode::kLegacy:
+          r = scale < 1 ? std::ceil(xo) : std::floor(xo);
+          break;
+      }
+      idx[0] = std::clamp<int64_t>(static_cast<int64_t>(r), 0, in - 1);
+      w[0] = 1;
+    } else {
+      const double x0 = std::floor(xo), t = xo - x0;
+      const int64_t base = static_cast<int64_t>(x0) - (p.taps == 4 ? 1 : 0);
+      double sum = 0;
+      for (int k = 0; k < p.taps; ++k) {
+        const int64_t raw = base + k;
+        double wk = p.taps == 2 ? (k == 0 ? 1 - t : t) : cubic_weight(t + 1 - k, at.cubic_a);
+        if (at.exclude_outside && (raw < 0 || raw >= in)) wk = 0;
+        idx[k] = std::clamp<int64_t>(raw, 0, in - 1);
+        w[k] = wk;
+        sum += wk;
+      }
+      if (at.exclude_outside && sum != 0) {
+        for (int k = 0; k < p.taps; ++k) w[k] /= sum;
+      }
+    }
+    if (identity) {
+      // The sample is exactly input element o: all weight on o, none elsewhere.
+      double on = 0, off = 0;
+      for (int k = 0; k < p.taps; ++k) (idx[k] == o ? on : off) += std::abs(w[k]);
+      if (on != 1.0 || off != 0.0 || p.outside[o]) identity = false;
+    }
+  }
+  p.identity = identity;
+  return p;
+}
+
+// Nearest: gathers elements of `size` bytes; rows along the last axis.
+template <typename E>
+void nearest_gather(const std::vector<AxisPlan>& axes, const Shape& in_shape, const E* x, E* y,
+                    E fill, int threads) {
+  const size_t rank = axes.size();
+  const std::vector<int64_t> in_strides = contiguous_strides(in_shape);
+  const AxisPlan& last = axes.back();
+  int64_t rows = 1;
+  for (size_t i = 0; i + 1 < rank; ++i) rows *= axes[i].out;
+  parallel_for(threads, rows, last.out, [&](int64_t begin, int64_t end) {
+    for (int64_t r = begin; r < end; ++r) {
+      int64_t rem = r, offset = 0;
+      bool outside = false;
+      for (int64_t a = static_cast<int64_t>(rank) - 2; a >= 0; --a) {
+        const AxisPlan& ap = axes[a];
+        const int64_t o = rem % ap.out;
+        rem /= ap.out;
+        offset += ap.index[o] * in_strides[a];
+        outside = outside || ap.outside[o];
+      }
+      E* dst = y + r * last.out;
+      const E* src = x + offset;
+      if (outside) {
+        std::fill(dst, dst + last.out, fill);
+        continue;
+      }
+      for (int64_t o = 0; o < last.out; ++o) dst[o] = last.outside[o] ? fill : src[last.index[o]];
+    }
+  });
+}
+
+// One separable pass along `axis`: [outer, in, inner] -> [outer, out, inner].
+template <typename T>
+void interpolate_axis(const AxisPlan& p, int64_t outer, int64_t inner, const T* x, T* y, T fill,
+                      int threads) {
+  const int taps = p.taps;
+  std::vector<T> w(p.weight.begin(), p.weight.end());
+  parallel_for(threads, outer * p.out, inner * taps, [&](int64_t begin, int64_t end) {
+    for (int64_t r = begin; r < end; ++r) {
+      const int64_t b = r / p.out, o = r % p.out;
+      T* dst = y + r * inner;
+      if (p.outside[o]) {
+        std::fill(dst, dst + inner, fill);
+        continue;
+      }
+      const T* src = x + b * p.in * inner;
+      const int64_t* idx = p.index.data() + o * taps;
+      const T* wo = w.data() + o * taps;
+      if (inner == 1) {
+        T acc = 0;
+        for (int k = 0; k < taps; ++k) acc += wo[k] * src[idx[k]];
+        dst[0] = acc;
+        continue;
+      }
+      const T* s0 = src + idx[0] * inner;
+      for (int64_t i = 0; i < inner; ++i) dst[i] = wo[0] * s0[i];
+      for (int k = 1; k < taps; ++k) {
+        const T* sk = src + idx[k] * inner;
+        const T wk = wo[k];
+        if (wk == 0) continue;
+        for (int64_t i = 0; i < inner; ++i) dst[i] += wk * sk[i];
+      }
+    }
+  });
+}
+
+template <typename T>
+void interpolate(const std::vector<AxisPlan>& axes, const Shape& in_shape, const T* x, T* y, T fill,
+                 int threads) {
+  const int64_t rank = static_cast<int64_t>(axes.size());
+  std::vector<int64_t> todo;
+  for (int64_t a = rank - 1; a >= 0; --a) {
+    if (!axes[a].identity) todo.push_back(a);
+  }
+  Shape cur = in_shape;
+  int64_t total = 1;
+  for (int64_t d : cur) total *= d;
+  if (todo.empty()) {
+    std::copy(x, x + total, y);
+    return;
+  }
+  std::vector<T> buf[2];
+  const T* src = x;
+  for (size_t step = 0; step < todo.size(); ++step) {
+    const int64_t a = todo[step];
+    int64_t outer = 1, inner = 1;
+    for (int64_t i = 0; i < a; ++i) outer *= cur[i];
+    for (int64_t i = a + 1; i < rank; ++i) inner *= cur[i];
+    const bool last = step + 1 == todo.size();
+    T* dst = y;
+    if (!last) {
+      buf[step % 2].resize(static_cast<size_t>(outer * axes[a].out * inner));
+      dst = buf[step % 2].data();
+    }
+    interpolate_axis<T>(axes[a], outer, inner, src, dst, fill, threads);
+    cur[a] = axes[a].out;
+    src = dst;
+  }
+}
+
+template <typename E>
+E encode_fill(DataType dt, double v) {
+  E e{};
+  if constexpr (sizeof(E) == 2) {
+    if (dt == DataType::kFloat16) return float_to_half(static_cast<float>(v));
+    if (dt == DataType::kBFloat16) return float_to_bfloat16(static_cast<float>(v));
+  }
+  auto put = [&](auto typed) {
+    if constexpr (sizeof(typed) == sizeof(E)) std::memcpy(&e, &typed, sizeof(E));
+  };
+  switch (dt) {
+    case DataType::kFloat32:
+      put(static_cast<float>(v));
+      break;
+    case DataType::kFloat64:
+      put(v);
+      break;
+    case DataType::kInt8:
+      put(static_cast<int8_t>(v));
+      break;
+    case DataType::kUInt8:
+      put(static_cast<uint8_t>(v));
+      break;
+    case DataType::kBool:
+      put(static_cast<uint8_t>(v != 0));
+      break;
+    case DataType::kInt16:
+      put(static_cast<int16_t>(v));
+      break;
+    case DataType::kUInt16:
+      put(static_cast<uint16_t>(v));
+      break;
+    case DataType::kInt32:
+      put(static_cast<int32_t>(v));
+      break;
+    case DataType::kUInt32:
+      put(static_cast<uint32_t>(v));
+      break;
+    case DataType::kInt64:
+      put(static_cast<int64_t>(v));
+      break;
+    case DataType::kUInt64:
+      put(static_cast<uint64_t>(v));
+      break;
+    default:
+      break;
+  }
+  return e;
+}
+
+Expected<std::vector<double>> read_floats(const ir::Node& node, int index, const Tensor& t) {
+  std::vector<double> v(static_cast<size_t>(t.element_count()));
+  if (t.dtype() == DataType::kFloat32) {
+    for (size_t i = 0; i < v.size(); ++i) v[i] = t.data<float>()[i];
+  } else if (t.dtype() == DataType::kFloat64) {
+    for (size_t i = 0; i < v.size(); ++i) v[i] = t.data<double>()[i];
+  } else if (t.dtype() == DataType::kFloat16) {
+    for (size_t i = 0; i < v.size(); ++i) v[i] = half_to_float(t.data<uint16_t>()[i]);
+  } else {
+    return unsupported_dtype(node, index, t.dtype());
+  }
+  return v;
+}
+
+class ResizeKernel final : public Kernel {
+ public:
+  explicit ResizeKernel(ResizeAttrs at) : at_(std::move(at)) {}
+  const char* name() const override { return "resize__reference"; }
+
+  Status run(KernelContext& ctx) const override {
+    const ir::Node& node = ctx.node();
+    const Tensor* x = ctx.input(0);
+    if (x == nullptr) return ir::node_error(node, StatusCode::kInvalidModel, "input X is missing");
+    const int64_t rank = x->rank();
+    const DataType dt = x->dtype();
+    // Input positions: Upsample-9 / Resize-10 (X, scales); Resize-11+ (X, roi, scales, sizes).
+    const bool v11 = !at_.upsample && at_.opset >= 11;
+    const int scales_index = v11 ? 2 : 1;
+    std::vector<double> scales, roi;
+    std::vector<int64_t> sizes;
+    if (at_.upsample && at_.opset < 9) {
+      scales.assign(at_.scales_attr.begin(), at_.scales_attr.end());
+    } else {
+      const Tensor* s = ctx.input(scales_index);
+      if (s != nullptr && s->element_count() > 0) {
+        EDGEMM_ASSIGN_OR_RETURN(scales, read_floats(node, scales_index, *s));
+      }
+    }
+    if (v11) {
+      const Tensor* r = ctx.input(1);
+      if (r != nullptr && r->element_count() > 0) {
+        EDGEMM_ASSIGN_OR_RETURN(roi, read_floats(node, 1, *r));
+      }
+      const Tensor* z = ctx.input_count() > 3 ? ctx.input(3) : nullptr;
+      if (z != nullptr && z->element_count() > 0) {
+        EDGEMM_ASSIGN_OR_RETURN(sizes, read_int_values(node, 3, *z));
+      }
+    }
+    if (!scales.empty() && !sizes.empty()) {
+      return ir::node_error(node, StatusCode::kInvalidArgument,
+                            "both 'scales' and 'sizes' are given; the spec allows only one");
+    }
+    if (scales.empty() && sizes.empty()) {
+      return ir::node_error(node, StatusCode::kInvalidArgument,
+                            "neither 'scales' nor 'sizes' is given (or both are empty)");
+    }
+    const size_t count = scales.empty() ? sizes.size() : scales.size();
+    if (count != static_cast<size_t>(rank)) {
+      return ir::node_error(node, StatusCode::kInvalidArgument,
+                            std::string(scales.empty() ? "'sizes'" : "'scales'") + " has " +
+                                std::to_string(count) + " values but input '" + node.inputs[0] +
+                                "' has rank " + std::to_string(rank));
+    }
+    if (at_.coord == Coord::kTfCropAndResize && v11 &&
+        roi.size() != static_cast<size_t>(2 * rank)) {
+      return ir::node_error(node, StatusCode::kInvalidArgument,
+                            "'roi' has " + std::to_string(roi.size()) +
+                                " values; tf_crop_and_resize needs " + std::to_string(2 * rank) +
+                                " (starts then ends)");
+    }
+    Shape out_shape(static_cast<size_t>(rank));
+    std::vector<AxisPlan> axes(static_cast<size_t>(rank));
+    for (int64_t a = 0; a < rank; ++a) {
+      const int64_t in = x->shape()[a];
+      double scale;
+      if (!scales.empty()) {
+        scale = scales[a];
+        if (!(scale > 0) || !std::isfinite(scale)) {
+          return ir::node_error(node, StatusCode::kInvalidArgument,
+                                "scale " + std::to_string(scale) + " for axis " +
+                                    std::to_string(a) + " must be positive and finite");
+        }
+        const double o = std::floor(static_cast<double>(in) * scale);
+        if (o > static_cast<double>(kMaxTensorBytes)) {
+          return ir::node_error(
+              node, StatusCode::kOutOfMemory,
+              "scale " + std::to_string(scale) + " makes axis " + std::to_string(a) + " too large");
+        }
+        out_shape[a] = static_cast<int64_t>(o);
+      } else {
+        if (sizes[a] < 0) {
+          return ir::node_error(node, StatusCode::kInvalidArgument,
+                                "'sizes' has a negative value " + std::to_string(sizes[a]));
+        }
+        out_shape[a] = sizes[a];
+        scale = in > 0 ? static_cast<double>(sizes[a]) / static_cast<double>(in) : 1.0;
+      }
+      const bool has_roi = roi.size() == static_cast<size_t>(2 * rank);
+      axes[a] = plan_axis(at_, in, out_shape[a], scale, has_roi ? roi[a] : 0.0,
+                          has_roi ? roi[a + rank] : 1.0);
+    }
+    if (at_.mode != Mode::kNearest && dt != DataType::kFloat32 && dt != DataType::kFloat64) {
+      return ir::node_error(node, StatusCode::kUnsupported,
+                            std::string("input '") + node.inputs[0] + "' has dtype " +
+                                dtype_name(dt) +
+                                "; linear and cubic modes support float32 and float64");
+    }
+    EDGEMM_ASSIGN_OR_RETURN(Tensor * y, ctx.allocate_output(0, dt, out_shape));
+    if (y->element_count() == 0) return Status::ok();
+    if (x->element_count() == 0) {
+      return ir::node_error(node, StatusCode::kInvalidArgument,
+                            "input '" + node.inputs[0] + "' is empty but the output is not");
+    }
+    if (rank == 0) {
+      std::memcpy(y->raw_data(), x->raw_data(), x->byte_size());
+      return Status::ok();
+    }
+    const int threads = ctx.threads();
+    const double fill = at_.extrapolation_value;
+    if (at_.mode == Mode::kNearest) {
+      switch (dtype_size(dt)) {
+        case 1:
+          nearest_gather<uint8_t>(axes, x->shape(), x->data<uint8_t>(), y->data<uint8_t>(),
+                                  encode_fill<uint8_t>(dt, fill), threads);
+          break;
+        case 2:
+          nearest_gather<uint16_t>(axes, x->shape(), x->data<uint16_t>(), y->data<uint16_t>(),
+                                   encode_fill<uint16_t>(dt, fill), threads);
+          break;
+        case 4:
+          nearest_gather<uint32_t>(axes, x->shape(), x->data<uint32_t>(), y->data<uint32_t>(),
+                                   encode_fill<uint32_t>(dt, fill), threads);
+          break;
+        case 8:
+          nearest_gather<uint64_t>(axes, x->shape(), x->data<uint64_t>(), y->data<uint64_t>(),
+                                   encode_fill<uint64_t>(dt, fill), threads);
+          break;
+        default:
+          return unsupported_dtype(node, 0, dt);
+      }
+      return Status::ok();
+    }
+    if (dt == DataType::kFloat32) {
+      interpolate<float>(axes, x->shape(), x->data<float>(), y->data<float>(),
+                         static_cast<float>(fill), threads);
+    } else {
+      interpolate<double>(axes, x->shape(), x->data<double>(), y->data<double>(), fill, threads);
+    }
+    return Status::ok();
+  }
+
+ private:
+  ResizeAttrs at_;
+};
+
+Expected<std::unique_ptr<Kernel>> make_resize(const KernelInfo& info, bool upsample) {
+  const ir::Node& node = info.node;
+  ResizeAttrs at;
+  at.upsample = upsample;
+  at.opset = info.opset;
+  EDGEMM_ASSIGN_OR_RETURN(std::string mode, node.attr_string("mode", "nearest"));
+  if (mode == "nearest") {
+    at.mode = Mode::kNearest;
+  } else if (mode == "linear" || (upsample && mode == "bilinear")) {
+    at.mode = Mode::kLinear;
+  } else if (mode == "cubic" && !upsample && info.opset >= 11) {
+    at.mode = Mode::kCubic;
+  } else {
+    return ir::node_error(node, StatusCode::kInvalidModel,
+                          "attribute mode '" + mode + "' is not valid for this opset");
+  }
+  if (upsample && info.opset < 9) {
+    EDGEMM_ASSIGN_OR_RETURN(at.scales_attr, node.attr_floats("scales"));
+    if (at.scales_attr.empty()) {
+      return ir::node_error(node, StatusCode::kInvalidModel, "attribute scales is required");
+    }
+  }
+  if (!upsample && info.opset >= 11) {
+    EDGEMM_ASSIGN_OR_RETURN(std::string coord,
+                            node.attr_string("coordinate_transformation_mode", "half_pixel"));
+    static const std::pair<const char*, Coord> kCoords[] = {
+        {"half_pixel", Coord::kHalfPixel},
+        {"pytorch_half_pixel", Coord::kPytorchHalfPixel},
+        {"align_corners", Coord::kAlignCorners},
+        {"asymmetric", Coord::kAsymmetric},
+        {"tf_half_pixel_for_nn", Coord::kTfHalfPixelForNn},
+        {"tf_crop_and_resize", Coord::kTfCropAndResize}};
+    bool found = false;
+    for (const auto& [n, c] : kCoords) {
+      if (coord == n) {
+        at.coord = c;
+        found = true;
+      }
+    }
+    if (!found) {
+      return ir::node_error(node, StatusCode::kInvalidModel,
+                            "attribute coordinate_transformation_mode '" + coord + "' is unknown");
+    }
+    EDGEMM_ASSIGN_OR_RETURN(std::string nm, node.attr_string("nearest_mode", "round_prefer_floor"));
+    if (nm == "round_prefer_floor") {
+      at.nearest = NearestMode::kRoundPreferFloor;
+    } else if (nm == "round_prefer_ceil") {
+      at.nearest = NearestMode::kRoundPreferCeil;
+    } else if (nm == "floor") {
+      at.nearest = NearestMode::kFloor;
+    } else if (nm == "ceil") {
+      at.nearest = NearestMode::kCeil;
+    } else {
+      return ir::node_error(node, StatusCode::kInvalidModel,
+                            "attribute nearest_mode '" + nm + "' is unknown");
+    }
+    EDGEMM_ASSIGN_OR_RETURN(float a, node.attr_float("cubic_coeff_a", -0.75f));
+    EDGEMM_ASSIGN_OR_RETURN(int64_t ex, node.attr_int("exclude_outside", 0));
+    EDGEMM_ASSIGN_OR_RETURN(float ev, node.attr_float("extrapolation_value", 0.0f));
+    at.cubic_a = a;
+    at.exclude_outside = ex != 0;
+    at.extrapolation_value = ev;
+  }
+  return std::unique_ptr<Kernel>(std::make_unique<ResizeKernel>(std::move(at)));
+}
+
+}  // namespace
+
+void register_resize_kernels(KernelRegistry& registry) {
+  for (int since : {10, 11, 13}) {
+    registry.add("", "Resize", since, [](const KernelInfo& i) { return make_resize(i, false); });
+  }
+  for (int since : {7, 9}) {
+    registry.add("", "Upsample", since, [](const KernelInfo& i) { return make_resize(i, true); });
+  }
+}
+
+}  // namespace edgemm::kernels

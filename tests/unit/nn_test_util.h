@@ -1,0 +1,193 @@
+#pragma once
+// Helpers shared by the NN kernel tests (kernels_conv_test.cc, kernels_matmul_test.cc,
+// kernels_pool_test.cc, kernels_resize_test.cc, kernels_nn_conformance_test.cc): building
+// nodes, seeded random tensors, running a node through runtime::run_node or through its
+// kernel factory directly (to choose which inputs look constant and to read the kernel name),
+// and comparing tensors.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <memory>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "edgemm/tensor.h"
+#include "ir/graph.h"
+#include "kernels/cpu/onednn.h"
+#include "kernels/kernel.h"
+#include "runtime/single_node.h"
+
+namespace edgemm::nntest {
+
+inline Tensor f32(Shape shape, const std::vector<float>& v) {
+  auto t = Tensor::create(DataType::kFloat32, std::move(shape));
+  EXPECT_TRUE(t.has_value());
+  EXPECT_EQ(static_cast<size_t>(t->element_count()), v.size());
+  if (!v.empty()) std::memcpy(t->raw_data(), v.data(), v.size() * sizeof(float));
+  return *t;
+}
+
+template <typename T>
+Tensor typed(DataType dt, Shape shape, const std::vector<T>& v) {
+  auto t = Tensor::create(dt, std::move(shape));
+  EXPECT_TRUE(t.has_value());
+  EXPECT_EQ(static_cast<size_t>(t->element_count()), v.size());
+  if (!v.empty()) std::memcpy(t->raw_data(), v.data(), v.size() * sizeof(T));
+  return *t;
+}
+
+template <typename T>
+std::vector<T> values(const Tensor& t) {
+  std::vector<T> out(static_cast<size_t>(t.element_count()));
+  if (!out.empty()) std::memcpy(out.data(), t.raw_data(), out.size() * sizeof(T));
+  return out;
+}
+
+/// Uniform [-1, 1) float32 tensor from a fixed seed.
+inline Tensor random_f32(Shape shape, uint32_t seed) {
+  auto t = Tensor::create(DataType::kFloat32, std::move(shape));
+  EXPECT_TRUE(t.has_value());
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
+  float* p = t->data<float>();
+  for (int64_t i = 0; i < t->element_count(); ++i) p[i] = dist(rng);
+  return *t;
+}
+
+inline ir::Node make_node(const std::string& op, std::vector<std::string> inputs,
+                          std::vector<std::string> outputs = {"Y"}) {
+  ir::Node node;
+  node.op_type = op;
+  node.name = "n_" + op;
+  node.inputs = std::move(inputs);
+  node.outputs = std::move(outputs);
+  return node;
+}
+inline void set_int(ir::Node& n, const std::string& key, int64_t v) {
+  ir::Attribute a;
+  a.kind = ir::Attribute::Kind::kInt;
+  a.i = v;
+  n.attributes[key] = a;
+}
+inline void set_ints(ir::Node& n, const std::string& key, std::vector<int64_t> v) {
+  ir::Attribute a;
+  a.kind = ir::Attribute::Kind::kInts;
+  a.ints = std::move(v);
+  n.attributes[key] = a;
+}
+inline void set_float(ir::Node& n, const std::string& key, float v) {
+  ir::Attribute a;
+  a.kind = ir::Attribute::Kind::kFloat;
+  a.f = v;
+  n.attributes[key] = a;
+}
+inline void set_floats(ir::Node& n, const std::string& key, std::vector<float> v) {
+  ir::Attribute a;
+  a.kind = ir::Attribute::Kind::kFloats;
+  a.floats = std::move(v);
+  n.attributes[key] = a;
+}
+inline void set_string(ir::Node& n, const std::string& key, const std::string& v) {
+  ir::Attribute a;
+  a.kind = ir::Attribute::Kind::kString;
+  a.s = v;
+  n.attributes[key] = a;
+}
+
+/// Runs the node through the runtime; returns output `index`.
+inline Expected<Tensor> run(const ir::Node& node, const std::vector<Tensor>& inputs,
+                            int64_t opset = 17, int threads = 1, size_t index = 0) {
+  EDGEMM_ASSIGN_OR_RETURN(std::vector<Tensor> outs,
+                          runtime::run_node(node, inputs, opset, threads));
+  if (outs.size() <= index) return Status(StatusCode::kInternal, "missing output");
+  return outs[index];
+}
+
+/// Runs the node with every oneDNN path disabled (the reference kernels).
+inline Expected<Tensor> run_reference(const ir::Node& node, const std::vector<Tensor>& inputs,
+                                      int64_t opset = 17) {
+  kernels::onednn::ScopedEnabled off(false);
+  return run(node, inputs, opset);
+}
+
+/// A KernelContext over plain tensors, for running a kernel made by its factory directly.
+class DirectContext final : public kernels::KernelContext {
+ public:
+  DirectContext(const ir::Node& node, std::vector<Tensor> inputs, int threads = 1)
+      : node_(node), inputs_(std::move(inputs)), outputs_(node.outputs.size()), threads_(threads) {}
+  const ir::Node& node() const override { return node_; }
+  int input_count() const override { return static_cast<int>(node_.inputs.size()); }
+  const Tensor* input(int i) const override {
+    if (i < 0 || i >= static_cast<int>(inputs_.size()) || !inputs_[i].defined()) return nullptr;
+    return &inputs_[i];
+  }
+  int output_count() const override { return static_cast<int>(outputs_.size()); }
+  bool output_wanted(int i) const override {
+    return i >= 0 && i < output_count() && !node_.outputs[i].empty();
+  }
+  Expected<Tensor*> allocate_output(int i, DataType dtype, const Shape& shape) override {
+    if (i < 0 || i >= output_count()) return Status(StatusCode::kInternal, "bad output index");
+    EDGEMM_ASSIGN_OR_RETURN(outputs_[i], Tensor::create(dtype, shape));
+    return &outputs_[i];
+  }
+  int threads() const override { return threads_; }
+  Expected<std::vector<Tensor>> run_subgraph(const kernels::Subgraph&,
+                                             const std::vector<Tensor>&) override {
+    return Status(StatusCode::kUnsupported, "no subgraphs here");
+  }
+  Tensor& output(int i) { return outputs_[i]; }
+
+ private:
+  const ir::Node& node_;
+  std::vector<Tensor> inputs_;
+  std::vector<Tensor> outputs_;
+  int threads_;
+};
+
+/// Creates the node's kernel from the CPU registry; `constants[i]` (may be null) is what the
+/// factory sees as compile-time constant input i.
+inline Expected<std::unique_ptr<kernels::Kernel>> make_kernel(
+    const ir::Node& node, const std::vector<const Tensor*>& constants, int64_t opset = 17) {
+  const kernels::KernelFactory* factory =
+      kernels::cpu_registry().find(node.domain, node.op_type, opset);
+  if (factory == nullptr) return Status(StatusCode::kUnsupported, "no kernel");
+  kernels::KernelInfo info{node, opset, constants, nullptr};
+  return (*factory)(info);
+}
+
+/// Max |a - b| over all elements, and max |b| (float32).
+struct Diff {
+  double max_abs = 0;
+  double max_ref = 0;
+};
+inline Diff diff(const Tensor& a, const Tensor& b) {
+  Diff d;
+  EXPECT_EQ(shape_to_string(a.shape()), shape_to_string(b.shape()));
+  if (a.shape() != b.shape()) {
+    d.max_abs = INFINITY;
+    return d;
+  }
+  const float* pa = a.data<float>();
+  const float* pb = b.data<float>();
+  for (int64_t i = 0; i < a.element_count(); ++i) {
+    d.max_abs = std::max(d.max_abs, static_cast<double>(std::abs(pa[i] - pb[i])));
+    d.max_ref = std::max(d.max_ref, static_cast<double>(std::abs(pb[i])));
+  }
+  return d;
+}
+
+/// Expects float32 `got` to equal `want` element-wise within `tol`.
+inline void expect_near(const Tensor& got, const Shape& shape, const std::vector<float>& want,
+                        float tol = 1e-5f) {
+  ASSERT_EQ(shape_to_string(got.shape()), shape_to_string(shape));
+  ASSERT_EQ(got.dtype(), DataType::kFloat32);
+  const std::vector<float> v = values<float>(got);
+  ASSERT_EQ(v.size(), want.size());
+  for (size_t i = 0; i < v.size(); ++i) EXPECT_NEAR(v[i], want[i], tol) << "element " << i;
+}
+
+}  // namespace edgemm::nntest
