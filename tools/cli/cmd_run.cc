@@ -1,3 +1,5 @@
+#include <algorithm>
+#include <chrono>
 #include <filesystem>
 #include <iomanip>
 #include <iostream>
@@ -19,6 +21,7 @@ struct RunArgs {
   std::string profile;
   int threads = 0;
   int repeat = 1;
+  int warmup = 0;
   double above = 0.5;
   bool json = false;
 };
@@ -42,13 +45,18 @@ Status run_command(const RunArgs& args) {
   EDGEMM_ASSIGN_OR_RETURN(auto inputs, load_inputs(args.inputs));
   EDGEMM_ASSIGN_OR_RETURN(auto inferencer, Inferencer::create(config));
   std::vector<Tensor> outputs;
-  double best_ms = 0;
+  for (int r = 0; r < args.warmup; ++r) {
+    EDGEMM_ASSIGN_OR_RETURN(outputs, inferencer->run(inputs));
+  }
+  std::vector<double> times_ms;
   for (int r = 0; r < std::max(1, args.repeat); ++r) {
     const auto start = std::chrono::steady_clock::now();
     EDGEMM_ASSIGN_OR_RETURN(outputs, inferencer->run(inputs));
-    const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
-    best_ms = r == 0 ? ms : std::min(best_ms, ms);
+    times_ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count());
   }
+  std::vector<double> sorted = times_ms;
+  std::sort(sorted.begin(), sorted.end());
+  const double median_ms = sorted[sorted.size() / 2];
   if (!args.output_dir.empty()) {
     std::error_code ec;
     std::filesystem::create_directories(args.output_dir, ec);
@@ -60,8 +68,11 @@ Status run_command(const RunArgs& args) {
   const MemoryReport mem = inferencer->memory_report();
   nlohmann::json j;
   j["model"] = args.model;
-  j["latency_ms"] = best_ms;
-  j["runs"] = std::max(1, args.repeat);
+  j["median_ms"] = median_ms;
+  j["min_ms"] = sorted.front();
+  j["times_ms"] = times_ms;
+  j["warmup"] = args.warmup;
+  j["threads"] = args.threads;
   j["planned_peak_bytes"] = mem.planned_peak_bytes;
   j["unplanned_bytes"] = mem.unplanned_bytes;
   j["outputs"] = nlohmann::json::array();
@@ -81,8 +92,10 @@ Status run_command(const RunArgs& args) {
     std::cout << j.dump(2) << std::endl;
     return Status::ok();
   }
-  std::cout << std::fixed << std::setprecision(2) << "ran " << args.model << " in " << best_ms << " ms"
-            << (args.repeat > 1 ? " (best of " + std::to_string(args.repeat) + ")" : "") << "\n";
+  std::cout << std::fixed << std::setprecision(2) << "ran " << args.model << " in " << median_ms << " ms"
+            << (args.repeat > 1 ? " (median of " + std::to_string(args.repeat) + " runs)" : "")
+            << ", planned activation memory " << mem.planned_peak_bytes / 1048576.0 << " MiB (without reuse "
+            << mem.unplanned_bytes / 1048576.0 << " MiB)\n";
   for (const auto& o : j["outputs"]) {
     std::cout << "  " << o["name"].get<std::string>() << " " << o["dtype"].get<std::string>() << " "
               << shape_to_string(o["shape"].get<Shape>()) << std::setprecision(4)
@@ -105,7 +118,8 @@ void add_run_command(CLI::App& app, int& exit_code) {
   cmd->add_option("-s,--shape", args->shapes, "pin a symbolic input shape at load, name=1,3,640,640");
   cmd->add_option("-o,--output-dir", args->output_dir, "write each output to DIR/<name>.npy");
   cmd->add_option("-t,--threads", args->threads, "intra-op threads (0 = all cores)")->check(CLI::NonNegativeNumber);
-  cmd->add_option("--repeat", args->repeat, "run N times and report the fastest")->check(CLI::PositiveNumber);
+  cmd->add_option("--repeat", args->repeat, "timed runs; the median is reported")->check(CLI::PositiveNumber);
+  cmd->add_option("--warmup", args->warmup, "untimed runs before the timed ones")->check(CLI::NonNegativeNumber);
   cmd->add_option("--above", args->above, "summary: share of output elements above this value");
   cmd->add_option("--profile", args->profile, "write a per-node Chrome trace JSON to this file");
   cmd->add_flag("--json", args->json, "print a JSON report");

@@ -1,0 +1,11 @@
+#!/usr/bin/env bash
+# Set up, build and run every test: the Release build's full CTest suite (unit, conformance,
+# parity with ONNX Runtime, bad inputs, CLI), then the core tests again under ASan + UBSan.
+set -euo pipefail
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+bash "$root/scripts/setup.sh"
+bash "$root/scripts/build.sh" "$root/build"
+(cd "$root/build" && ctest --output-on-failure --timeout 900 -j2)
+echo "== sanitizers: ASan + UBSan build of the core, unit + conformance + bad-input tests"
+bash "$root/scripts/build.sh" "$root/build-asan" -DEDGEMM_SANITIZE=ON
+(cd "$root/build-asan" && ASAN_OPTIONS=detect_leaks=1 ctest --output-on-failure --timeout 1800 -j2 -L 'unit|conformance|bad_input')

@@ -1,0 +1,195 @@
+// Runtime: execution of small hand-built graphs with hand-computed results, buffer reuse in
+// the memory planner, control flow with outer-scope values, concurrency of run().
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <thread>
+
+#include "edgemm/inferencer.h"
+#include "model_builder.h"
+
+namespace edgemm {
+namespace {
+
+using testing::ModelBuilder;
+
+std::unique_ptr<Inferencer> load(const std::string& path) {
+  InferencerConfig config;
+  config.model_path = path;
+  config.threads = 1;
+  auto inf = Inferencer::create(config);
+  EXPECT_TRUE(inf.has_value()) << inf.status().to_string();
+  return inf.has_value() ? std::move(inf).value() : nullptr;
+}
+
+// y = relu(x + b) * 2, a chain long enough that the planner can reuse buffers.
+std::string chain_model(const std::filesystem::path& dir, int length) {
+  ModelBuilder b;
+  b.input("x", onnx::TensorProto::FLOAT, {-1, 4});
+  b.initializer_floats("b", {4}, {1, -1, 2, -2});
+  b.initializer_floats("two", {}, {2});
+  std::string prev = "x";
+  for (int i = 0; i < length; ++i) {
+    const std::string s = std::to_string(i);
+    b.node("Add", {prev, "b"}, {"a" + s});
+    b.node("Relu", {"a" + s}, {"r" + s});
+    b.node("Mul", {"r" + s, "two"}, {"m" + s});
+    prev = "m" + s;
+  }
+  b.node("Identity", {prev}, {"y"});
+  b.output("y", onnx::TensorProto::FLOAT, {-1, 4});
+  return b.save(dir / "chain.onnx");
+}
+
+TEST(Runtime, ChainMatchesHandComputedValuesAndReusesBuffers) {
+  auto dir = testing::temp_dir("chain");
+  auto inf = load(chain_model(dir, 3));
+  ASSERT_TRUE(inf);
+  Tensor x = Tensor::from_floats({1, 4}, {0, 0, -5, 1});
+  // step: max(v + b, 0) * 2 with b = (1, -1, 2, -2)
+  // x0 = (0,0,-5,1) → (2,0,0,0) → (6,0,4,0) → (14,0,12,0)
+  for (int run = 0; run < 3; ++run) {
+    auto out = inf->run({{"x", x}});
+    ASSERT_TRUE(out.has_value()) << out.status().to_string();
+    const float* y = (*out)[0].data<float>();
+    EXPECT_EQ(y[0], 14);
+    EXPECT_EQ(y[1], 0);
+    EXPECT_EQ(y[2], 12);
+    EXPECT_EQ(y[3], 0);
+  }
+  const MemoryReport mem = inf->memory_report();
+  EXPECT_GT(mem.unplanned_bytes, 0);
+  // 9 intermediates of 16 bytes (64 aligned); at most 3 are alive at once.
+  EXPECT_LE(mem.planned_peak_bytes, 3 * 64);
+  EXPECT_LT(mem.planned_peak_bytes, mem.unplanned_bytes);
+  // A new batch size re-plans and still computes the right values.
+  Tensor x2 = Tensor::from_floats({2, 4}, {0, 0, -5, 1, 1, 1, 1, 1});
+  auto out2 = inf->run({{"x", x2}});
+  ASSERT_TRUE(out2.has_value());
+  EXPECT_EQ((*out2)[0].shape(), (Shape{2, 4}));
+  EXPECT_EQ((*out2)[0].data<float>()[4], 22);  // 1 → (1+1)*2=4 → (4+1)*2=10 → (10+1)*2=22
+}
+
+// If whose branches read the outer value 'x'; Loop whose body accumulates the outer 'x'.
+std::string control_flow_model(const std::filesystem::path& dir) {
+  ModelBuilder b;
+  b.input("x", onnx::TensorProto::FLOAT, {3});
+  b.input("cond", onnx::TensorProto::BOOL, {});
+  b.initializer_floats("two", {}, {2});
+  b.initializer_floats("zeros", {3}, {0, 0, 0});
+  b.initializer_int64s("trips", {}, {3});
+
+  auto* if_node = b.node("If", {"cond"}, {"branch"}, "if_1");
+  auto* then_attr = if_node->add_attribute();
+  then_attr->set_name("then_branch");
+  then_attr->set_type(onnx::AttributeProto::GRAPH);
+  auto* then_g = then_attr->mutable_g();
+  then_g->set_name("then");
+  auto* mul = then_g->add_node();
+  mul->set_op_type("Mul");
+  mul->add_input("x");
+  mul->add_input("two");
+  mul->add_output("t_out");
+  ModelBuilder::declare(then_g->add_output(), "t_out", onnx::TensorProto::FLOAT, {3});
+  auto* else_attr = if_node->add_attribute();
+  else_attr->set_name("else_branch");
+  else_attr->set_type(onnx::AttributeProto::GRAPH);
+  auto* else_g = else_attr->mutable_g();
+  else_g->set_name("else");
+  auto* neg = else_g->add_node();
+  neg->set_op_type("Neg");
+  neg->add_input("x");
+  neg->add_output("e_out");
+  ModelBuilder::declare(else_g->add_output(), "e_out", onnx::TensorProto::FLOAT, {3});
+
+  auto* loop = b.node("Loop", {"trips", "", "zeros"}, {"sum", "partial"}, "loop_1");
+  auto* body_attr = loop->add_attribute();
+  body_attr->set_name("body");
+  body_attr->set_type(onnx::AttributeProto::GRAPH);
+  auto* body = body_attr->mutable_g();
+  body->set_name("body");
+  ModelBuilder::declare(body->add_input(), "i", onnx::TensorProto::INT64, {});
+  ModelBuilder::declare(body->add_input(), "c_in", onnx::TensorProto::BOOL, {});
+  ModelBuilder::declare(body->add_input(), "s_in", onnx::TensorProto::FLOAT, {3});
+  auto* id = body->add_node();
+  id->set_op_type("Identity");
+  id->add_input("c_in");
+  id->add_output("c_out");
+  auto* add = body->add_node();
+  add->set_op_type("Add");
+  add->add_input("s_in");
+  add->add_input("x");
+  add->add_output("s_out");
+  auto* copy = body->add_node();
+  copy->set_op_type("Identity");
+  copy->add_input("s_out");
+  copy->add_output("scan_out");
+  ModelBuilder::declare(body->add_output(), "c_out", onnx::TensorProto::BOOL, {});
+  ModelBuilder::declare(body->add_output(), "s_out", onnx::TensorProto::FLOAT, {3});
+  ModelBuilder::declare(body->add_output(), "scan_out", onnx::TensorProto::FLOAT, {3});
+
+  b.output("branch", onnx::TensorProto::FLOAT, {3});
+  b.output("sum", onnx::TensorProto::FLOAT, {3});
+  b.output("partial", onnx::TensorProto::FLOAT, {3, 3});
+  return b.save(dir / "control.onnx");
+}
+
+TEST(Runtime, IfAndLoopReadOuterScopeValues) {
+  auto dir = testing::temp_dir("control");
+  auto inf = load(control_flow_model(dir));
+  ASSERT_TRUE(inf);
+  Tensor x = Tensor::from_floats({3}, {1, 2, 3});
+  for (bool c : {true, false}) {
+    Tensor cond = std::move(Tensor::create(DataType::kBool, {}).value());
+    cond.data<uint8_t>()[0] = c;
+    auto out = inf->run({{"x", x}, {"cond", cond}});
+    ASSERT_TRUE(out.has_value()) << out.status().to_string();
+    const float* branch = (*out)[0].data<float>();
+    EXPECT_EQ(branch[2], c ? 6 : -3);
+    const float* sum = (*out)[1].data<float>();
+    EXPECT_EQ(sum[0], 3);
+    EXPECT_EQ(sum[2], 9);
+    ASSERT_EQ((*out)[2].shape(), (Shape{3, 3}));
+    const float* partial = (*out)[2].data<float>();
+    EXPECT_EQ(partial[0], 1);  // after iteration 0: x
+    EXPECT_EQ(partial[4], 4);  // after iteration 1: 2x, middle element
+    EXPECT_EQ(partial[8], 9);  // after iteration 2: 3x
+  }
+}
+
+TEST(Runtime, ConcurrentRunsMatchSerialRuns) {
+  auto dir = testing::temp_dir("concurrent");
+  auto inf = load(chain_model(dir, 8));
+  ASSERT_TRUE(inf);
+  constexpr int kThreads = 4, kRuns = 50;
+  auto input_for = [](int t, int r) {
+    std::vector<float> v(4 * 3);
+    for (size_t i = 0; i < v.size(); ++i) v[i] = static_cast<float>((t * 131 + r * 17 + static_cast<int>(i) * 7) % 23) - 11.0f;
+    return Tensor::from_floats({3, 4}, v);
+  };
+  std::vector<std::vector<std::vector<float>>> serial(kThreads, std::vector<std::vector<float>>(kRuns));
+  for (int t = 0; t < kThreads; ++t) {
+    for (int r = 0; r < kRuns; ++r) {
+      auto out = inf->run({{"x", input_for(t, r)}});
+      ASSERT_TRUE(out.has_value());
+      serial[t][r].assign((*out)[0].data<float>(), (*out)[0].data<float>() + 12);
+    }
+  }
+  std::vector<int> mismatches(kThreads, 0);
+  std::vector<std::thread> workers;
+  for (int t = 0; t < kThreads; ++t) {
+    workers.emplace_back([&, t] {
+      for (int r = 0; r < kRuns; ++r) {
+        auto out = inf->run({{"x", input_for(t, r)}});
+        if (!out.has_value() || std::vector<float>((*out)[0].data<float>(), (*out)[0].data<float>() + 12) != serial[t][r]) {
+          ++mismatches[t];
+        }
+      }
+    });
+  }
+  for (auto& w : workers) w.join();
+  for (int t = 0; t < kThreads; ++t) EXPECT_EQ(mismatches[t], 0) << "thread " << t;
+}
+
+}  // namespace
+}  // namespace edgemm
