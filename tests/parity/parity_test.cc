@@ -1,5 +1,9 @@
 // Parity with ONNX Runtime 1.30 on PP-OCRv4 det/rec/cls: inputs and reference outputs come
 // from tools/reference/make_parity_refs.sh (ORT through node), run by CTest as a fixture.
+// The reference is ORT executing the graph as written (graphOptimizationLevel "disabled"):
+// max abs error < 1e-4. ORT's fully optimized outputs ("all") differ from its own op-by-op
+// outputs by up to ~8e-5 on low-confidence rec steps (fused LayerNorm/Conv rounding), so
+// against them we allow 2e-4 and print the figure.
 // The refs folder is given by EDGEMM_PARITY_DIR, the models folder by EDGEMM_MODELS_DIR.
 #include <gtest/gtest.h>
 
@@ -28,7 +32,7 @@ std::string env_or(const char* name, const std::string& fallback) {
 
 struct ParityCase {
   std::string name, model;
-  std::map<std::string, std::string> inputs, outputs;
+  std::map<std::string, std::string> inputs, outputs, outputs_all;
 };
 
 std::vector<ParityCase> load_cases() {
@@ -40,10 +44,28 @@ std::vector<ParityCase> load_cases() {
   for (const auto& c : j.at("cases")) {
     ParityCase pc{c.at("name"), c.at("model"), {}, {}};
     for (const auto& [k, v] : c.at("inputs").items()) pc.inputs[k] = (dir / v.get<std::string>()).string();
-    for (const auto& [k, v] : c.at("outputs").items()) pc.outputs[k] = (dir / v.at("file").get<std::string>()).string();
+    for (const auto& [k, v] : c.at("outputs").items()) {
+      pc.outputs[k] = (dir / v.at("file").get<std::string>()).string();
+      pc.outputs_all[k] = (dir / v.at("file_all").get<std::string>()).string();
+    }
     cases.push_back(pc);
   }
   return cases;
+}
+
+/// Max |got - expected| against a reference .npy; infinity when shapes differ or it is unreadable.
+double max_abs_error(const Tensor& got, const std::string& file) {
+  auto expected = read_npy(file);
+  EXPECT_TRUE(expected.has_value()) << expected.status().to_string();
+  if (!expected.has_value() || got.shape() != expected->shape() || got.dtype() != DataType::kFloat32) {
+    ADD_FAILURE() << file << ": shape or dtype differs";
+    return INFINITY;
+  }
+  double max_err = 0;
+  for (int64_t i = 0; i < got.element_count(); ++i) {
+    max_err = std::max(max_err, static_cast<double>(std::fabs(got.data<float>()[i] - expected->data<float>()[i])));
+  }
+  return max_err;
 }
 
 class PpOcrParity : public ::testing::TestWithParam<ParityCase> {};
@@ -71,18 +93,13 @@ TEST_P(PpOcrParity, MatchesOnnxRuntimeWithin1e4) {
       ASSERT_TRUE(outputs.has_value()) << outputs.status().to_string();
       size_t k = 0;
       for (const auto& [name, file] : pc.outputs) {
-        auto expected = read_npy(file);
-        ASSERT_TRUE(expected.has_value()) << expected.status().to_string();
         const Tensor& got = (*outputs)[k++];
-        ASSERT_EQ(got.shape(), expected->shape()) << name;
-        double max_err = 0;
-        for (int64_t i = 0; i < got.element_count(); ++i) {
-          max_err = std::max(max_err, static_cast<double>(std::fabs(got.data<float>()[i] - expected->data<float>()[i])));
-        }
-        EXPECT_LT(max_err, 1e-4) << pc.name << " output " << name << " threads " << threads << " run " << run;
-        RecordProperty(pc.name + "_max_abs_err_t" + std::to_string(threads), std::to_string(max_err));
-        std::printf("[parity] %s %s threads=%d run=%d max_abs_err=%.3g\n", pc.name.c_str(), name.c_str(), threads,
-                    run, max_err);
+        const double err = max_abs_error(got, file);
+        const double err_all = max_abs_error(got, pc.outputs_all.at(name));
+        EXPECT_LT(err, 1e-4) << pc.name << " output " << name << " threads " << threads << " run " << run;
+        EXPECT_LT(err_all, 2e-4) << pc.name << " output " << name << " vs ORT level all";
+        std::printf("[parity] %s %s threads=%d run=%d max_abs_err=%.3g (vs ORT optimized: %.3g)\n", pc.name.c_str(),
+                    name.c_str(), threads, run, err, err_all);
       }
     }
   }

@@ -39,6 +39,12 @@ Status inspect_command(const InspectArgs& args) {
     params += t.element_count();
     param_bytes += static_cast<int64_t>(t.byte_size());
   }
+  for (const auto& n : g.nodes) {  // weights stored as Constant nodes (Paddle exports do this)
+    if (const Tensor* t = n.op_type == "Constant" ? n.attr_tensor("value") : nullptr) {
+      params += t->element_count();
+      param_bytes += static_cast<int64_t>(t->byte_size());
+    }
+  }
   const bool shapes_known = all_inputs_static(g);
   const ir::FlopsEstimate flops = ir::estimate_flops(g);
 

@@ -5,9 +5,9 @@ const fs = require('fs');
 const path = require('path');
 
 const USAGE = `usage: node tools/reference/ort_run.js MODEL [--input NAME=FILE.npy ...] [--output-dir DIR]
-                                          [--threads N] [--json]
+                                          [--threads N] [--opt-level L] [--json]
 
-Runs MODEL with ONNX Runtime on the CPU (graphOptimizationLevel 'all', intraOpNumThreads N
+Runs MODEL with ONNX Runtime on the CPU (graphOptimizationLevel L, intraOpNumThreads N
 (default 1), interOpNumThreads 1, executionMode 'sequential') and writes every output to
 DIR/<output>.npy, the name with '/' and ':' replaced by '_'.
 
@@ -15,6 +15,7 @@ DIR/<output>.npy, the name with '/' and ':' replaced by '_'.
                       dtypes float32, float16, int64, int32, uint8, int8, bool
   --output-dir DIR    where to write the outputs (created if missing); without it nothing is written
   --threads N         intra-op threads (default 1)
+  --opt-level L       graphOptimizationLevel: all (default), extended, basic or disabled
   --json              print JSON instead of text: without --input, the model's inputs and outputs
                       (names, dtypes, shapes with symbolic dims as strings); with inputs, the
                       outputs of the run (name, dtype, shape, file)
@@ -70,7 +71,7 @@ function writeNpy(file, type, shape, data) {
 
 // ---- main ----------------------------------------------------------------------------------
 function parseArgs(argv) {
-  const a = { model: null, inputs: [], outDir: null, threads: 1, json: false };
+  const a = { model: null, inputs: [], outDir: null, threads: 1, json: false, optLevel: 'all' };
   for (let i = 0; i < argv.length; i++) {
     const k = argv[i];
     const val = () => { if (i + 1 >= argv.length) throw new Error(`${k} needs a value`); return argv[++i]; };
@@ -82,6 +83,7 @@ function parseArgs(argv) {
     } else if (k === '--output-dir') a.outDir = val();
     else if (k === '--threads') { a.threads = Number(val()); if (!(a.threads >= 1)) throw new Error('--threads wants N >= 1'); }
     else if (k === '--json') a.json = true;
+    else if (k === '--opt-level') a.optLevel = val();
     else if (k.startsWith('-')) throw new Error(`unknown option ${k}`);
     else if (!a.model) a.model = k;
     else throw new Error(`unexpected argument ${k}`);
@@ -97,7 +99,7 @@ async function main() {
   try { args = parseArgs(process.argv.slice(2)); } catch (e) { console.error(`ort_run: ${e.message}\n\n${USAGE}`); process.exit(2); }
   const ort = require('onnxruntime-node');
   const session = await ort.InferenceSession.create(args.model, {
-    executionProviders: ['cpu'], graphOptimizationLevel: 'all',
+    executionProviders: ['cpu'], graphOptimizationLevel: args.optLevel,
     intraOpNumThreads: args.threads, interOpNumThreads: 1, executionMode: 'sequential',
   });
   if (args.inputs.length === 0) {
