@@ -313,6 +313,25 @@ TEST(ElementwiseBinary, IncompatibleShapesNameTheNode) {
   EXPECT_EQ(mixed.status().code(), StatusCode::kInvalidArgument);
 }
 
+TEST(ElementwiseBinary, LegacyBroadcastAttributesBeforeOpset7) {
+  // Add-6 with broadcast=1, axis=1: B [3] lines up with axis 1 of A [2,3,2].
+  ir::Node add = make_node("Add", 2);
+  set_int(add, "broadcast", 1);
+  set_int(add, "axis", 1);
+  auto y = run(add, {f32({2, 3, 2}, std::vector<float>(12, 1.0f)), f32({3}, {10, 20, 30})}, 6);
+  ASSERT_TRUE(y.has_value()) << y.status().to_string();
+  EXPECT_EQ(y->shape(), (Shape{2, 3, 2}));
+  expect_floats(values<float>(*y), {11, 11, 21, 21, 31, 31, 11, 11, 21, 21, 31, 31});
+  // Without broadcast=1 the shapes must match.
+  auto strict = run(make_node("Add", 2), {f32({2, 3}, {1, 2, 3, 4, 5, 6}), f32({3}, {1, 2, 3})}, 6);
+  ASSERT_FALSE(strict.has_value());
+  EXPECT_EQ(strict.status().code(), StatusCode::kInvalidArgument);
+  // PRelu-6: a 1-D slope of C values is per channel.
+  auto p = run(make_node("PRelu", 2), {f32({1, 2, 2}, {-1, -1, -1, 4}), f32({2}, {0.5f, 2})}, 6);
+  ASSERT_TRUE(p.has_value()) << p.status().to_string();
+  expect_floats(values<float>(*p), {-0.5f, -0.5f, -2, 4});
+}
+
 TEST(ElementwiseBinary, IntegerArithmetic) {
   auto div = run(make_node("Div", 2), {i32({4}, {7, -7, 7, -7}), i32({4}, {2, 2, -2, -2})});
   ASSERT_TRUE(div.has_value());

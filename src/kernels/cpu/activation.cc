@@ -11,7 +11,8 @@
 ///   Sigmoid-6/13, Tanh-6/13 (13 adds bfloat16): float16/float/double.
 /// - Celu-12 (alpha 1): float only.
 /// - PRelu-7/9/16: slope broadcasts unidirectionally to X (the output has X's shape); 7 is
-///   float types, 9 adds int32/int64/uint32/uint64, 16 adds bfloat16.
+///   float types, 9 adds int32/int64/uint32/uint64, 16 adds bfloat16. PRelu-6 (kept for
+///   older exports): a 1-D slope of C values is per channel (axis 1), otherwise as in 7.
 /// - Shrink-9 (lambd 0.5, bias 0): all integer and float types; integers compute in double
 ///   and convert back with Cast's rules.
 /// - Clip-6: bounds from attributes min/max (default ∓FLT_MAX); Clip-11: bounds from the
@@ -205,14 +206,20 @@ Expected<Shrink> make_shrink(const KernelInfo& info) {
 // ---------------------------------------------------------------------------------------
 // PRelu
 
-Status run_prelu(KernelContext& ctx, DTypeSet allowed) {
+Status run_prelu(KernelContext& ctx, DTypeSet allowed, bool per_channel) {
   const ir::Node& node = ctx.node();
   EDGEMM_ASSIGN_OR_RETURN(const Tensor* x, need_input(ctx, 0));
   EDGEMM_ASSIGN_OR_RETURN(const Tensor* slope, need_input(ctx, 1));
   const DataType dt = x->dtype();
   if (!dtype_in(allowed, dt)) return unsupported_dtype(node, 0, dt);
   EDGEMM_RETURN_IF_ERROR(check_same_dtype(node, *x, 0, *slope, 1));
-  EDGEMM_ASSIGN_OR_RETURN(Shape shape, broadcast_shapes(node, x->shape(), slope->shape()));
+  // PRelu-6: a 1-D slope of C values applies per channel (axis 1 of X).
+  Shape slope_shape = slope->shape();
+  if (per_channel && slope_shape.size() == 1 && x->rank() >= 2 && slope_shape[0] == x->dim(1) &&
+      slope_shape[0] != 1) {
+    slope_shape.resize(static_cast<size_t>(x->rank() - 1), 1);
+  }
+  EDGEMM_ASSIGN_OR_RETURN(Shape shape, broadcast_shapes(node, x->shape(), slope_shape));
   if (shape != x->shape()) {
     return ir::node_error(
         node, StatusCode::kInvalidArgument,
@@ -220,7 +227,7 @@ Status run_prelu(KernelContext& ctx, DTypeSet allowed) {
             " does not broadcast to the shape of X " + shape_to_string(x->shape()));
   }
   EDGEMM_ASSIGN_OR_RETURN(Tensor * y, ctx.allocate_output(0, dt, shape));
-  const BroadcastPlan plan = make_broadcast_plan(shape, {&x->shape(), &slope->shape()});
+  const BroadcastPlan plan = make_broadcast_plan(shape, {&x->shape(), &slope_shape});
   const int threads = ctx.threads();
   auto f = [](auto v, auto s) { return v < decltype(v)(0) ? s * v : v; };
   if (is_half(dt)) {
@@ -244,8 +251,9 @@ Status run_prelu(KernelContext& ctx, DTypeSet allowed) {
 }
 
 void add_prelu(KernelRegistry& registry, int since, DTypeSet allowed) {
-  registry.add("", "PRelu", since, [allowed](const KernelInfo&) {
-    return make_fn_kernel([allowed](KernelContext& ctx) { return run_prelu(ctx, allowed); });
+  registry.add("", "PRelu", since, [allowed, since](const KernelInfo&) {
+    return make_fn_kernel(
+        [allowed, since](KernelContext& ctx) { return run_prelu(ctx, allowed, since < 7); });
   });
 }
 
@@ -352,6 +360,7 @@ void register_activation_kernels(KernelRegistry& registry) {
   add_unary<Relu>(registry, "Relu", 14, kF13 | kSignedSet);
   add_unary<LeakyRelu>(registry, "LeakyRelu", 6, kF, with_alpha<LeakyRelu>());
   add_unary<LeakyRelu>(registry, "LeakyRelu", 16, kF13, with_alpha<LeakyRelu>());
+  add_prelu(registry, 6, kF);
   add_prelu(registry, 7, kF);
   add_prelu(registry, 9, kF | kPReluInts);
   add_prelu(registry, 16, kF13 | kPReluInts);

@@ -25,6 +25,9 @@
 ///   LessOrEqual, GreaterOrEqual -12; -16 adds bfloat16. Comparisons with NaN are false
 ///   (Equal: NaN != NaN).
 /// float16/bfloat16 inputs compute in float32 and round back to nearest even.
+/// Older exports (pytorch-operator tests) also get Add/Sub/Mul/Div-6, Pow-1, And/Or/Xor-1,
+/// Equal/Less/Greater-1: attribute broadcast=1 broadcasts B onto A, B's shape matching a
+/// contiguous run of A's starting at `axis` (suffix when absent); broadcast=0 needs equal shapes.
 
 #include <cmath>
 #include <cstdint>
@@ -209,32 +212,88 @@ Status check_no_zero(const ir::Node& node, const Tensor& b) {
       "integer division by zero: divisor '" + input_name(node, 1) + "' contains 0");
 }
 
-/// Shared front end: both inputs present, same dtype, dtype allowed, broadcastable.
+/// Broadcasting of the opset 1–6 versions (Add-6, Pow-1, And-1, Equal-1, ...): with
+/// broadcast=0 both shapes must match; with broadcast=1, B's shape is a contiguous run of A's
+/// shape starting at `axis` (default: suffix matching), and B is broadcast onto A.
+struct LegacyBroadcast {
+  bool enabled = false;
+  bool broadcast = false;
+  bool has_axis = false;
+  int64_t axis = 0;
+};
+
+Expected<LegacyBroadcast> read_legacy(const ir::Node& node, int since) {
+  LegacyBroadcast l;
+  if (since >= 7) return l;
+  l.enabled = true;
+  EDGEMM_ASSIGN_OR_RETURN(int64_t b, node.attr_int("broadcast", 0));
+  l.broadcast = b != 0;
+  l.has_axis = node.has_attr("axis");
+  EDGEMM_ASSIGN_OR_RETURN(l.axis, node.attr_int("axis", 0));
+  return l;
+}
+
+/// Shared front end: both inputs present, same dtype, dtype allowed, broadcastable. b_shape is
+/// B's shape as the broadcast loop should see it (legacy broadcasting pads it with 1s).
 struct Operands {
   const Tensor* a = nullptr;
   const Tensor* b = nullptr;
+  Shape b_shape;
   Shape shape;
 };
 
-Expected<Operands> prepare(KernelContext& ctx, DTypeSet allowed, bool same_dtype) {
+Status legacy_b_shape(const ir::Node& node, const LegacyBroadcast& l, const Shape& a,
+                      Operands& ops) {
+  const Shape& b = ops.b->shape();
+  auto mismatch = [&](const std::string& why) {
+    return ir::node_error(node, StatusCode::kInvalidArgument,
+                          "input '" + input_name(node, 1) + "' of shape " + shape_to_string(b) +
+                              " cannot be broadcast onto " + shape_to_string(a) + ": " + why);
+  };
+  if (!l.broadcast) {
+    if (a != b) return mismatch("shapes differ and attribute broadcast is 0");
+    ops.b_shape = b;
+    return Status::ok();
+  }
+  const int64_t ra = static_cast<int64_t>(a.size()), rb = static_cast<int64_t>(b.size());
+  int64_t start = ra - rb;
+  if (l.has_axis) {
+    EDGEMM_ASSIGN_OR_RETURN(start, normalize_axis(node, l.axis, ra > 0 ? ra : 1));
+  }
+  if (rb > ra || start < 0 || start + rb > ra) {
+    return mismatch("it does not fit at axis " + std::to_string(start));
+  }
+  for (int64_t i = 0; i < rb; ++i) {
+    if (b[i] != a[start + i] && b[i] != 1) return mismatch("extent mismatch");
+  }
+  ops.b_shape = b;
+  ops.b_shape.resize(static_cast<size_t>(ra - start), 1);
+  return Status::ok();
+}
+
+Expected<Operands> prepare(KernelContext& ctx, DTypeSet allowed, bool same_dtype,
+                           const LegacyBroadcast& legacy) {
   const ir::Node& node = ctx.node();
   Operands ops;
   EDGEMM_ASSIGN_OR_RETURN(ops.a, need_input(ctx, 0));
   EDGEMM_ASSIGN_OR_RETURN(ops.b, need_input(ctx, 1));
   if (!dtype_in(allowed, ops.a->dtype())) return unsupported_dtype(node, 0, ops.a->dtype());
   if (same_dtype) EDGEMM_RETURN_IF_ERROR(check_same_dtype(node, *ops.a, 0, *ops.b, 1));
-  EDGEMM_ASSIGN_OR_RETURN(ops.shape, broadcast_shapes(node, ops.a->shape(), ops.b->shape()));
+  ops.b_shape = ops.b->shape();
+  if (legacy.enabled) EDGEMM_RETURN_IF_ERROR(legacy_b_shape(node, legacy, ops.a->shape(), ops));
+  EDGEMM_ASSIGN_OR_RETURN(ops.shape, broadcast_shapes(node, ops.a->shape(), ops.b_shape));
   return ops;
 }
 
 template <typename Op>
-Status run_binary(KernelContext& ctx, const Op& op, DTypeSet allowed) {
+Status run_binary(KernelContext& ctx, const Op& op, DTypeSet allowed,
+                  const LegacyBroadcast& legacy = {}) {
   const ir::Node& node = ctx.node();
-  EDGEMM_ASSIGN_OR_RETURN(Operands in, prepare(ctx, allowed, true));
+  EDGEMM_ASSIGN_OR_RETURN(Operands in, prepare(ctx, allowed, true, legacy));
   const DataType dt = in.a->dtype();
   const DataType out_dt = Op::kPredicate ? DataType::kBool : dt;
   EDGEMM_ASSIGN_OR_RETURN(Tensor * y, ctx.allocate_output(0, out_dt, in.shape));
-  const BroadcastPlan plan = make_broadcast_plan(in.shape, {&in.a->shape(), &in.b->shape()});
+  const BroadcastPlan plan = make_broadcast_plan(in.shape, {&in.a->shape(), &in.b_shape});
   const int threads = ctx.threads();
 
   if (dt == DataType::kBool) {
@@ -282,10 +341,13 @@ Status run_binary(KernelContext& ctx, const Op& op, DTypeSet allowed) {
 template <typename Op>
 void add_binary(KernelRegistry& registry, const char* op_type, int since, DTypeSet allowed,
                 Op op = Op{}) {
-  registry.add("", op_type, since, [op, allowed](const KernelInfo&) {
-    return make_fn_kernel(
-        [op, allowed](KernelContext& ctx) { return run_binary(ctx, op, allowed); });
-  });
+  registry.add("", op_type, since,
+               [op, allowed, since](const KernelInfo& info) -> Expected<std::unique_ptr<Kernel>> {
+                 EDGEMM_ASSIGN_OR_RETURN(LegacyBroadcast legacy, read_legacy(info.node, since));
+                 return make_fn_kernel([op, allowed, legacy](KernelContext& ctx) {
+                   return run_binary(ctx, op, allowed, legacy);
+                 });
+               });
 }
 
 // ---------------------------------------------------------------------------------------
@@ -354,7 +416,8 @@ T int_pow(T x, int64_t e) {
 struct PowConfig {
   DTypeSet base_allowed;
   DTypeSet exp_allowed;
-  bool same_type;  // Pow-7: one type T for both inputs
+  bool same_type;  // Pow-1/7: one type T for both inputs
+  LegacyBroadcast legacy = {};
 };
 
 /// Converts `t` to `dt` in a new tensor unless it already has that dtype.
@@ -367,12 +430,12 @@ Expected<Tensor> as_dtype(const ir::Node& node, const Tensor& t, DataType dt, in
 
 Status run_pow(KernelContext& ctx, const PowConfig& cfg) {
   const ir::Node& node = ctx.node();
-  EDGEMM_ASSIGN_OR_RETURN(Operands in, prepare(ctx, cfg.base_allowed, cfg.same_type));
+  EDGEMM_ASSIGN_OR_RETURN(Operands in, prepare(ctx, cfg.base_allowed, cfg.same_type, cfg.legacy));
   if (!dtype_in(cfg.exp_allowed, in.b->dtype())) return unsupported_dtype(node, 1, in.b->dtype());
   const int threads = ctx.threads();
   const DataType out_dt = in.a->dtype();
   EDGEMM_ASSIGN_OR_RETURN(Tensor * y, ctx.allocate_output(0, out_dt, in.shape));
-  const BroadcastPlan plan = make_broadcast_plan(in.shape, {&in.a->shape(), &in.b->shape()});
+  const BroadcastPlan plan = make_broadcast_plan(in.shape, {&in.a->shape(), &in.b_shape});
 
   // 16-bit float bases compute in float32; the exponent follows the base where it can.
   const bool half_base = is_half(out_dt);
@@ -427,14 +490,18 @@ Status run_pow(KernelContext& ctx, const PowConfig& cfg) {
 }
 
 void add_pow(KernelRegistry& registry, int since, PowConfig cfg) {
-  registry.add("", "Pow", since, [cfg](const KernelInfo&) {
-    return make_fn_kernel([cfg](KernelContext& ctx) { return run_pow(ctx, cfg); });
-  });
+  registry.add("", "Pow", since,
+               [cfg, since](const KernelInfo& info) -> Expected<std::unique_ptr<Kernel>> {
+                 PowConfig c = cfg;
+                 EDGEMM_ASSIGN_OR_RETURN(c.legacy, read_legacy(info.node, since));
+                 return make_fn_kernel([c](KernelContext& ctx) { return run_pow(ctx, c); });
+               });
 }
 
 void register_pow_kernels(KernelRegistry& registry) {
   constexpr DTypeSet kBase12 =
       kFloatSet | dtype_bit(DataType::kInt32) | dtype_bit(DataType::kInt64);
+  add_pow(registry, 1, {kFloatSet, kFloatSet, true});
   add_pow(registry, 7, {kFloatSet, kFloatSet, true});
   add_pow(registry, 12, {kBase12, kNumericSet, false});
   add_pow(registry, 13, {kBase12 | kBFloat16Set, kNumericSet, false});
@@ -448,15 +515,19 @@ void register_binary_kernels(KernelRegistry& registry) {
                           dtype_bit(DataType::kUInt32) | dtype_bit(DataType::kUInt64);
   constexpr DTypeSet k13 = k7 | kBFloat16Set;
   constexpr DTypeSet k14 = kNumericSet | kBFloat16Set;
+  add_binary<AddOp>(registry, "Add", 6, k7);  // legacy broadcast attributes
   add_binary<AddOp>(registry, "Add", 7, k7);
   add_binary<AddOp>(registry, "Add", 13, k13);
   add_binary<AddOp>(registry, "Add", 14, k14);
+  add_binary<SubOp>(registry, "Sub", 6, k7);  // legacy broadcast attributes
   add_binary<SubOp>(registry, "Sub", 7, k7);
   add_binary<SubOp>(registry, "Sub", 13, k13);
   add_binary<SubOp>(registry, "Sub", 14, k14);
+  add_binary<MulOp>(registry, "Mul", 6, k7);  // legacy broadcast attributes
   add_binary<MulOp>(registry, "Mul", 7, k7);
   add_binary<MulOp>(registry, "Mul", 13, k13);
   add_binary<MulOp>(registry, "Mul", 14, k14);
+  add_binary<DivOp>(registry, "Div", 6, k7);  // legacy broadcast attributes
   add_binary<DivOp>(registry, "Div", 7, k7);
   add_binary<DivOp>(registry, "Div", 13, k13);
   add_binary<DivOp>(registry, "Div", 14, k14);
@@ -465,19 +536,25 @@ void register_binary_kernels(KernelRegistry& registry) {
   add_mod(registry, 13, kNumericSet | kBFloat16Set);
   add_bitshift(registry, kUnsignedSet);
 
+  add_binary<AndOp>(registry, "And", 1, kBoolSet);
   add_binary<AndOp>(registry, "And", 7, kBoolSet);
+  add_binary<OrOp>(registry, "Or", 1, kBoolSet);
   add_binary<OrOp>(registry, "Or", 7, kBoolSet);
+  add_binary<XorOp>(registry, "Xor", 1, kBoolSet);
   add_binary<XorOp>(registry, "Xor", 7, kBoolSet);
 
   constexpr DTypeSet kAll = kNumericSet;
   constexpr DTypeSet kAll13 = kNumericSet | kBFloat16Set;
-  add_binary<EqualOp>(registry, "Equal", 7,
-                      kBoolSet | dtype_bit(DataType::kInt32) | dtype_bit(DataType::kInt64));
+  constexpr DTypeSet kEq7 = kBoolSet | dtype_bit(DataType::kInt32) | dtype_bit(DataType::kInt64);
+  add_binary<EqualOp>(registry, "Equal", 1, kEq7);
+  add_binary<EqualOp>(registry, "Equal", 7, kEq7);
   add_binary<EqualOp>(registry, "Equal", 11, kBoolSet | kAll);
   add_binary<EqualOp>(registry, "Equal", 13, kBoolSet | kAll13);
+  add_binary<LessOp>(registry, "Less", 1, kFloatSet);
   add_binary<LessOp>(registry, "Less", 7, kFloatSet);
   add_binary<LessOp>(registry, "Less", 9, kAll);
   add_binary<LessOp>(registry, "Less", 13, kAll13);
+  add_binary<GreaterOp>(registry, "Greater", 1, kFloatSet);
   add_binary<GreaterOp>(registry, "Greater", 7, kFloatSet);
   add_binary<GreaterOp>(registry, "Greater", 9, kAll);
   add_binary<GreaterOp>(registry, "Greater", 13, kAll13);
