@@ -72,10 +72,8 @@ void set_string(ir::Node& n, const std::string& key, const std::string& v) {
   n.attributes[key] = a;
 }
 
-Expected<Tensor> run(const ir::Node& node, const std::vector<Tensor>& inputs, int64_t opset = 17,
-                     int threads = 1) {
-  EDGEMM_ASSIGN_OR_RETURN(std::vector<Tensor> outs,
-                          runtime::run_node(node, inputs, opset, threads));
+Expected<Tensor> run(const ir::Node& node, const std::vector<Tensor>& inputs, int64_t opset = 17, int threads = 1) {
+  EDGEMM_ASSIGN_OR_RETURN(std::vector<Tensor> outs, runtime::run_node(node, inputs, opset, threads));
   if (outs.size() != 1) return Status(StatusCode::kInternal, "expected one output");
   return outs[0];
 }
@@ -89,8 +87,7 @@ std::vector<float> unary(const ir::Node& node, const std::vector<float>& x, int6
   return values<float>(*y);
 }
 
-void expect_floats(const std::vector<float>& got, const std::vector<float>& want,
-                   float tol = 1e-6f) {
+void expect_floats(const std::vector<float>& got, const std::vector<float>& want, float tol = 1e-6f) {
   ASSERT_EQ(got.size(), want.size());
   for (size_t i = 0; i < got.size(); ++i) {
     if (std::isnan(want[i])) {
@@ -115,8 +112,7 @@ TEST(ElementwiseUnary, BasicFloatOps) {
   expect_floats(unary(make_node("Sqrt", 1), {4.0f, 9.0f, 0.0f}), {2.0f, 3.0f, 0.0f});
   expect_floats(unary(make_node("Exp", 1), {0.0f, 1.0f}), {1.0f, 2.718281828f});
   expect_floats(unary(make_node("Log", 1), {1.0f, 2.718281828f, 0.0f}), {0.0f, 1.0f, -kInf});
-  expect_floats(unary(make_node("Erf", 1), {0.0f, 1.0f, -1.0f}),
-                {0.0f, 0.8427007929f, -0.8427007929f});
+  expect_floats(unary(make_node("Erf", 1), {0.0f, 1.0f, -1.0f}), {0.0f, 0.8427007929f, -0.8427007929f});
   expect_floats(unary(make_node("Sin", 1), {0.0f, 1.5707963268f}), {0.0f, 1.0f});
   expect_floats(unary(make_node("Cos", 1), {0.0f}), {1.0f});
   expect_floats(unary(make_node("Tan", 1), {0.7853981634f}), {1.0f});
@@ -210,10 +206,8 @@ TEST(ElementwiseActivation, ClosedForms) {
   expect_floats(unary(make_node("LeakyRelu", 1), {-100.0f}), {-1.0f});  // alpha 0.01
   expect_floats(unary(make_node("Sigmoid", 1), {0.0f, 100.0f, -100.0f}), {0.5f, 1.0f, 0.0f});
   expect_floats(unary(make_node("Tanh", 1), {0.0f, 1.0f}), {0.0f, 0.7615941560f});
-  expect_floats(unary(make_node("HardSigmoid", 1), {-3.0f, 0.0f, 1.0f, 3.0f}),
-                {0.0f, 0.5f, 0.7f, 1.0f});
-  expect_floats(unary(make_node("HardSwish", 1), {-4.0f, 0.0f, 1.0f, 4.0f}),
-                {0.0f, 0.0f, 2.0f / 3.0f, 4.0f});
+  expect_floats(unary(make_node("HardSigmoid", 1), {-3.0f, 0.0f, 1.0f, 3.0f}), {0.0f, 0.5f, 0.7f, 1.0f});
+  expect_floats(unary(make_node("HardSwish", 1), {-4.0f, 0.0f, 1.0f, 4.0f}), {0.0f, 0.0f, 2.0f / 3.0f, 4.0f});
   // Elu(-1) = e^-1 - 1; Selu(1) = gamma; Selu(-1) = gamma * alpha * (e^-1 - 1).
   expect_floats(unary(make_node("Elu", 1), {-1.0f, 2.0f}), {-0.6321205588f, 2.0f});
   expect_floats(unary(make_node("Selu", 1), {1.0f, -1.0f}),
@@ -511,8 +505,7 @@ TEST(ElementwiseVariadic, SumMeanMaxMin) {
   auto max = run(make_node("Max", 2), {f32({3}, {1, kNaN, 5}), f32({3}, {2, 0, kNaN})});
   ASSERT_TRUE(max.has_value());
   expect_floats(values<float>(*max), {2, kNaN, kNaN});
-  auto min =
-      run(make_node("Min", 3), {i32({3}, {1, 9, 5}), i32({1}, {4}), i32({3}, {0, 8, 7})}, 12);
+  auto min = run(make_node("Min", 3), {i32({3}, {1, 9, 5}), i32({1}, {4}), i32({3}, {0, 8, 7})}, 12);
   ASSERT_TRUE(min.has_value());
   EXPECT_EQ(values<int32_t>(*min), (std::vector<int32_t>{0, 4, 4}));
   auto one = run(make_node("Max", 1), {a});
@@ -529,13 +522,11 @@ TEST(ElementwiseVariadic, SumMeanMaxMin) {
 }
 
 TEST(ElementwiseVariadic, WhereBroadcastsThreeWays) {
-  auto y =
-      run(make_node("Where", 3), {bools({2, 1}, {1, 0}), i64({1, 3}, {1, 2, 3}), i64({}, {-1})});
+  auto y = run(make_node("Where", 3), {bools({2, 1}, {1, 0}), i64({1, 3}, {1, 2, 3}), i64({}, {-1})});
   ASSERT_TRUE(y.has_value()) << y.status().to_string();
   EXPECT_EQ(y->shape(), (Shape{2, 3}));
   EXPECT_EQ(values<int64_t>(*y), (std::vector<int64_t>{1, 2, 3, -1, -1, -1}));
-  auto h = run(make_node("Where", 3),
-               {bools({2}, {0, 1}), f16({2}, {0x3C00, 0x4000}), f16({2}, {0x3800, 0x3800})});
+  auto h = run(make_node("Where", 3), {bools({2}, {0, 1}), f16({2}, {0x3C00, 0x4000}), f16({2}, {0x3800, 0x3800})});
   ASSERT_TRUE(h.has_value());
   EXPECT_EQ(values<uint16_t>(*h), (std::vector<uint16_t>{0x3800, 0x4000}));
   auto bad = run(make_node("Where", 3), {f32({1}, {1}), f32({1}, {1}), f32({1}, {2})});

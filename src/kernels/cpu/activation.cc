@@ -215,16 +215,14 @@ Status run_prelu(KernelContext& ctx, DTypeSet allowed, bool per_channel) {
   EDGEMM_RETURN_IF_ERROR(check_same_dtype(node, *x, 0, *slope, 1));
   // PRelu-6: a 1-D slope of C values applies per channel (axis 1 of X).
   Shape slope_shape = slope->shape();
-  if (per_channel && slope_shape.size() == 1 && x->rank() >= 2 && slope_shape[0] == x->dim(1) &&
-      slope_shape[0] != 1) {
+  if (per_channel && slope_shape.size() == 1 && x->rank() >= 2 && slope_shape[0] == x->dim(1) && slope_shape[0] != 1) {
     slope_shape.resize(static_cast<size_t>(x->rank() - 1), 1);
   }
   EDGEMM_ASSIGN_OR_RETURN(Shape shape, broadcast_shapes(node, x->shape(), slope_shape));
   if (shape != x->shape()) {
-    return ir::node_error(
-        node, StatusCode::kInvalidArgument,
-        "slope '" + input_name(node, 1) + "' of shape " + shape_to_string(slope->shape()) +
-            " does not broadcast to the shape of X " + shape_to_string(x->shape()));
+    return ir::node_error(node, StatusCode::kInvalidArgument,
+                          "slope '" + input_name(node, 1) + "' of shape " + shape_to_string(slope->shape()) +
+                              " does not broadcast to the shape of X " + shape_to_string(x->shape()));
   }
   EDGEMM_ASSIGN_OR_RETURN(Tensor * y, ctx.allocate_output(0, dt, shape));
   const BroadcastPlan plan = make_broadcast_plan(shape, {&x->shape(), &slope_shape});
@@ -237,23 +235,21 @@ Status run_prelu(KernelContext& ctx, DTypeSet allowed, bool per_channel) {
     binary_loop(plan, x32.data<float>(), s32.data<float>(), y32.data<float>(), threads, 2, f);
     return convert_tensor(node, y32, *y, threads);
   }
-  const bool done =
-      dispatch(TypeList<float, double, int32_t, int64_t, uint32_t, uint64_t>{}, dt, [&](auto tag) {
-        using T = typename decltype(tag)::type;
-        if constexpr (std::is_floating_point_v<T>) {
-          binary_loop(plan, x->data<T>(), slope->data<T>(), y->data<T>(), threads, 2, f);
-        } else {
-          binary_loop(plan, x->data<T>(), slope->data<T>(), y->data<T>(), threads, 2,
-                      [](T v, T s) { return v < T(0) ? wrap_mul(s, v) : v; });
-        }
-      });
+  const bool done = dispatch(TypeList<float, double, int32_t, int64_t, uint32_t, uint64_t>{}, dt, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    if constexpr (std::is_floating_point_v<T>) {
+      binary_loop(plan, x->data<T>(), slope->data<T>(), y->data<T>(), threads, 2, f);
+    } else {
+      binary_loop(plan, x->data<T>(), slope->data<T>(), y->data<T>(), threads, 2,
+                  [](T v, T s) { return v < T(0) ? wrap_mul(s, v) : v; });
+    }
+  });
   return done ? Status::ok() : unsupported_dtype(node, 0, dt);
 }
 
 void add_prelu(KernelRegistry& registry, int since, DTypeSet allowed) {
   registry.add("", "PRelu", since, [allowed, since](const KernelInfo&) {
-    return make_fn_kernel(
-        [allowed, since](KernelContext& ctx) { return run_prelu(ctx, allowed, since < 7); });
+    return make_fn_kernel([allowed, since](KernelContext& ctx) { return run_prelu(ctx, allowed, since < 7); });
   });
 }
 
@@ -268,9 +264,8 @@ Status read_bound(KernelContext& ctx, int i, DataType dt, T& out) {
   const ir::Node& node = ctx.node();
   if (t->dtype() != dt) {
     return ir::node_error(node, StatusCode::kInvalidArgument,
-                          std::string(i == 1 ? "min" : "max") + " '" + input_name(node, i) +
-                              "' has dtype " + dtype_name(t->dtype()) + " but input has " +
-                              dtype_name(dt));
+                          std::string(i == 1 ? "min" : "max") + " '" + input_name(node, i) + "' has dtype " +
+                              dtype_name(t->dtype()) + " but input has " + dtype_name(dt));
   }
   if (t->element_count() != 1) {
     return ir::node_error(node, StatusCode::kInvalidArgument,
@@ -318,8 +313,7 @@ Status run_clip(KernelContext& ctx, const ClipConfig& cfg) {
     auto f = [lo, hi](T v) { return clamp_nan(v, lo, hi); };
     if (is_half(dt)) {
       if constexpr (std::is_same_v<T, float>) {
-        unary_loop_half(x->data<uint16_t>(), y->data<uint16_t>(), n, dt == DataType::kBFloat16,
-                        threads, 1, f);
+        unary_loop_half(x->data<uint16_t>(), y->data<uint16_t>(), n, dt == DataType::kBFloat16, threads, 1, f);
       }
     } else {
       unary_loop(x->data<T>(), y->data<T>(), n, threads, 1, f);
@@ -333,17 +327,16 @@ Status run_clip(KernelContext& ctx, const ClipConfig& cfg) {
 }
 
 void add_clip(KernelRegistry& registry, int since, DTypeSet allowed) {
-  registry.add("", "Clip", since,
-               [since, allowed](const KernelInfo& info) -> Expected<std::unique_ptr<Kernel>> {
-                 ClipConfig cfg{allowed, since >= 11};
-                 if (!cfg.bounds_from_inputs) {
-                   cfg.has_min = info.node.has_attr("min");
-                   cfg.has_max = info.node.has_attr("max");
-                   EDGEMM_ASSIGN_OR_RETURN(cfg.attr_min, info.node.attr_float("min", cfg.attr_min));
-                   EDGEMM_ASSIGN_OR_RETURN(cfg.attr_max, info.node.attr_float("max", cfg.attr_max));
-                 }
-                 return make_fn_kernel([cfg](KernelContext& ctx) { return run_clip(ctx, cfg); });
-               });
+  registry.add("", "Clip", since, [since, allowed](const KernelInfo& info) -> Expected<std::unique_ptr<Kernel>> {
+    ClipConfig cfg{allowed, since >= 11};
+    if (!cfg.bounds_from_inputs) {
+      cfg.has_min = info.node.has_attr("min");
+      cfg.has_max = info.node.has_attr("max");
+      EDGEMM_ASSIGN_OR_RETURN(cfg.attr_min, info.node.attr_float("min", cfg.attr_min));
+      EDGEMM_ASSIGN_OR_RETURN(cfg.attr_max, info.node.attr_float("max", cfg.attr_max));
+    }
+    return make_fn_kernel([cfg](KernelContext& ctx) { return run_clip(ctx, cfg); });
+  });
 }
 
 }  // namespace

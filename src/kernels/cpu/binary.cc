@@ -207,9 +207,8 @@ Status check_no_zero(const ir::Node& node, const Tensor& b) {
   bool zero = false;
   for (int64_t i = 0; i < n; ++i) zero |= p[i] == T(0);
   if (!zero) return Status::ok();
-  return ir::node_error(
-      node, StatusCode::kInvalidArgument,
-      "integer division by zero: divisor '" + input_name(node, 1) + "' contains 0");
+  return ir::node_error(node, StatusCode::kInvalidArgument,
+                        "integer division by zero: divisor '" + input_name(node, 1) + "' contains 0");
 }
 
 /// Broadcasting of the opset 1–6 versions (Add-6, Pow-1, And-1, Equal-1, ...): with
@@ -242,8 +241,7 @@ struct Operands {
   Shape shape;
 };
 
-Status legacy_b_shape(const ir::Node& node, const LegacyBroadcast& l, const Shape& a,
-                      Operands& ops) {
+Status legacy_b_shape(const ir::Node& node, const LegacyBroadcast& l, const Shape& a, Operands& ops) {
   const Shape& b = ops.b->shape();
   auto mismatch = [&](const std::string& why) {
     return ir::node_error(node, StatusCode::kInvalidArgument,
@@ -271,8 +269,7 @@ Status legacy_b_shape(const ir::Node& node, const LegacyBroadcast& l, const Shap
   return Status::ok();
 }
 
-Expected<Operands> prepare(KernelContext& ctx, DTypeSet allowed, bool same_dtype,
-                           const LegacyBroadcast& legacy) {
+Expected<Operands> prepare(KernelContext& ctx, DTypeSet allowed, bool same_dtype, const LegacyBroadcast& legacy) {
   const ir::Node& node = ctx.node();
   Operands ops;
   EDGEMM_ASSIGN_OR_RETURN(ops.a, need_input(ctx, 0));
@@ -286,8 +283,7 @@ Expected<Operands> prepare(KernelContext& ctx, DTypeSet allowed, bool same_dtype
 }
 
 template <typename Op>
-Status run_binary(KernelContext& ctx, const Op& op, DTypeSet allowed,
-                  const LegacyBroadcast& legacy = {}) {
+Status run_binary(KernelContext& ctx, const Op& op, DTypeSet allowed, const LegacyBroadcast& legacy = {}) {
   const ir::Node& node = ctx.node();
   EDGEMM_ASSIGN_OR_RETURN(Operands in, prepare(ctx, allowed, true, legacy));
   const DataType dt = in.a->dtype();
@@ -298,10 +294,8 @@ Status run_binary(KernelContext& ctx, const Op& op, DTypeSet allowed,
 
   if (dt == DataType::kBool) {
     if constexpr (Op::kBoolInputs) {
-      binary_loop(plan, in.a->data<uint8_t>(), in.b->data<uint8_t>(), y->data<uint8_t>(), threads,
-                  1, [&op](uint8_t a, uint8_t b) {
-                    return static_cast<uint8_t>(op(bool(a != 0), bool(b != 0)));
-                  });
+      binary_loop(plan, in.a->data<uint8_t>(), in.b->data<uint8_t>(), y->data<uint8_t>(), threads, 1,
+                  [&op](uint8_t a, uint8_t b) { return static_cast<uint8_t>(op(bool(a != 0), bool(b != 0))); });
       return Status::ok();
     }
     return unsupported_dtype(node, 0, dt);
@@ -311,13 +305,12 @@ Status run_binary(KernelContext& ctx, const Op& op, DTypeSet allowed,
       EDGEMM_ASSIGN_OR_RETURN(Tensor a32, to_float32(node, *in.a, threads));
       EDGEMM_ASSIGN_OR_RETURN(Tensor b32, to_float32(node, *in.b, threads));
       if constexpr (Op::kPredicate) {
-        binary_loop(plan, a32.data<float>(), b32.data<float>(), y->data<uint8_t>(), threads,
-                    Op::kCost, [&op](float a, float b) { return static_cast<uint8_t>(op(a, b)); });
+        binary_loop(plan, a32.data<float>(), b32.data<float>(), y->data<uint8_t>(), threads, Op::kCost,
+                    [&op](float a, float b) { return static_cast<uint8_t>(op(a, b)); });
         return Status::ok();
       } else {
         EDGEMM_ASSIGN_OR_RETURN(Tensor y32, Tensor::create(DataType::kFloat32, in.shape));
-        binary_loop(plan, a32.data<float>(), b32.data<float>(), y32.data<float>(), threads,
-                    Op::kCost, op);
+        binary_loop(plan, a32.data<float>(), b32.data<float>(), y32.data<float>(), threads, Op::kCost, op);
         return convert_tensor(node, y32, *y, threads);
       }
     }
@@ -339,57 +332,47 @@ Status run_binary(KernelContext& ctx, const Op& op, DTypeSet allowed,
 }
 
 template <typename Op>
-void add_binary(KernelRegistry& registry, const char* op_type, int since, DTypeSet allowed,
-                Op op = Op{}) {
-  registry.add("", op_type, since,
-               [op, allowed, since](const KernelInfo& info) -> Expected<std::unique_ptr<Kernel>> {
-                 EDGEMM_ASSIGN_OR_RETURN(LegacyBroadcast legacy, read_legacy(info.node, since));
-                 return make_fn_kernel([op, allowed, legacy](KernelContext& ctx) {
-                   return run_binary(ctx, op, allowed, legacy);
-                 });
-               });
+void add_binary(KernelRegistry& registry, const char* op_type, int since, DTypeSet allowed, Op op = Op{}) {
+  registry.add("", op_type, since, [op, allowed, since](const KernelInfo& info) -> Expected<std::unique_ptr<Kernel>> {
+    EDGEMM_ASSIGN_OR_RETURN(LegacyBroadcast legacy, read_legacy(info.node, since));
+    return make_fn_kernel([op, allowed, legacy](KernelContext& ctx) { return run_binary(ctx, op, allowed, legacy); });
+  });
 }
 
 // ---------------------------------------------------------------------------------------
 // Mod, BitShift (attributes)
 
 void add_mod(KernelRegistry& registry, int since, DTypeSet allowed) {
-  registry.add(
-      "", "Mod", since, [allowed](const KernelInfo& info) -> Expected<std::unique_ptr<Kernel>> {
-        EDGEMM_ASSIGN_OR_RETURN(int64_t fmod, info.node.attr_int("fmod", 0));
-        if (fmod != 0) {
-          return make_fn_kernel(
-              [allowed](KernelContext& ctx) { return run_binary(ctx, FmodOp{}, allowed); });
-        }
-        return make_fn_kernel([allowed](KernelContext& ctx) -> Status {
-          const Tensor* a = ctx.input(0);
-          if (a != nullptr && (is_half(a->dtype()) || a->dtype() == DataType::kFloat32 ||
-                               a->dtype() == DataType::kFloat64)) {
-            return ir::node_error(ctx.node(), StatusCode::kInvalidArgument,
-                                  std::string("fmod must be 1 for floating inputs, ") +
-                                      "got fmod=0 with dtype " + dtype_name(a->dtype()));
-          }
-          return run_binary(ctx, PyModOp{}, allowed);
-        });
-      });
+  registry.add("", "Mod", since, [allowed](const KernelInfo& info) -> Expected<std::unique_ptr<Kernel>> {
+    EDGEMM_ASSIGN_OR_RETURN(int64_t fmod, info.node.attr_int("fmod", 0));
+    if (fmod != 0) {
+      return make_fn_kernel([allowed](KernelContext& ctx) { return run_binary(ctx, FmodOp{}, allowed); });
+    }
+    return make_fn_kernel([allowed](KernelContext& ctx) -> Status {
+      const Tensor* a = ctx.input(0);
+      if (a != nullptr &&
+          (is_half(a->dtype()) || a->dtype() == DataType::kFloat32 || a->dtype() == DataType::kFloat64)) {
+        return ir::node_error(
+            ctx.node(), StatusCode::kInvalidArgument,
+            std::string("fmod must be 1 for floating inputs, ") + "got fmod=0 with dtype " + dtype_name(a->dtype()));
+      }
+      return run_binary(ctx, PyModOp{}, allowed);
+    });
+  });
 }
 
 void add_bitshift(KernelRegistry& registry, DTypeSet allowed) {
-  registry.add(
-      "", "BitShift", 11, [allowed](const KernelInfo& info) -> Expected<std::unique_ptr<Kernel>> {
-        EDGEMM_ASSIGN_OR_RETURN(std::string dir, info.node.attr_string("direction", ""));
-        if (dir == "LEFT") {
-          return make_fn_kernel(
-              [allowed](KernelContext& ctx) { return run_binary(ctx, ShiftLeftOp{}, allowed); });
-        }
-        if (dir == "RIGHT") {
-          return make_fn_kernel(
-              [allowed](KernelContext& ctx) { return run_binary(ctx, ShiftRightOp{}, allowed); });
-        }
-        return ir::node_error(
-            info.node, StatusCode::kInvalidModel,
-            "attribute 'direction' must be \"LEFT\" or \"RIGHT\", got \"" + dir + "\"");
-      });
+  registry.add("", "BitShift", 11, [allowed](const KernelInfo& info) -> Expected<std::unique_ptr<Kernel>> {
+    EDGEMM_ASSIGN_OR_RETURN(std::string dir, info.node.attr_string("direction", ""));
+    if (dir == "LEFT") {
+      return make_fn_kernel([allowed](KernelContext& ctx) { return run_binary(ctx, ShiftLeftOp{}, allowed); });
+    }
+    if (dir == "RIGHT") {
+      return make_fn_kernel([allowed](KernelContext& ctx) { return run_binary(ctx, ShiftRightOp{}, allowed); });
+    }
+    return ir::node_error(info.node, StatusCode::kInvalidModel,
+                          "attribute 'direction' must be \"LEFT\" or \"RIGHT\", got \"" + dir + "\"");
+  });
 }
 
 // ---------------------------------------------------------------------------------------
@@ -465,21 +448,18 @@ Status run_pow(KernelContext& ctx, const PowConfig& cfg) {
       } else {
         auto e = as_dtype(node, *in.b, DataType::kFloat64, threads);
         if (!e) return void(status = e.status());
-        binary_loop(plan, x, e->template data<double>(), out, threads, 12, [](T v, double p) {
-          return static_cast<T>(std::pow(static_cast<double>(v), p));
-        });
+        binary_loop(plan, x, e->template data<double>(), out, threads, 12,
+                    [](T v, double p) { return static_cast<T>(std::pow(static_cast<double>(v), p)); });
       }
     } else if (e_float) {
       auto e = as_dtype(node, *in.b, DataType::kFloat64, threads);
       if (!e) return void(status = e.status());
-      binary_loop(plan, x, e->template data<double>(), out, threads, 12, [](T v, double p) {
-        return float_to_int<T>(std::pow(static_cast<double>(v), p));
-      });
+      binary_loop(plan, x, e->template data<double>(), out, threads, 12,
+                  [](T v, double p) { return float_to_int<T>(std::pow(static_cast<double>(v), p)); });
     } else {
       auto e = as_dtype(node, *in.b, DataType::kInt64, threads);
       if (!e) return void(status = e.status());
-      binary_loop(plan, x, e->template data<int64_t>(), out, threads, 8,
-                  [](T v, int64_t p) { return int_pow(v, p); });
+      binary_loop(plan, x, e->template data<int64_t>(), out, threads, 8, [](T v, int64_t p) { return int_pow(v, p); });
     }
     status = Status::ok();
   };
@@ -490,17 +470,15 @@ Status run_pow(KernelContext& ctx, const PowConfig& cfg) {
 }
 
 void add_pow(KernelRegistry& registry, int since, PowConfig cfg) {
-  registry.add("", "Pow", since,
-               [cfg, since](const KernelInfo& info) -> Expected<std::unique_ptr<Kernel>> {
-                 PowConfig c = cfg;
-                 EDGEMM_ASSIGN_OR_RETURN(c.legacy, read_legacy(info.node, since));
-                 return make_fn_kernel([c](KernelContext& ctx) { return run_pow(ctx, c); });
-               });
+  registry.add("", "Pow", since, [cfg, since](const KernelInfo& info) -> Expected<std::unique_ptr<Kernel>> {
+    PowConfig c = cfg;
+    EDGEMM_ASSIGN_OR_RETURN(c.legacy, read_legacy(info.node, since));
+    return make_fn_kernel([c](KernelContext& ctx) { return run_pow(ctx, c); });
+  });
 }
 
 void register_pow_kernels(KernelRegistry& registry) {
-  constexpr DTypeSet kBase12 =
-      kFloatSet | dtype_bit(DataType::kInt32) | dtype_bit(DataType::kInt64);
+  constexpr DTypeSet kBase12 = kFloatSet | dtype_bit(DataType::kInt32) | dtype_bit(DataType::kInt64);
   add_pow(registry, 1, {kFloatSet, kFloatSet, true});
   add_pow(registry, 7, {kFloatSet, kFloatSet, true});
   add_pow(registry, 12, {kBase12, kNumericSet, false});

@@ -71,8 +71,7 @@ inline float narrow_to_float(double v) {
   constexpr double kMax = std::numeric_limits<float>::max();
   if (v > kMax) {
     // Values that round down to FLT_MAX stay finite.
-    return v < kMax + std::ldexp(1.0, 103) ? std::numeric_limits<float>::max()
-                                           : std::numeric_limits<float>::infinity();
+    return v < kMax + std::ldexp(1.0, 103) ? std::numeric_limits<float>::max() : std::numeric_limits<float>::infinity();
   }
   if (v < -kMax) {
     return v > -kMax - std::ldexp(1.0, 103) ? std::numeric_limits<float>::lowest()
@@ -133,8 +132,7 @@ Status convert_tensor(const ir::Node& node, const Tensor& src, Tensor& dst, int 
   const int64_t n = src.element_count();
   if (dst.element_count() != n) {
     return ir::node_error(node, StatusCode::kInternal,
-                          "conversion between tensors of different sizes " +
-                              shape_to_string(src.shape()) + " and " +
+                          "conversion between tensors of different sizes " + shape_to_string(src.shape()) + " and " +
                               shape_to_string(dst.shape()));
   }
   if (src.dtype() == dst.dtype()) {
@@ -155,9 +153,8 @@ Status convert_tensor(const ir::Node& node, const Tensor& src, Tensor& dst, int 
   });
   if (!src_ok) return unsupported_dtype(node, 0, src.dtype());
   if (!dst_ok) {
-    return ir::node_error(
-        node, StatusCode::kUnsupported,
-        std::string("conversion to dtype ") + dtype_name(dst.dtype()) + " is not supported");
+    return ir::node_error(node, StatusCode::kUnsupported,
+                          std::string("conversion to dtype ") + dtype_name(dst.dtype()) + " is not supported");
   }
   return Status::ok();
 }
@@ -175,9 +172,8 @@ Status check_target(const ir::Node& node, int64_t to, DTypeSet allowed) {
     return ir::node_error(node, StatusCode::kUnsupported, "casting to string is not supported");
   }
   if (to < 0 || to >= 32 || !dtype_in(allowed, dt)) {
-    return ir::node_error(
-        node, StatusCode::kUnsupported,
-        "cannot cast to dtype " + std::to_string(to) + " (" + dtype_name(dt) + ") in this opset");
+    return ir::node_error(node, StatusCode::kUnsupported,
+                          "cannot cast to dtype " + std::to_string(to) + " (" + dtype_name(dt) + ") in this opset");
   }
   return Status::ok();
 }
@@ -191,18 +187,15 @@ Status run_cast(KernelContext& ctx, DataType to, DTypeSet allowed) {
 }
 
 void add_cast(KernelRegistry& registry, int since, DTypeSet allowed) {
-  registry.add("", "Cast", since,
-               [allowed](const KernelInfo& info) -> Expected<std::unique_ptr<Kernel>> {
-                 if (!info.node.has_attr("to")) {
-                   return ir::node_error(info.node, StatusCode::kInvalidModel,
-                                         "required attribute 'to' is missing");
-                 }
-                 EDGEMM_ASSIGN_OR_RETURN(int64_t to, info.node.attr_int("to", 0));
-                 EDGEMM_RETURN_IF_ERROR(check_target(info.node, to, allowed));
-                 const DataType dt = static_cast<DataType>(to);
-                 return make_fn_kernel(
-                     [dt, allowed](KernelContext& ctx) { return run_cast(ctx, dt, allowed); });
-               });
+  registry.add("", "Cast", since, [allowed](const KernelInfo& info) -> Expected<std::unique_ptr<Kernel>> {
+    if (!info.node.has_attr("to")) {
+      return ir::node_error(info.node, StatusCode::kInvalidModel, "required attribute 'to' is missing");
+    }
+    EDGEMM_ASSIGN_OR_RETURN(int64_t to, info.node.attr_int("to", 0));
+    EDGEMM_RETURN_IF_ERROR(check_target(info.node, to, allowed));
+    const DataType dt = static_cast<DataType>(to);
+    return make_fn_kernel([dt, allowed](KernelContext& ctx) { return run_cast(ctx, dt, allowed); });
+  });
 }
 
 Status run_cast_like(KernelContext& ctx, DTypeSet allowed) {
@@ -220,9 +213,7 @@ void register_cast_kernels(KernelRegistry& registry) {
   add_cast(registry, 9, k6);  // adds string, which we do not support
   add_cast(registry, 13, k6 | kBFloat16Set);
   registry.add("", "CastLike", 15, [](const KernelInfo&) {
-    return make_fn_kernel([](KernelContext& ctx) {
-      return run_cast_like(ctx, kNumericSet | kBoolSet | kBFloat16Set);
-    });
+    return make_fn_kernel([](KernelContext& ctx) { return run_cast_like(ctx, kNumericSet | kBoolSet | kBFloat16Set); });
   });
 }
 

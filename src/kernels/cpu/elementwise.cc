@@ -21,9 +21,9 @@ Expected<const Tensor*> need_input(const KernelContext& ctx, int i) {
 Status check_same_dtype(const ir::Node& node, const Tensor& a, int i, const Tensor& b, int j) {
   if (a.dtype() == b.dtype()) return Status::ok();
   return ir::node_error(node, StatusCode::kInvalidArgument,
-                        "input '" + input_name(node, j) + "' has dtype " + dtype_name(b.dtype()) +
-                            " but input '" + input_name(node, i) + "' has dtype " +
-                            dtype_name(a.dtype()) + "; the op needs both of the same type");
+                        "input '" + input_name(node, j) + "' has dtype " + dtype_name(b.dtype()) + " but input '" +
+                            input_name(node, i) + "' has dtype " + dtype_name(a.dtype()) +
+                            "; the op needs both of the same type");
 }
 
 Expected<Tensor> to_float32(const ir::Node& node, const Tensor& src, int threads) {

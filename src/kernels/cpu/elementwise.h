@@ -40,13 +40,11 @@ inline constexpr DTypeSet kFloat16Set = dtype_bit(DataType::kFloat16);
 inline constexpr DTypeSet kBFloat16Set = dtype_bit(DataType::kBFloat16);
 inline constexpr DTypeSet kBoolSet = dtype_bit(DataType::kBool);
 /// float16, float, double: the "T: float types" constraint of most ops before opset 13.
-inline constexpr DTypeSet kFloatSet =
-    kFloat16Set | dtype_bit(DataType::kFloat32) | dtype_bit(DataType::kFloat64);
+inline constexpr DTypeSet kFloatSet = kFloat16Set | dtype_bit(DataType::kFloat32) | dtype_bit(DataType::kFloat64);
 inline constexpr DTypeSet kSignedSet = dtype_bit(DataType::kInt8) | dtype_bit(DataType::kInt16) |
                                        dtype_bit(DataType::kInt32) | dtype_bit(DataType::kInt64);
-inline constexpr DTypeSet kUnsignedSet =
-    dtype_bit(DataType::kUInt8) | dtype_bit(DataType::kUInt16) | dtype_bit(DataType::kUInt32) |
-    dtype_bit(DataType::kUInt64);
+inline constexpr DTypeSet kUnsignedSet = dtype_bit(DataType::kUInt8) | dtype_bit(DataType::kUInt16) |
+                                         dtype_bit(DataType::kUInt32) | dtype_bit(DataType::kUInt64);
 /// uint8..uint64, int8..int64, float16, float, double (no bfloat16, no bool).
 inline constexpr DTypeSet kNumericSet = kFloatSet | kSignedSet | kUnsignedSet;
 
@@ -64,8 +62,7 @@ struct Tag {
 using FloatTypes = TypeList<float, double>;
 using SignedTypes = TypeList<int8_t, int16_t, int32_t, int64_t>;
 using IntTypes = TypeList<int8_t, int16_t, int32_t, int64_t, uint8_t, uint16_t, uint32_t, uint64_t>;
-using NumericTypes = TypeList<float, double, int8_t, int16_t, int32_t, int64_t, uint8_t, uint16_t,
-                              uint32_t, uint64_t>;
+using NumericTypes = TypeList<float, double, int8_t, int16_t, int32_t, int64_t, uint8_t, uint16_t, uint32_t, uint64_t>;
 
 /// ListHas<T, TypeList<...>>::value: whether the list names T.
 template <typename T, typename List>
@@ -107,12 +104,8 @@ bool dispatch(TypeList<Ts...>, DataType dt, Fn&& fn) {
 }
 
 inline bool is_half(DataType dt) { return dt == DataType::kFloat16 || dt == DataType::kBFloat16; }
-inline float half_load(uint16_t v, bool bf16) {
-  return bf16 ? bfloat16_to_float(v) : half_to_float(v);
-}
-inline uint16_t half_store(float v, bool bf16) {
-  return bf16 ? float_to_bfloat16(v) : float_to_half(v);
-}
+inline float half_load(uint16_t v, bool bf16) { return bf16 ? bfloat16_to_float(v) : half_to_float(v); }
+inline uint16_t half_store(float v, bool bf16) { return bf16 ? float_to_bfloat16(v) : float_to_half(v); }
 
 // ---------------------------------------------------------------------------------------
 // Defined conversions.
@@ -149,8 +142,7 @@ To convert_value(From v) {
 
 /// Integer arithmetic modulo 2^bits (no signed overflow, no int promotion surprises).
 template <typename T>
-using WrapType =
-    std::conditional_t<(sizeof(T) < sizeof(unsigned)), unsigned, std::make_unsigned_t<T>>;
+using WrapType = std::conditional_t<(sizeof(T) < sizeof(unsigned)), unsigned, std::make_unsigned_t<T>>;
 template <typename T>
 T wrap_add(T a, T b) {
   return static_cast<T>(static_cast<WrapType<T>>(a) + static_cast<WrapType<T>>(b));
@@ -279,8 +271,7 @@ void for_each_run(const BroadcastPlan& p, int threads, int64_t cost, Fn&& fn) {
 /// out[i] = f(a[ia], b[ib]) over a broadcast plan with two inputs. `a` may alias `out` when
 /// it already has the output's shape (in-place accumulation).
 template <typename A, typename B, typename O, typename F>
-void binary_loop(const BroadcastPlan& p, const A* a, const B* b, O* out, int threads, int64_t cost,
-                 F f) {
+void binary_loop(const BroadcastPlan& p, const A* a, const B* b, O* out, int threads, int64_t cost, F f) {
   for_each_run<2>(p, threads, cost, [&](int64_t o, const int64_t* in, int64_t len) {
     const A* pa = a + in[0];
     const B* pb = b + in[1];
@@ -312,8 +303,7 @@ void unary_loop(const In* x, Out* y, int64_t n, int threads, int64_t cost, F f) 
 /// Unary map over float16/bfloat16 storage through float32, in stack-sized chunks.
 /// `Out` is uint16_t (same 16-bit type out) or uint8_t (bool predicates).
 template <typename Out, typename F>
-void unary_loop_half(const uint16_t* x, Out* y, int64_t n, bool bf16, int threads, int64_t cost,
-                     F f) {
+void unary_loop_half(const uint16_t* x, Out* y, int64_t n, bool bf16, int threads, int64_t cost, F f) {
   parallel_for(threads, n, cost, [&](int64_t begin, int64_t end) {
     constexpr int64_t kChunk = 256;
     float buf[kChunk];
@@ -366,8 +356,7 @@ class UnaryKernel final : public Kernel {
     const bool done = dispatch(typename Op::Types{}, dt, [&](auto tag) {
       using T = typename decltype(tag)::type;
       using O = std::conditional_t<Op::kPredicate, uint8_t, T>;
-      unary_loop(x->data<T>(), y->data<O>(), n, threads, Op::kCost,
-                 [this](T v) { return static_cast<O>(op_(v)); });
+      unary_loop(x->data<T>(), y->data<O>(), n, threads, Op::kCost, [this](T v) { return static_cast<O>(op_(v)); });
     });
     return done ? Status::ok() : unsupported_dtype(node, 0, dt);
   }
@@ -380,21 +369,18 @@ class UnaryKernel final : public Kernel {
 /// Registers a UnaryKernel<Op> built by `make(const KernelInfo&) -> Expected<Op>` (which
 /// reads the node's attributes) for the ONNX default domain from `since_version`.
 template <typename Op, typename Make>
-void add_unary(KernelRegistry& registry, const char* op_type, int since_version, DTypeSet allowed,
-               Make make) {
-  registry.add(
-      "", op_type, since_version,
-      [make, allowed](const KernelInfo& info) -> Expected<std::unique_ptr<Kernel>> {
-        EDGEMM_ASSIGN_OR_RETURN(Op op, make(info));
-        return std::unique_ptr<Kernel>(std::make_unique<UnaryKernel<Op>>(std::move(op), allowed));
-      });
+void add_unary(KernelRegistry& registry, const char* op_type, int since_version, DTypeSet allowed, Make make) {
+  registry.add("", op_type, since_version,
+               [make, allowed](const KernelInfo& info) -> Expected<std::unique_ptr<Kernel>> {
+                 EDGEMM_ASSIGN_OR_RETURN(Op op, make(info));
+                 return std::unique_ptr<Kernel>(std::make_unique<UnaryKernel<Op>>(std::move(op), allowed));
+               });
 }
 
 /// add_unary for ops without attributes.
 template <typename Op>
 void add_unary(KernelRegistry& registry, const char* op_type, int since_version, DTypeSet allowed) {
-  add_unary<Op>(registry, op_type, since_version, allowed,
-                [](const KernelInfo&) -> Expected<Op> { return Op{}; });
+  add_unary<Op>(registry, op_type, since_version, allowed, [](const KernelInfo&) -> Expected<Op> { return Op{}; });
 }
 
 }  // namespace edgemm::kernels::elementwise

@@ -214,8 +214,7 @@ void register_unary_kernels(KernelRegistry& registry) {
 
   add_unary<IsNaN>(registry, "IsNaN", 9, kF);
   add_unary<IsNaN>(registry, "IsNaN", 13, kF13);
-  add_unary<IsInf>(registry, "IsInf", 10,
-                   dtype_bit(DataType::kFloat32) | dtype_bit(DataType::kFloat64), make_is_inf);
+  add_unary<IsInf>(registry, "IsInf", 10, dtype_bit(DataType::kFloat32) | dtype_bit(DataType::kFloat64), make_is_inf);
   registry.add("", "Not", 1, [](const KernelInfo&) { return make_fn_kernel(run_not); });
 }
 

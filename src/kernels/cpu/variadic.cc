@@ -64,8 +64,8 @@ struct VariadicConfig {
 
 /// Accumulates inputs (already of type T, one by one through `get`) into `acc`.
 template <typename T, typename Op, typename Get>
-Status accumulate(const std::vector<const Tensor*>& inputs, const Shape& shape, T* acc, int threads,
-                  const Op& op, Get get) {
+Status accumulate(const std::vector<const Tensor*>& inputs, const Shape& shape, T* acc, int threads, const Op& op,
+                  Get get) {
   const int n = static_cast<int>(inputs.size());
   EDGEMM_ASSIGN_OR_RETURN(Tensor first, get(0));
   if (n == 1) {
@@ -98,9 +98,8 @@ Status run_variadic(KernelContext& ctx, const VariadicConfig& cfg, const Op& op)
     if (i > 0) EDGEMM_RETURN_IF_ERROR(check_same_dtype(node, *inputs[0], 0, *t, i));
     if (!cfg.broadcast && i > 0 && t->shape() != inputs[0]->shape()) {
       return ir::node_error(node, StatusCode::kInvalidArgument,
-                            "input '" + input_name(node, i) + "' has shape " +
-                                shape_to_string(t->shape()) + " but input '" + input_name(node, 0) +
-                                "' has " + shape_to_string(inputs[0]->shape()) +
+                            "input '" + input_name(node, i) + "' has shape " + shape_to_string(t->shape()) +
+                                " but input '" + input_name(node, 0) + "' has " + shape_to_string(inputs[0]->shape()) +
                                 "; this opset (< 8) does not broadcast");
     }
     inputs.push_back(t);
@@ -114,9 +113,8 @@ Status run_variadic(KernelContext& ctx, const VariadicConfig& cfg, const Op& op)
   if (is_half(dt)) {
     EDGEMM_ASSIGN_OR_RETURN(Tensor acc, Tensor::create(DataType::kFloat32, shape));
     float* pa = acc.data<float>();
-    EDGEMM_RETURN_IF_ERROR(accumulate<float>(inputs, shape, pa, threads, op, [&](int i) {
-      return to_float32(node, *inputs[i], threads);
-    }));
+    EDGEMM_RETURN_IF_ERROR(accumulate<float>(inputs, shape, pa, threads, op,
+                                             [&](int i) { return to_float32(node, *inputs[i], threads); }));
     if (cfg.mean) {
       const float div = static_cast<float>(n);
       unary_loop(pa, pa, count, threads, 1, [div](float v) { return v / div; });
@@ -127,8 +125,7 @@ Status run_variadic(KernelContext& ctx, const VariadicConfig& cfg, const Op& op)
   dispatch(NumericTypes{}, dt, [&](auto tag) {
     using T = typename decltype(tag)::type;
     T* acc = y->data<T>();
-    status = accumulate<T>(inputs, shape, acc, threads, op,
-                           [&](int i) -> Expected<Tensor> { return *inputs[i]; });
+    status = accumulate<T>(inputs, shape, acc, threads, op, [&](int i) -> Expected<Tensor> { return *inputs[i]; });
     if (status.is_ok() && cfg.mean) {
       if constexpr (std::is_floating_point_v<T>) {
         const T div = static_cast<T>(n);
@@ -140,8 +137,7 @@ Status run_variadic(KernelContext& ctx, const VariadicConfig& cfg, const Op& op)
 }
 
 template <typename Op>
-void add_variadic(KernelRegistry& registry, const char* op_type, int since, DTypeSet allowed,
-                  bool mean = false) {
+void add_variadic(KernelRegistry& registry, const char* op_type, int since, DTypeSet allowed, bool mean = false) {
   const VariadicConfig cfg{allowed, since >= 8, mean};
   registry.add("", op_type, since, [cfg](const KernelInfo&) {
     return make_fn_kernel([cfg](KernelContext& ctx) { return run_variadic(ctx, cfg, Op{}); });
