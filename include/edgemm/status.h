@@ -77,7 +77,7 @@ class [[nodiscard]] Expected {
   std::variant<T, Status> data_;
 };
 
-/// Builds an error status with a message assembled from streamable parts.
+/// Builds an error status (same as the constructor; reads better in return statements).
 Status make_error(StatusCode code, std::string message);
 
 }  // namespace edgemm

@@ -74,7 +74,7 @@ using KernelFactory = std::function<Expected<std::unique_ptr<Kernel>>(const Kern
 class KernelRegistry {
  public:
   /// Registers `factory` for opsets >= since_version (until the next registration of the
-  /// same op with a higher since_version).
+  /// same op with a higher since_version). Registering the same version twice: the later wins.
   void add(const std::string& domain, const std::string& op_type, int since_version,
            KernelFactory factory);
   /// The factory for the highest since_version <= opset, or nullptr.

@@ -9,7 +9,7 @@ void KernelRegistry::add(const std::string& domain, const std::string& op_type, 
                          KernelFactory factory) {
   auto& entries = table_[{domain, op_type}];
   entries.push_back({since_version, std::move(factory)});
-  std::sort(entries.begin(), entries.end(),
+  std::stable_sort(entries.begin(), entries.end(),
             [](const Entry& a, const Entry& b) { return a.since_version < b.since_version; });
 }
 
@@ -57,6 +57,7 @@ const KernelRegistry& cpu_registry() {
     register_matmul_kernels(r);
     register_pool_kernels(r);
     register_resize_kernels(r);
+    register_control_flow_kernels(r);
     return r;
   }();
   return registry;
