@@ -28,6 +28,7 @@ void register_variadic_kernels(KernelRegistry& registry);  // variadic.cc: Sum, 
 void register_cast_kernels(KernelRegistry& registry);  // cast.cc: Cast, CastLike
 void register_conv_kernels(KernelRegistry& registry);  // conv.cc: Conv, ConvTranspose
 void register_matmul_kernels(KernelRegistry& registry);  // matmul.cc: MatMul, Gemm
-void register_pool_kernels(KernelRegistry& registry);  // pool.cc: MaxPool, AveragePool, LpPool, Global*Pool
+void register_pool_kernels(KernelRegistry& registry);  // pool.cc: MaxPool, AveragePool, LpPool, Global*Pool, MaxUnpool
 void register_resize_kernels(KernelRegistry& registry);  // resize.cc: Resize, Upsample
+void register_control_flow_kernels(KernelRegistry& registry);  // control_flow.cc: If, Loop, Scan
 }  // namespace edgemm::kernels
