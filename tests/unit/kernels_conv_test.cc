@@ -329,6 +329,8 @@ const std::vector<ConvCase>& conv_cases() {
       {"ppocr_pw_no_bias", 1, 96, 24, {16, 16}, {1, 1}, {}, {}, {}, 1, false},
       {"ppocr_se_1x1_on_1x1", 1, 96, 24, {1, 1}, {1, 1}},
       {"ppocr_se_odd", 1, 200, 50, {1, 1}, {1, 1}},
+      {"pw_few_outputs_plain_layout", 2, 96, 6, {20, 20}, {1, 1}},
+      {"few_outputs_3x3", 1, 24, 2, {20, 20}, {3, 3}, {1, 1}, {}, {1, 1, 1, 1}},
       {"ppocr_neck_3x3", 1, 96, 24, {16, 16}, {3, 3}, {1, 1}, {}, {1, 1, 1, 1}, 1, false},
       {"ppocr_rec_1x3", 1, 48, 12, {1, 40}, {1, 3}, {1, 1}, {}, {0, 1, 0, 1}, 1, false},
       // Generic coverage.

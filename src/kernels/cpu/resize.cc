@@ -160,16 +160,24 @@ AxisPlan plan_axis(const ResizeAttrs& at, int64_t in, int64_t out, double scale,
   return p;
 }
 
-// Nearest: gathers elements of `size` bytes; rows along the last axis.
+// Nearest: gathers elements (any dtype, by size) row by row along the last axis. An output row
+// that reads the same input row as the previous one (upsampling) is a copy of it.
 template <typename E>
 void nearest_gather(const std::vector<AxisPlan>& axes, const Shape& in_shape, const E* x, E* y,
                     E fill, int threads) {
   const size_t rank = axes.size();
   const std::vector<int64_t> in_strides = contiguous_strides(in_shape);
   const AxisPlan& last = axes.back();
+  const int64_t width = last.out;
+  const int64_t* idx = last.index.data();
+  bool last_outside = false;
+  for (uint8_t o : last.outside) last_outside = last_outside || o != 0;
   int64_t rows = 1;
   for (size_t i = 0; i + 1 < rank; ++i) rows *= axes[i].out;
-  parallel_for(threads, rows, last.out, [&](int64_t begin, int64_t end) {
+  parallel_for(threads, rows, width, [&](int64_t begin, int64_t end) {
+    const E* prev = nullptr;
+    int64_t prev_offset = -1;
+    bool prev_outside = false;
     for (int64_t r = begin; r < end; ++r) {
       int64_t rem = r, offset = 0;
       bool outside = false;
@@ -180,13 +188,22 @@ void nearest_gather(const std::vector<AxisPlan>& axes, const Shape& in_shape, co
         offset += ap.index[o] * in_strides[a];
         outside = outside || ap.outside[o];
       }
-      E* dst = y + r * last.out;
-      const E* src = x + offset;
-      if (outside) {
-        std::fill(dst, dst + last.out, fill);
-        continue;
+      E* dst = y + r * width;
+      if (prev != nullptr && offset == prev_offset && outside == prev_outside) {
+        std::memcpy(dst, prev, sizeof(E) * static_cast<size_t>(width));
+      } else if (outside) {
+        std::fill(dst, dst + width, fill);
+      } else {
+        const E* src = x + offset;
+        if (!last_outside) {
+          for (int64_t o = 0; o < width; ++o) dst[o] = src[idx[o]];
+        } else {
+          for (int64_t o = 0; o < width; ++o) dst[o] = last.outside[o] ? fill : src[idx[o]];
+        }
       }
-      for (int64_t o = 0; o < last.out; ++o) dst[o] = last.outside[o] ? fill : src[last.index[o]];
+      prev = dst;
+      prev_offset = offset;
+      prev_outside = outside;
     }
   });
 }
@@ -197,6 +214,23 @@ void interpolate_axis(const AxisPlan& p, int64_t outer, int64_t inner, const T* 
                       int threads) {
   const int taps = p.taps;
   std::vector<T> w(p.weight.begin(), p.weight.end());
+  if (inner == 1) {
+    // Last axis: a short dot product per output element, rows in parallel.
+    parallel_for(threads, outer, p.out * taps, [&](int64_t begin, int64_t end) {
+      for (int64_t b = begin; b < end; ++b) {
+        const T* src = x + b * p.in;
+        T* dst = y + b * p.out;
+        for (int64_t o = 0; o < p.out; ++o) {
+          const int64_t* idx = p.index.data() + o * taps;
+          const T* wo = w.data() + o * taps;
+          T acc = 0;
+          for (int k = 0; k < taps; ++k) acc += wo[k] * src[idx[k]];
+          dst[o] = p.outside[o] ? fill : acc;
+        }
+      }
+    });
+    return;
+  }
   parallel_for(threads, outer * p.out, inner * taps, [&](int64_t begin, int64_t end) {
     for (int64_t r = begin; r < end; ++r) {
       const int64_t b = r / p.out, o = r % p.out;
@@ -208,12 +242,6 @@ void interpolate_axis(const AxisPlan& p, int64_t outer, int64_t inner, const T* 
       const T* src = x + b * p.in * inner;
       const int64_t* idx = p.index.data() + o * taps;
       const T* wo = w.data() + o * taps;
-      if (inner == 1) {
-        T acc = 0;
-        for (int k = 0; k < taps; ++k) acc += wo[k] * src[idx[k]];
-        dst[0] = acc;
-        continue;
-      }
       const T* s0 = src + idx[0] * inner;
       for (int64_t i = 0; i < inner; ++i) dst[i] = wo[0] * s0[i];
       for (int k = 1; k < taps; ++k) {
