@@ -177,6 +177,8 @@ TEST(ShapeKernels, FlattenSqueezeUnsqueeze) {
             (Shape{1, 3, 2}));
   EXPECT_EQ(shape_of(run_ok(NodeBuilder("Squeeze", 2), {y, i64({1}, {0})}, 13)[0]),
             (Shape{3, 1, 2}));
+  EXPECT_EQ(shape_of(run_ok(NodeBuilder("Squeeze", 2), {y, i64({0}, {})}, 13)[0]),
+            (Shape{3, 2}));  // empty axes: every unit axis, as ONNX Runtime
   EXPECT_THAT(
       run_err(NodeBuilder("Squeeze", 2), {y, i64({1}, {1})}, StatusCode::kInvalidArgument, 13),
       HasSubstr("cannot squeeze axis 1 of extent 3"));

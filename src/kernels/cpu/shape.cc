@@ -156,7 +156,8 @@ Expected<std::vector<int64_t>> read_axes(KernelContext& ctx, int64_t opset, bool
 }
 
 /// Squeeze-1/11/13: removes the listed unit axes, or every unit axis when none are given.
-/// Squeezing an axis whose extent is not 1 is an error.
+/// An empty `axes` list acts like an absent one. Squeezing an axis whose extent is not 1 is
+/// an error.
 Status run_squeeze(KernelContext& ctx, int64_t opset) {
   const ir::Node& node = ctx.node();
   EDGEMM_ASSIGN_OR_RETURN(const Tensor* in, required_input(ctx, 0, "data"));
@@ -164,7 +165,7 @@ Status run_squeeze(KernelContext& ctx, int64_t opset) {
   EDGEMM_ASSIGN_OR_RETURN(std::vector<int64_t> axes, read_axes(ctx, opset, &present));
   const int64_t rank = in->rank();
   std::vector<bool> drop(static_cast<size_t>(rank), false);
-  if (!present) {
+  if (axes.empty()) {  // absent or empty: every unit axis, as ONNX Runtime does
     for (int64_t k = 0; k < rank; ++k) drop[k] = in->shape()[k] == 1;
   }
   for (int64_t a : axes) {
