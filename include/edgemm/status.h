@@ -59,7 +59,10 @@ template <typename T>
 class [[nodiscard]] Expected {
  public:
   Expected(T value) : data_(std::move(value)) {}  // NOLINT: implicit by design
-  Expected(Status status) : data_(std::move(status)) {}  // NOLINT: implicit by design
+  /// An OK status carries no value: it becomes an Internal error rather than an empty success.
+  Expected(Status status)  // NOLINT: implicit by design
+      : data_(status.is_ok() ? Status(StatusCode::kInternal, "an Expected was built from an OK status")
+                             : std::move(status)) {}
 
   bool has_value() const { return data_.index() == 0; }
   explicit operator bool() const { return has_value(); }
@@ -92,6 +95,7 @@ Status make_error(StatusCode code, std::string message);
 #define EDGEMM_CONCAT_INNER_(a, b) a##b
 #define EDGEMM_CONCAT_(a, b) EDGEMM_CONCAT_INNER_(a, b)
 /// `EDGEMM_ASSIGN_OR_RETURN(auto x, f())`: unwraps an Expected or returns its error.
+/// Expands to several statements: use it only inside braces, at most once per line.
 #define EDGEMM_ASSIGN_OR_RETURN(lhs, expr) \
   EDGEMM_ASSIGN_OR_RETURN_IMPL_(EDGEMM_CONCAT_(edgemm_expected_, __LINE__), lhs, expr)
 #define EDGEMM_ASSIGN_OR_RETURN_IMPL_(tmp, lhs, expr) \
