@@ -7,5 +7,6 @@ bash "$root/scripts/setup.sh"
 bash "$root/scripts/build.sh" "$root/build"
 (cd "$root/build" && ctest --output-on-failure --timeout 900 -j2)
 echo "== sanitizers: ASan + UBSan build of the core, unit + conformance + bad-input tests"
-bash "$root/scripts/build.sh" "$root/build-asan" -DEDGEMM_SANITIZE=ON
+EDGEMM_TARGETS="edgemm edgemm_unit_tests edgemm_conformance" \
+  bash "$root/scripts/build.sh" "$root/build-asan" -DEDGEMM_SANITIZE=ON
 (cd "$root/build-asan" && ASAN_OPTIONS=detect_leaks=1 ctest --output-on-failure --timeout 1800 -j2 -L 'unit|conformance|bad_input')
