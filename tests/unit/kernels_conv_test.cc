@@ -237,6 +237,12 @@ TEST(Conv, BadShapesAreErrorsNotCrashes) {
   auto grp =
       run(node, {random_f32({1, 4, 5, 5}, 1), random_f32({3, 2, 3, 3}, 2), random_f32({3}, 3)});
   EXPECT_FALSE(grp.has_value());
+  // Pads large enough to overflow the shape arithmetic are refused.
+  ir::Node padded = make_node("Conv", {"X", "W"});
+  set_ints(padded, "pads", {int64_t{1} << 62, 0, 0, 0});
+  auto overflow = run(padded, {random_f32({1, 2, 5, 5}, 1), random_f32({3, 2, 3, 3}, 2)});
+  ASSERT_FALSE(overflow.has_value());
+  EXPECT_EQ(overflow.status().code(), StatusCode::kInvalidModel);
   // int32 input: a clear Unsupported error.
   ir::Node plain = make_node("Conv", {"X", "W"});
   auto ints = run(plain, {typed<int32_t>(DataType::kInt32, {1, 1, 2, 2}, {1, 2, 3, 4}),
@@ -252,12 +258,12 @@ struct ConvCase {
   const char* name;
   int64_t n, c, m;
   Shape spatial, kernel;
-  std::vector<int64_t> strides, dilations, pads;
+  std::vector<int64_t> strides{}, dilations{}, pads{};
   int64_t group = 1;
   bool bias = true;
   const char* auto_pad = nullptr;
   // ConvTranspose only
-  std::vector<int64_t> output_padding, output_shape;
+  std::vector<int64_t> output_padding{}, output_shape{};
 };
 
 ir::Node conv_node(const ConvCase& cc, bool transpose) {

@@ -200,6 +200,10 @@ TEST(Resize, ErrorsAreClear) {
   auto ints = run(node, {typed<int32_t>(DataType::kInt32, {2}, {1, 2}), Tensor(), f32({1}, {2})});
   ASSERT_FALSE(ints.has_value());
   EXPECT_EQ(ints.status().code(), StatusCode::kUnsupported);
+  // A scale that would make a multi-terabyte output is refused before any table is built.
+  auto huge = run(node, {f32({2}, {1, 2}), Tensor(), f32({1}, {1e12f})});
+  ASSERT_FALSE(huge.has_value());
+  EXPECT_EQ(huge.status().code(), StatusCode::kOutOfMemory);
   ir::Node bad = resize_node("bicubic");
   auto mode = run(bad, {f32({2}, {1, 2}), Tensor(), f32({1}, {2})});
   EXPECT_FALSE(mode.has_value());

@@ -18,6 +18,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <new>
 #include <string>
 #include <vector>
 
@@ -302,6 +303,9 @@ class ConvKernel final : public Kernel {
       }
     } catch (const dnnl::error& e) {
       return ir::node_error(node, StatusCode::kInternal, std::string("oneDNN error: ") + e.what());
+    } catch (const std::bad_alloc&) {
+      return ir::node_error(node, StatusCode::kOutOfMemory,
+                            "could not allocate the oneDNN layout buffers");
     }
     return Status::ok();
   }

@@ -112,6 +112,18 @@ Geo3 to3(const ConvGeometry& g) {
 
 }  // namespace
 
+Status check_attr_bounds(const ir::Node& node, const char* name,
+                         const std::vector<int64_t>& values) {
+  for (int64_t v : values) {
+    if (v > kMaxSpatialAttr || v < -kMaxSpatialAttr) {
+      return ir::node_error(node, StatusCode::kInvalidModel,
+                            std::string("attribute ") + name + " " + list_to_string(values) +
+                                " has a value beyond " + std::to_string(kMaxSpatialAttr));
+    }
+  }
+  return Status::ok();
+}
+
 Expected<AutoPad> parse_auto_pad(const ir::Node& node) {
   EDGEMM_ASSIGN_OR_RETURN(std::string s, node.attr_string("auto_pad", "NOTSET"));
   if (s == "NOTSET" || s.empty()) return AutoPad::kNotSet;
@@ -145,6 +157,12 @@ Expected<ConvAttrs> parse_conv_attrs(const ir::Node& node, bool transpose) {
                             "attribute pads " + list_to_string(a.pads) + " has a negative value");
     }
   }
+  EDGEMM_RETURN_IF_ERROR(check_attr_bounds(node, "kernel_shape", a.kernel_shape));
+  EDGEMM_RETURN_IF_ERROR(check_attr_bounds(node, "strides", a.strides));
+  EDGEMM_RETURN_IF_ERROR(check_attr_bounds(node, "dilations", a.dilations));
+  EDGEMM_RETURN_IF_ERROR(check_attr_bounds(node, "pads", a.pads));
+  EDGEMM_RETURN_IF_ERROR(check_attr_bounds(node, "output_padding", a.output_padding));
+  EDGEMM_RETURN_IF_ERROR(check_attr_bounds(node, "output_shape", a.output_shape));
   return a;
 }
 

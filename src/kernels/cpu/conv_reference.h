@@ -20,6 +20,14 @@ namespace edgemm::kernels {
 /// ONNX `auto_pad` values (Conv, ConvTranspose, pooling).
 enum class AutoPad { kNotSet, kSameUpper, kSameLower, kValid };
 
+/// Largest |value| accepted in kernel_shape, strides, dilations, pads and output sizes; larger
+/// values (which could overflow the shape arithmetic) are refused as InvalidModel.
+inline constexpr int64_t kMaxSpatialAttr = int64_t{1} << 31;
+
+/// InvalidModel naming the node and attribute when a value exceeds kMaxSpatialAttr.
+Status check_attr_bounds(const ir::Node& node, const char* name,
+                         const std::vector<int64_t>& values);
+
 /// Reads `auto_pad` (default NOTSET); InvalidModel for unknown strings, naming the node.
 Expected<AutoPad> parse_auto_pad(const ir::Node& node);
 

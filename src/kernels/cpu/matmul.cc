@@ -22,6 +22,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <new>
 #include <string>
 #include <vector>
 
@@ -509,8 +510,13 @@ class GemmKernel final : public OnednnMatMulBase {
       if (at_.beta == 1.0f && g.c_stride_n == 1) {
         bias = cv;
       } else {
-        float* row = static_cast<float*>(
-            onednn::thread_buffer(onednn::Slot::kBias, sizeof(float) * static_cast<size_t>(g.n)));
+        float* row;
+        try {
+          row = static_cast<float*>(
+              onednn::thread_buffer(onednn::Slot::kBias, sizeof(float) * static_cast<size_t>(g.n)));
+        } catch (const std::bad_alloc&) {
+          return ir::node_error(node, StatusCode::kOutOfMemory, "could not allocate the bias row");
+        }
         for (int64_t j = 0; j < g.n; ++j) row[j] = at_.beta * cv[j * g.c_stride_n];
         bias = row;
       }

@@ -317,6 +317,10 @@ Expected<std::unique_ptr<Kernel>> make_pool(const KernelInfo& info, PoolKind kin
   if (a.kernel_shape.empty()) {
     return ir::node_error(node, StatusCode::kInvalidModel, "attribute kernel_shape is required");
   }
+  EDGEMM_RETURN_IF_ERROR(check_attr_bounds(node, "kernel_shape", a.kernel_shape));
+  EDGEMM_RETURN_IF_ERROR(check_attr_bounds(node, "strides", a.strides));
+  EDGEMM_RETURN_IF_ERROR(check_attr_bounds(node, "dilations", a.dilations));
+  EDGEMM_RETURN_IF_ERROR(check_attr_bounds(node, "pads", a.pads));
   if (a.p < 1) {
     return ir::node_error(node, StatusCode::kInvalidModel,
                           "attribute p is " + std::to_string(a.p) + "; it must be >= 1");
@@ -522,6 +526,9 @@ Expected<std::unique_ptr<Kernel>> make_max_unpool(const KernelInfo& info) {
     return ir::node_error(info.node, StatusCode::kInvalidModel,
                           "attribute kernel_shape is required");
   }
+  EDGEMM_RETURN_IF_ERROR(check_attr_bounds(info.node, "kernel_shape", kernel));
+  EDGEMM_RETURN_IF_ERROR(check_attr_bounds(info.node, "strides", strides));
+  EDGEMM_RETURN_IF_ERROR(check_attr_bounds(info.node, "pads", pads));
   return std::unique_ptr<Kernel>(std::make_unique<MaxUnpoolKernel>(kernel, strides, pads));
 }
 

@@ -409,7 +409,7 @@ class ResizeKernel final : public Kernel {
                                 " (starts then ends)");
     }
     Shape out_shape(static_cast<size_t>(rank));
-    std::vector<AxisPlan> axes(static_cast<size_t>(rank));
+    std::vector<double> axis_scale(static_cast<size_t>(rank));
     for (int64_t a = 0; a < rank; ++a) {
       const int64_t in = x->shape()[a];
       double scale;
@@ -435,8 +435,20 @@ class ResizeKernel final : public Kernel {
         out_shape[a] = sizes[a];
         scale = in > 0 ? static_cast<double>(sizes[a]) / static_cast<double>(in) : 1.0;
       }
-      const bool has_roi = roi.size() == static_cast<size_t>(2 * rank);
-      axes[a] = plan_axis(at_, in, out_shape[a], scale, has_roi ? roi[a] : 0.0,
+      axis_scale[a] = scale;
+    }
+    // Refuse outputs beyond the tensor size limit before building per-axis tables for them.
+    auto out_count = shape_element_count(out_shape);
+    if (!out_count.has_value() ||
+        *out_count > kMaxTensorBytes / static_cast<int64_t>(std::max<size_t>(1, dtype_size(dt)))) {
+      return ir::node_error(
+          node, StatusCode::kOutOfMemory,
+          "the output " + shape_to_string(out_shape) + " would exceed the tensor size limit");
+    }
+    std::vector<AxisPlan> axes(static_cast<size_t>(rank));
+    const bool has_roi = roi.size() == static_cast<size_t>(2 * rank);
+    for (int64_t a = 0; a < rank; ++a) {
+      axes[a] = plan_axis(at_, x->shape()[a], out_shape[a], axis_scale[a], has_roi ? roi[a] : 0.0,
                           has_roi ? roi[a + rank] : 1.0);
     }
     if (at_.mode != Mode::kNearest && dt != DataType::kFloat32 && dt != DataType::kFloat64) {
