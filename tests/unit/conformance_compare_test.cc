@@ -15,7 +15,7 @@ template <typename T>
 Tensor make(DataType dtype, Shape shape, std::initializer_list<T> values) {
   auto t = Tensor::create(dtype, std::move(shape));
   EXPECT_TRUE(t.has_value());
-  std::memcpy(t->raw_data(), values.begin(), values.size() * sizeof(T));
+  if (values.size() > 0) std::memcpy(t->raw_data(), values.begin(), values.size() * sizeof(T));
   return *t;
 }
 
