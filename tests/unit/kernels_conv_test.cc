@@ -112,12 +112,12 @@ TEST(Conv, Float64UsesTheReferencePath) {
   ir::Node node = make_node("Conv", {"X", "W"});
   std::vector<double> x(25), w(9, 1.0);
   for (int i = 0; i < 25; ++i) x[i] = i;
-  auto y = run(node, {typed(DataType::kFloat64, {1, 1, 5, 5}, x),
-                      typed(DataType::kFloat64, {1, 1, 3, 3}, w)});
+  auto y = run(node, {make(DataType::kFloat64, {1, 1, 5, 5}, x),
+                      make(DataType::kFloat64, {1, 1, 3, 3}, w)});
   ASSERT_TRUE(y.has_value()) << y.status().to_string();
   ASSERT_EQ(y->dtype(), DataType::kFloat64);
   EXPECT_EQ(values<double>(*y), (std::vector<double>{54, 63, 72, 99, 108, 117, 144, 153, 162}));
-  const Tensor w64 = typed(DataType::kFloat64, {1, 1, 3, 3}, w);
+  const Tensor w64 = make(DataType::kFloat64, {1, 1, 3, 3}, w);
   auto kernel = make_kernel(node, {nullptr, &w64});
   ASSERT_TRUE(kernel.has_value());
   EXPECT_STREQ((*kernel)->name(), "f64_conv__reference");
@@ -245,8 +245,8 @@ TEST(Conv, BadShapesAreErrorsNotCrashes) {
   EXPECT_EQ(overflow.status().code(), StatusCode::kInvalidModel);
   // int32 input: a clear Unsupported error.
   ir::Node plain = make_node("Conv", {"X", "W"});
-  auto ints = run(plain, {typed<int32_t>(DataType::kInt32, {1, 1, 2, 2}, {1, 2, 3, 4}),
-                          typed<int32_t>(DataType::kInt32, {1, 1, 1, 1}, {1})});
+  auto ints = run(plain, {make<int32_t>(DataType::kInt32, {1, 1, 2, 2}, {1, 2, 3, 4}),
+                          make<int32_t>(DataType::kInt32, {1, 1, 1, 1}, {1})});
   ASSERT_FALSE(ints.has_value());
   EXPECT_EQ(ints.status().code(), StatusCode::kUnsupported);
 }

@@ -14,6 +14,7 @@
 #include "edgemm/tensor.h"
 #include "ir/graph.h"
 #include "runtime/single_node.h"
+#include "tensor_test_util.h"
 
 namespace edgemm {
 namespace {
@@ -21,29 +22,7 @@ namespace {
 constexpr float kNaN = std::numeric_limits<float>::quiet_NaN();
 constexpr float kInf = std::numeric_limits<float>::infinity();
 
-template <typename T>
-Tensor make(DataType dt, Shape shape, const std::vector<T>& values) {
-  auto t = Tensor::create(dt, std::move(shape));
-  EXPECT_TRUE(t.has_value());
-  EXPECT_EQ(static_cast<size_t>(t->element_count()), values.size());
-  if (!values.empty()) std::memcpy(t->raw_data(), values.data(), values.size() * sizeof(T));
-  return *t;
-}
-Tensor f32(Shape s, const std::vector<float>& v) { return make(DataType::kFloat32, s, v); }
-Tensor f64(Shape s, const std::vector<double>& v) { return make(DataType::kFloat64, s, v); }
-Tensor i32(Shape s, const std::vector<int32_t>& v) { return make(DataType::kInt32, s, v); }
-Tensor i64(Shape s, const std::vector<int64_t>& v) { return make(DataType::kInt64, s, v); }
-Tensor u8(Shape s, const std::vector<uint8_t>& v) { return make(DataType::kUInt8, s, v); }
-Tensor bools(Shape s, const std::vector<uint8_t>& v) { return make(DataType::kBool, s, v); }
-Tensor f16(Shape s, const std::vector<uint16_t>& v) { return make(DataType::kFloat16, s, v); }
-Tensor bf16(Shape s, const std::vector<uint16_t>& v) { return make(DataType::kBFloat16, s, v); }
-
-template <typename T>
-std::vector<T> values(const Tensor& t) {
-  std::vector<T> out(static_cast<size_t>(t.element_count()));
-  if (!out.empty()) std::memcpy(out.data(), t.raw_data(), out.size() * sizeof(T));
-  return out;
-}
+using namespace testutil;  // NOLINT: test helpers
 
 ir::Node make_node(const std::string& op, int inputs) {
   ir::Node node;

@@ -48,12 +48,12 @@ TEST(MatMul, OneDimensionalOperandsDropTheirAxis) {
 
 TEST(MatMul, IntegerDtypes) {
   ir::Node node = make_node("MatMul", {"A", "B"});
-  auto y = run(node, {typed<int64_t>(DataType::kInt64, {2, 2}, {1, -2, 3, 4}),
-                      typed<int64_t>(DataType::kInt64, {2, 1}, {5, 6})});
+  auto y = run(node, {make<int64_t>(DataType::kInt64, {2, 2}, {1, -2, 3, 4}),
+                      make<int64_t>(DataType::kInt64, {2, 1}, {5, 6})});
   ASSERT_TRUE(y.has_value()) << y.status().to_string();
   EXPECT_EQ(values<int64_t>(*y), (std::vector<int64_t>{-7, 39}));
-  auto z = run(node, {typed<int32_t>(DataType::kInt32, {1, 2}, {3, 4}),
-                      typed<int32_t>(DataType::kInt32, {2, 2}, {1, 2, 3, 4})});
+  auto z = run(node, {make<int32_t>(DataType::kInt32, {1, 2}, {3, 4}),
+                      make<int32_t>(DataType::kInt32, {2, 2}, {1, 2, 3, 4})});
   ASSERT_TRUE(z.has_value()) << z.status().to_string();
   EXPECT_EQ(values<int32_t>(*z), (std::vector<int32_t>{15, 22}));
 }
@@ -105,8 +105,8 @@ TEST(MatMul, MismatchedInnerDimensionsIsAnError) {
       << s.message();
   auto bad_batch = run(node, {random_f32({2, 2, 3}, 1), random_f32({3, 3, 4}, 2)});
   EXPECT_FALSE(bad_batch.has_value());
-  auto f16 = run(node, {typed<uint16_t>(DataType::kFloat16, {1, 1}, {0x3C00}),
-                        typed<uint16_t>(DataType::kFloat16, {1, 1}, {0x3C00})});
+  auto f16 = run(node, {make<uint16_t>(DataType::kFloat16, {1, 1}, {0x3C00}),
+                        make<uint16_t>(DataType::kFloat16, {1, 1}, {0x3C00})});
   ASSERT_FALSE(f16.has_value());
   EXPECT_EQ(f16.status().code(), StatusCode::kUnsupported);
 }

@@ -83,10 +83,10 @@ TEST(MaxPool, IndicesRowAndColumnMajor) {
 TEST(MaxPool, Int8AndUInt8) {
   ir::Node node = make_node("MaxPool", {"X"});
   set_ints(node, "kernel_shape", {2});
-  auto a = run(node, {typed<int8_t>(DataType::kInt8, {1, 1, 4}, {-5, -7, 100, -128})}, 12);
+  auto a = run(node, {make<int8_t>(DataType::kInt8, {1, 1, 4}, {-5, -7, 100, -128})}, 12);
   ASSERT_TRUE(a.has_value()) << a.status().to_string();
   EXPECT_EQ(values<int8_t>(*a), (std::vector<int8_t>{-5, 100, 100}));
-  auto b = run(node, {typed<uint8_t>(DataType::kUInt8, {1, 1, 3}, {255, 0, 7})}, 12);
+  auto b = run(node, {make<uint8_t>(DataType::kUInt8, {1, 1, 3}, {255, 0, 7})}, 12);
   ASSERT_TRUE(b.has_value());
   EXPECT_EQ(values<uint8_t>(*b), (std::vector<uint8_t>{255, 7}));
 }
@@ -206,16 +206,16 @@ TEST(MaxUnpool, ScattersToTheIndices) {
   set_ints(node, "kernel_shape", {2, 2});
   set_ints(node, "strides", {2, 2});
   const Tensor x = f32({1, 1, 2, 2}, {5, 6, 7, 8});
-  const Tensor i = typed<int64_t>(DataType::kInt64, {1, 1, 2, 2}, {5, 7, 13, 15});
+  const Tensor i = make<int64_t>(DataType::kInt64, {1, 1, 2, 2}, {5, 7, 13, 15});
   auto y = run(node, {x, i, Tensor()}, 11);
   ASSERT_TRUE(y.has_value()) << y.status().to_string();
   expect_near(*y, {1, 1, 4, 4}, {0, 0, 0, 0, 0, 5, 0, 6, 0, 0, 0, 0, 0, 7, 0, 8});
-  auto z = run(node, {x, i, typed<int64_t>(DataType::kInt64, {4}, {1, 1, 5, 5})}, 11);
+  auto z = run(node, {x, i, make<int64_t>(DataType::kInt64, {4}, {1, 1, 5, 5})}, 11);
   ASSERT_TRUE(z.has_value()) << z.status().to_string();
   expect_near(*z, {1, 1, 5, 5},
               {0, 0, 0, 0, 0, 0, 5, 0, 6, 0, 0, 0, 0, 0, 0, 0, 7, 0, 8, 0, 0, 0, 0, 0, 0});
   auto bad =
-      run(node, {x, typed<int64_t>(DataType::kInt64, {1, 1, 2, 2}, {5, 7, 13, 16}), Tensor()}, 11);
+      run(node, {x, make<int64_t>(DataType::kInt64, {1, 1, 2, 2}, {5, 7, 13, 16}), Tensor()}, 11);
   ASSERT_FALSE(bad.has_value());
   EXPECT_EQ(bad.status().code(), StatusCode::kInvalidArgument);
 }
@@ -237,7 +237,7 @@ TEST(Pool, ErrorsAreClear) {
   EXPECT_FALSE(low.has_value());
   ir::Node avg = make_node("AveragePool", {"X"});
   set_ints(avg, "kernel_shape", {2});
-  auto ints = run(avg, {typed<int32_t>(DataType::kInt32, {1, 1, 2}, {1, 2})});
+  auto ints = run(avg, {make<int32_t>(DataType::kInt32, {1, 1, 2}, {1, 2})});
   ASSERT_FALSE(ints.has_value());
   EXPECT_EQ(ints.status().code(), StatusCode::kUnsupported);
 }

@@ -18,32 +18,14 @@
 #include "ir/graph.h"
 #include "kernels/cpu/onednn.h"
 #include "runtime/single_node.h"
+#include "tensor_test_util.h"
 
 namespace edgemm {
 namespace {
 
 constexpr float kInf = std::numeric_limits<float>::infinity();
 
-template <typename T>
-Tensor make(DataType dt, Shape shape, const std::vector<T>& v) {
-  auto t = Tensor::create(dt, std::move(shape));
-  EXPECT_TRUE(t.has_value());
-  EXPECT_EQ(static_cast<size_t>(t->element_count()), v.size());
-  if (!v.empty()) std::memcpy(t->raw_data(), v.data(), v.size() * sizeof(T));
-  return *t;
-}
-Tensor f32(Shape s, const std::vector<float>& v) { return make(DataType::kFloat32, s, v); }
-Tensor f64(Shape s, const std::vector<double>& v) { return make(DataType::kFloat64, s, v); }
-Tensor i32(Shape s, const std::vector<int32_t>& v) { return make(DataType::kInt32, s, v); }
-Tensor i64(Shape s, const std::vector<int64_t>& v) { return make(DataType::kInt64, s, v); }
-Tensor i8(Shape s, const std::vector<int8_t>& v) { return make(DataType::kInt8, s, v); }
-
-template <typename T>
-std::vector<T> values(const Tensor& t) {
-  std::vector<T> out(static_cast<size_t>(t.element_count()));
-  if (!out.empty()) std::memcpy(out.data(), t.raw_data(), out.size() * sizeof(T));
-  return out;
-}
+using namespace testutil;  // NOLINT: test helpers
 
 Tensor random_f32(Shape shape, uint32_t seed) {
   auto t = Tensor::create(DataType::kFloat32, std::move(shape));

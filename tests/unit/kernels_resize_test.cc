@@ -21,7 +21,7 @@ ir::Node resize_node(const std::string& mode, const std::string& coord = "") {
   return node;
 }
 Tensor sizes(std::vector<int64_t> v) {
-  return typed<int64_t>(DataType::kInt64, {static_cast<int64_t>(v.size())}, v);
+  return make<int64_t>(DataType::kInt64, {static_cast<int64_t>(v.size())}, v);
 }
 
 TEST(Resize, PpocrNearestAsymmetricFloorX2) {
@@ -155,12 +155,12 @@ TEST(Resize, BilinearMatchesDirectFormula) {
 
 TEST(Resize, NearestCopiesAnyDtype) {
   ir::Node node = resize_node("nearest", "asymmetric");
-  auto y = run(node, {typed<uint8_t>(DataType::kUInt8, {2}, {7, 200}), Tensor(), f32({1}, {2})});
+  auto y = run(node, {make<uint8_t>(DataType::kUInt8, {2}, {7, 200}), Tensor(), f32({1}, {2})});
   ASSERT_TRUE(y.has_value()) << y.status().to_string();
   EXPECT_EQ(values<uint8_t>(*y), (std::vector<uint8_t>{7, 7, 200, 200}));
   // scale 1.5: x_original = 0, 2/3, 4/3 -> round_prefer_floor 0, 1, 1.
   auto z = run(
-      node, {typed<int64_t>(DataType::kInt64, {2}, {-3, 1LL << 40}), Tensor(), f32({1}, {1.5f})});
+      node, {make<int64_t>(DataType::kInt64, {2}, {-3, 1LL << 40}), Tensor(), f32({1}, {1.5f})});
   ASSERT_TRUE(z.has_value());
   EXPECT_EQ(values<int64_t>(*z), (std::vector<int64_t>{-3, 1LL << 40, 1LL << 40}));
 }
@@ -197,7 +197,7 @@ TEST(Resize, ErrorsAreClear) {
   EXPECT_NE(count.status().message().find("rank"), std::string::npos) << count.status().message();
   auto neg = run(node, {f32({2}, {1, 2}), Tensor(), f32({1}, {-2})});
   EXPECT_FALSE(neg.has_value());
-  auto ints = run(node, {typed<int32_t>(DataType::kInt32, {2}, {1, 2}), Tensor(), f32({1}, {2})});
+  auto ints = run(node, {make<int32_t>(DataType::kInt32, {2}, {1, 2}), Tensor(), f32({1}, {2})});
   ASSERT_FALSE(ints.has_value());
   EXPECT_EQ(ints.status().code(), StatusCode::kUnsupported);
   // A scale that would make a multi-terabyte output is refused before any table is built.

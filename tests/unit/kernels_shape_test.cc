@@ -15,6 +15,7 @@
 #include "edgemm/tensor.h"
 #include "ir/graph.h"
 #include "runtime/single_node.h"
+#include "tensor_test_util.h"
 
 namespace edgemm::shapetest {
 namespace {
@@ -23,24 +24,7 @@ using ::testing::ElementsAre;
 using ::testing::ElementsAreArray;
 using ::testing::HasSubstr;
 
-template <typename T>
-Tensor make(DataType dt, Shape shape, const std::vector<T>& v) {
-  auto t = Tensor::create(dt, std::move(shape));
-  EXPECT_TRUE(t.has_value());
-  EXPECT_EQ(static_cast<size_t>(t->element_count()), v.size());
-  if (!v.empty()) std::memcpy(t->raw_data(), v.data(), v.size() * sizeof(T));
-  return *t;
-}
-Tensor f32(Shape s, const std::vector<float>& v) { return make(DataType::kFloat32, s, v); }
-Tensor i64(Shape s, const std::vector<int64_t>& v) { return make(DataType::kInt64, s, v); }
-Tensor i32(Shape s, const std::vector<int32_t>& v) { return make(DataType::kInt32, s, v); }
-
-template <typename T>
-std::vector<T> values(const Tensor& t) {
-  std::vector<T> out(static_cast<size_t>(t.element_count()));
-  if (!out.empty()) std::memcpy(out.data(), t.raw_data(), out.size() * sizeof(T));
-  return out;
-}
+using namespace testutil;  // NOLINT: test helpers
 
 /// Builds a node named "n1" with inputs x0.. and outputs y0...
 struct NodeBuilder {

@@ -20,32 +20,13 @@
 #include "kernels/cpu/onednn.h"
 #include "kernels/kernel.h"
 #include "runtime/single_node.h"
+#include "tensor_test_util.h"
 
 namespace edgemm::nntest {
 
-inline Tensor f32(Shape shape, const std::vector<float>& v) {
-  auto t = Tensor::create(DataType::kFloat32, std::move(shape));
-  EXPECT_TRUE(t.has_value());
-  EXPECT_EQ(static_cast<size_t>(t->element_count()), v.size());
-  if (!v.empty()) std::memcpy(t->raw_data(), v.data(), v.size() * sizeof(float));
-  return *t;
-}
-
-template <typename T>
-Tensor typed(DataType dt, Shape shape, const std::vector<T>& v) {
-  auto t = Tensor::create(dt, std::move(shape));
-  EXPECT_TRUE(t.has_value());
-  EXPECT_EQ(static_cast<size_t>(t->element_count()), v.size());
-  if (!v.empty()) std::memcpy(t->raw_data(), v.data(), v.size() * sizeof(T));
-  return *t;
-}
-
-template <typename T>
-std::vector<T> values(const Tensor& t) {
-  std::vector<T> out(static_cast<size_t>(t.element_count()));
-  if (!out.empty()) std::memcpy(out.data(), t.raw_data(), out.size() * sizeof(T));
-  return out;
-}
+using testutil::f32;
+using testutil::make;
+using testutil::values;
 
 /// Uniform [-1, 1) float32 tensor from a fixed seed.
 inline Tensor random_f32(Shape shape, uint32_t seed) {
