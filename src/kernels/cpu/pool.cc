@@ -56,8 +56,7 @@ Status check_input(const ir::Node& node, const Tensor* x) {
   if (x == nullptr) return ir::node_error(node, StatusCode::kInvalidModel, "input X is missing");
   if (x->rank() < 3) {
     return ir::node_error(node, StatusCode::kInvalidArgument,
-                          "input '" + node.inputs[0] + "' has shape " +
-                              shape_to_string(x->shape()) +
+                          "input '" + node.inputs[0] + "' has shape " + shape_to_string(x->shape()) +
                               "; expected [N, C, D1, ...] with at least one spatial axis");
   }
   return Status::ok();
@@ -67,24 +66,23 @@ Status check_input(const ir::Node& node, const Tensor* x) {
 Expected<ConvGeometry> pool_geometry(const ir::Node& node, const PoolAttrs& a, const Shape& x) {
   const size_t k = x.size() - 2;
   if (k > 3) {
-    return ir::node_error(node, StatusCode::kUnsupported,
-                          "input '" + node.inputs[0] + "' has " + std::to_string(k) +
-                              " spatial axes; pooling supports 1 to 3");
+    return ir::node_error(
+        node, StatusCode::kUnsupported,
+        "input '" + node.inputs[0] + "' has " + std::to_string(k) + " spatial axes; pooling supports 1 to 3");
   }
   auto check_len = [&](const char* name, const std::vector<int64_t>& v, size_t want) -> Status {
     if (!v.empty() && v.size() != want) {
       return ir::node_error(node, StatusCode::kInvalidArgument,
-                            std::string("attribute ") + name + " " + list_to_string(v) +
-                                " does not match input '" + node.inputs[0] + "' with " +
-                                std::to_string(k) + " spatial axes");
+                            std::string("attribute ") + name + " " + list_to_string(v) + " does not match input '" +
+                                node.inputs[0] + "' with " + std::to_string(k) + " spatial axes");
     }
     return Status::ok();
   };
   if (a.kernel_shape.size() != k) {
     return ir::node_error(node, StatusCode::kInvalidArgument,
                           "attribute kernel_shape " + list_to_string(a.kernel_shape) +
-                              " needs one value per spatial axis of input '" + node.inputs[0] +
-                              "' " + shape_to_string(x));
+                              " needs one value per spatial axis of input '" + node.inputs[0] + "' " +
+                              shape_to_string(x));
   }
   EDGEMM_RETURN_IF_ERROR(check_len("strides", a.strides, k));
   EDGEMM_RETURN_IF_ERROR(check_len("dilations", a.dilations, k));
@@ -101,9 +99,9 @@ Expected<ConvGeometry> pool_geometry(const ir::Node& node, const PoolAttrs& a, c
   g.pad_end.resize(k);
   for (size_t i = 0; i < k; ++i) {
     if (g.kernel[i] < 1 || g.strides[i] < 1 || g.dilations[i] < 1) {
-      return ir::node_error(node, StatusCode::kInvalidArgument,
-                            "kernel_shape, strides and dilations must be positive (kernel_shape " +
-                                list_to_string(g.kernel) + ")");
+      return ir::node_error(
+          node, StatusCode::kInvalidArgument,
+          "kernel_shape, strides and dilations must be positive (kernel_shape " + list_to_string(g.kernel) + ")");
     }
     const int64_t pb = a.pads.empty() ? 0 : a.pads[i], pe = a.pads.empty() ? 0 : a.pads[i + k];
     if (pb < 0 || pe < 0) {
@@ -111,60 +109,32 @@ Expected<ConvGeometry> pool_geometry(const ir::Node& node, const PoolAttrs& a, c
                             "attribute pads " + list_to_string(a.pads) + " has a negative value");
     }
     const int64_t eff = (g.kernel[i] - 1) * g.dilations[i] + 1;
-    if (!resolve_spatial_axis(a.auto_pad, x[i + 2], eff, g.strides[i], pb, pe, a.ceil_mode,
-                              &g.out_spatial[i], &g.pad_begin[i], &g.pad_end[i])) {
+    if (!resolve_spatial_axis(a.auto_pad, x[i + 2], eff, g.strides[i], pb, pe, a.ceil_mode, &g.out_spatial[i],
+                              &g.pad_begin[i], &g.pad_end[i])) {
       return ir::node_error(node, StatusCode::kInvalidArgument,
-                            "on spatial axis " + std::to_string(i) + " the window (" +
-                                std::to_string(eff) + ") is larger than the padded input '" +
-                                node.inputs[0] + "' " + shape_to_string(x));
+                            "on spatial axis " + std::to_string(i) + " the window (" + std::to_string(eff) +
+                                ") is larger than the padded input '" + node.inputs[0] + "' " + shape_to_string(x));
     }
   }
   return g;
 }
 
-// Spatial geometry padded to 3-D (leading axes of extent 1).
-struct Win3 {
-  int64_t in[3], out[3], k[3], s[3], d[3], pb[3], pe[3];
-  int64_t in_size, out_size;
-};
-
-Win3 to3(const ConvGeometry& g) {
-  Win3 w{};
-  const int64_t lead = 3 - g.spatial_rank();
-  for (int64_t i = 0; i < 3; ++i) {
-    const bool real = i >= lead;
-    const int64_t j = i - lead;
-    w.in[i] = real ? g.in_spatial[j] : 1;
-    w.out[i] = real ? g.out_spatial[j] : 1;
-    w.k[i] = real ? g.kernel[j] : 1;
-    w.s[i] = real ? g.strides[j] : 1;
-    w.d[i] = real ? g.dilations[j] : 1;
-    w.pb[i] = real ? g.pad_begin[j] : 0;
-    w.pe[i] = real ? g.pad_end[j] : 0;
-  }
-  w.in_size = w.in[0] * w.in[1] * w.in[2];
-  w.out_size = w.out[0] * w.out[1] * w.out[2];
-  return w;
-}
-
 // Pools one [in] plane of X into one [out] plane of Y; `indices` (MaxPool) may be null.
 template <typename T>
-void pool_plane(const PoolAttrs& a, const Win3& w, int64_t spatial_rank, const T* x, T* y,
-                int64_t* indices, int64_t index_base) {
+void pool_plane(const PoolAttrs& a, const Geometry3d& w, int64_t spatial_rank, const T* x, T* y, int64_t* indices,
+                int64_t index_base) {
   const int64_t lead = 3 - spatial_rank;
   for (int64_t od = 0; od < w.out[0]; ++od) {
     for (int64_t oh = 0; oh < w.out[1]; ++oh) {
       for (int64_t ow = 0; ow < w.out[2]; ++ow) {
-        const int64_t start[3] = {od * w.s[0] - w.pb[0], oh * w.s[1] - w.pb[1],
-                                  ow * w.s[2] - w.pb[2]};
+        const int64_t start[3] = {od * w.s[0] - w.pb[0], oh * w.s[1] - w.pb[1], ow * w.s[2] - w.pb[2]};
         double acc = a.kind == PoolKind::kMax ? -std::numeric_limits<double>::infinity() : 0.0;
         int64_t best[3] = {-1, -1, -1};
         int64_t count = 0, padded_count = 1;
         for (int64_t i = 0; i < 3; ++i) {
           // Window positions inside [-pad_begin, in + pad_end) for count_include_pad.
           const int64_t lo = std::max<int64_t>(start[i], -w.pb[i]);
-          const int64_t hi =
-              std::min<int64_t>(start[i] + (w.k[i] - 1) * w.d[i] + 1, w.in[i] + w.pe[i]);
+          const int64_t hi = std::min<int64_t>(start[i] + (w.k[i] - 1) * w.d[i] + 1, w.in[i] + w.pe[i]);
           padded_count *= std::max<int64_t>(0, (hi - lo + w.d[i] - 1) / w.d[i]);
         }
         for (int64_t kd = 0; kd < w.k[0]; ++kd) {
@@ -189,9 +159,7 @@ void pool_plane(const PoolAttrs& a, const Win3& w, int64_t spatial_rank, const T
               } else if (a.kind == PoolKind::kAverage) {
                 acc += v;
               } else {
-                acc += a.p == 1   ? std::abs(v)
-                       : a.p == 2 ? v * v
-                                  : std::pow(std::abs(v), double(a.p));
+                acc += a.p == 1 ? std::abs(v) : a.p == 2 ? v * v : std::pow(std::abs(v), double(a.p));
               }
             }
           }
@@ -218,9 +186,7 @@ void pool_plane(const PoolAttrs& a, const Win3& w, int64_t spatial_rank, const T
           const int64_t div = a.count_include_pad ? padded_count : count;
           y[o] = static_cast<T>(div > 0 ? acc / static_cast<double>(div) : 0.0);
         } else {
-          y[o] = static_cast<T>(a.p == 1   ? acc
-                                : a.p == 2 ? std::sqrt(acc)
-                                           : std::pow(acc, 1.0 / double(a.p)));
+          y[o] = static_cast<T>(a.p == 1 ? acc : a.p == 2 ? std::sqrt(acc) : std::pow(acc, 1.0 / double(a.p)));
         }
       }
     }
@@ -241,8 +207,7 @@ class PoolKernel final : public Kernel {
     const Tensor* x = ctx.input(0);
     EDGEMM_RETURN_IF_ERROR(check_input(node, x));
     const DataType dt = x->dtype();
-    const bool int_ok =
-        a_.kind == PoolKind::kMax && (dt == DataType::kInt8 || dt == DataType::kUInt8);
+    const bool int_ok = a_.kind == PoolKind::kMax && (dt == DataType::kInt8 || dt == DataType::kUInt8);
     if (dt != DataType::kFloat32 && dt != DataType::kFloat64 && !int_ok) {
       return unsupported_dtype(node, 0, dt);
     }
@@ -255,20 +220,18 @@ class PoolKernel final : public Kernel {
       indices = ind->data<int64_t>();
     }
     if (y->element_count() == 0) return Status::ok();
-    const Win3 w = to3(g);
+    const Geometry3d w = to_3d(g);
     const int64_t planes = g.batch * g.in_channels;
     auto body = [&](auto zero) {
       using T = decltype(zero);
       const T* xv = x->data<T>();
       T* yv = y->data<T>();
-      parallel_for(ctx.threads(), planes, w.out_size * w.k[0] * w.k[1] * w.k[2],
-                   [&](int64_t begin, int64_t end) {
-                     for (int64_t pl = begin; pl < end; ++pl) {
-                       pool_plane<T>(a_, w, g.spatial_rank(), xv + pl * w.in_size,
-                                     yv + pl * w.out_size,
-                                     indices ? indices + pl * w.out_size : nullptr, pl * w.in_size);
-                     }
-                   });
+      parallel_for(ctx.threads(), planes, w.out_size * w.k[0] * w.k[1] * w.k[2], [&](int64_t begin, int64_t end) {
+        for (int64_t pl = begin; pl < end; ++pl) {
+          pool_plane<T>(a_, w, g.spatial_rank(), xv + pl * w.in_size, yv + pl * w.out_size,
+                        indices ? indices + pl * w.out_size : nullptr, pl * w.in_size);
+        }
+      });
     };
     switch (dt) {
       case DataType::kFloat32:
@@ -406,9 +369,7 @@ class GlobalPoolKernel final : public Kernel {
               const double v = std::abs(static_cast<double>(src[i]));
               s += p_ == 1 ? v : p_ == 2 ? v * v : std::pow(v, double(p_));
             }
-            yv[pl] = static_cast<T>(p_ == 1   ? s
-                                    : p_ == 2 ? std::sqrt(s)
-                                              : std::pow(s, 1.0 / double(p_)));
+            yv[pl] = static_cast<T>(p_ == 1 ? s : p_ == 2 ? std::sqrt(s) : std::pow(s, 1.0 / double(p_)));
           }
         }
       });
@@ -441,8 +402,7 @@ Expected<std::unique_ptr<Kernel>> make_global_pool(const KernelInfo& info, PoolK
 // MaxUnpool: scatters X into zeros at the flat indices I that MaxPool produced.
 class MaxUnpoolKernel final : public Kernel {
  public:
-  MaxUnpoolKernel(std::vector<int64_t> kernel_shape, std::vector<int64_t> strides,
-                  std::vector<int64_t> pads)
+  MaxUnpoolKernel(std::vector<int64_t> kernel_shape, std::vector<int64_t> strides, std::vector<int64_t> pads)
       : kernel_(std::move(kernel_shape)), strides_(std::move(strides)), pads_(std::move(pads)) {}
   const char* name() const override { return "maxunpool__reference"; }
 
@@ -453,8 +413,8 @@ class MaxUnpoolKernel final : public Kernel {
     EDGEMM_RETURN_IF_ERROR(check_input(node, x));
     if (ind == nullptr || ind->dtype() != DataType::kInt64 || ind->shape() != x->shape()) {
       return ir::node_error(node, StatusCode::kInvalidArgument,
-                            "input I must be int64 indices of the same shape as input '" +
-                                node.inputs[0] + "' " + shape_to_string(x->shape()));
+                            "input I must be int64 indices of the same shape as input '" + node.inputs[0] + "' " +
+                                shape_to_string(x->shape()));
     }
     const DataType dt = x->dtype();
     if (dt != DataType::kFloat32 && dt != DataType::kFloat64) return unsupported_dtype(node, 0, dt);
@@ -465,9 +425,8 @@ class MaxUnpoolKernel final : public Kernel {
     if (kernel_.size() != k || (!strides_.empty() && strides_.size() != k) ||
         (!pads_.empty() && pads_.size() != 2 * k)) {
       return ir::node_error(node, StatusCode::kInvalidArgument,
-                            "kernel_shape " + list_to_string(kernel_) + ", strides " +
-                                list_to_string(strides_) + " or pads " + list_to_string(pads_) +
-                                " do not match input '" + node.inputs[0] + "' " +
+                            "kernel_shape " + list_to_string(kernel_) + ", strides " + list_to_string(strides_) +
+                                " or pads " + list_to_string(pads_) + " do not match input '" + node.inputs[0] + "' " +
                                 shape_to_string(x->shape()));
     }
     Shape inferred = {x->shape()[0], x->shape()[1]};
@@ -482,8 +441,8 @@ class MaxUnpoolKernel final : public Kernel {
       EDGEMM_ASSIGN_OR_RETURN(out, read_int_values(node, 2, *shape_in));
       if (out.size() != inferred.size() || out[0] != inferred[0] || out[1] != inferred[1]) {
         return ir::node_error(node, StatusCode::kInvalidArgument,
-                              "output_shape " + list_to_string(out) + " does not match input '" +
-                                  node.inputs[0] + "' " + shape_to_string(x->shape()));
+                              "output_shape " + list_to_string(out) + " does not match input '" + node.inputs[0] +
+                                  "' " + shape_to_string(x->shape()));
       }
     }
     EDGEMM_ASSIGN_OR_RETURN(Tensor * y, ctx.allocate_output(0, dt, out));
@@ -504,12 +463,11 @@ class MaxUnpoolKernel final : public Kernel {
       }
       if (!inside) {
         return ir::node_error(node, StatusCode::kInvalidArgument,
-                              "index " + std::to_string(iv[i]) + " at position " +
-                                  std::to_string(i) + " of input I is outside the output " +
-                                  list_to_string(out));
+                              "index " + std::to_string(iv[i]) + " at position " + std::to_string(i) +
+                                  " of input I is outside the output " + list_to_string(out));
       }
-      std::memcpy(static_cast<char*>(y->raw_data()) + target * elem,
-                  static_cast<const char*>(x->raw_data()) + i * elem, elem);
+      std::memcpy(static_cast<char*>(y->raw_data()) + target * elem, static_cast<const char*>(x->raw_data()) + i * elem,
+                  elem);
     }
     return Status::ok();
   }
@@ -523,8 +481,7 @@ Expected<std::unique_ptr<Kernel>> make_max_unpool(const KernelInfo& info) {
   EDGEMM_ASSIGN_OR_RETURN(std::vector<int64_t> strides, info.node.attr_ints("strides"));
   EDGEMM_ASSIGN_OR_RETURN(std::vector<int64_t> pads, info.node.attr_ints("pads"));
   if (kernel.empty()) {
-    return ir::node_error(info.node, StatusCode::kInvalidModel,
-                          "attribute kernel_shape is required");
+    return ir::node_error(info.node, StatusCode::kInvalidModel, "attribute kernel_shape is required");
   }
   EDGEMM_RETURN_IF_ERROR(check_attr_bounds(info.node, "kernel_shape", kernel));
   EDGEMM_RETURN_IF_ERROR(check_attr_bounds(info.node, "strides", strides));
@@ -541,13 +498,10 @@ void register_pool_kernels(KernelRegistry& registry) {
   for (int since : {1, 8, 10, 11, 12}) registry.add("", "MaxPool", since, max);
   for (int since : {1, 7, 10, 11}) registry.add("", "AveragePool", since, avg);
   for (int since : {2, 11}) registry.add("", "LpPool", since, lp);
-  registry.add("", "GlobalAveragePool", 1,
-               [](const KernelInfo& i) { return make_global_pool(i, PoolKind::kAverage); });
-  registry.add("", "GlobalMaxPool", 1,
-               [](const KernelInfo& i) { return make_global_pool(i, PoolKind::kMax); });
+  registry.add("", "GlobalAveragePool", 1, [](const KernelInfo& i) { return make_global_pool(i, PoolKind::kAverage); });
+  registry.add("", "GlobalMaxPool", 1, [](const KernelInfo& i) { return make_global_pool(i, PoolKind::kMax); });
   for (int since : {9, 11}) registry.add("", "MaxUnpool", since, make_max_unpool);
-  registry.add("", "GlobalLpPool", 2,
-               [](const KernelInfo& i) { return make_global_pool(i, PoolKind::kLp); });
+  registry.add("", "GlobalLpPool", 2, [](const KernelInfo& i) { return make_global_pool(i, PoolKind::kLp); });
 }
 
 }  // namespace edgemm::kernels
