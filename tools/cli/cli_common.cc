@@ -1,6 +1,10 @@
 #include "cli_common.h"
 
+#include <unistd.h>
+
 #include <cmath>
+#include <cstdlib>
+#include <filesystem>
 #include <iostream>
 
 namespace edgemm::cli {
@@ -70,8 +74,10 @@ std::string dims_text(const std::vector<Dim>& dims, bool rank_known) {
 nlohmann::json value_info_json(const ValueInfo& info) {
   nlohmann::json shape = nlohmann::json::array();
   for (const auto& d : info.shape) {
-    if (d.is_static()) shape.push_back(d.value);
-    else shape.push_back(d.symbol.empty() ? "?" : d.symbol);
+    if (d.is_static())
+      shape.push_back(d.value);
+    else
+      shape.push_back(d.symbol.empty() ? "?" : d.symbol);
   }
   return {{"name", info.name},
           {"dtype", dtype_name(info.dtype)},
@@ -87,19 +93,33 @@ double element_as_double(const Tensor& t, int64_t i) {
 
 double element(const Tensor& t, int64_t i) {
   switch (t.dtype()) {
-    case DataType::kFloat32: return element_as_double<float>(t, i);
-    case DataType::kFloat64: return element_as_double<double>(t, i);
-    case DataType::kFloat16: return half_to_float(t.data<uint16_t>()[i]);
-    case DataType::kInt8: return element_as_double<int8_t>(t, i);
-    case DataType::kUInt8: case DataType::kBool: return element_as_double<uint8_t>(t, i);
-    case DataType::kInt16: return element_as_double<int16_t>(t, i);
-    case DataType::kUInt16: return element_as_double<uint16_t>(t, i);
-    case DataType::kInt32: return element_as_double<int32_t>(t, i);
-    case DataType::kUInt32: return element_as_double<uint32_t>(t, i);
-    case DataType::kInt64: return element_as_double<int64_t>(t, i);
-    case DataType::kUInt64: return element_as_double<uint64_t>(t, i);
-    case DataType::kBFloat16: return bfloat16_to_float(t.data<uint16_t>()[i]);
-    default: return 0;
+    case DataType::kFloat32:
+      return element_as_double<float>(t, i);
+    case DataType::kFloat64:
+      return element_as_double<double>(t, i);
+    case DataType::kFloat16:
+      return half_to_float(t.data<uint16_t>()[i]);
+    case DataType::kInt8:
+      return element_as_double<int8_t>(t, i);
+    case DataType::kUInt8:
+    case DataType::kBool:
+      return element_as_double<uint8_t>(t, i);
+    case DataType::kInt16:
+      return element_as_double<int16_t>(t, i);
+    case DataType::kUInt16:
+      return element_as_double<uint16_t>(t, i);
+    case DataType::kInt32:
+      return element_as_double<int32_t>(t, i);
+    case DataType::kUInt32:
+      return element_as_double<uint32_t>(t, i);
+    case DataType::kInt64:
+      return element_as_double<int64_t>(t, i);
+    case DataType::kUInt64:
+      return element_as_double<uint64_t>(t, i);
+    case DataType::kBFloat16:
+      return bfloat16_to_float(t.data<uint16_t>()[i]);
+    default:
+      return 0;
   }
 }
 
@@ -132,6 +152,36 @@ std::string npy_file_name(const std::string& value_name) {
     if (c == '/' || c == ':') c = '_';
   }
   return name + ".npy";
+}
+
+std::string default_ocr_models_dir() {
+  namespace fs = std::filesystem;
+  std::vector<fs::path> candidates;
+  if (const char* env = std::getenv("EDGEMM_MODELS_DIR"); env != nullptr && *env != '\0') candidates.emplace_back(env);
+  candidates.emplace_back("models/ppocrv4");
+  std::error_code ec;
+  const fs::path exe = fs::read_symlink("/proc/self/exe", ec);
+  if (!ec) candidates.push_back(exe.parent_path().parent_path().parent_path() / "models" / "ppocrv4");
+  for (const fs::path& dir : candidates) {
+    if (fs::is_directory(dir, ec)) return dir.string();
+  }
+  return candidates.front().string();
+}
+
+ProgressBar::ProgressBar(std::string label, size_t total)
+    : label_(std::move(label)), total_(total), enabled_(total > 1 && isatty(STDERR_FILENO) == 1) {}
+
+ProgressBar::~ProgressBar() {
+  if (enabled_) std::cerr << "\r\033[K" << std::flush;
+}
+
+void ProgressBar::update(size_t done, const std::string& current) {
+  if (!enabled_) return;
+  constexpr size_t kWidth = 30;
+  const size_t filled = total_ == 0 ? kWidth : done * kWidth / total_;
+  std::string name = current.size() > 40 ? "..." + current.substr(current.size() - 37) : current;
+  std::cerr << "\r\033[K" << label_ << " [" << std::string(filled, '#') << std::string(kWidth - filled, '.') << "] "
+            << done << "/" << total_ << " " << name << std::flush;
 }
 
 }  // namespace edgemm::cli

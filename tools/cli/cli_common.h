@@ -4,10 +4,9 @@
 /// pairs, error printing with exit codes, and tensor summaries.
 
 #include <map>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "edgemm/inferencer.h"
 #include "edgemm/status.h"
@@ -40,5 +39,28 @@ TensorStats tensor_stats(const Tensor& t, double threshold);
 
 /// Output file name for a tensor name: '/' and ':' replaced by '_', plus ".npy".
 std::string npy_file_name(const std::string& value_name);
+
+/// The PP-OCRv4 model folder to use when --models is not given: $EDGEMM_MODELS_DIR, else
+/// ./models/ppocrv4, else models/ppocrv4 of the source tree the binary was built in (found
+/// from /proc/self/exe as <root>/build*/bin/edgemm). Returns the first that exists, or
+/// "models/ppocrv4" so the error message names a sensible path.
+std::string default_ocr_models_dir();
+
+/// A one-line progress bar on stderr ("[#####.....] 3/7 name"), drawn only when stderr is a
+/// terminal, erased when destroyed.
+class ProgressBar {
+ public:
+  ProgressBar(std::string label, size_t total);
+  ~ProgressBar();
+  ProgressBar(const ProgressBar&) = delete;
+  ProgressBar& operator=(const ProgressBar&) = delete;
+  /// Shows that `done` items are finished and `current` is being worked on.
+  void update(size_t done, const std::string& current);
+
+ private:
+  std::string label_;
+  size_t total_;
+  bool enabled_;
+};
 
 }  // namespace edgemm::cli

@@ -75,11 +75,14 @@ Status inspect_command(const InspectArgs& args) {
   }
   std::cout << args.model << "\n  ir_version " << model.ir_version << ", producer '" << model.producer_name
             << "', opsets:";
-  for (const auto& [domain, version] : model.opsets) std::cout << " " << (domain.empty() ? "ai.onnx" : domain) << "=" << version;
+  for (const auto& [domain, version] : model.opsets)
+    std::cout << " " << (domain.empty() ? "ai.onnx" : domain) << "=" << version;
   std::cout << "\n  inputs:\n";
-  for (const auto& v : g.inputs) std::cout << "    " << v.name << " " << dtype_name(v.dtype) << " " << dims_text(v.shape, v.rank_known) << "\n";
+  for (const auto& v : g.inputs)
+    std::cout << "    " << v.name << " " << dtype_name(v.dtype) << " " << dims_text(v.shape, v.rank_known) << "\n";
   std::cout << "  outputs:\n";
-  for (const auto& v : g.outputs) std::cout << "    " << v.name << " " << dtype_name(v.dtype) << " " << dims_text(v.shape, v.rank_known) << "\n";
+  for (const auto& v : g.outputs)
+    std::cout << "    " << v.name << " " << dtype_name(v.dtype) << " " << dims_text(v.shape, v.rank_known) << "\n";
   std::cout << "  nodes: " << g.nodes.size() << "\n  parameters: " << params << " (" << std::fixed
             << std::setprecision(2) << param_bytes / 1048576.0 << " MiB)\n";
   if (shapes_known) {
@@ -90,11 +93,14 @@ Status inspect_command(const InspectArgs& args) {
     std::cout << "  FLOPs: unknown (symbolic input dims; pass --shape name=1,3,640,640)\n";
   }
   std::vector<std::pair<std::string, int>> ops(histogram.begin(), histogram.end());
-  std::sort(ops.begin(), ops.end(), [](const auto& a, const auto& b) { return a.second != b.second ? a.second > b.second : a.first < b.first; });
+  std::sort(ops.begin(), ops.end(), [](const auto& a, const auto& b) {
+    return a.second != b.second ? a.second > b.second : a.first < b.first;
+  });
   std::cout << "  op histogram:\n";
   for (const auto& [op, count] : ops) {
     std::cout << "    " << std::left << std::setw(28) << op << std::right << std::setw(6) << count;
-    if (shapes_known && flops.by_op.count(op)) std::cout << "  " << std::setprecision(3) << flops.by_op.at(op) / 1e9 << " GFLOP";
+    if (shapes_known && flops.by_op.count(op))
+      std::cout << "  " << std::setprecision(3) << flops.by_op.at(op) / 1e9 << " GFLOP";
     std::cout << "\n";
   }
   return Status::ok();

@@ -98,10 +98,9 @@ Status run_command(const RunArgs& args) {
             << mem.unplanned_bytes / 1048576.0 << " MiB)\n";
   for (const auto& o : j["outputs"]) {
     std::cout << "  " << o["name"].get<std::string>() << " " << o["dtype"].get<std::string>() << " "
-              << shape_to_string(o["shape"].get<Shape>()) << std::setprecision(4)
-              << "  min " << o["min"].get<double>() << "  max " << o["max"].get<double>() << "  mean "
-              << o["mean"].get<double>() << "  above " << args.above << ": " << std::setprecision(2)
-              << 100.0 * o["share_above"].get<double>() << "%\n";
+              << shape_to_string(o["shape"].get<Shape>()) << std::setprecision(4) << "  min " << o["min"].get<double>()
+              << "  max " << o["max"].get<double>() << "  mean " << o["mean"].get<double>() << "  above " << args.above
+              << ": " << std::setprecision(2) << 100.0 * o["share_above"].get<double>() << "%\n";
   }
   if (!args.output_dir.empty()) std::cout << "outputs written to " << args.output_dir << "\n";
   if (!args.profile.empty()) std::cout << "profile written to " << args.profile << " (chrome://tracing)\n";

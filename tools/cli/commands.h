@@ -11,4 +11,7 @@ void add_inspect_command(CLI::App& app, int& exit_code);
 /// `edgemm run MODEL --input name=file.npy ...`: runs a model on .npy inputs.
 void add_run_command(CLI::App& app, int& exit_code);
 
+/// `edgemm ocr IMAGE...`: PP-OCRv4 text recognition, plain text or --json, --draw.
+void add_ocr_command(CLI::App& app, int& exit_code);
+
 }  // namespace edgemm::cli

@@ -2,7 +2,6 @@
 /// benchmarking and serving models. Each subcommand lives in its own cmd_*.cc file.
 
 #include <CLI/CLI.hpp>
-
 #include <iostream>
 
 #include "commands.h"
@@ -14,6 +13,7 @@ int main(int argc, char** argv) {
   int exit_code = 0;
   edgemm::cli::add_inspect_command(app, exit_code);
   edgemm::cli::add_run_command(app, exit_code);
+  edgemm::cli::add_ocr_command(app, exit_code);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

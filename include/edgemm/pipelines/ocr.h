@@ -1,0 +1,135 @@
+#pragma once
+/// \file ocr.h
+/// PP-OCR text recognition pipeline: detection (DB), optional angle classifier, and CTC
+/// recognition, all on edgemm Inferencers. Defaults follow PaddleOCR's published inference
+/// settings for PP-OCRv4 (tools/infer/utility.py, ppocr/postprocess/db_postprocess.py,
+/// rec_postprocess.py); see docs/ocr.md.
+
+#include <array>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "edgemm/status.h"
+
+namespace edgemm::ocr {
+
+/// How a detected box is scored against the probability map (PaddleOCR `det_db_score_mode`).
+enum class ScoreMode {
+  kFast,  ///< mean probability inside the box's axis-aligned bounding rectangle, masked by the box
+  kSlow,  ///< mean probability inside the contour polygon itself
+};
+
+/// File names of the four model files inside `OcrOptions::models_dir`.
+struct OcrModelFiles {
+  std::string det = "ch_PP-OCRv4_det_infer.onnx";
+  std::string cls = "ch_ppocr_mobile_v2.0_cls_infer.onnx";
+  std::string rec = "ch_PP-OCRv4_rec_infer.onnx";
+  std::string dictionary = "ppocr_keys_v1.txt";  ///< UTF-8, one character a line
+};
+
+/// Pipeline settings. Every default is PaddleOCR's for PP-OCRv4.
+struct OcrOptions {
+  std::string models_dir;  ///< folder holding `files` (scripts/setup.sh fetches models/ppocrv4)
+  OcrModelFiles files;
+  int threads = 0;      ///< intra-op threads per model; 0 = all hardware threads
+  bool use_cls = true;  ///< run the 0°/180° angle classifier on each crop
+
+  // Detection pre-processing.
+  int det_limit_side = 960;  ///< longer side limited to this (pixels), then each side rounded to a multiple of 32
+
+  // DB post-processing (Liao et al., "Real-time Scene Text Detection with Differentiable Binarization", 2020).
+  float det_threshold = 0.3f;  ///< probability at which a pixel counts as text
+  float box_threshold = 0.6f;  ///< boxes whose score is below this are dropped
+  int max_candidates = 1000;   ///< at most this many contours are considered
+  float unclip_ratio = 1.5f;   ///< offset distance = area × ratio / perimeter
+  ScoreMode score_mode = ScoreMode::kFast;
+  int min_box_side = 3;  ///< boxes with a shorter side (pixels of the map) are dropped
+
+  // Reading order.
+  float line_tolerance = 10.0f;  ///< boxes whose top y differ by less (pixels) are on one line
+
+  // Angle classifier.
+  float cls_threshold = 0.9f;  ///< flip a crop when classified 180° with at least this score
+  int cls_batch = 6;
+
+  // Recognition.
+  int rec_batch = 6;                 ///< crops per rec run, grouped by aspect ratio
+  float rec_score_threshold = 0.5f;  ///< lines whose mean CTC confidence is below this are dropped
+};
+
+/// A point in image pixels (x right, y down), origin at the top-left corner of the image.
+struct Point {
+  float x = 0;
+  float y = 0;
+};
+
+/// One recognized text line.
+struct OcrLine {
+  /// Quadrilateral in original-image pixels, clockwise from the top-left corner.
+  std::array<Point, 4> polygon;
+  std::string text;          ///< UTF-8
+  float score = 0;           ///< mean CTC confidence of the kept time steps, in [0, 1]
+  float box_score = 0;       ///< DB score of the detected box, in [0, 1]
+  bool rotated_180 = false;  ///< the angle classifier flipped the crop before recognition
+};
+
+/// Wall-clock time of each stage of one image, in milliseconds.
+struct OcrTimings {
+  double decode_ms = 0;  ///< reading and decoding the image file (0 for in-memory images)
+  double det_ms = 0;     ///< det pre-processing and inference
+  double post_ms = 0;    ///< DB post-processing, reading order and crops
+  double cls_ms = 0;     ///< angle classifier (0 when disabled)
+  double rec_ms = 0;     ///< recognition and CTC decoding
+  double total_ms = 0;
+};
+
+/// Result for one image: lines in reading order.
+struct OcrResult {
+  int width = 0;  ///< original image size in pixels
+  int height = 0;
+  std::vector<OcrLine> lines;
+  OcrTimings timings;
+};
+
+/// An 8-bit image in memory, borrowed for the duration of a call.
+struct ImageView {
+  const uint8_t* data = nullptr;  ///< row-major, interleaved channels
+  int width = 0;
+  int height = 0;
+  int channels = 3;       ///< 1 (gray), 3 (BGR) or 4 (BGRA)
+  int64_t row_bytes = 0;  ///< stride between rows; 0 = width × channels
+};
+
+/// The loaded pipeline. Thread safety: run()/run_file() may be called from several threads at
+/// once (the underlying Inferencers are thread-safe).
+class OcrPipeline {
+ public:
+  virtual ~OcrPipeline() = default;
+
+  /// Loads det, cls (when enabled) and rec from `options.models_dir` and the dictionary.
+  /// Errors: kIo (missing model or dictionary file), kInvalidModel, kInvalidArgument (bad
+  /// option value, dictionary size inconsistent with the rec model's classes).
+  static Expected<std::unique_ptr<OcrPipeline>> create(const OcrOptions& options);
+
+  /// Reads an image file (any format OpenCV decodes: PNG incl. 16-bit, JPEG, BMP, TIFF, WebP;
+  /// gray, RGB or RGBA) and recognizes its text.
+  /// Errors: kIo (missing/unreadable file), kInvalidArgument (empty, corrupt or non-image
+  /// file, image larger than 2^28 pixels).
+  virtual Expected<OcrResult> run_file(const std::string& path) const = 0;
+
+  /// Recognizes the text of an in-memory image. Errors: kInvalidArgument for an empty or
+  /// inconsistent view.
+  virtual Expected<OcrResult> run(const ImageView& image) const = 0;
+
+  virtual const OcrOptions& options() const = 0;
+};
+
+/// Writes `image_path` with every line of `result` drawn on it: its polygon outlined and its
+/// 1-based reading-order number at the top-left corner. The format follows the extension of
+/// `output_path` (.png, .jpg, ...). Errors: those of run_file() for the input, kIo when the
+/// output cannot be written, kInvalidArgument when the image size differs from the result's.
+Status draw_result(const std::string& image_path, const OcrResult& result, const std::string& output_path);
+
+}  // namespace edgemm::ocr

@@ -1,0 +1,120 @@
+#include "pipelines/image.h"
+
+#include <fstream>
+#include <iterator>
+#include <opencv2/imgcodecs.hpp>
+#include <opencv2/imgproc.hpp>
+#include <vector>
+
+namespace edgemm::pipelines {
+namespace {
+
+Status check_pixel_count(int64_t width, int64_t height, const std::string& what) {
+  if (width <= 0 || height <= 0) {
+    return Status(StatusCode::kInvalidArgument,
+                  what + " has an empty size " + std::to_string(width) + "x" + std::to_string(height));
+  }
+  if (width * height > kMaxImagePixels) {
+    return Status(StatusCode::kInvalidArgument, what + " is " + std::to_string(width) + "x" + std::to_string(height) +
+                                                    " pixels, more than the limit of " +
+                                                    std::to_string(kMaxImagePixels) + " pixels");
+  }
+  return Status::ok();
+}
+
+/// 8-bit BGR from any decoded matrix: 16-bit → 8-bit, gray → BGR, BGRA composited on white.
+cv::Mat to_bgr8(const cv::Mat& decoded) {
+  cv::Mat eight_bit = decoded;
+  if (decoded.depth() == CV_16U) {
+    decoded.convertTo(eight_bit, CV_8U, 1.0 / 257.0);
+  } else if (decoded.depth() != CV_8U) {
+    cv::normalize(decoded, eight_bit, 0, 255, cv::NORM_MINMAX, CV_8U);
+  }
+  cv::Mat bgr;
+  switch (eight_bit.channels()) {
+    case 1:
+      cv::cvtColor(eight_bit, bgr, cv::COLOR_GRAY2BGR);
+      return bgr;
+    case 3:
+      return eight_bit;
+    default: {
+      bgr.create(eight_bit.rows, eight_bit.cols, CV_8UC3);
+      for (int y = 0; y < eight_bit.rows; ++y) {
+        const uint8_t* src = eight_bit.ptr<uint8_t>(y);
+        uint8_t* dst = bgr.ptr<uint8_t>(y);
+        for (int x = 0; x < eight_bit.cols; ++x, src += 4, dst += 3) {
+          const int alpha = src[3];
+          for (int c = 0; c < 3; ++c) dst[c] = static_cast<uint8_t>((src[c] * alpha + 255 * (255 - alpha) + 127) / 255);
+        }
+      }
+      return bgr;
+    }
+  }
+}
+
+}  // namespace
+
+Expected<cv::Mat> read_image_bgr(const std::string& path) {
+  std::ifstream file(path, std::ios::binary);
+  if (!file) return Status(StatusCode::kIo, "cannot open image '" + path + "'");
+  std::vector<uint8_t> bytes((std::istreambuf_iterator<char>(file)), std::istreambuf_iterator<char>());
+  if (file.bad()) return Status(StatusCode::kIo, "cannot read image '" + path + "'");
+  if (bytes.empty()) return Status(StatusCode::kInvalidArgument, "image '" + path + "' is an empty (zero-byte) file");
+  cv::Mat decoded;
+  try {
+    decoded = cv::imdecode(bytes, cv::IMREAD_UNCHANGED);
+  } catch (const cv::Exception& e) {
+    return Status(StatusCode::kInvalidArgument, "cannot decode image '" + path + "': " + e.what());
+  }
+  if (decoded.empty()) {
+    return Status(StatusCode::kInvalidArgument,
+                  "cannot decode image '" + path + "': not an image format OpenCV reads, or corrupt data");
+  }
+  EDGEMM_RETURN_IF_ERROR(check_pixel_count(decoded.cols, decoded.rows, "image '" + path + "'"));
+  if (decoded.channels() != 1 && decoded.channels() != 3 && decoded.channels() != 4) {
+    return Status(StatusCode::kInvalidArgument,
+                  "image '" + path + "' has " + std::to_string(decoded.channels()) + " channels; expected 1, 3 or 4");
+  }
+  return to_bgr8(decoded);
+}
+
+Expected<cv::Mat> image_view_to_bgr(const ocr::ImageView& view) {
+  if (view.data == nullptr) return Status(StatusCode::kInvalidArgument, "image view has no data (null pointer)");
+  EDGEMM_RETURN_IF_ERROR(check_pixel_count(view.width, view.height, "image view"));
+  if (view.channels != 1 && view.channels != 3 && view.channels != 4) {
+    return Status(StatusCode::kInvalidArgument,
+                  "image view has " + std::to_string(view.channels) + " channels; expected 1, 3 or 4");
+  }
+  const int64_t packed = int64_t{view.width} * view.channels;
+  const int64_t stride = view.row_bytes == 0 ? packed : view.row_bytes;
+  if (stride < packed) {
+    return Status(StatusCode::kInvalidArgument, "image view row_bytes " + std::to_string(stride) +
+                                                    " is smaller than width × channels = " + std::to_string(packed));
+  }
+  const cv::Mat borrowed(view.height, view.width, CV_8UC(view.channels), const_cast<uint8_t*>(view.data),
+                         static_cast<size_t>(stride));
+  cv::Mat bgr = to_bgr8(borrowed);
+  return bgr.data == borrowed.data ? bgr.clone() : bgr;
+}
+
+void write_normalized_chw(const cv::Mat& bgr, const std::array<float, 3>& mean, const std::array<float, 3>& std,
+                          Tensor& out, int64_t batch) {
+  const int64_t height = out.dim(2);
+  const int64_t width = out.dim(3);
+  float* base = out.data<float>() + batch * 3 * height * width;
+  std::array<float, 3> scale;
+  std::array<float, 3> shift;
+  for (int c = 0; c < 3; ++c) {
+    scale[c] = 1.0f / (255.0f * std[c]);
+    shift[c] = -mean[c] / std[c];
+  }
+  for (int y = 0; y < bgr.rows; ++y) {
+    const uint8_t* row = bgr.ptr<uint8_t>(y);
+    for (int c = 0; c < 3; ++c) {
+      float* dst = base + (c * height + y) * width;
+      for (int x = 0; x < bgr.cols; ++x) dst[x] = row[3 * x + c] * scale[c] + shift[c];
+    }
+  }
+}
+
+}  // namespace edgemm::pipelines

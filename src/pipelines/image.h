@@ -1,0 +1,40 @@
+#pragma once
+/// \file image.h
+/// Image decoding and conversion to network input tensors, shared by the pipelines.
+/// Everything here works on OpenCV matrices in BGR channel order (OpenCV's own order, which
+/// PaddleOCR's models were trained on).
+
+#include <array>
+#include <opencv2/core.hpp>
+#include <string>
+
+#include "edgemm/pipelines/ocr.h"
+#include "edgemm/status.h"
+#include "edgemm/tensor.h"
+
+namespace edgemm::pipelines {
+
+/// Largest image accepted, in pixels (2^28 ≈ 268 M, e.g. 16384 × 16384). Larger images are
+/// refused before decoding so a hostile header cannot make us allocate gigabytes.
+inline constexpr int64_t kMaxImagePixels = int64_t{1} << 28;
+
+/// Reads and decodes an image file into an 8-bit, 3-channel BGR matrix.
+/// Gray is expanded to BGR, 16-bit samples are scaled to 8 bits (v / 257), and an alpha
+/// channel is composited onto white (transparent text backgrounds read as paper).
+/// EXIF orientation is not applied (the pixels are used as stored).
+/// Errors: kIo (missing or unreadable file), kInvalidArgument (zero-byte file, data OpenCV
+/// cannot decode, more than kMaxImagePixels pixels), naming the path.
+Expected<cv::Mat> read_image_bgr(const std::string& path);
+
+/// Copies an in-memory 8-bit image (1, 3 or 4 channels; see ocr::ImageView) into BGR.
+/// Errors: kInvalidArgument for a null pointer, non-positive size, unsupported channel count,
+/// too small a stride, or more than kMaxImagePixels pixels.
+Expected<cv::Mat> image_view_to_bgr(const ocr::ImageView& view);
+
+/// Converts an 8-bit BGR image to a float NCHW tensor [1, 3, H, W] (or writes into row `batch`
+/// of an existing [N, 3, H, W'] tensor, W' ≥ W, leaving the padding untouched), computing
+/// (pixel / 255 − mean[c]) / std[c] per channel c in BGR order.
+void write_normalized_chw(const cv::Mat& bgr, const std::array<float, 3>& mean, const std::array<float, 3>& std,
+                          Tensor& out, int64_t batch);
+
+}  // namespace edgemm::pipelines

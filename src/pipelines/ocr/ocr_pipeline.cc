@@ -1,0 +1,191 @@
+/// OcrPipeline: det → DB post-processing → reading order → crops → (cls) → rec → CTC, in the
+/// order of PaddleOCR's TextSystem (tools/infer/predict_system.py).
+
+#include <chrono>
+#include <filesystem>
+#include <opencv2/core.hpp>
+
+#include "edgemm/inferencer.h"
+#include "edgemm/pipelines/ocr.h"
+#include "pipelines/image.h"
+#include "pipelines/ocr/crop.h"
+#include "pipelines/ocr/ctc.h"
+#include "pipelines/ocr/det.h"
+#include "pipelines/ocr/recognize.h"
+
+namespace edgemm::ocr {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double elapsed_ms(Clock::time_point since) {
+  return std::chrono::duration<double, std::milli>(Clock::now() - since).count();
+}
+
+Status validate(const OcrOptions& o) {
+  auto bad = [](const std::string& what) { return Status(StatusCode::kInvalidArgument, "OCR option " + what); };
+  if (o.threads < 0) return bad("threads must be >= 0, got " + std::to_string(o.threads));
+  if (o.det_limit_side < 32 || o.det_limit_side > 8192) {
+    return bad("det_limit_side must be in [32, 8192], got " + std::to_string(o.det_limit_side));
+  }
+  auto in_unit = [](float v) { return v >= 0.0f && v <= 1.0f; };
+  if (!in_unit(o.det_threshold)) return bad("det_threshold must be in [0, 1], got " + std::to_string(o.det_threshold));
+  if (!in_unit(o.box_threshold)) return bad("box_threshold must be in [0, 1], got " + std::to_string(o.box_threshold));
+  if (!in_unit(o.cls_threshold)) return bad("cls_threshold must be in [0, 1], got " + std::to_string(o.cls_threshold));
+  if (!in_unit(o.rec_score_threshold)) {
+    return bad("rec_score_threshold must be in [0, 1], got " + std::to_string(o.rec_score_threshold));
+  }
+  if (o.max_candidates < 1) return bad("max_candidates must be >= 1, got " + std::to_string(o.max_candidates));
+  if (!(o.unclip_ratio > 0.0f && o.unclip_ratio <= 10.0f)) {
+    return bad("unclip_ratio must be in (0, 10], got " + std::to_string(o.unclip_ratio));
+  }
+  if (o.cls_batch < 1 || o.rec_batch < 1) return bad("cls_batch and rec_batch must be >= 1");
+  if (o.min_box_side < 1) return bad("min_box_side must be >= 1, got " + std::to_string(o.min_box_side));
+  return Status::ok();
+}
+
+Expected<std::unique_ptr<Inferencer>> load_model(const OcrOptions& options, const std::string& file) {
+  const std::string path = (std::filesystem::path(options.models_dir) / file).string();
+  if (!std::filesystem::exists(path)) {
+    return Status(StatusCode::kIo,
+                  "OCR model '" + path + "' not found (scripts/setup.sh fetches PP-OCRv4 into models/ppocrv4)");
+  }
+  InferencerConfig config;
+  config.model_path = path;
+  config.threads = options.threads;
+  return Inferencer::create(config);
+}
+
+class NativeOcrPipeline final : public OcrPipeline {
+ public:
+  NativeOcrPipeline(OcrOptions options, std::unique_ptr<Inferencer> det, std::unique_ptr<Inferencer> cls,
+                    std::unique_ptr<Inferencer> rec, std::vector<std::string> table)
+      : options_(std::move(options)),
+        det_(std::move(det)),
+        cls_(std::move(cls)),
+        rec_(std::move(rec)),
+        table_(std::move(table)) {}
+
+  Expected<OcrResult> run_file(const std::string& path) const override {
+    const Clock::time_point start = Clock::now();
+    EDGEMM_ASSIGN_OR_RETURN(cv::Mat bgr, pipelines::read_image_bgr(path));
+    const double decode_ms = elapsed_ms(start);
+    EDGEMM_ASSIGN_OR_RETURN(OcrResult result, recognize_image(bgr));
+    result.timings.decode_ms = decode_ms;
+    result.timings.total_ms = elapsed_ms(start);
+    return result;
+  }
+
+  Expected<OcrResult> run(const ImageView& image) const override {
+    const Clock::time_point start = Clock::now();
+    EDGEMM_ASSIGN_OR_RETURN(cv::Mat bgr, pipelines::image_view_to_bgr(image));
+    EDGEMM_ASSIGN_OR_RETURN(OcrResult result, recognize_image(bgr));
+    result.timings.total_ms = elapsed_ms(start);
+    return result;
+  }
+
+  const OcrOptions& options() const override { return options_; }
+
+ private:
+  Expected<std::vector<DetectedBox>> detect(const cv::Mat& bgr, OcrTimings& timings) const {
+    Clock::time_point start = Clock::now();
+    EDGEMM_ASSIGN_OR_RETURN(Tensor input, det_preprocess(bgr, options_.det_limit_side));
+    std::vector<std::pair<std::string, Tensor>> inputs;
+    inputs.emplace_back(det_->inputs().at(0).name, std::move(input));
+    EDGEMM_ASSIGN_OR_RETURN(std::vector<Tensor> outputs, det_->run(inputs));
+    timings.det_ms = elapsed_ms(start);
+    start = Clock::now();
+    const Tensor& map = outputs.at(0);
+    if (map.dtype() != DataType::kFloat32 || map.rank() != 4 || map.dim(0) != 1 || map.dim(1) != 1) {
+      return Status(StatusCode::kInvalidModel, "detector output '" + det_->outputs().at(0).name + "' is " +
+                                                   shape_to_string(map.shape()) + "; expected float [1, 1, H, W]");
+    }
+    const cv::Mat prob(static_cast<int>(map.dim(2)), static_cast<int>(map.dim(3)), CV_32F,
+                       const_cast<float*>(map.data<float>()));
+    DbParams params;
+    params.threshold = options_.det_threshold;
+    params.box_threshold = options_.box_threshold;
+    params.max_candidates = options_.max_candidates;
+    params.unclip_ratio = options_.unclip_ratio;
+    params.score_mode = options_.score_mode;
+    params.min_side = options_.min_box_side;
+    std::vector<DetectedBox> boxes = db_postprocess(prob, bgr.size(), params);
+    sort_reading_order(boxes, options_.line_tolerance);
+    timings.post_ms = elapsed_ms(start);
+    return boxes;
+  }
+
+  Expected<OcrResult> recognize_image(const cv::Mat& bgr) const {
+    OcrResult result;
+    result.width = bgr.cols;
+    result.height = bgr.rows;
+    EDGEMM_ASSIGN_OR_RETURN(std::vector<DetectedBox> boxes, detect(bgr, result.timings));
+    Clock::time_point start = Clock::now();
+    std::vector<cv::Mat> crops;
+    crops.reserve(boxes.size());
+    for (const DetectedBox& box : boxes) crops.push_back(crop_text_region(bgr, box.quad));
+    result.timings.post_ms += elapsed_ms(start);
+
+    std::vector<bool> flipped(crops.size(), false);
+    if (cls_ != nullptr && !crops.empty()) {
+      start = Clock::now();
+      EDGEMM_ASSIGN_OR_RETURN(flipped, classify_and_flip(*cls_, crops, options_.cls_batch, options_.cls_threshold));
+      result.timings.cls_ms = elapsed_ms(start);
+    }
+    start = Clock::now();
+    std::vector<CtcLine> texts;
+    if (!crops.empty()) {
+      EDGEMM_ASSIGN_OR_RETURN(texts, ocr::recognize(*rec_, crops, options_.rec_batch, table_));
+    }
+    result.timings.rec_ms = elapsed_ms(start);
+    for (size_t i = 0; i < boxes.size(); ++i) {
+      if (texts[i].score < options_.rec_score_threshold) continue;
+      OcrLine line;
+      line.polygon = boxes[i].quad;
+      line.text = std::move(texts[i].text);
+      line.score = texts[i].score;
+      line.box_score = boxes[i].score;
+      line.rotated_180 = flipped[i];
+      result.lines.push_back(std::move(line));
+    }
+    return result;
+  }
+
+  OcrOptions options_;
+  std::unique_ptr<Inferencer> det_;
+  std::unique_ptr<Inferencer> cls_;  // null when options_.use_cls is false
+  std::unique_ptr<Inferencer> rec_;
+  std::vector<std::string> table_;
+};
+
+Status check_rec_classes(const Inferencer& rec, size_t table_size, const std::string& dictionary) {
+  const std::vector<ValueInfo>& outputs = rec.outputs();
+  if (outputs.empty() || outputs[0].shape.size() != 3) return Status::ok();
+  const Dim& classes = outputs[0].shape[2];
+  if (classes.is_static() && classes.value != static_cast<int64_t>(table_size)) {
+    return Status(StatusCode::kInvalidArgument,
+                  "dictionary '" + dictionary + "' gives " + std::to_string(table_size) +
+                      " classes (blank + characters + space) but the recognizer outputs " +
+                      std::to_string(classes.value));
+  }
+  return Status::ok();
+}
+
+}  // namespace
+
+Expected<std::unique_ptr<OcrPipeline>> OcrPipeline::create(const OcrOptions& options) {
+  EDGEMM_RETURN_IF_ERROR(validate(options));
+  const std::string dictionary = (std::filesystem::path(options.models_dir) / options.files.dictionary).string();
+  EDGEMM_ASSIGN_OR_RETURN(std::vector<std::string> table, load_ctc_dictionary(dictionary));
+  EDGEMM_ASSIGN_OR_RETURN(std::unique_ptr<Inferencer> det, load_model(options, options.files.det));
+  std::unique_ptr<Inferencer> cls;
+  if (options.use_cls) {
+    EDGEMM_ASSIGN_OR_RETURN(cls, load_model(options, options.files.cls));
+  }
+  EDGEMM_ASSIGN_OR_RETURN(std::unique_ptr<Inferencer> rec, load_model(options, options.files.rec));
+  EDGEMM_RETURN_IF_ERROR(check_rec_classes(*rec, table.size(), dictionary));
+  return std::unique_ptr<OcrPipeline>(
+      new NativeOcrPipeline(options, std::move(det), std::move(cls), std::move(rec), std::move(table)));
+}
+
+}  // namespace edgemm::ocr

@@ -1,0 +1,102 @@
+#include "pipelines/ocr/recognize.h"
+
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+#include <opencv2/imgproc.hpp>
+
+#include "pipelines/image.h"
+
+namespace edgemm::ocr {
+namespace {
+
+constexpr std::array<float, 3> kLineMean = {0.5f, 0.5f, 0.5f};
+constexpr std::array<float, 3> kLineStd = {0.5f, 0.5f, 0.5f};
+
+double aspect_ratio(const cv::Mat& crop) { return static_cast<double>(crop.cols) / crop.rows; }
+
+Expected<std::vector<Tensor>> run_batch(const Inferencer& model, Tensor input) {
+  std::vector<std::pair<std::string, Tensor>> inputs;
+  inputs.emplace_back(model.inputs().at(0).name, std::move(input));
+  return model.run(inputs);
+}
+
+}  // namespace
+
+std::vector<size_t> order_by_aspect_ratio(const std::vector<cv::Mat>& crops) {
+  std::vector<size_t> order(crops.size());
+  std::iota(order.begin(), order.end(), 0);
+  std::stable_sort(order.begin(), order.end(),
+                   [&](size_t a, size_t b) { return aspect_ratio(crops[a]) < aspect_ratio(crops[b]); });
+  return order;
+}
+
+Expected<Tensor> line_batch_input(const std::vector<cv::Mat>& crops, const std::vector<size_t>& order, size_t begin,
+                                  size_t end, int width) {
+  const int64_t count = static_cast<int64_t>(end - begin);
+  EDGEMM_ASSIGN_OR_RETURN(Tensor input, Tensor::create(DataType::kFloat32, {count, 3, kLineHeight, width}));
+  std::fill_n(input.data<float>(), input.element_count(), 0.0f);
+  for (size_t i = begin; i < end; ++i) {
+    const cv::Mat& crop = crops[order[i]];
+    const int resized_width = std::min(width, static_cast<int>(std::ceil(kLineHeight * aspect_ratio(crop))));
+    cv::Mat resized;
+    cv::resize(crop, resized, cv::Size(std::max(resized_width, 1), kLineHeight), 0, 0, cv::INTER_LINEAR);
+    pipelines::write_normalized_chw(resized, kLineMean, kLineStd, input, static_cast<int64_t>(i - begin));
+  }
+  return input;
+}
+
+Expected<std::vector<bool>> classify_and_flip(const Inferencer& cls, std::vector<cv::Mat>& crops, int batch,
+                                              float threshold) {
+  std::vector<bool> flipped(crops.size(), false);
+  const std::vector<size_t> order = order_by_aspect_ratio(crops);
+  for (size_t begin = 0; begin < order.size(); begin += batch) {
+    const size_t end = std::min(order.size(), begin + static_cast<size_t>(batch));
+    EDGEMM_ASSIGN_OR_RETURN(Tensor input, line_batch_input(crops, order, begin, end, kClsWidth));
+    EDGEMM_ASSIGN_OR_RETURN(std::vector<Tensor> outputs, run_batch(cls, std::move(input)));
+    const Tensor& probs = outputs.at(0);
+    if (probs.dtype() != DataType::kFloat32 || probs.rank() != 2 || probs.dim(0) != static_cast<int64_t>(end - begin) ||
+        probs.dim(1) != 2) {
+      return Status(StatusCode::kInvalidModel, "angle classifier output '" + cls.outputs().at(0).name + "' is " +
+                                                   shape_to_string(probs.shape()) + "; expected float [" +
+                                                   std::to_string(end - begin) + ", 2] (0° and 180° probabilities)");
+    }
+    for (size_t i = begin; i < end; ++i) {
+      const float* row = probs.data<float>() + 2 * (i - begin);
+      if (row[1] > row[0] && row[1] > threshold) {
+        cv::rotate(crops[order[i]], crops[order[i]], cv::ROTATE_180);
+        flipped[order[i]] = true;
+      }
+    }
+  }
+  return flipped;
+}
+
+Expected<std::vector<CtcLine>> recognize(const Inferencer& rec, const std::vector<cv::Mat>& crops, int batch,
+                                         const std::vector<std::string>& table) {
+  std::vector<CtcLine> lines(crops.size());
+  const std::vector<size_t> order = order_by_aspect_ratio(crops);
+  for (size_t begin = 0; begin < order.size(); begin += batch) {
+    const size_t end = std::min(order.size(), begin + static_cast<size_t>(batch));
+    double widest = static_cast<double>(kRecMinWidth) / kLineHeight;
+    for (size_t i = begin; i < end; ++i) widest = std::max(widest, aspect_ratio(crops[order[i]]));
+    EDGEMM_ASSIGN_OR_RETURN(Tensor input,
+                            line_batch_input(crops, order, begin, end, static_cast<int>(kLineHeight * widest)));
+    EDGEMM_ASSIGN_OR_RETURN(std::vector<Tensor> outputs, run_batch(rec, std::move(input)));
+    const Tensor& probs = outputs.at(0);
+    if (probs.dtype() != DataType::kFloat32 || probs.rank() != 3 || probs.dim(0) != static_cast<int64_t>(end - begin)) {
+      return Status(StatusCode::kInvalidModel, "recognizer output '" + rec.outputs().at(0).name + "' is " +
+                                                   shape_to_string(probs.shape()) + "; expected float [" +
+                                                   std::to_string(end - begin) + ", T, classes]");
+    }
+    const int64_t steps = probs.dim(1);
+    const int64_t classes = probs.dim(2);
+    for (size_t i = begin; i < end; ++i) {
+      EDGEMM_ASSIGN_OR_RETURN(lines[order[i]], ctc_greedy_decode(probs.data<float>() + (i - begin) * steps * classes,
+                                                                 steps, classes, table));
+    }
+  }
+  return lines;
+}
+
+}  // namespace edgemm::ocr

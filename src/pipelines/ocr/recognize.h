@@ -1,0 +1,47 @@
+#pragma once
+/// \file recognize.h
+/// The per-crop stages of PP-OCR: 0°/180° angle classification (ppocr mobile v2.0 cls,
+/// tools/infer/predict_cls.py) and CTC text recognition (PP-OCRv4 SVTR_LCNet rec,
+/// tools/infer/predict_rec.py). Crops are 8-bit BGR images from crop_text_region().
+
+#include <opencv2/core.hpp>
+#include <string>
+#include <vector>
+
+#include "edgemm/inferencer.h"
+#include "pipelines/ocr/ctc.h"
+
+namespace edgemm::ocr {
+
+/// Input height of both the classifier and the recognizer, in pixels.
+inline constexpr int kLineHeight = 48;
+/// Classifier input width: crops are resized to height 48 keeping their aspect ratio, up to this width.
+inline constexpr int kClsWidth = 192;
+/// Smallest recognizer input width (PP-OCRv4 rec_image_shape 3,48,320).
+inline constexpr int kRecMinWidth = 320;
+
+/// Builds the [n, 3, 48, width] input of `crops[order[begin..end)]`: each crop resized to
+/// height 48 with width ceil(48 × w / h) capped at `width`, scaled to [−1, 1]
+/// ((x / 255 − 0.5) / 0.5) and right-padded with 0. Errors: kOutOfMemory.
+Expected<Tensor> line_batch_input(const std::vector<cv::Mat>& crops, const std::vector<size_t>& order, size_t begin,
+                                  size_t end, int width);
+
+/// Indices of `crops` sorted by aspect ratio (width / height), ascending, so that batches
+/// hold crops of similar width (PaddleOCR sorts the same way before batching).
+std::vector<size_t> order_by_aspect_ratio(const std::vector<cv::Mat>& crops);
+
+/// Runs the angle classifier over `crops` in batches of `batch` and rotates by 180° (in
+/// place) every crop classified "180" with a score above `threshold`. Returns, per crop,
+/// whether it was flipped. Errors: from the classifier's run, or kInvalidModel when its
+/// output is not [n, 2].
+Expected<std::vector<bool>> classify_and_flip(const Inferencer& cls, std::vector<cv::Mat>& crops, int batch,
+                                              float threshold);
+
+/// Recognizes every crop: batches of `batch` crops of similar aspect ratio, each batch
+/// `48 × max(320 / 48, widest ratio in the batch)` wide, then CTC greedy decoding with
+/// `table`. Returns one line per crop, in the crops' order. Errors: from the recognizer's
+/// run, or kInvalidModel when its output is not [n, T, table.size()].
+Expected<std::vector<CtcLine>> recognize(const Inferencer& rec, const std::vector<cv::Mat>& crops, int batch,
+                                         const std::vector<std::string>& table);
+
+}  // namespace edgemm::ocr
