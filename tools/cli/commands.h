@@ -14,4 +14,7 @@ void add_run_command(CLI::App& app, int& exit_code);
 /// `edgemm ocr IMAGE...`: PP-OCRv4 text recognition, plain text or --json, --draw.
 void add_ocr_command(CLI::App& app, int& exit_code);
 
+/// `edgemm eval ocr --set DIR`: CER and detection precision/recall on a labelled set.
+void add_eval_command(CLI::App& app, int& exit_code);
+
 }  // namespace edgemm::cli

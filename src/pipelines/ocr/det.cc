@@ -40,7 +40,8 @@ std::vector<cv::Point2f> to_points(const Quad& quad) {
 cv::Size det_input_size(int width, int height, int limit_side) {
   double ratio = 1.0;
   if (std::max(width, height) > limit_side) ratio = static_cast<double>(limit_side) / std::max(width, height);
-  auto round32 = [](double side) { return std::max(static_cast<int>(std::lround(side / 32.0)) * 32, 32); };
+  // Python's round() rounds halves to even, as nearbyint does in the default rounding mode.
+  auto round32 = [](double side) { return std::max(static_cast<int>(std::nearbyint(side / 32.0)) * 32, 32); };
   return {round32(static_cast<int>(width * ratio)), round32(static_cast<int>(height * ratio))};
 }
 
@@ -111,8 +112,8 @@ std::vector<DetectedBox> db_postprocess(const cv::Mat& prob, cv::Size image_size
   std::vector<std::vector<cv::Point>> contours;
   cv::findContours(bitmap, contours, cv::RETR_LIST, cv::CHAIN_APPROX_SIMPLE);
   const size_t candidates = std::min(contours.size(), static_cast<size_t>(std::max(params.max_candidates, 0)));
-  const float scale_x = static_cast<float>(image_size.width) / prob.cols;
-  const float scale_y = static_cast<float>(image_size.height) / prob.rows;
+  const float max_x = static_cast<float>(image_size.width - 1);
+  const float max_y = static_cast<float>(image_size.height - 1);
   std::vector<DetectedBox> boxes;
   for (size_t i = 0; i < candidates; ++i) {
     std::vector<cv::Point2f> contour(contours[i].begin(), contours[i].end());
@@ -126,8 +127,8 @@ std::vector<DetectedBox> db_postprocess(const cv::Mat& prob, cv::Size image_size
     auto [box, expanded_short_side] = min_area_quad(expanded);
     if (expanded_short_side < params.min_side + 2) continue;
     for (Point& p : box) {
-      p.x = std::clamp(std::round(p.x * scale_x), 0.0f, static_cast<float>(image_size.width - 1));
-      p.y = std::clamp(std::round(p.y * scale_y), 0.0f, static_cast<float>(image_size.height - 1));
+      p.x = std::clamp(std::nearbyint(p.x / prob.cols * image_size.width), 0.0f, max_x);
+      p.y = std::clamp(std::nearbyint(p.y / prob.rows * image_size.height), 0.0f, max_y);
     }
     const int width = static_cast<int>(std::hypot(box[1].x - box[0].x, box[1].y - box[0].y));
     const int height = static_cast<int>(std::hypot(box[3].x - box[0].x, box[3].y - box[0].y));

@@ -18,8 +18,8 @@ namespace edgemm::ocr {
 using Quad = std::array<Point, 4>;
 
 /// Size the det network sees: the longer side limited to `limit_side` (never enlarged), then
-/// each side rounded to the nearest multiple of 32 (at least 32). PaddleOCR DetResizeForTest
-/// with limit_type "max".
+/// each side rounded to the nearest multiple of 32, halves to even as Python's round() does
+/// (at least 32). PaddleOCR DetResizeForTest with limit_type "max".
 cv::Size det_input_size(int width, int height, int limit_side);
 
 /// Resizes (bilinear) an 8-bit BGR image to det_input_size and normalizes it with ImageNet

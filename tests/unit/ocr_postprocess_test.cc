@@ -1,0 +1,173 @@
+// DB post-processing, unclip, reading order and crops on hand-made probability maps and
+// images with known answers (PaddleOCR's db_postprocess.py / predict_system.py behaviour).
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <opencv2/imgproc.hpp>
+
+#include "pipelines/ocr/crop.h"
+#include "pipelines/ocr/det.h"
+
+namespace edgemm::ocr {
+namespace {
+
+double shoelace_area(const std::vector<cv::Point2f>& points) {
+  double twice = 0;
+  for (size_t i = 0; i < points.size(); ++i) {
+    const cv::Point2f& a = points[i];
+    const cv::Point2f& b = points[(i + 1) % points.size()];
+    twice += double{a.x} * b.y - double{b.x} * a.y;
+  }
+  return std::abs(twice) / 2;
+}
+
+void expect_quad_near(const Quad& quad, const std::array<std::array<float, 2>, 4>& expected, float tolerance) {
+  for (int i = 0; i < 4; ++i) {
+    EXPECT_NEAR(quad[i].x, expected[i][0], tolerance) << "corner " << i;
+    EXPECT_NEAR(quad[i].y, expected[i][1], tolerance) << "corner " << i;
+  }
+}
+
+TEST(OcrDetResize, LimitsTheLongerSideAndRoundsTo32HalvesToEven) {
+  EXPECT_EQ(det_input_size(1000, 500, 960), cv::Size(960, 480));
+  EXPECT_EQ(det_input_size(100, 50, 960), cv::Size(96, 64));  // not enlarged: 100/32 → 3, 50/32 → 2
+  EXPECT_EQ(det_input_size(10, 10, 960), cv::Size(32, 32));   // never below 32
+  // 12000 × 9000 → ratio 0.08 → 960 × 720; 720 / 32 = 22.5 rounds to even (22) as Python does.
+  EXPECT_EQ(det_input_size(12000, 9000, 960), cv::Size(960, 704));
+  EXPECT_EQ(det_input_size(640, 416, 960), cv::Size(640, 416));
+}
+
+TEST(OcrDetResize, PreprocessNormalizesBgrWithImageNetStatistics) {
+  cv::Mat image(32, 32, CV_8UC3, cv::Scalar(255, 0, 128));  // B = 255, G = 0, R = 128
+  auto input = det_preprocess(image, 960);
+  ASSERT_TRUE(input.has_value()) << input.status().to_string();
+  ASSERT_EQ(input->shape(), (Shape{1, 3, 32, 32}));
+  const float* data = input->data<float>();
+  EXPECT_NEAR(data[0], (1.0f - 0.485f) / 0.229f, 1e-5);                    // channel 0 = B with mean[0]
+  EXPECT_NEAR(data[32 * 32], (0.0f - 0.456f) / 0.224f, 1e-5);              // channel 1 = G
+  EXPECT_NEAR(data[2 * 32 * 32], (128 / 255.0f - 0.406f) / 0.225f, 1e-5);  // channel 2 = R
+}
+
+TEST(OcrUnclip, SquareGrowsByAreaTimesRatioOverPerimeterWithRoundCorners) {
+  const Quad square = {Point{0, 0}, Point{10, 0}, Point{10, 10}, Point{0, 10}};
+  const std::vector<cv::Point2f> expanded = unclip(square, 1.5f);
+  // distance = 100 × 1.5 / 40 = 3.75: area = 100 + 4 × 10 × 3.75 + π × 3.75² ≈ 294.2 (a distance of
+  // 3.25 or 4.25 would give 260 or 327).
+  EXPECT_NEAR(shoelace_area(expanded), 100 + 150 + M_PI * 3.75 * 3.75, 15.0);  // integer vertices: ±0.5 px × perimeter
+  const cv::Rect bounds = cv::boundingRect(expanded);
+  EXPECT_NEAR(bounds.x, -3.75, 1.0);
+  EXPECT_NEAR(bounds.x + bounds.width - 1, 13.75, 1.0);
+}
+
+TEST(OcrUnclip, DegenerateQuadGivesNothing) {
+  const Quad line = {Point{0, 0}, Point{10, 0}, Point{10, 0}, Point{0, 0}};
+  EXPECT_TRUE(unclip(line, 1.5f).empty());
+}
+
+TEST(OcrMinAreaQuad, OrdersCornersTopLeftClockwise) {
+  const auto [quad, short_side] = min_area_quad({{30, 40}, {10, 20}, {30, 20}, {10, 40}});
+  expect_quad_near(quad, {{{10, 20}, {30, 20}, {30, 40}, {10, 40}}}, 1e-4f);
+  EXPECT_FLOAT_EQ(short_side, 20.0f);
+  // A rectangle rotated by 30°, 40 × 10: the short side is 10 whatever the rotation.
+  const cv::RotatedRect rotated({50, 50}, {40, 10}, 30);
+  std::array<cv::Point2f, 4> corners;
+  rotated.points(corners.data());
+  const auto [turned, turned_short] = min_area_quad({corners.begin(), corners.end()});
+  EXPECT_NEAR(turned_short, 10.0f, 1e-3);
+  EXPECT_LT(turned[0].x, turned[1].x);  // top-left then top-right
+  EXPECT_LT(turned[3].x, turned[2].x);  // bottom-left before bottom-right
+}
+
+TEST(OcrDbPostprocess, OneRectangleOfTextBecomesOneUnclippedBoxInImagePixels) {
+  cv::Mat prob = cv::Mat::zeros(64, 100, CV_32F);
+  prob(cv::Rect(20, 10, 40, 12)).setTo(0.9f);  // x 20..59, y 10..21
+  const std::vector<DetectedBox> boxes = db_postprocess(prob, cv::Size(200, 128), DbParams{});
+  ASSERT_EQ(boxes.size(), 1u);
+  EXPECT_NEAR(boxes[0].score, 0.9f, 1e-5);
+  // Contour rectangle 39 × 11 → distance 39 × 11 × 1.5 / 100 = 6.435 → x 13.6..65.4, y 3.6..27.4
+  // in map pixels → × 2 to the image: x 27..131, y 7..55.
+  expect_quad_near(boxes[0].quad, {{{27, 7}, {131, 7}, {131, 55}, {27, 55}}}, 2.0f);
+}
+
+TEST(OcrDbPostprocess, WeakTinyAndEmptyRegionsAreDropped) {
+  cv::Mat prob = cv::Mat::zeros(64, 100, CV_32F);
+  prob(cv::Rect(10, 10, 40, 12)).setTo(0.5f);  // above the 0.3 threshold, below the 0.6 box score
+  prob(cv::Rect(80, 50, 2, 2)).setTo(1.0f);    // shorter side below 3
+  EXPECT_TRUE(db_postprocess(prob, cv::Size(100, 64), DbParams{}).empty());
+  EXPECT_TRUE(db_postprocess(cv::Mat::zeros(32, 32, CV_32F), cv::Size(32, 32), DbParams{}).empty());
+  DbParams lenient;
+  lenient.box_threshold = 0.4f;
+  EXPECT_EQ(db_postprocess(prob, cv::Size(100, 64), lenient).size(), 1u);
+}
+
+TEST(OcrDbPostprocess, SlowModeScoresInsideTheContourFastModeInsideTheBox) {
+  // A right triangle of probability 1: its bounding box is half empty, so "fast" scores about
+  // 0.5 (dropped at 0.6) and "slow" about 1 (kept).
+  cv::Mat prob = cv::Mat::zeros(80, 80, CV_32F);
+  const std::vector<cv::Point> triangle = {{10, 10}, {60, 10}, {10, 60}};
+  cv::fillPoly(prob, std::vector<std::vector<cv::Point>>{triangle}, cv::Scalar(1.0));
+  DbParams fast;
+  EXPECT_TRUE(db_postprocess(prob, cv::Size(80, 80), fast).empty());
+  DbParams slow;
+  slow.score_mode = ScoreMode::kSlow;
+  const std::vector<DetectedBox> boxes = db_postprocess(prob, cv::Size(80, 80), slow);
+  ASSERT_EQ(boxes.size(), 1u);
+  EXPECT_GT(boxes[0].score, 0.95f);
+}
+
+TEST(OcrDbPostprocess, MaxCandidatesLimitsTheContoursConsidered) {
+  cv::Mat prob = cv::Mat::zeros(64, 200, CV_32F);
+  for (int i = 0; i < 4; ++i) prob(cv::Rect(10 + 45 * i, 20, 30, 12)).setTo(0.95f);
+  EXPECT_EQ(db_postprocess(prob, cv::Size(200, 64), DbParams{}).size(), 4u);
+  DbParams two;
+  two.max_candidates = 2;
+  EXPECT_EQ(db_postprocess(prob, cv::Size(200, 64), two).size(), 2u);
+}
+
+TEST(OcrDbPostprocess, BoxesAreClippedToTheImage) {
+  cv::Mat prob = cv::Mat::zeros(32, 64, CV_32F);
+  prob(cv::Rect(0, 0, 30, 10)).setTo(1.0f);  // touches the top-left corner: unclip goes outside
+  const std::vector<DetectedBox> boxes = db_postprocess(prob, cv::Size(64, 32), DbParams{});
+  ASSERT_EQ(boxes.size(), 1u);
+  for (const Point& p : boxes[0].quad) {
+    EXPECT_GE(p.x, 0);
+    EXPECT_GE(p.y, 0);
+    EXPECT_LE(p.x, 63);
+    EXPECT_LE(p.y, 31);
+  }
+}
+
+DetectedBox box_at(float x, float y) {
+  return {Quad{Point{x, y}, Point{x + 20, y}, Point{x + 20, y + 8}, Point{x, y + 8}}, 1};
+}
+
+TEST(OcrReadingOrder, TopToBottomThenLeftToRightWithinTheLineTolerance) {
+  std::vector<DetectedBox> boxes = {box_at(100, 50), box_at(10, 55), box_at(50, 10), box_at(10, 200)};
+  sort_reading_order(boxes, 10.0f);
+  // By y: (50,10) (100,50) (10,55) (10,200); (10,55) is within 10 px of (100,50) and left of it.
+  const std::vector<std::pair<float, float>> expected = {{50, 10}, {10, 55}, {100, 50}, {10, 200}};
+  for (size_t i = 0; i < expected.size(); ++i) {
+    EXPECT_EQ(boxes[i].quad[0].x, expected[i].first) << i;
+    EXPECT_EQ(boxes[i].quad[0].y, expected[i].second) << i;
+  }
+}
+
+TEST(OcrReadingOrder, BoxesFurtherApartThanTheToleranceKeepTheirVerticalOrder) {
+  std::vector<DetectedBox> boxes = {box_at(100, 50), box_at(10, 60)};
+  sort_reading_order(boxes, 10.0f);
+  EXPECT_EQ(boxes[0].quad[0].x, 100);  // |60 − 50| = 10 is not < 10
+}
+
+TEST(OcrCrop, PerspectiveCropIsUprightAndTallCropsAreRotated) {
+  cv::Mat image(100, 200, CV_8UC3, cv::Scalar(255, 255, 255));
+  image(cv::Rect(50, 20, 80, 20)).setTo(cv::Scalar(0, 0, 255));  // red band
+  const cv::Mat wide = crop_text_region(image, {Point{50, 20}, Point{130, 20}, Point{130, 40}, Point{50, 40}});
+  EXPECT_EQ(wide.size(), cv::Size(80, 20));
+  EXPECT_EQ(wide.at<cv::Vec3b>(10, 40), cv::Vec3b(0, 0, 255));
+  // 20 wide × 60 high: rotated 90° counter-clockwise into 60 × 20.
+  const cv::Mat tall = crop_text_region(image, {Point{10, 10}, Point{30, 10}, Point{30, 70}, Point{10, 70}});
+  EXPECT_EQ(tall.size(), cv::Size(60, 20));
+}
+
+}  // namespace
+}  // namespace edgemm::ocr
