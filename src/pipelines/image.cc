@@ -1,7 +1,8 @@
 #include "pipelines/image.h"
 
+#include <algorithm>
+#include <filesystem>
 #include <fstream>
-#include <iterator>
 #include <opencv2/imgcodecs.hpp>
 #include <opencv2/imgproc.hpp>
 #include <vector>
@@ -20,6 +21,30 @@ Status check_pixel_count(int64_t width, int64_t height, const std::string& what)
                                                     std::to_string(kMaxImagePixels) + " pixels");
   }
   return Status::ok();
+}
+
+uint32_t big_endian(const std::vector<uint8_t>& b, size_t at, int bytes) {
+  uint32_t value = 0;
+  for (int i = 0; i < bytes; ++i) value = (value << 8) | b[at + i];
+  return value;
+}
+
+/// Width and height declared in a PNG or JPEG header, read before decoding so that a tiny file
+/// claiming a huge image is refused without allocating it; {0, 0} for other formats or a
+/// header that cannot be read (OpenCV then applies its own 2^30-pixel limit).
+std::pair<int64_t, int64_t> declared_size(const std::vector<uint8_t>& b) {
+  static constexpr uint8_t kPng[8] = {0x89, 'P', 'N', 'G', '\r', '\n', 0x1a, '\n'};
+  if (b.size() >= 24 && std::equal(kPng, kPng + 8, b.begin())) return {big_endian(b, 16, 4), big_endian(b, 20, 4)};
+  if (b.size() < 4 || b[0] != 0xFF || b[1] != 0xD8) return {0, 0};
+  size_t at = 2;  // JPEG: walk the marker segments up to a start-of-frame (SOF0..SOF15 but DHT, JPG, DAC)
+  while (at + 9 < b.size() && b[at] == 0xFF) {
+    const uint8_t marker = b[at + 1];
+    if (marker >= 0xC0 && marker <= 0xCF && marker != 0xC4 && marker != 0xC8 && marker != 0xCC) {
+      return {big_endian(b, at + 7, 2), big_endian(b, at + 5, 2)};
+    }
+    at += 2 + big_endian(b, at + 2, 2);
+  }
+  return {0, 0};
 }
 
 /// 8-bit BGR from any decoded matrix: 16-bit → 8-bit, gray → BGR, BGRA composited on white.
@@ -55,11 +80,19 @@ cv::Mat to_bgr8(const cv::Mat& decoded) {
 }  // namespace
 
 Expected<cv::Mat> read_image_bgr(const std::string& path) {
-  std::ifstream file(path, std::ios::binary);
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec)) return Status(StatusCode::kIo, "image '" + path + "' is a directory");
+  std::ifstream file(path, std::ios::binary | std::ios::ate);
   if (!file) return Status(StatusCode::kIo, "cannot open image '" + path + "'");
-  std::vector<uint8_t> bytes((std::istreambuf_iterator<char>(file)), std::istreambuf_iterator<char>());
-  if (file.bad()) return Status(StatusCode::kIo, "cannot read image '" + path + "'");
+  std::vector<uint8_t> bytes(static_cast<size_t>(std::max<std::streamoff>(file.tellg(), 0)));
+  file.seekg(0);
+  if (!file.read(reinterpret_cast<char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()))) {
+    return Status(StatusCode::kIo, "cannot read image '" + path + "'");
+  }
   if (bytes.empty()) return Status(StatusCode::kInvalidArgument, "image '" + path + "' is an empty (zero-byte) file");
+  if (const auto [width, height] = declared_size(bytes); width * height > kMaxImagePixels) {
+    EDGEMM_RETURN_IF_ERROR(check_pixel_count(width, height, "image '" + path + "'"));
+  }
   cv::Mat decoded;
   try {
     decoded = cv::imdecode(bytes, cv::IMREAD_UNCHANGED);

@@ -21,7 +21,8 @@ inline constexpr int kClsWidth = 192;
 inline constexpr int kRecMinWidth = 320;
 
 /// Builds the [n, 3, 48, width] input of `crops[order[begin..end)]`: each crop resized to
-/// height 48 with width ceil(48 × w / h) capped at `width`, scaled to [−1, 1]
+/// height 48 with width ceil(48 × w / h) capped at `width` (Lanczos when enlarging, area
+/// averaging when shrinking; PaddleOCR uses bilinear for both), scaled to [−1, 1]
 /// ((x / 255 − 0.5) / 0.5) and right-padded with 0. Errors: kOutOfMemory.
 Expected<Tensor> line_batch_input(const std::vector<cv::Mat>& crops, const std::vector<size_t>& order, size_t begin,
                                   size_t end, int width);

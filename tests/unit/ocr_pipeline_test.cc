@@ -1,0 +1,261 @@
+// The OCR pipeline end to end on PP-OCRv4 (models/ppocrv4, fetched by scripts/setup.sh), and
+// every kind of bad image input. Accuracy is checked against the known text of the committed
+// demo photo (data/demo/photo_text.json, written by make_demo_photo.py), never against our
+// own earlier output.
+#include <gtest/gtest.h>
+#include <sys/resource.h>
+
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <opencv2/imgcodecs.hpp>
+#include <opencv2/imgproc.hpp>
+
+#include "edgemm/pipelines/ocr.h"
+#include "model_builder.h"
+#include "pipelines/image.h"
+#include "pipelines/ocr/metrics.h"
+
+namespace edgemm::ocr {
+namespace {
+
+namespace fs = std::filesystem;
+
+const std::string kSource = EDGEMM_SOURCE_DIR;
+const std::string kDemo = kSource + "/data/demo/photo_text.jpg";
+
+void expect_error(const Status& s, StatusCode code, const std::string& fragment) {
+  EXPECT_EQ(s.code(), code) << s.to_string();
+  EXPECT_NE(s.message().find(fragment), std::string::npos) << "message lacks '" << fragment << "': " << s.to_string();
+}
+
+void write_bytes(const fs::path& path, const std::string& bytes) {
+  std::ofstream out(path, std::ios::binary);
+  out << bytes;
+}
+
+std::string read_bytes(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+/// The demo photo's true lines; `rotate_180` maps them into the photo turned upside down.
+std::vector<TruthLine> demo_truth(bool rotate_180) {
+  std::ifstream in(kSource + "/data/demo/photo_text.json");
+  const nlohmann::json labels = nlohmann::json::parse(in);
+  const float w = labels["width"].get<float>() - 1, h = labels["height"].get<float>() - 1;
+  std::vector<TruthLine> lines;
+  for (const auto& line : labels["lines"]) {
+    const auto b = line["box"].get<std::vector<float>>();
+    TruthLine truth{{Point{b[0], b[1]}, Point{b[2], b[1]}, Point{b[2], b[3]}, Point{b[0], b[3]}}, line["text"]};
+    if (rotate_180) {
+      for (Point& p : truth.polygon) p = {w - p.x, h - p.y};
+    }
+    lines.push_back(truth);
+  }
+  return lines;
+}
+
+OcrScoreTotals score(const OcrResult& result, const std::vector<TruthLine>& truth) {
+  std::vector<PredictedLine> predicted;
+  for (const OcrLine& line : result.lines) predicted.push_back({line.polygon, line.text});
+  auto image = score_image(truth, predicted);
+  EXPECT_TRUE(image.has_value()) << image.status().to_string();
+  OcrScoreTotals totals;
+  totals.add(*image);
+  return totals;
+}
+
+class OcrPipelineTest : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    OcrOptions options;
+    options.models_dir = kSource + "/models/ppocrv4";
+    options.threads = 2;
+    auto created = OcrPipeline::create(options);
+    ASSERT_TRUE(created.has_value()) << created.status().to_string();
+    pipeline_ = std::move(*created).release();
+  }
+  static void TearDownTestSuite() {
+    delete pipeline_;
+    pipeline_ = nullptr;
+  }
+  static OcrResult run(const std::string& path) {
+    auto result = pipeline_->run_file(path);
+    EXPECT_TRUE(result.has_value()) << result.status().to_string();
+    return result.has_value() ? *result : OcrResult{};
+  }
+  static OcrPipeline* pipeline_;
+};
+OcrPipeline* OcrPipelineTest::pipeline_ = nullptr;
+
+TEST_F(OcrPipelineTest, ReadsTheDemoPhotoWithinTheMeasuredCer) {
+  const OcrResult result = run(kDemo);
+  EXPECT_EQ(result.width, 960);
+  EXPECT_EQ(result.height, 640);
+  const OcrScoreTotals totals = score(result, demo_truth(false));
+  // Measured when the pipeline landed: CER 0.062 (9 edits of 146, mostly dropped spaces),
+  // recall 11 of 11 lines. Margin +0.03.
+  EXPECT_LE(totals.cer(), 0.09) << "edits " << totals.edits << " of " << totals.truth_chars;
+  EXPECT_GE(totals.recall(), 10.0 / 11);
+  for (const OcrLine& line : result.lines) {
+    EXPECT_GE(line.score, 0.5f) << line.text;
+    EXPECT_GE(line.box_score, 0.6f) << line.text;
+    EXPECT_FALSE(line.rotated_180) << line.text;
+  }
+  EXPECT_GT(result.timings.det_ms, 0);
+  EXPECT_GT(result.timings.rec_ms, 0);
+  EXPECT_GE(result.timings.total_ms, result.timings.det_ms + result.timings.rec_ms);
+}
+
+TEST_F(OcrPipelineTest, AngleClassifierReadsAnUpsideDownPhoto) {
+  const fs::path dir = edgemm::testing::temp_dir("ocr_upside_down");
+  cv::Mat photo = cv::imread(kDemo);
+  cv::rotate(photo, photo, cv::ROTATE_180);
+  ASSERT_TRUE(cv::imwrite((dir / "flipped.png").string(), photo));
+  const OcrResult result = run((dir / "flipped.png").string());
+  const OcrScoreTotals with_cls = score(result, demo_truth(true));
+  EXPECT_LE(with_cls.cer(), 0.07)  // measured 0.034 << "edits " << with_cls.edits << " of " << with_cls.truth_chars;
+  int flipped = 0;
+  for (const OcrLine& line : result.lines) flipped += line.rotated_180 ? 1 : 0;
+  EXPECT_GE(flipped, 8);
+
+  OcrOptions no_cls = pipeline_->options();
+  no_cls.use_cls = false;
+  auto plain = OcrPipeline::create(no_cls);
+  ASSERT_TRUE(plain.has_value()) << plain.status().to_string();
+  auto unrotated = (*plain)->run_file((dir / "flipped.png").string());
+  ASSERT_TRUE(unrotated.has_value());
+  EXPECT_GT(score(*unrotated, demo_truth(true)).cer(), 0.6);  // measured 0.96: unreadable without cls
+}
+
+TEST_F(OcrPipelineTest, GraySixteenBitAndRgbaImagesAreConverted) {
+  const fs::path dir = edgemm::testing::temp_dir("ocr_formats");
+  const cv::Mat photo = cv::imread(kDemo);
+  const OcrResult reference = run(kDemo);
+
+  cv::Mat sixteen;
+  photo.convertTo(sixteen, CV_16UC3, 257.0);  // v × 257 maps back to exactly v
+  ASSERT_TRUE(cv::imwrite((dir / "16bit.png").string(), sixteen));
+  cv::Mat rgba;
+  cv::cvtColor(photo, rgba, cv::COLOR_BGR2BGRA);  // opaque: identical pixels
+  ASSERT_TRUE(cv::imwrite((dir / "rgba.png").string(), rgba));
+  for (const std::string name : {"16bit.png", "rgba.png"}) {
+    const OcrResult result = run((dir / name).string());
+    ASSERT_EQ(result.lines.size(), reference.lines.size()) << name;
+    for (size_t i = 0; i < result.lines.size(); ++i) EXPECT_EQ(result.lines[i].text, reference.lines[i].text) << name;
+  }
+  cv::Mat gray;
+  cv::cvtColor(photo, gray, cv::COLOR_BGR2GRAY);
+  ASSERT_TRUE(cv::imwrite((dir / "gray.png").string(), gray));
+  const OcrResult result = run((dir / "gray.png").string());
+  EXPECT_LE(score(result, demo_truth(false)).cer(), 0.08);  // measured 0.041
+}
+
+TEST_F(OcrPipelineTest, TransparentPixelsBecomeWhitePaper) {
+  cv::Mat rgba(4, 4, CV_8UC4, cv::Scalar(0, 0, 0, 0));
+  const ImageView view{rgba.data, 4, 4, 4, 0};
+  auto bgr = pipelines::image_view_to_bgr(view);
+  ASSERT_TRUE(bgr.has_value());
+  EXPECT_EQ(bgr->at<cv::Vec3b>(1, 1), cv::Vec3b(255, 255, 255));
+}
+
+TEST_F(OcrPipelineTest, ImagesWithoutTextGiveAnEmptyResult) {
+  const fs::path dir = edgemm::testing::temp_dir("ocr_no_text");
+  ASSERT_TRUE(cv::imwrite((dir / "one_pixel.png").string(), cv::Mat(1, 1, CV_8UC3, cv::Scalar(30, 60, 90))));
+  EXPECT_TRUE(run((dir / "one_pixel.png").string()).lines.empty());
+  ASSERT_TRUE(cv::imwrite((dir / "blank.png").string(), cv::Mat(480, 640, CV_8UC3, cv::Scalar(240, 240, 240))));
+  EXPECT_TRUE(run((dir / "blank.png").string()).lines.empty());
+  const OcrResult grass = run(kSource + "/data/photos/grass.png");
+  EXPECT_EQ(grass.width, 512);
+  EXPECT_LE(grass.lines.size(), 1u);  // a texture photo: no text, at most a stray short line
+}
+
+TEST_F(OcrPipelineTest, VeryLargeImageIsDownscaledForDetectionWithBoundedMemory) {
+  const fs::path dir = edgemm::testing::temp_dir("ocr_large");
+  cv::Mat page(9000, 12000, CV_8UC3, cv::Scalar(255, 255, 255));
+  cv::putText(page, "EDGEMM 2026", {1500, 5000}, cv::FONT_HERSHEY_SIMPLEX, 30.0, cv::Scalar(0, 0, 0), 60, cv::LINE_AA);
+  ASSERT_TRUE(cv::imwrite((dir / "large.jpg").string(), page));
+  page.release();
+  const OcrResult result = run((dir / "large.jpg").string());
+  EXPECT_EQ(result.width, 12000);
+  EXPECT_EQ(result.height, 9000);
+  ASSERT_FALSE(result.lines.empty());
+  for (const Point& p : result.lines[0].polygon) {
+    EXPECT_GE(p.x, 1000);
+    EXPECT_LE(p.x, 11999);
+  }
+  rusage usage{};
+  getrusage(RUSAGE_SELF, &usage);
+  EXPECT_LT(usage.ru_maxrss, 2L * 1024 * 1024) << "peak RSS in KiB";  // image 324 MB decoded; det at 960
+}
+
+TEST(OcrImageInput, BadFilesGetClearErrors) {
+  const fs::path dir = edgemm::testing::temp_dir("ocr_bad_images");
+  expect_error(pipelines::read_image_bgr((dir / "missing.png").string()).status(), StatusCode::kIo, "cannot open");
+  write_bytes(dir / "empty.png", "");
+  expect_error(pipelines::read_image_bgr((dir / "empty.png").string()).status(), StatusCode::kInvalidArgument,
+               "zero-byte");
+  write_bytes(dir / "notes.png", "this is a text file, not an image\n");
+  expect_error(pipelines::read_image_bgr((dir / "notes.png").string()).status(), StatusCode::kInvalidArgument,
+               "cannot decode");
+  const std::string png = read_bytes(kSource + "/data/photos/grass.png");
+  write_bytes(dir / "truncated.png", png.substr(0, png.size() / 3));
+  expect_error(pipelines::read_image_bgr((dir / "truncated.png").string()).status(), StatusCode::kInvalidArgument,
+               "cannot decode");
+  expect_error(pipelines::read_image_bgr(dir.string()).status(), StatusCode::kIo, "is a directory");
+}
+
+TEST(OcrImageInput, HugeDeclaredSizesAreRefusedBeforeDecoding) {
+  const fs::path dir = edgemm::testing::temp_dir("ocr_huge_header");
+  // A valid 1×1 PNG whose IHDR is patched to claim 100000 × 100000 pixels.
+  std::vector<uint8_t> bytes;
+  cv::imencode(".png", cv::Mat(1, 1, CV_8UC1, cv::Scalar(0)), bytes);
+  for (int at : {16, 20}) {
+    bytes[at] = 0x00, bytes[at + 1] = 0x01, bytes[at + 2] = 0x86, bytes[at + 3] = 0xA0;  // 100000
+  }
+  write_bytes(dir / "huge.png", std::string(bytes.begin(), bytes.end()));
+  expect_error(pipelines::read_image_bgr((dir / "huge.png").string()).status(), StatusCode::kInvalidArgument,
+               "100000x100000 pixels, more than the limit");
+}
+
+TEST(OcrImageInput, InMemoryViewsAreValidated) {
+  const uint8_t pixels[12] = {};
+  expect_error(pipelines::image_view_to_bgr(ImageView{nullptr, 2, 2, 3, 0}).status(), StatusCode::kInvalidArgument,
+               "null");
+  expect_error(pipelines::image_view_to_bgr(ImageView{pixels, 0, 2, 3, 0}).status(), StatusCode::kInvalidArgument,
+               "empty size");
+  expect_error(pipelines::image_view_to_bgr(ImageView{pixels, 2, 2, 2, 0}).status(), StatusCode::kInvalidArgument,
+               "2 channels");
+  expect_error(pipelines::image_view_to_bgr(ImageView{pixels, 2, 2, 3, 4}).status(), StatusCode::kInvalidArgument,
+               "row_bytes 4");
+  EXPECT_TRUE(pipelines::image_view_to_bgr(ImageView{pixels, 2, 2, 3, 0}).has_value());
+}
+
+TEST(OcrPipelineOptions, BadOptionsAndMissingModelsAreRefused) {
+  OcrOptions options;
+  options.models_dir = kSource + "/models/ppocrv4";
+  options.det_limit_side = 8;
+  expect_error(OcrPipeline::create(options).status(), StatusCode::kInvalidArgument, "det_limit_side");
+  options.det_limit_side = 960;
+  options.box_threshold = 1.5f;
+  expect_error(OcrPipeline::create(options).status(), StatusCode::kInvalidArgument, "box_threshold");
+  OcrOptions missing;
+  missing.models_dir = "/nonexistent/models";
+  expect_error(OcrPipeline::create(missing).status(), StatusCode::kIo, "/nonexistent/models");
+}
+
+TEST(OcrPipelineOptions, DictionaryThatDoesNotMatchTheRecognizerIsRefused) {
+  const fs::path dir = edgemm::testing::temp_dir("ocr_dictionary");
+  for (const std::string file : {"ch_PP-OCRv4_det_infer.onnx", "ch_PP-OCRv4_rec_infer.onnx"}) {
+    fs::create_symlink(kSource + "/models/ppocrv4/" + file, dir / file);
+  }
+  write_bytes(dir / "ppocr_keys_v1.txt", "a\nb\nc\n");
+  OcrOptions options;
+  options.models_dir = dir.string();
+  options.use_cls = false;
+  expect_error(OcrPipeline::create(options).status(), StatusCode::kInvalidArgument,
+               "gives 5 classes (blank + characters + space) but the recognizer outputs 6625");
+}
+
+}  // namespace
+}  // namespace edgemm::ocr
