@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
-# The main job on a real input: set up, build, then run PP-OCRv4 detection on a real photo with
-# text (preprocessed as PP-OCR does) and print a summary of the probability map.
+# The main job on a real input: set up, build, then read the text of a real photo with the
+# PP-OCRv4 pipeline (det + angle classifier + rec) and print the lines in reading order.
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 bash "$root/scripts/setup.sh"
 bash "$root/scripts/build.sh" "$root/build" >/dev/null
 echo
-echo "== edgemm run: PP-OCRv4 det on data/demo/photo_text.jpg (1x3x416x640, BGR, PP-OCR normalization)"
-"$root/build/bin/edgemm" run "$root/models/ppocrv4/ch_PP-OCRv4_det_infer.onnx" \
-  --input x="$root/data/demo/photo_det_input.npy" --above 0.3 --threads 2
+echo "== edgemm ocr data/demo/photo_text.jpg (boxes drawn to build/demo_ocr.png)"
+"$root/build/bin/edgemm" ocr "$root/data/demo/photo_text.jpg" --threads 2 --models "$root/models/ppocrv4" \
+  --draw "$root/build/demo_ocr.png"

@@ -27,7 +27,7 @@ det="$root/models/ppocrv4/ch_PP-OCRv4_det_infer.onnx"
 
 check help 0 "$bin" --help
 for c in run inspect; do check "help-$c" 0 "$bin" "$c" --help; done
-check no-subcommand 106 "$bin"
+check no-subcommand 2 "$bin"
 
 : >"$tmp/empty.onnx"
 check empty-model 3 "$bin" run "$tmp/empty.onnx"

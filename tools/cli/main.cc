@@ -5,6 +5,7 @@
 #include <iostream>
 
 #include "commands.h"
+#include "edgemm/status.h"
 
 int main(int argc, char** argv) {
   CLI::App app{"edgemm: deploy multimodal models on edge devices (ONNX in, one runtime, many backends)"};
@@ -18,7 +19,8 @@ int main(int argc, char** argv) {
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    return app.exit(e);
+    // --help and --version exit 0; every usage error is an invalid argument (exit 2).
+    return app.exit(e) == 0 ? 0 : edgemm::exit_code(edgemm::Status(edgemm::StatusCode::kInvalidArgument, e.what()));
   }
   return exit_code;
 }

@@ -175,6 +175,11 @@ Status check_rec_classes(const Inferencer& rec, size_t table_size, const std::st
 
 Expected<std::unique_ptr<OcrPipeline>> OcrPipeline::create(const OcrOptions& options) {
   EDGEMM_RETURN_IF_ERROR(validate(options));
+  std::error_code ec;
+  if (!std::filesystem::is_directory(options.models_dir, ec)) {
+    return Status(StatusCode::kIo, "OCR model folder '" + options.models_dir +
+                                       "' not found (scripts/setup.sh fetches PP-OCRv4 into models/ppocrv4)");
+  }
   const std::string dictionary = (std::filesystem::path(options.models_dir) / options.files.dictionary).string();
   EDGEMM_ASSIGN_OR_RETURN(std::vector<std::string> table, load_ctc_dictionary(dictionary));
   EDGEMM_ASSIGN_OR_RETURN(std::unique_ptr<Inferencer> det, load_model(options, options.files.det));

@@ -1,0 +1,112 @@
+#!/usr/bin/env bash
+# `edgemm ocr` and `edgemm eval ocr` from the command line: output formats, --draw, several
+# images, and every kind of bad image (clear error, documented exit code, never a signal).
+# Usage: ocr_cli_test.sh EDGEMM_BINARY REPO_ROOT
+set -uo pipefail
+bin="$1"
+root="$2"
+tmp="$(mktemp -d)"
+trap 'rm -rf "$tmp"' EXIT
+passed=0 failed=0
+check() {  # check NAME EXPECTED_EXIT CMD...
+  local name="$1" want="$2"
+  shift 2
+  "$@" >"$tmp/out" 2>"$tmp/err"
+  local got=$?
+  if [ "$got" = "$want" ]; then
+    passed=$((passed + 1))
+  else
+    failed=$((failed + 1))
+    echo "FAIL $name: exit $got, expected $want"
+    sed 's/^/  | /' "$tmp/err" | head -5
+  fi
+}
+expect_text() {  # expect_text NAME FILE PATTERN
+  if grep -q -- "$3" "$2"; then
+    passed=$((passed + 1))
+  else
+    failed=$((failed + 1))
+    echo "FAIL $1: '$3' not in $(basename "$2")"
+    sed 's/^/  | /' "$2" | head -5
+  fi
+}
+is_png() {  # is_png NAME FILE
+  if [ "$(head -c 4 "$2" 2>/dev/null | od -An -tx1 | tr -d ' \n')" = "89504e47" ]; then
+    passed=$((passed + 1))
+  else
+    failed=$((failed + 1))
+    echo "FAIL $1: $2 is not a PNG"
+  fi
+}
+export EDGEMM_MODELS_DIR="$root/models/ppocrv4"
+photo="$root/data/demo/photo_text.jpg"
+
+for c in ocr eval "eval ocr"; do
+  # shellcheck disable=SC2086  # "eval ocr" is two words on purpose
+  check "help-$c" 0 "$bin" $c --help
+done
+check no-image 2 "$bin" ocr
+check bad-limit 2 "$bin" ocr "$photo" --det-limit-side 5
+check bad-score-mode 2 "$bin" ocr "$photo" --score-mode medium
+
+# The demo photo: plain text in reading order, JSON, a drawing.
+check photo 0 "$bin" ocr "$photo" --threads 2 --draw "$tmp/drawn.png"
+expect_text photo-espresso "$tmp/out" "ESPRESSO"
+expect_text photo-chinese "$tmp/out" "早上好"
+is_png photo-draw "$tmp/drawn.png"
+check photo-json 0 "$bin" ocr "$photo" --threads 2 --json --no-cls
+for key in '"polygon"' '"text"' '"score"' '"timings_ms"' '"rec"' '"models"' '"cls": null'; do
+  expect_text "json-$key" "$tmp/out" "$key"
+done
+
+# Several images: models loaded once, one block per image, drawings in a folder.
+cp "$photo" "$tmp/a.jpg"
+cp "$root/data/ocr_set/002_page_yellow.png" "$tmp/b.png"
+check several 0 "$bin" ocr "$tmp/a.jpg" "$tmp/b.png" --threads 2 --draw "$tmp/drawings"
+expect_text several-header-a "$tmp/out" "# $tmp/a.jpg"
+expect_text several-header-b "$tmp/out" "# $tmp/b.png"
+is_png several-draw-a "$tmp/drawings/a.ocr.png"
+is_png several-draw-b "$tmp/drawings/b.ocr.png"
+
+# Bad images: each a clear error with its exit code; the good image in the same call still works.
+: >"$tmp/empty.png"
+check zero-byte 2 "$bin" ocr "$tmp/empty.png"
+expect_text zero-byte-message "$tmp/err" "zero-byte"
+echo "not an image" >"$tmp/notes.jpg"
+check not-an-image 2 "$bin" ocr "$tmp/notes.jpg"
+expect_text not-an-image-message "$tmp/err" "cannot decode"
+head -c 2000 "$root/data/photos/grass.png" >"$tmp/truncated.png"
+check truncated 2 "$bin" ocr "$tmp/truncated.png"
+check missing 6 "$bin" ocr "$tmp/missing.png"
+check directory 6 "$bin" ocr "$tmp"
+check mixed 2 "$bin" ocr "$tmp/empty.png" "$photo" --threads 2
+expect_text mixed-still-reads "$tmp/out" "ESPRESSO"
+check mixed-json 2 "$bin" ocr "$tmp/empty.png" "$photo" --threads 2 --json
+expect_text mixed-json-error "$tmp/out" '"InvalidArgument"'
+check no-models 6 "$bin" ocr "$photo" --models "$tmp/no-models"
+expect_text no-models-message "$tmp/err" "setup.sh"
+
+# No text: an empty result and exit 0 (1×1 PNG, and a texture photo).
+printf '\x89PNG\r\n\x1a\n\0\0\0\rIHDR\0\0\0\x01\0\0\0\x01\x08\x02\0\0\0\x90wS\xde\0\0\0\x0cIDATx\x9cc\xf8\xcf\xc0\0\0\x03\x01\x01\0\xc9\xfe\x92\xef\0\0\0\0IEND\xaeB`\x82' >"$tmp/one.png"
+check one-pixel 0 "$bin" ocr "$tmp/one.png" --json
+expect_text one-pixel-empty "$tmp/out" '"lines": \[\]'
+
+# eval: a two-image set cut from data/ocr_set; bad sets and prediction files.
+mkdir -p "$tmp/set"
+cp "$root/data/ocr_set/002_page_yellow.png" "$root/data/ocr_set/001_photo_coffee.jpg" "$tmp/set/"
+/usr/bin/python3 -c "
+import json, sys
+labels = json.load(open(sys.argv[1]))
+labels['images'] = [i for i in labels['images'] if i['file'] in ('002_page_yellow.png', '001_photo_coffee.jpg')]
+json.dump(labels, open(sys.argv[2], 'w'), ensure_ascii=False)" "$root/data/ocr_set/labels.json" "$tmp/set/labels.json"
+check eval 0 "$bin" eval ocr --set "$tmp/set" --threads 2 --save-predictions "$tmp/pred.json"
+expect_text eval-table "$tmp/out" "CER %"
+check eval-predictions 0 "$bin" eval ocr --set "$tmp/set" --predictions "$tmp/pred.json" --json
+expect_text eval-json "$tmp/out" '"cer"'
+check eval-no-set 6 "$bin" eval ocr --set "$tmp/no-set"
+echo '{"images": [{"file": 3}]}' >"$tmp/bad_pred.json"
+check eval-bad-predictions 2 "$bin" eval ocr --set "$tmp/set" --predictions "$tmp/bad_pred.json"
+check eval-missing-predictions 6 "$bin" eval ocr --set "$tmp/set" --predictions "$tmp/none.json"
+
+echo "$passed passed, $failed failed"
+[ "$failed" -eq 0 ]
