@@ -15,7 +15,7 @@ debian_packages=(
   libgtest-dev libgmock-dev libbenchmark-dev
   python3-torch python3-onnx python3-numpy python3-pil
   fonts-dejavu fonts-liberation2 fonts-wqy-microhei
-  clang-format
+  clang-format time
 )
 
 export DEBIAN_FRONTEND=noninteractive
