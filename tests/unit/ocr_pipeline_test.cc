@@ -114,7 +114,8 @@ TEST_F(OcrPipelineTest, AngleClassifierReadsAnUpsideDownPhoto) {
   ASSERT_TRUE(cv::imwrite((dir / "flipped.png").string(), photo));
   const OcrResult result = run((dir / "flipped.png").string());
   const OcrScoreTotals with_cls = score(result, demo_truth(true));
-  EXPECT_LE(with_cls.cer(), 0.07)  // measured 0.034 << "edits " << with_cls.edits << " of " << with_cls.truth_chars;
+  // Measured 0.034.
+  EXPECT_LE(with_cls.cer(), 0.07) << "edits " << with_cls.edits << " of " << with_cls.truth_chars;
   int flipped = 0;
   for (const OcrLine& line : result.lines) flipped += line.rotated_180 ? 1 : 0;
   EXPECT_GE(flipped, 8);
