@@ -34,7 +34,7 @@ struct ValueInfo {
 /// Options for creating an Inferencer.
 struct InferencerConfig {
   std::string model_path;  ///< .onnx file; external data is read relative to its folder
-  int threads = 0;         ///< intra-op threads; 0 = all hardware threads
+  int threads = 0;         ///< intra-op threads, at most 1024; 0 = all hardware threads
   /// Optional fixed input shapes (name → shape). Symbolic axes are pinned to these values at
   /// load so that shape-dependent subgraphs (Shape → Gather → Concat ...) fold to constants.
   std::map<std::string, Shape> fixed_input_shapes;

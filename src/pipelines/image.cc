@@ -47,6 +47,32 @@ std::pair<int64_t, int64_t> declared_size(const std::vector<uint8_t>& b) {
   return {0, 0};
 }
 
+/// BGRA → BGR over a plain background chosen to contrast with the visible pixels: white under
+/// dark content (black text on a transparent page), black under light content (white text).
+cv::Mat composite_alpha(const cv::Mat& bgra) {
+  double luma_sum = 0, alpha_sum = 0;
+  for (int y = 0; y < bgra.rows; ++y) {
+    const uint8_t* p = bgra.ptr<uint8_t>(y);
+    for (int x = 0; x < bgra.cols; ++x, p += 4) {
+      luma_sum += (0.114 * p[0] + 0.587 * p[1] + 0.299 * p[2]) * p[3];
+      alpha_sum += p[3];
+    }
+  }
+  const int background = alpha_sum > 0 && luma_sum / alpha_sum > 127.5 ? 0 : 255;
+  cv::Mat bgr(bgra.rows, bgra.cols, CV_8UC3);
+  for (int y = 0; y < bgra.rows; ++y) {
+    const uint8_t* src = bgra.ptr<uint8_t>(y);
+    uint8_t* dst = bgr.ptr<uint8_t>(y);
+    for (int x = 0; x < bgra.cols; ++x, src += 4, dst += 3) {
+      const int alpha = src[3];
+      for (int c = 0; c < 3; ++c) {
+        dst[c] = static_cast<uint8_t>((src[c] * alpha + background * (255 - alpha) + 127) / 255);
+      }
+    }
+  }
+  return bgr;
+}
+
 /// 8-bit BGR from any decoded matrix: 16-bit → 8-bit, gray → BGR, BGRA composited on white.
 cv::Mat to_bgr8(const cv::Mat& decoded) {
   cv::Mat eight_bit = decoded;
@@ -62,18 +88,8 @@ cv::Mat to_bgr8(const cv::Mat& decoded) {
       return bgr;
     case 3:
       return eight_bit;
-    default: {
-      bgr.create(eight_bit.rows, eight_bit.cols, CV_8UC3);
-      for (int y = 0; y < eight_bit.rows; ++y) {
-        const uint8_t* src = eight_bit.ptr<uint8_t>(y);
-        uint8_t* dst = bgr.ptr<uint8_t>(y);
-        for (int x = 0; x < eight_bit.cols; ++x, src += 4, dst += 3) {
-          const int alpha = src[3];
-          for (int c = 0; c < 3; ++c) dst[c] = static_cast<uint8_t>((src[c] * alpha + 255 * (255 - alpha) + 127) / 255);
-        }
-      }
-      return bgr;
-    }
+    default:
+      return composite_alpha(eight_bit);
   }
 }
 
@@ -81,7 +97,17 @@ cv::Mat to_bgr8(const cv::Mat& decoded) {
 
 Expected<cv::Mat> read_image_bgr(const std::string& path) {
   std::error_code ec;
-  if (std::filesystem::is_directory(path, ec)) return Status(StatusCode::kIo, "image '" + path + "' is a directory");
+  const std::filesystem::file_status status = std::filesystem::status(path, ec);
+  if (status.type() == std::filesystem::file_type::not_found) {
+    return Status(StatusCode::kIo, "cannot open image '" + path + "': no such file");
+  }
+  if (status.type() == std::filesystem::file_type::directory) {
+    return Status(StatusCode::kIo, "image '" + path + "' is a directory");
+  }
+  if (!ec && status.type() != std::filesystem::file_type::regular) {
+    // A FIFO or device would block or never end; images are files.
+    return Status(StatusCode::kInvalidArgument, "image '" + path + "' is not a regular file (pipe, device or socket)");
+  }
   std::ifstream file(path, std::ios::binary | std::ios::ate);
   if (!file) return Status(StatusCode::kIo, "cannot open image '" + path + "'");
   std::vector<uint8_t> bytes(static_cast<size_t>(std::max<std::streamoff>(file.tellg(), 0)));
@@ -95,7 +121,10 @@ Expected<cv::Mat> read_image_bgr(const std::string& path) {
   }
   cv::Mat decoded;
   try {
-    decoded = cv::imdecode(bytes, cv::IMREAD_UNCHANGED);
+    // JPEG has no alpha and may carry an EXIF orientation, which IMREAD_COLOR applies (phones
+    // store portrait photos sideways); everything else is decoded as stored, alpha included.
+    const bool jpeg = bytes.size() > 2 && bytes[0] == 0xFF && bytes[1] == 0xD8;
+    decoded = cv::imdecode(bytes, jpeg ? cv::IMREAD_COLOR : cv::IMREAD_UNCHANGED);
   } catch (const cv::Exception& e) {
     return Status(StatusCode::kInvalidArgument, "cannot decode image '" + path + "': " + e.what());
   }

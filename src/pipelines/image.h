@@ -19,11 +19,12 @@ namespace edgemm::pipelines {
 inline constexpr int64_t kMaxImagePixels = int64_t{1} << 28;
 
 /// Reads and decodes an image file into an 8-bit, 3-channel BGR matrix.
-/// Gray is expanded to BGR, 16-bit samples are scaled to 8 bits (v / 257), and an alpha
-/// channel is composited onto white (transparent text backgrounds read as paper).
-/// EXIF orientation is not applied (the pixels are used as stored).
-/// Errors: kIo (missing or unreadable file), kInvalidArgument (zero-byte file, data OpenCV
-/// cannot decode, more than kMaxImagePixels pixels), naming the path.
+/// Gray is expanded to BGR, 16-bit samples are scaled to 8 bits (v / 257), an alpha channel is
+/// composited onto white, or onto black when the visible pixels are mostly light (white text
+/// on a transparent background), and a JPEG's EXIF orientation is applied. Multi-page files
+/// give their first page.
+/// Errors: kIo (missing or unreadable file, directory), kInvalidArgument (zero-byte file, not a
+/// regular file, data OpenCV cannot decode, more than kMaxImagePixels pixels), naming the path.
 Expected<cv::Mat> read_image_bgr(const std::string& path);
 
 /// Copies an in-memory 8-bit image (1, 3 or 4 channels; see ocr::ImageView) into BGR.

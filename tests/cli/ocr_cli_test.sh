@@ -3,7 +3,7 @@
 # images, and every kind of bad image (clear error, documented exit code, never a signal).
 # Usage: ocr_cli_test.sh EDGEMM_BINARY REPO_ROOT
 set -uo pipefail
-bin="$1"
+bin="$(realpath "$1")"
 root="$2"
 tmp="$(mktemp -d)"
 trap 'rm -rf "$tmp"' EXIT
@@ -86,6 +86,42 @@ expect_text mixed-json-error "$tmp/out" '"InvalidArgument"'
 check no-models 6 "$bin" ocr "$photo" --models "$tmp/no-models"
 expect_text no-models-message "$tmp/err" "setup.sh"
 
+# Hostile paths and values: no crash, no hang, a clear exit code.
+latin1="$tmp/$(printf 'latin1_\xe9.jpg')"
+cp "$photo" "$latin1"
+check non-utf8-path-json 0 "$bin" ocr "$latin1" --threads 2 --json --no-cls
+expect_text non-utf8-path-json-text "$tmp/out" "ESPRESSO"
+check absurd-threads 2 "$bin" ocr "$photo" --threads 100000
+check usage-error-json 2 "$bin" ocr --json
+expect_text usage-error-json-body "$tmp/out" '"InvalidArgument"'
+mkfifo "$tmp/fifo.png"
+check fifo 2 timeout 20 "$bin" ocr "$tmp/fifo.png"
+expect_text fifo-message "$tmp/err" "not a regular file"
+
+# --draw is checked before OCR runs, never overwrites an input, and keeps repeated stems apart.
+check draw-bad-extension 2 "$bin" ocr "$photo" --draw "$tmp/out.txt"
+check draw-missing-folder 6 "$bin" ocr "$photo" --draw "$tmp/none/x.png"
+cp "$photo" "$tmp/self.png"
+check draw-over-input 2 "$bin" ocr "$tmp/self.png" --draw "$tmp/self.png"
+mkdir -p "$tmp/s1" "$tmp/s2"
+cp "$root/data/ocr_set/002_page_yellow.png" "$tmp/s1/a.png"
+cp "$root/data/ocr_set/002_page_yellow.png" "$tmp/s2/a.png"
+check draw-same-stem 0 "$bin" ocr "$tmp/s1/a.png" "$tmp/s2/a.png" --threads 2 --no-cls --draw "$tmp/same"
+is_png draw-same-stem-1 "$tmp/same/a.ocr.png"
+is_png draw-same-stem-2 "$tmp/same/a-2.ocr.png"
+
+# A JPEG's EXIF orientation is applied (6: stored landscape, shown portrait).
+/usr/bin/python3 -c "
+import sys
+from PIL import Image
+im = Image.open(sys.argv[1]).rotate(90, expand=True)  # text now runs bottom to top
+exif = Image.Exif()
+exif[0x0112] = 6  # rotate 90° clockwise to display
+im.save(sys.argv[2], exif=exif)" "$photo" "$tmp/exif6.jpg"
+check exif 0 "$bin" ocr "$tmp/exif6.jpg" --threads 2 --json --no-cls
+expect_text exif-width "$tmp/out" '"width": 960'
+expect_text exif-text "$tmp/out" "ESPRESSO"
+
 # No text: an empty result and exit 0 (1×1 PNG, and a texture photo).
 printf '\x89PNG\r\n\x1a\n\0\0\0\rIHDR\0\0\0\x01\0\0\0\x01\x08\x02\0\0\0\x90wS\xde\0\0\0\x0cIDATx\x9cc\xf8\xcf\xc0\0\0\x03\x01\x01\0\xc9\xfe\x92\xef\0\0\0\0IEND\xaeB`\x82' >"$tmp/one.png"
 check one-pixel 0 "$bin" ocr "$tmp/one.png" --json
@@ -107,6 +143,19 @@ check eval-no-set 6 "$bin" eval ocr --set "$tmp/no-set"
 echo '{"images": [{"file": 3}]}' >"$tmp/bad_pred.json"
 check eval-bad-predictions 2 "$bin" eval ocr --set "$tmp/set" --predictions "$tmp/bad_pred.json"
 check eval-missing-predictions 6 "$bin" eval ocr --set "$tmp/set" --predictions "$tmp/none.json"
+
+# Predictions written by `ocr DIR/*.png --json` (paths relative to here) match the set's files.
+(cd "$tmp" && "$bin" ocr set/002_page_yellow.png set/001_photo_coffee.jpg --threads 2 --json >"$tmp/ocr_pred.json")
+check eval-ocr-json 0 "$bin" eval ocr --set "$tmp/set" --predictions "$tmp/ocr_pred.json" --json
+expect_text eval-ocr-json-matched "$tmp/out" '"failed_images": 0'
+check eval-save-and-predictions 2 "$bin" eval ocr --set "$tmp/set" --predictions "$tmp/pred.json" --save-predictions "$tmp/x.json"
+check eval-unwritable-save 6 timeout 20 "$bin" eval ocr --set "$tmp/set" --save-predictions "$tmp/none/p.json"
+/usr/bin/python3 -c "
+import json, sys
+p = json.load(open(sys.argv[1])); p['images'].append(p['images'][0]); p['tool'] = 7
+json.dump(p, open(sys.argv[2], 'w'))" "$tmp/pred.json" "$tmp/dup_pred.json"
+check eval-duplicate-predictions 2 "$bin" eval ocr --set "$tmp/set" --predictions "$tmp/dup_pred.json"
+expect_text eval-duplicate-message "$tmp/err" "twice"
 
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]

@@ -4,6 +4,7 @@
 // own earlier output.
 #include <gtest/gtest.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -152,12 +153,19 @@ TEST_F(OcrPipelineTest, GraySixteenBitAndRgbaImagesAreConverted) {
   EXPECT_LE(score(result, demo_truth(false)).cer(), 0.08);  // measured 0.041
 }
 
-TEST_F(OcrPipelineTest, TransparentPixelsBecomeWhitePaper) {
-  cv::Mat rgba(4, 4, CV_8UC4, cv::Scalar(0, 0, 0, 0));
-  const ImageView view{rgba.data, 4, 4, 4, 0};
-  auto bgr = pipelines::image_view_to_bgr(view);
-  ASSERT_TRUE(bgr.has_value());
-  EXPECT_EQ(bgr->at<cv::Vec3b>(1, 1), cv::Vec3b(255, 255, 255));
+TEST_F(OcrPipelineTest, TransparencyIsCompositedOntoAContrastingBackground) {
+  cv::Mat dark(4, 4, CV_8UC4, cv::Scalar(0, 0, 0, 0));
+  dark.at<cv::Vec4b>(0, 0) = cv::Vec4b(10, 10, 10, 255);  // dark text on a transparent page → white paper
+  auto on_white = pipelines::image_view_to_bgr(ImageView{dark.data, 4, 4, 4, 0});
+  ASSERT_TRUE(on_white.has_value());
+  EXPECT_EQ(on_white->at<cv::Vec3b>(1, 1), cv::Vec3b(255, 255, 255));
+  EXPECT_EQ(on_white->at<cv::Vec3b>(0, 0), cv::Vec3b(10, 10, 10));
+  cv::Mat light(4, 4, CV_8UC4, cv::Scalar(255, 255, 255, 0));
+  light.at<cv::Vec4b>(0, 0) = cv::Vec4b(250, 250, 250, 255);  // white text → black background
+  auto on_black = pipelines::image_view_to_bgr(ImageView{light.data, 4, 4, 4, 0});
+  ASSERT_TRUE(on_black.has_value());
+  EXPECT_EQ(on_black->at<cv::Vec3b>(1, 1), cv::Vec3b(0, 0, 0));
+  EXPECT_EQ(on_black->at<cv::Vec3b>(0, 0), cv::Vec3b(250, 250, 250));
 }
 
 TEST_F(OcrPipelineTest, ImagesWithoutTextGiveAnEmptyResult) {
@@ -204,6 +212,9 @@ TEST(OcrImageInput, BadFilesGetClearErrors) {
   expect_error(pipelines::read_image_bgr((dir / "truncated.png").string()).status(), StatusCode::kInvalidArgument,
                "cannot decode");
   expect_error(pipelines::read_image_bgr(dir.string()).status(), StatusCode::kIo, "is a directory");
+  ASSERT_EQ(mkfifo((dir / "fifo").c_str(), 0600), 0);  // opening it would block forever
+  expect_error(pipelines::read_image_bgr((dir / "fifo").string()).status(), StatusCode::kInvalidArgument,
+               "not a regular file");
 }
 
 TEST(OcrImageInput, HugeDeclaredSizesAreRefusedBeforeDecoding) {

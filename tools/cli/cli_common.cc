@@ -52,11 +52,16 @@ Expected<std::map<std::string, Shape>> parse_named_shapes(const std::vector<std:
   return shapes;
 }
 
+std::string json_text(const nlohmann::json& j) {
+  return j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace);
+}
+
+nlohmann::json error_json(const Status& status) {
+  return {{"code", status_code_name(status.code())}, {"message", status.message()}};
+}
+
 int report_error(const std::string& command, const Status& status, bool json) {
-  if (json) {
-    nlohmann::json j = {{"error", {{"code", status_code_name(status.code())}, {"message", status.message()}}}};
-    std::cout << j.dump(2) << std::endl;
-  }
+  if (json) std::cout << json_text({{"error", error_json(status)}}) << std::endl;
   std::cerr << "edgemm " << command << ": error: " << status.to_string() << std::endl;
   return exit_code(status);
 }
@@ -171,7 +176,9 @@ std::string default_ocr_models_dir() {
 ProgressBar::ProgressBar(std::string label, size_t total)
     : label_(std::move(label)), total_(total), enabled_(total > 1 && isatty(STDERR_FILENO) == 1) {}
 
-ProgressBar::~ProgressBar() {
+ProgressBar::~ProgressBar() { clear(); }
+
+void ProgressBar::clear() {
   if (enabled_) std::cerr << "\r\033[K" << std::flush;
 }
 

@@ -21,6 +21,16 @@ Expected<std::map<std::string, Shape>> parse_named_shapes(const std::vector<std:
 /// Splits "name=value" at the first '='. Errors: kInvalidArgument.
 Expected<std::pair<std::string, std::string>> split_assignment(const std::string& text, const std::string& what);
 
+/// Most intra-op threads a command accepts (more only thrashes; thousands crash OpenMP).
+inline constexpr int kMaxThreads = 256;
+
+/// JSON text indented by 2; strings that are not valid UTF-8 (e.g. Latin-1 file names) get
+/// U+FFFD for the invalid bytes instead of throwing.
+std::string json_text(const nlohmann::json& j);
+
+/// JSON {"code", "message"} of an error status, as every --json output writes errors.
+nlohmann::json error_json(const Status& status);
+
 /// Prints "edgemm <command>: error: <status>" to stderr (or a JSON error object to stdout when
 /// `json`) and returns the status's exit code.
 int report_error(const std::string& command, const Status& status, bool json);
@@ -56,6 +66,8 @@ class ProgressBar {
   ProgressBar& operator=(const ProgressBar&) = delete;
   /// Shows that `done` items are finished and `current` is being worked on.
   void update(size_t done, const std::string& current);
+  /// Erases the bar so that other output can be printed on a clean line.
+  void clear();
 
  private:
   std::string label_;

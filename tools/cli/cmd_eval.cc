@@ -3,11 +3,13 @@
 /// written by another tool (e.g. the Guten OCR peer, tools/reference/guten_ocr.js).
 
 #include <algorithm>
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <iomanip>
 #include <iostream>
 #include <map>
+#include <set>
 
 #include "cli_common.h"
 #include "commands.h"
@@ -43,17 +45,25 @@ Expected<std::vector<LabelledImage>> read_labels(const std::string& set_dir) {
   std::vector<LabelledImage> images;
   try {
     const nlohmann::json labels = nlohmann::json::parse(file);
+    if (!labels.at("images").is_array()) throw std::invalid_argument("\"images\" must be an array");
+    std::set<std::string> seen;
     for (const nlohmann::json& image : labels.at("images")) {
       LabelledImage labelled;
       labelled.file = image.at("file").get<std::string>();
+      if (!seen.insert(labelled.file).second) throw std::invalid_argument("'" + labelled.file + "' is listed twice");
       labelled.tags = image.value("tags", std::vector<std::string>{});
       for (const nlohmann::json& line : image.at("lines")) {
         ocr::TruthLine truth;
         truth.text = line.at("text").get<std::string>();
         const nlohmann::json& polygon = line.at("polygon");
-        if (polygon.size() != 4) throw std::invalid_argument("a polygon of '" + labelled.file + "' has not 4 points");
-        for (size_t k = 0; k < 4; ++k)
-          truth.polygon[k] = {polygon[k].at(0).get<float>(), polygon[k].at(1).get<float>()};
+        auto is_point = [](const nlohmann::json& p) {
+          return p.is_array() && p.size() == 2 && p[0].is_number() && p[1].is_number() &&
+                 std::isfinite(p[0].get<double>()) && std::isfinite(p[1].get<double>());
+        };
+        if (!polygon.is_array() || polygon.size() != 4 || !std::all_of(polygon.begin(), polygon.end(), is_point)) {
+          throw std::invalid_argument("a polygon of '" + labelled.file + "' is not 4 finite [x, y] points");
+        }
+        for (size_t k = 0; k < 4; ++k) truth.polygon[k] = {polygon[k][0].get<float>(), polygon[k][1].get<float>()};
         labelled.lines.push_back(std::move(truth));
       }
       images.push_back(std::move(labelled));
@@ -65,14 +75,15 @@ Expected<std::vector<LabelledImage>> read_labels(const std::string& set_dir) {
   return images;
 }
 
-/// edgemm's own predictions for every image of the set (errors kept per image).
-Expected<std::vector<PredictedImage>> run_edgemm(EvalArgs& args, const std::vector<LabelledImage>& images,
-                                                 nlohmann::json& document) {
+/// edgemm's own predictions for every image of the set (errors kept per image); `document`
+/// receives them in the `ocr --json` schema.
+Expected<OcrPredictions> run_edgemm(EvalArgs& args, const std::vector<LabelledImage>& images,
+                                    nlohmann::json& document) {
   args.options.models_dir = args.models.empty() ? default_ocr_models_dir() : args.models;
   args.options.use_cls = !args.no_cls;
   EDGEMM_ASSIGN_OR_RETURN(auto pipeline, ocr::OcrPipeline::create(args.options));
   document = ocr_document_json(args.options);
-  std::vector<PredictedImage> predicted;
+  OcrPredictions predictions{"edgemm", {}};
   ProgressBar progress("eval", images.size());
   for (size_t i = 0; i < images.size(); ++i) {
     progress.update(i, images[i].file);
@@ -84,11 +95,46 @@ Expected<std::vector<PredictedImage>> run_edgemm(EvalArgs& args, const std::vect
       document["images"].push_back(ocr_image_json(out.file, out.result));
     } else {
       out.error = result.status().to_string();
-      document["images"].push_back({{"file", out.file}, {"error", out.error}});
+      document["images"].push_back({{"file", out.file}, {"error", error_json(result.status())}});
     }
-    predicted.push_back(std::move(out));
+    predictions.images.push_back(std::move(out));
   }
-  return predicted;
+  return predictions;
+}
+
+/// Pairs each labelled image with its prediction. A prediction's "file" may be the path
+/// relative to the set (what eval writes), any path to the same file (what `edgemm ocr
+/// DIR/*.png --json` writes), or a bare file name when that name is unique in the set.
+/// Predictions for files outside the set are counted in `unused`.
+std::map<std::string, const PredictedImage*> match_files(const std::vector<LabelledImage>& images,
+                                                         const OcrPredictions& predictions, const std::string& set_dir,
+                                                         int& unused) {
+  namespace fs = std::filesystem;
+  std::map<std::string, std::string> by_name;  // file name → labelled file, "" when ambiguous
+  for (const LabelledImage& image : images) {
+    const std::string name = fs::path(image.file).filename().string();
+    by_name[name] = by_name.count(name) ? "" : image.file;
+  }
+  std::map<std::string, const PredictedImage*> matched;
+  unused = 0;
+  for (const PredictedImage& p : predictions.images) {
+    std::string file;
+    std::error_code ec;
+    const auto labelled = std::find_if(images.begin(), images.end(), [&](const LabelledImage& image) {
+      return image.file == p.file || fs::equivalent(fs::path(set_dir) / image.file, p.file, ec);
+    });
+    if (labelled != images.end()) {
+      file = labelled->file;
+    } else if (auto it = by_name.find(fs::path(p.file).filename().string()); it != by_name.end()) {
+      file = it->second;
+    }
+    if (file.empty() || matched.count(file)) {
+      ++unused;
+      continue;
+    }
+    matched[file] = &p;
+  }
+  return matched;
 }
 
 nlohmann::json totals_json(const ocr::OcrScoreTotals& t) {
@@ -120,30 +166,41 @@ nlohmann::json mean_timings(const std::vector<PredictedImage>& predicted) {
 }
 
 Status eval_command(EvalArgs& args, int& exit_code) {
+  if (!args.predictions.empty() && !args.save_predictions.empty()) {
+    return Status(StatusCode::kInvalidArgument,
+                  "--save-predictions keeps edgemm's own predictions; it cannot be combined with --predictions");
+  }
   EDGEMM_ASSIGN_OR_RETURN(std::vector<LabelledImage> images, read_labels(args.set));
-  std::vector<PredictedImage> predicted;
-  nlohmann::json document;
-  std::string tool = "edgemm";
-  if (args.predictions.empty()) {
-    EDGEMM_ASSIGN_OR_RETURN(predicted, run_edgemm(args, images, document));
-  } else {
-    EDGEMM_ASSIGN_OR_RETURN(predicted, read_ocr_predictions(args.predictions));
-    std::ifstream file(args.predictions);
-    tool = nlohmann::json::parse(file, nullptr, false).value("tool", "unknown");
-  }
+  std::ofstream save;
   if (!args.save_predictions.empty()) {
-    std::ofstream out(args.save_predictions);
-    out << document.dump(2) << "\n";
-    if (!out) return Status(StatusCode::kIo, "cannot write predictions to '" + args.save_predictions + "'");
+    save.open(args.save_predictions);  // opened before the run: an unwritable path fails fast
+    if (!save) return Status(StatusCode::kIo, "cannot write predictions to '" + args.save_predictions + "'");
   }
-  std::map<std::string, const PredictedImage*> by_file;
-  for (const PredictedImage& p : predicted) by_file[p.file] = &p;
+  OcrPredictions predictions;
+  if (args.predictions.empty()) {
+    nlohmann::json document;
+    EDGEMM_ASSIGN_OR_RETURN(predictions, run_edgemm(args, images, document));
+    if (save.is_open()) {
+      save << json_text(document) << "\n";
+      if (!save) return Status(StatusCode::kIo, "cannot write predictions to '" + args.save_predictions + "'");
+    }
+  } else {
+    EDGEMM_ASSIGN_OR_RETURN(predictions, read_ocr_predictions(args.predictions));
+  }
+  int unused = 0;
+  const std::map<std::string, const PredictedImage*> by_file = match_files(images, predictions, args.set, unused);
+  if (unused > 0) {
+    std::cerr << "edgemm eval ocr: warning: " << unused
+              << " prediction(s) name no image of the set (or repeat one); they are ignored\n";
+  }
+  const std::string& tool = predictions.tool;
+  const std::vector<PredictedImage>& predicted = predictions.images;
 
   ocr::OcrScoreTotals overall;
   std::map<std::string, ocr::OcrScoreTotals> subsets;  // "normal" / "upside_down"
   std::map<std::string, ocr::OcrScoreTotals> by_tag;
   nlohmann::json per_image = nlohmann::json::array();
-  int failed = 0;
+  std::vector<std::string> failed_files;
   for (const LabelledImage& image : images) {
     std::vector<ocr::PredictedLine> lines;
     std::string error = "no prediction for this image";
@@ -151,7 +208,7 @@ Status eval_command(EvalArgs& args, int& exit_code) {
       error = it->second->error;
       for (const ocr::OcrLine& line : it->second->result.lines) lines.push_back({line.polygon, line.text});
     }
-    if (!error.empty()) ++failed;
+    if (!error.empty()) failed_files.push_back(image.file + ": " + error);
     EDGEMM_ASSIGN_OR_RETURN(ocr::OcrImageScore score, ocr::score_image(image.lines, lines, args.iou));
     overall.add(score);
     const bool upside_down = std::find(image.tags.begin(), image.tags.end(), "upside_down") != image.tags.end();
@@ -170,15 +227,16 @@ Status eval_command(EvalArgs& args, int& exit_code) {
                            {"tool", tool},
                            {"iou_threshold", args.iou},
                            {"images", images.size()},
-                           {"failed_images", failed},
+                           {"failed_images", failed_files.size()},
+                           {"ignored_predictions", unused},
                            {"overall", totals_json(overall)},
                            {"timings_ms_mean", mean_timings(predicted)},
                            {"per_image", per_image}};
   for (const auto& [name, totals] : subsets) report["subsets"][name] = totals_json(totals);
   for (const auto& [name, totals] : by_tag) report["by_tag"][name] = totals_json(totals);
-  if (failed > 0) exit_code = 1;
+  if (!failed_files.empty()) exit_code = 1;
   if (args.json) {
-    std::cout << report.dump(2) << std::endl;
+    std::cout << json_text(report) << std::endl;
     return Status::ok();
   }
   std::cout << std::fixed << std::setprecision(2) << "OCR evaluation of " << tool << " on " << args.set << " ("
@@ -197,7 +255,7 @@ Status eval_command(EvalArgs& args, int& exit_code) {
   std::cout << "mean time per image (ms): total " << t["total"].get<double>() << "  decode "
             << t["decode"].get<double>() << "  det " << t["det"].get<double>() << "  post " << t["post"].get<double>()
             << "  cls " << t["cls"].get<double>() << "  rec " << t["rec"].get<double>() << "\n";
-  if (failed > 0) std::cout << failed << " image(s) failed; see --json for the errors\n";
+  for (const std::string& failure : failed_files) std::cout << "failed: " << failure << "\n";
   return Status::ok();
 }
 
@@ -220,7 +278,7 @@ void add_eval_command(CLI::App& app, int& exit_code) {
   cmd->add_flag("--json", args->json, "print a JSON report");
   cmd->add_flag("--no-cls", args->no_cls, "skip the 0°/180° angle classifier");
   cmd->add_option("-t,--threads", args->options.threads, "intra-op threads per model (0 = all cores)")
-      ->check(CLI::NonNegativeNumber);
+      ->check(CLI::Range(0, kMaxThreads));
   cmd->add_option("--det-limit-side", args->options.det_limit_side, "limit the longer image side before detection")
       ->check(CLI::Range(32, 8192))
       ->capture_default_str();

@@ -70,7 +70,7 @@ Status inspect_command(const InspectArgs& args) {
     j["flops"] = nullptr;
   }
   if (args.json) {
-    std::cout << j.dump(2) << std::endl;
+    std::cout << json_text(j) << std::endl;
     return Status::ok();
   }
   std::cout << args.model << "\n  ir_version " << model.ir_version << ", producer '" << model.producer_name

@@ -1,7 +1,10 @@
 /// `edgemm ocr IMAGE...`: PP-OCRv4 text recognition of image files.
 
+#include <algorithm>
+#include <cctype>
 #include <filesystem>
 #include <iostream>
+#include <map>
 
 #include "cli_common.h"
 #include "commands.h"
@@ -21,58 +24,103 @@ struct OcrArgs {
   ocr::OcrOptions options;
 };
 
-/// Where --draw puts the picture of `image`: the given file for one image, else
-/// DIR/<stem>.ocr.png for each image.
-std::string draw_path(const OcrArgs& args, const std::string& image) {
-  if (args.images.size() == 1) return args.draw;
-  return (std::filesystem::path(args.draw) / (std::filesystem::path(image).stem().string() + ".ocr.png")).string();
+bool has_image_extension(const std::filesystem::path& path) {
+  std::string ext = path.extension().string();
+  std::transform(ext.begin(), ext.end(), ext.begin(), [](unsigned char c) { return std::tolower(c); });
+  for (const char* known : {".png", ".jpg", ".jpeg", ".bmp", ".tif", ".tiff", ".webp"}) {
+    if (ext == known) return true;
+  }
+  return false;
+}
+
+/// Where --draw puts each image's picture (empty strings without --draw): the given file for
+/// one image, else DIR/<stem>.ocr.png, with -2, -3 ... when stems repeat. Checked before any
+/// OCR runs. Errors: kInvalidArgument (unknown extension, the path of an input image),
+/// kIo (missing parent folder, folder that cannot be created).
+Expected<std::vector<std::string>> plan_drawings(const OcrArgs& args) {
+  namespace fs = std::filesystem;
+  std::vector<std::string> paths(args.images.size());
+  if (args.draw.empty()) return paths;
+  std::error_code ec;
+  if (args.images.size() == 1) {
+    const fs::path out(args.draw);
+    if (!has_image_extension(out)) {
+      return Status(StatusCode::kInvalidArgument,
+                    "--draw '" + args.draw + "' needs an image extension (.png, .jpg, .bmp, .tif, .webp)");
+    }
+    if (fs::is_directory(out, ec))
+      return Status(StatusCode::kInvalidArgument, "--draw '" + args.draw + "' is a folder");
+    const fs::path parent = out.parent_path().empty() ? fs::path(".") : out.parent_path();
+    if (!fs::is_directory(parent, ec))
+      return Status(StatusCode::kIo, "--draw folder '" + parent.string() + "' does not exist");
+    if (fs::equivalent(out, args.images[0], ec)) {
+      return Status(StatusCode::kInvalidArgument, "--draw '" + args.draw + "' would overwrite the input image");
+    }
+    paths[0] = args.draw;
+    return paths;
+  }
+  fs::create_directories(args.draw, ec);
+  if (!fs::is_directory(args.draw, ec))
+    return Status(StatusCode::kIo, "cannot create --draw folder '" + args.draw + "'");
+  std::map<std::string, int> uses;
+  for (size_t i = 0; i < args.images.size(); ++i) {
+    const std::string stem = fs::path(args.images[i]).stem().string();
+    const int n = ++uses[stem];
+    paths[i] = (fs::path(args.draw) / (stem + (n > 1 ? "-" + std::to_string(n) : "") + ".ocr.png")).string();
+  }
+  return paths;
 }
 
 void print_text(const OcrArgs& args, const std::string& image, const ocr::OcrResult& result) {
   if (args.images.size() > 1) std::cout << "# " << image << "\n";
   for (const ocr::OcrLine& line : result.lines) std::cout << line.text << "\n";
+  std::cout << std::flush;
 }
 
-/// Runs every image; returns the exit code of the first failure (0 when all succeed).
+/// Runs every image; returns the exit code of the first failure (0 when all succeed). A failed
+/// drawing is reported but does not discard the image's text.
 int ocr_command(OcrArgs& args) {
   args.options.models_dir = args.models.empty() ? default_ocr_models_dir() : args.models;
   args.options.use_cls = !args.no_cls;
   args.options.score_mode = args.score_mode == "slow" ? ocr::ScoreMode::kSlow : ocr::ScoreMode::kFast;
+  Expected<std::vector<std::string>> drawings = plan_drawings(args);
+  if (!drawings.has_value()) return report_error("ocr", drawings.status(), args.json);
   auto pipeline = ocr::OcrPipeline::create(args.options);
   if (!pipeline.has_value()) return report_error("ocr", pipeline.status(), args.json);
-  if (!args.draw.empty() && args.images.size() > 1) {
-    std::error_code ec;
-    std::filesystem::create_directories(args.draw, ec);
-    if (ec)
-      return report_error("ocr", Status(StatusCode::kIo, "cannot create --draw folder '" + args.draw + "'"), args.json);
-  }
   nlohmann::json document = ocr_document_json(args.options);
   int exit_code = 0;
+  auto fail = [&](const Status& status) {
+    if (exit_code == 0) exit_code = edgemm::exit_code(status);
+    std::cerr << "edgemm ocr: error: " << status.to_string() << "\n";
+  };
   ProgressBar progress("ocr", args.images.size());
   for (size_t i = 0; i < args.images.size(); ++i) {
     const std::string& image = args.images[i];
     progress.update(i, image);
     Expected<ocr::OcrResult> result = (*pipeline)->run_file(image);
-    Status status = result.status();
-    if (status.is_ok() && !args.draw.empty()) status = ocr::draw_result(image, *result, draw_path(args, image));
-    if (!status.is_ok()) {
-      if (exit_code == 0) exit_code = edgemm::exit_code(status);
-      if (args.json) {
-        document["images"].push_back(
-            {{"file", image}, {"error", {{"code", status_code_name(status.code())}, {"message", status.message()}}}});
-      } else {
-        std::cerr << "edgemm ocr: error: " << status.to_string() << "\n";
-      }
+    progress.clear();
+    if (!result.has_value()) {
+      fail(result.status());
+      if (args.json) document["images"].push_back({{"file", image}, {"error", error_json(result.status())}});
       continue;
     }
+    nlohmann::json entry = ocr_image_json(image, *result);
+    if (!(*drawings)[i].empty()) {
+      const Status drawn = ocr::draw_result(image, *result, (*drawings)[i]);
+      if (drawn.is_ok()) {
+        entry["drawing"] = (*drawings)[i];
+      } else {
+        fail(drawn);
+        entry["draw_error"] = error_json(drawn);
+      }
+    }
     if (args.json) {
-      document["images"].push_back(ocr_image_json(image, *result));
+      document["images"].push_back(entry);
     } else {
       print_text(args, image, *result);
     }
   }
-  progress.update(args.images.size(), "");
-  if (args.json) std::cout << document.dump(2) << std::endl;
+  if (args.json) std::cout << json_text(document) << std::endl;
   return exit_code;
 }
 
@@ -89,7 +137,7 @@ void add_ocr_command(CLI::App& app, int& exit_code) {
                   "write the image with numbered boxes to this file (a folder when several images are given)");
   cmd->add_flag("--no-cls", args->no_cls, "skip the 0°/180° angle classifier");
   cmd->add_option("-t,--threads", args->options.threads, "intra-op threads per model (0 = all cores)")
-      ->check(CLI::NonNegativeNumber);
+      ->check(CLI::Range(0, kMaxThreads));
   cmd->add_option("--det-limit-side", args->options.det_limit_side,
                   "limit the longer image side to this many pixels before detection")
       ->check(CLI::Range(32, 8192))
@@ -108,6 +156,10 @@ void add_ocr_command(CLI::App& app, int& exit_code) {
       ->capture_default_str();
   cmd->add_option("--score-mode", args->score_mode, "box score: fast (inside the box) or slow (inside the contour)")
       ->check(CLI::IsMember({"fast", "slow"}))
+      ->capture_default_str();
+  cmd->add_option("--cls-threshold", args->options.cls_threshold,
+                  "turn a line 180° when the classifier says so with at least this score")
+      ->check(CLI::Range(0.0, 1.0))
       ->capture_default_str();
   cmd->add_option("--rec-threshold", args->options.rec_score_threshold, "drop lines whose confidence is below this")
       ->check(CLI::Range(0.0, 1.0))

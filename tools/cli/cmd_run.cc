@@ -89,7 +89,7 @@ Status run_command(const RunArgs& args) {
                             {"threshold", args.above}});
   }
   if (args.json) {
-    std::cout << j.dump(2) << std::endl;
+    std::cout << json_text(j) << std::endl;
     return Status::ok();
   }
   std::cout << std::fixed << std::setprecision(2) << "ran " << args.model << " in " << median_ms << " ms"
@@ -116,7 +116,7 @@ void add_run_command(CLI::App& app, int& exit_code) {
   cmd->add_option("-i,--input", args->inputs, "input as name=file.npy (repeat for each input)");
   cmd->add_option("-s,--shape", args->shapes, "pin a symbolic input shape at load, name=1,3,640,640");
   cmd->add_option("-o,--output-dir", args->output_dir, "write each output to DIR/<name>.npy");
-  cmd->add_option("-t,--threads", args->threads, "intra-op threads (0 = all cores)")->check(CLI::NonNegativeNumber);
+  cmd->add_option("-t,--threads", args->threads, "intra-op threads (0 = all cores)")->check(CLI::Range(0, kMaxThreads));
   cmd->add_option("--repeat", args->repeat, "timed runs; the median is reported")->check(CLI::PositiveNumber);
   cmd->add_option("--warmup", args->warmup, "untimed runs before the timed ones")->check(CLI::NonNegativeNumber);
   cmd->add_option("--above", args->above, "summary: share of output elements above this value");

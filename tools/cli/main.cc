@@ -2,8 +2,11 @@
 /// benchmarking and serving models. Each subcommand lives in its own cmd_*.cc file.
 
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <iostream>
+#include <string>
 
+#include "cli_common.h"
 #include "commands.h"
 #include "edgemm/status.h"
 
@@ -19,8 +22,14 @@ int main(int argc, char** argv) {
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    // --help and --version exit 0; every usage error is an invalid argument (exit 2).
-    return app.exit(e) == 0 ? 0 : edgemm::exit_code(edgemm::Status(edgemm::StatusCode::kInvalidArgument, e.what()));
+    // --help and --version exit 0; every usage error is an invalid argument (exit 2), also
+    // printed as a JSON error when --json was asked for.
+    if (app.exit(e) == 0) return 0;
+    const edgemm::Status status(edgemm::StatusCode::kInvalidArgument, e.what());
+    if (std::find(argv + 1, argv + argc, std::string("--json")) != argv + argc) {
+      std::cout << edgemm::cli::json_text({{"error", edgemm::cli::error_json(status)}}) << std::endl;
+    }
+    return edgemm::exit_code(status);
   }
   return exit_code;
 }

@@ -1,6 +1,8 @@
 #include "ocr_json.h"
 
 #include <fstream>
+#include <set>
+#include <thread>
 
 namespace edgemm::cli {
 
@@ -33,7 +35,7 @@ nlohmann::json ocr_document_json(const ocr::OcrOptions& options) {
   return {{"tool", "edgemm"},
           {"version", "0.1.0"},
           {"backend", "native"},
-          {"threads", options.threads},
+          {"threads", options.threads > 0 ? options.threads : static_cast<int>(std::thread::hardware_concurrency())},
           {"models",
            {{"dir", options.models_dir},
             {"det", options.files.det},
@@ -49,7 +51,8 @@ ocr::OcrResult result_from_json(const nlohmann::json& image) {
   ocr::OcrResult result;
   result.width = image.value("width", 0);
   result.height = image.value("height", 0);
-  for (const nlohmann::json& line : image.value("lines", nlohmann::json::array())) {
+  if (!image.at("lines").is_array()) throw std::invalid_argument("\"lines\" must be an array");
+  for (const nlohmann::json& line : image["lines"]) {
     ocr::OcrLine out;
     const nlohmann::json& polygon = line.at("polygon");
     if (!polygon.is_array() || polygon.size() != 4) throw std::invalid_argument("polygon must have 4 points");
@@ -70,26 +73,37 @@ ocr::OcrResult result_from_json(const nlohmann::json& image) {
 
 }  // namespace
 
-Expected<std::vector<PredictedImage>> read_ocr_predictions(const std::string& path) {
+Expected<OcrPredictions> read_ocr_predictions(const std::string& path) {
   std::ifstream file(path);
   if (!file) return Status(StatusCode::kIo, "cannot open predictions file '" + path + "'");
-  std::vector<PredictedImage> images;
+  OcrPredictions predictions;
+  std::string where = "the document";
   try {
     const nlohmann::json document = nlohmann::json::parse(file);
+    const nlohmann::json tool = document.value("tool", nlohmann::json("unknown"));
+    predictions.tool = tool.is_string() ? tool.get<std::string>() : tool.dump();
+    std::set<std::string> seen;
     for (const nlohmann::json& image : document.at("images")) {
       PredictedImage predicted;
+      where = "image " + std::to_string(predictions.images.size());
       predicted.file = image.at("file").get<std::string>();
+      where = "image '" + predicted.file + "'";
+      if (!seen.insert(predicted.file).second) {
+        return Status(StatusCode::kInvalidArgument, "predictions file '" + path + "' lists " + where + " twice");
+      }
       if (image.contains("error")) {
-        predicted.error = image["error"].is_string() ? image["error"].get<std::string>() : image["error"].dump();
+        const nlohmann::json& error = image["error"];
+        predicted.error = error.is_object() ? error.value("message", error.dump()) : error.dump();
       } else {
         predicted.result = result_from_json(image);
       }
-      images.push_back(std::move(predicted));
+      predictions.images.push_back(std::move(predicted));
     }
   } catch (const std::exception& e) {
-    return Status(StatusCode::kInvalidArgument, "predictions file '" + path + "' is malformed: " + e.what());
+    return Status(StatusCode::kInvalidArgument,
+                  "predictions file '" + path + "' is malformed at " + where + ": " + e.what());
   }
-  return images;
+  return predictions;
 }
 
 }  // namespace edgemm::cli

@@ -24,11 +24,17 @@ nlohmann::json ocr_document_json(const ocr::OcrOptions& options);
 struct PredictedImage {
   std::string file;
   ocr::OcrResult result;  ///< lines (polygon, text, score) and whatever timings the file gives
-  std::string error;      ///< non-empty when the tool failed on this image
+  std::string error;      ///< non-empty when the tool failed on this image (its message)
+};
+
+/// A whole predictions file.
+struct OcrPredictions {
+  std::string tool;  ///< "edgemm", "guten-ocr", ... ("unknown" when absent)
+  std::vector<PredictedImage> images;
 };
 
 /// Reads a predictions file (edgemm's or the peer's). Errors: kIo, kInvalidArgument naming the
-/// first malformed field.
-Expected<std::vector<PredictedImage>> read_ocr_predictions(const std::string& path);
+/// image and the malformed field, or a file listed twice.
+Expected<OcrPredictions> read_ocr_predictions(const std::string& path);
 
 }  // namespace edgemm::cli
