@@ -42,7 +42,7 @@ std::vector<ParityCase> load_cases() {
   if (!in) return cases;
   const nlohmann::json j = nlohmann::json::parse(in);
   for (const auto& c : j.at("cases")) {
-    ParityCase pc{c.at("name"), c.at("model"), {}, {}};
+    ParityCase pc{c.at("name"), c.at("model"), {}, {}, {}};
     for (const auto& [k, v] : c.at("inputs").items()) pc.inputs[k] = (dir / v.get<std::string>()).string();
     for (const auto& [k, v] : c.at("outputs").items()) {
       pc.outputs[k] = (dir / v.at("file").get<std::string>()).string();
