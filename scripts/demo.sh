@@ -4,7 +4,13 @@
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 bash "$root/scripts/setup.sh"
-bash "$root/scripts/build.sh" "$root/build" >/dev/null
+mkdir -p "$root/build"
+echo "[demo] building edgemm (log: build/demo-build.log)"
+if ! EDGEMM_TARGETS=edgemm bash "$root/scripts/build.sh" "$root/build" >"$root/build/demo-build.log" 2>&1; then
+  tail -n 40 "$root/build/demo-build.log" >&2
+  echo "[demo] ERROR: the build failed; the full log is build/demo-build.log" >&2
+  exit 1
+fi
 echo
 echo "== edgemm ocr data/demo/photo_text.jpg (boxes drawn to build/demo_ocr.png)"
 "$root/build/bin/edgemm" ocr "$root/data/demo/photo_text.jpg" --threads 2 --models "$root/models/ppocrv4" \
