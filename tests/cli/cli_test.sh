@@ -6,23 +6,8 @@ bin="$1"
 root="$2"
 tmp="$(mktemp -d)"
 trap 'rm -rf "$tmp"' EXIT
-passed=0 failed=0
-check() {  # check NAME EXPECTED_EXIT CMD...
-  local name="$1" want="$2"
-  shift 2
-  "$@" >"$tmp/out" 2>"$tmp/err"
-  local got=$?
-  if [ "$got" = "$want" ]; then
-    passed=$((passed + 1))
-  else
-    failed=$((failed + 1))
-    echo "FAIL $name: exit $got, expected $want"
-    sed 's/^/  | /' "$tmp/err" | head -5
-  fi
-}
-expect_text() {  # expect_text NAME FILE PATTERN
-  if grep -q -- "$3" "$2"; then passed=$((passed + 1)); else failed=$((failed + 1)); echo "FAIL $1: '$3' not in output"; fi
-}
+# shellcheck source=check_lib.sh
+source "$(dirname "${BASH_SOURCE[0]}")/check_lib.sh"
 det="$root/models/ppocrv4/ch_PP-OCRv4_det_infer.onnx"
 
 check help 0 "$bin" --help
@@ -50,5 +35,4 @@ expect_text run-json "$tmp/out" '"share_above"'
 [ -f "$tmp/out_dir/sigmoid_0.tmp_0.npy" ] && passed=$((passed + 1)) || { failed=$((failed + 1)); echo "FAIL output file"; }
 expect_text trace "$tmp/trace.json" '"traceEvents"'
 
-echo "$passed passed, $failed failed"
-[ "$failed" -eq 0 ]
+report_and_exit

@@ -7,29 +7,8 @@ bin="$(realpath "$1")"
 root="$2"
 tmp="$(mktemp -d)"
 trap 'rm -rf "$tmp"' EXIT
-passed=0 failed=0
-check() {  # check NAME EXPECTED_EXIT CMD...
-  local name="$1" want="$2"
-  shift 2
-  "$@" >"$tmp/out" 2>"$tmp/err"
-  local got=$?
-  if [ "$got" = "$want" ]; then
-    passed=$((passed + 1))
-  else
-    failed=$((failed + 1))
-    echo "FAIL $name: exit $got, expected $want"
-    sed 's/^/  | /' "$tmp/err" | head -5
-  fi
-}
-expect_text() {  # expect_text NAME FILE PATTERN
-  if grep -q -- "$3" "$2"; then
-    passed=$((passed + 1))
-  else
-    failed=$((failed + 1))
-    echo "FAIL $1: '$3' not in $(basename "$2")"
-    sed 's/^/  | /' "$2" | head -5
-  fi
-}
+# shellcheck source=check_lib.sh
+source "$(dirname "${BASH_SOURCE[0]}")/check_lib.sh"
 is_png() {  # is_png NAME FILE
   if [ "$(head -c 4 "$2" 2>/dev/null | od -An -tx1 | tr -d ' \n')" = "89504e47" ]; then
     passed=$((passed + 1))
@@ -157,5 +136,4 @@ json.dump(p, open(sys.argv[2], 'w'))" "$tmp/pred.json" "$tmp/dup_pred.json"
 check eval-duplicate-predictions 2 "$bin" eval ocr --set "$tmp/set" --predictions "$tmp/dup_pred.json"
 expect_text eval-duplicate-message "$tmp/err" "twice"
 
-echo "$passed passed, $failed failed"
-[ "$failed" -eq 0 ]
+report_and_exit
