@@ -15,6 +15,7 @@
 #include "commands.h"
 #include "edgemm/pipelines/ocr.h"
 #include "ocr_json.h"
+#include "ocr_options.h"
 #include "pipelines/ocr/metrics.h"
 
 namespace edgemm::cli {
@@ -24,11 +25,9 @@ struct EvalArgs {
   std::string set;
   std::string predictions;
   std::string save_predictions;
-  std::string models;
   double iou = 0.5;
   bool json = false;
-  bool no_cls = false;
-  ocr::OcrOptions options;
+  OcrPipelineArgs pipeline;
 };
 
 /// One labelled image of the set.
@@ -77,12 +76,11 @@ Expected<std::vector<LabelledImage>> read_labels(const std::string& set_dir) {
 
 /// edgemm's own predictions for every image of the set (errors kept per image); `document`
 /// receives them in the `ocr --json` schema.
-Expected<OcrPredictions> run_edgemm(EvalArgs& args, const std::vector<LabelledImage>& images,
+Expected<OcrPredictions> run_edgemm(const EvalArgs& args, const std::vector<LabelledImage>& images,
                                     nlohmann::json& document) {
-  args.options.models_dir = args.models.empty() ? default_ocr_models_dir() : args.models;
-  args.options.use_cls = !args.no_cls;
-  EDGEMM_ASSIGN_OR_RETURN(auto pipeline, ocr::OcrPipeline::create(args.options));
-  document = ocr_document_json(args.options);
+  const ocr::OcrOptions options = args.pipeline.resolved();
+  EDGEMM_ASSIGN_OR_RETURN(auto pipeline, ocr::OcrPipeline::create(options));
+  document = ocr_document_json(options);
   OcrPredictions predictions{"edgemm", {}};
   ProgressBar progress("eval", images.size());
   for (size_t i = 0; i < images.size(); ++i) {
@@ -103,15 +101,23 @@ Expected<OcrPredictions> run_edgemm(EvalArgs& args, const std::vector<LabelledIm
 }
 
 /// Pairs each labelled image with its prediction. A prediction's "file" may be the path
-/// relative to the set (what eval writes), any path to the same file (what `edgemm ocr
-/// DIR/*.png --json` writes), or a bare file name when that name is unique in the set.
+/// relative to the set (what eval writes), any path to the same file after resolving symlinks
+/// (what `edgemm ocr DIR/*.png --json` writes), or a bare file name unique in the set.
 /// Predictions for files outside the set are counted in `unused`.
 std::map<std::string, const PredictedImage*> match_files(const std::vector<LabelledImage>& images,
                                                          const OcrPredictions& predictions, const std::string& set_dir,
                                                          int& unused) {
   namespace fs = std::filesystem;
-  std::map<std::string, std::string> by_name;  // file name → labelled file, "" when ambiguous
+  auto canonical = [](const fs::path& path) {
+    std::error_code ec;
+    const fs::path resolved = fs::weakly_canonical(path, ec);
+    return ec ? path.lexically_normal().string() : resolved.string();
+  };
+  // Each labelled file under the three keys a prediction may use; "" marks an ambiguous name.
+  std::map<std::string, std::string> by_file, by_path, by_name;
   for (const LabelledImage& image : images) {
+    by_file[image.file] = image.file;
+    by_path[canonical(fs::path(set_dir) / image.file)] = image.file;
     const std::string name = fs::path(image.file).filename().string();
     by_name[name] = by_name.count(name) ? "" : image.file;
   }
@@ -119,14 +125,12 @@ std::map<std::string, const PredictedImage*> match_files(const std::vector<Label
   unused = 0;
   for (const PredictedImage& p : predictions.images) {
     std::string file;
-    std::error_code ec;
-    const auto labelled = std::find_if(images.begin(), images.end(), [&](const LabelledImage& image) {
-      return image.file == p.file || fs::equivalent(fs::path(set_dir) / image.file, p.file, ec);
-    });
-    if (labelled != images.end()) {
-      file = labelled->file;
-    } else if (auto it = by_name.find(fs::path(p.file).filename().string()); it != by_name.end()) {
+    if (auto it = by_file.find(p.file); it != by_file.end()) {
       file = it->second;
+    } else if (auto at = by_path.find(canonical(p.file)); at != by_path.end()) {
+      file = at->second;
+    } else if (auto named = by_name.find(fs::path(p.file).filename().string()); named != by_name.end()) {
+      file = named->second;
     }
     if (file.empty() || matched.count(file)) {
       ++unused;
@@ -276,13 +280,7 @@ void add_eval_command(CLI::App& app, int& exit_code) {
       ->check(CLI::Range(0.01, 1.0))
       ->capture_default_str();
   cmd->add_flag("--json", args->json, "print a JSON report");
-  cmd->add_flag("--no-cls", args->no_cls, "skip the 0°/180° angle classifier");
-  cmd->add_option("-t,--threads", args->options.threads, "intra-op threads per model (0 = all cores)")
-      ->check(CLI::Range(0, kMaxThreads));
-  cmd->add_option("--det-limit-side", args->options.det_limit_side, "limit the longer image side before detection")
-      ->check(CLI::Range(32, 8192))
-      ->capture_default_str();
-  cmd->add_option("--models", args->models, "PP-OCRv4 model folder (default: $EDGEMM_MODELS_DIR or models/ppocrv4)");
+  add_ocr_pipeline_options(cmd, args->pipeline);
   cmd->callback([args, &exit_code] {
     Status status = eval_command(*args, exit_code);
     if (!status.is_ok()) exit_code = report_error("eval ocr", status, args->json);

@@ -10,18 +10,17 @@
 #include "commands.h"
 #include "edgemm/pipelines/ocr.h"
 #include "ocr_json.h"
+#include "ocr_options.h"
 
 namespace edgemm::cli {
 namespace {
 
 struct OcrArgs {
   std::vector<std::string> images;
-  std::string models;
   std::string draw;
   std::string score_mode = "fast";
   bool json = false;
-  bool no_cls = false;
-  ocr::OcrOptions options;
+  OcrPipelineArgs pipeline;
 };
 
 bool has_image_extension(const std::filesystem::path& path) {
@@ -80,14 +79,13 @@ void print_text(const OcrArgs& args, const std::string& image, const ocr::OcrRes
 /// Runs every image; returns the exit code of the first failure (0 when all succeed). A failed
 /// drawing is reported but does not discard the image's text.
 int ocr_command(OcrArgs& args) {
-  args.options.models_dir = args.models.empty() ? default_ocr_models_dir() : args.models;
-  args.options.use_cls = !args.no_cls;
-  args.options.score_mode = args.score_mode == "slow" ? ocr::ScoreMode::kSlow : ocr::ScoreMode::kFast;
+  ocr::OcrOptions options = args.pipeline.resolved();
+  options.score_mode = args.score_mode == "slow" ? ocr::ScoreMode::kSlow : ocr::ScoreMode::kFast;
   Expected<std::vector<std::string>> drawings = plan_drawings(args);
   if (!drawings.has_value()) return report_error("ocr", drawings.status(), args.json);
-  auto pipeline = ocr::OcrPipeline::create(args.options);
+  auto pipeline = ocr::OcrPipeline::create(options);
   if (!pipeline.has_value()) return report_error("ocr", pipeline.status(), args.json);
-  nlohmann::json document = ocr_document_json(args.options);
+  nlohmann::json document = ocr_document_json(options);
   int exit_code = 0;
   auto fail = [&](const Status& status) {
     if (exit_code == 0) exit_code = edgemm::exit_code(status);
@@ -135,33 +133,26 @@ void add_ocr_command(CLI::App& app, int& exit_code) {
   cmd->add_flag("--json", args->json, "print a JSON document (schema in docs/ocr.md)");
   cmd->add_option("--draw", args->draw,
                   "write the image with numbered boxes to this file (a folder when several images are given)");
-  cmd->add_flag("--no-cls", args->no_cls, "skip the 0°/180° angle classifier");
-  cmd->add_option("-t,--threads", args->options.threads, "intra-op threads per model (0 = all cores)")
-      ->check(CLI::Range(0, kMaxThreads));
-  cmd->add_option("--det-limit-side", args->options.det_limit_side,
-                  "limit the longer image side to this many pixels before detection")
-      ->check(CLI::Range(32, 8192))
-      ->capture_default_str();
-  cmd->add_option("--models", args->models,
-                  "folder with the PP-OCRv4 det/cls/rec models and ppocr_keys_v1.txt "
-                  "(default: $EDGEMM_MODELS_DIR or models/ppocrv4)");
-  cmd->add_option("--det-threshold", args->options.det_threshold, "DB binarization threshold")
+  add_ocr_pipeline_options(cmd, args->pipeline);
+  cmd->add_option("--det-threshold", args->pipeline.options.det_threshold, "DB binarization threshold")
       ->check(CLI::Range(0.0, 1.0))
       ->capture_default_str();
-  cmd->add_option("--box-threshold", args->options.box_threshold, "drop boxes scoring below this")
+  cmd->add_option("--box-threshold", args->pipeline.options.box_threshold, "drop boxes scoring below this")
       ->check(CLI::Range(0.0, 1.0))
       ->capture_default_str();
-  cmd->add_option("--unclip-ratio", args->options.unclip_ratio, "box expansion: distance = area × ratio / perimeter")
+  cmd->add_option("--unclip-ratio", args->pipeline.options.unclip_ratio,
+                  "box expansion: distance = area × ratio / perimeter")
       ->check(CLI::Range(0.01, 10.0))
       ->capture_default_str();
   cmd->add_option("--score-mode", args->score_mode, "box score: fast (inside the box) or slow (inside the contour)")
       ->check(CLI::IsMember({"fast", "slow"}))
       ->capture_default_str();
-  cmd->add_option("--cls-threshold", args->options.cls_threshold,
+  cmd->add_option("--cls-threshold", args->pipeline.options.cls_threshold,
                   "turn a line 180° when the classifier says so with at least this score")
       ->check(CLI::Range(0.0, 1.0))
       ->capture_default_str();
-  cmd->add_option("--rec-threshold", args->options.rec_score_threshold, "drop lines whose confidence is below this")
+  cmd->add_option("--rec-threshold", args->pipeline.options.rec_score_threshold,
+                  "drop lines whose confidence is below this")
       ->check(CLI::Range(0.0, 1.0))
       ->capture_default_str();
   cmd->callback([args, &exit_code] { exit_code = ocr_command(*args); });
