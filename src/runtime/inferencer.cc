@@ -315,10 +315,15 @@ class NativeInferencer final : public Inferencer {
     return selected;
   }
 
+  /// Where `signature`'s plan is in plans_ (end() when absent). Call with mutex_ held.
+  auto position(const std::string& signature) const {
+    return std::find_if(plans_.begin(), plans_.end(), [&](const auto& p) { return p.first == signature; });
+  }
+
   /// The plan of `signature` (moved to the front: most recently used), or null.
   std::shared_ptr<PlanEntry> find_plan(const std::string& signature) const {
     std::lock_guard<std::mutex> lock(mutex_);
-    auto it = std::find_if(plans_.begin(), plans_.end(), [&](const auto& p) { return p.first == signature; });
+    auto it = position(signature);
     if (it == plans_.end()) return nullptr;
     std::rotate(plans_.begin(), it, it + 1);
     return plans_.front().second;
@@ -328,6 +333,7 @@ class NativeInferencer final : public Inferencer {
     auto entry = std::make_shared<PlanEntry>();
     entry->plan = runtime::plan_memory(*compiled_, recorded);
     std::lock_guard<std::mutex> lock(mutex_);
+    if (position(signature) != plans_.end()) return;  // another run recorded this shape meanwhile
     plans_.insert(plans_.begin(), {signature, entry});
     if (plans_.size() > kMaxPlans) plans_.pop_back();  // least recently used; its arenas go with it
     last_report_ = report_of(entry->plan);
