@@ -90,9 +90,7 @@ class NativeOcrPipeline final : public OcrPipeline {
   Expected<std::vector<DetectedBox>> detect(const cv::Mat& bgr, OcrTimings& timings) const {
     Clock::time_point start = Clock::now();
     EDGEMM_ASSIGN_OR_RETURN(Tensor input, det_preprocess(bgr, options_.det_limit_side));
-    std::vector<std::pair<std::string, Tensor>> inputs;
-    inputs.emplace_back(det_->inputs().at(0).name, std::move(input));
-    EDGEMM_ASSIGN_OR_RETURN(std::vector<Tensor> outputs, det_->run(inputs));
+    EDGEMM_ASSIGN_OR_RETURN(std::vector<Tensor> outputs, run_single_input(*det_, std::move(input)));
     timings.det_ms = elapsed_ms(start);
     start = Clock::now();
     const Tensor& map = outputs.at(0);

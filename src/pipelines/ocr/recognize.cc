@@ -15,13 +15,13 @@ constexpr std::array<float, 3> kLineStd = {0.5f, 0.5f, 0.5f};
 
 double aspect_ratio(const cv::Mat& crop) { return static_cast<double>(crop.cols) / crop.rows; }
 
-Expected<std::vector<Tensor>> run_batch(const Inferencer& model, Tensor input) {
+}  // namespace
+
+Expected<std::vector<Tensor>> run_single_input(const Inferencer& model, Tensor input) {
   std::vector<std::pair<std::string, Tensor>> inputs;
   inputs.emplace_back(model.inputs().at(0).name, std::move(input));
   return model.run(inputs);
 }
-
-}  // namespace
 
 std::vector<size_t> order_by_aspect_ratio(const std::vector<cv::Mat>& crops) {
   std::vector<size_t> order(crops.size());
@@ -34,8 +34,8 @@ std::vector<size_t> order_by_aspect_ratio(const std::vector<cv::Mat>& crops) {
 Expected<Tensor> line_batch_input(const std::vector<cv::Mat>& crops, const std::vector<size_t>& order, size_t begin,
                                   size_t end, int width) {
   const int64_t count = static_cast<int64_t>(end - begin);
+  // Zero-initialised: the right padding of narrower crops stays 0.
   EDGEMM_ASSIGN_OR_RETURN(Tensor input, Tensor::create(DataType::kFloat32, {count, 3, kLineHeight, width}));
-  std::fill_n(input.data<float>(), input.element_count(), 0.0f);
   for (size_t i = begin; i < end; ++i) {
     const cv::Mat& crop = crops[order[i]];
     const int resized_width = std::min(width, static_cast<int>(std::ceil(kLineHeight * aspect_ratio(crop))));
@@ -56,7 +56,7 @@ Expected<std::vector<bool>> classify_and_flip(const Inferencer& cls, std::vector
   for (size_t begin = 0; begin < order.size(); begin += batch) {
     const size_t end = std::min(order.size(), begin + static_cast<size_t>(batch));
     EDGEMM_ASSIGN_OR_RETURN(Tensor input, line_batch_input(crops, order, begin, end, kClsWidth));
-    EDGEMM_ASSIGN_OR_RETURN(std::vector<Tensor> outputs, run_batch(cls, std::move(input)));
+    EDGEMM_ASSIGN_OR_RETURN(std::vector<Tensor> outputs, run_single_input(cls, std::move(input)));
     const Tensor& probs = outputs.at(0);
     if (probs.dtype() != DataType::kFloat32 || probs.rank() != 2 || probs.dim(0) != static_cast<int64_t>(end - begin) ||
         probs.dim(1) != 2) {
@@ -85,7 +85,7 @@ Expected<std::vector<CtcLine>> recognize(const Inferencer& rec, const std::vecto
     for (size_t i = begin; i < end; ++i) widest = std::max(widest, aspect_ratio(crops[order[i]]));
     EDGEMM_ASSIGN_OR_RETURN(Tensor input,
                             line_batch_input(crops, order, begin, end, static_cast<int>(kLineHeight * widest)));
-    EDGEMM_ASSIGN_OR_RETURN(std::vector<Tensor> outputs, run_batch(rec, std::move(input)));
+    EDGEMM_ASSIGN_OR_RETURN(std::vector<Tensor> outputs, run_single_input(rec, std::move(input)));
     const Tensor& probs = outputs.at(0);
     if (probs.dtype() != DataType::kFloat32 || probs.rank() != 3 || probs.dim(0) != static_cast<int64_t>(end - begin)) {
       return Status(StatusCode::kInvalidModel, "recognizer output '" + rec.outputs().at(0).name + "' is " +

@@ -20,6 +20,10 @@ inline constexpr int kClsWidth = 192;
 /// Smallest recognizer input width (PP-OCRv4 rec_image_shape 3,48,320).
 inline constexpr int kRecMinWidth = 320;
 
+/// Runs a model that has one input (det, cls, rec) on `input`, fed under the model's input name.
+/// Errors: those of Inferencer::run.
+Expected<std::vector<Tensor>> run_single_input(const Inferencer& model, Tensor input);
+
 /// Builds the [n, 3, 48, width] input of `crops[order[begin..end)]`: each crop resized to
 /// height 48 with width ceil(48 × w / h) capped at `width` (Lanczos when enlarging, area
 /// averaging when shrinking; PaddleOCR uses bilinear for both), scaled to [−1, 1]
