@@ -22,30 +22,30 @@ im = Image.open('$root/data/ocr_set/016_photo_rocket.jpg')
 im.resize((im.width * 4, im.height * 4), Image.LANCZOS).save('$large', quality=90)"
 large_runs=("$large" "$large" "$large" "$large")  # first one cold; all counted
 
-timed() {  # timed RSS_FILE CMD... (stdout discarded)
-  local rss="$1"
-  shift
-  /usr/bin/time -f %M -o "$rss" "$@" >/dev/null
+timed() {  # timed NAME STDOUT CMD...: peak RSS (KiB) to $out/NAME.rss, stdout to STDOUT
+  local rss="$out/$1.rss" stdout="$2"
+  shift 2
+  /usr/bin/time -f %M -o "$rss" "$@" >"$stdout"
 }
 for threads in 1 2; do
   for ((r = 0; r < rounds; r++)); do
-    timed "$out/edgemm_set_t${threads}_r$r.rss" "$edgemm" eval ocr --set "$root/data/ocr_set" --threads "$threads" \
+    timed "edgemm_set_t${threads}_r$r" /dev/null "$edgemm" eval ocr --set "$root/data/ocr_set" --threads "$threads" \
       --json --save-predictions "$out/edgemm_set_t${threads}_r$r.json"
-    timed "$out/edgemm-no-cls_set_t${threads}_r$r.rss" "$edgemm" eval ocr --set "$root/data/ocr_set" \
+    timed "edgemm-no-cls_set_t${threads}_r$r" /dev/null "$edgemm" eval ocr --set "$root/data/ocr_set" \
       --threads "$threads" --no-cls --json --save-predictions "$out/edgemm-no-cls_set_t${threads}_r$r.json"
-    timed "$out/guten_set_t${threads}_r$r.rss" node "$guten" --set "$root/data/ocr_set" --threads "$threads" \
+    timed "guten_set_t${threads}_r$r" /dev/null node "$guten" --set "$root/data/ocr_set" --threads "$threads" \
       --out "$out/guten_set_t${threads}_r$r.json"
-    /usr/bin/time -f %M -o "$out/edgemm_large_t${threads}_r$r.rss" "$edgemm" ocr "${large_runs[@]}" \
-      --threads "$threads" --json >"$out/edgemm_large_t${threads}_r$r.json"
-    /usr/bin/time -f %M -o "$out/edgemm-no-cls_large_t${threads}_r$r.rss" "$edgemm" ocr "${large_runs[@]}" \
-      --threads "$threads" --no-cls --json >"$out/edgemm-no-cls_large_t${threads}_r$r.json"
-    timed "$out/guten_large_t${threads}_r$r.rss" node "$guten" "${large_runs[@]}" --threads "$threads" \
+    timed "edgemm_large_t${threads}_r$r" "$out/edgemm_large_t${threads}_r$r.json" "$edgemm" ocr "${large_runs[@]}" \
+      --threads "$threads" --json
+    timed "edgemm-no-cls_large_t${threads}_r$r" "$out/edgemm-no-cls_large_t${threads}_r$r.json" "$edgemm" ocr \
+      "${large_runs[@]}" --threads "$threads" --no-cls --json
+    timed "guten_large_t${threads}_r$r" /dev/null node "$guten" "${large_runs[@]}" --threads "$threads" \
       --out "$out/guten_large_t${threads}_r$r.json"
   done
 done
 
 /usr/bin/python3 - "$out" "$rounds" <<'PY'
-import glob, json, statistics, sys
+import json, statistics, sys
 out, rounds = sys.argv[1], int(sys.argv[2])
 stages = ["decode", "det", "post", "cls", "rec", "total"]
 print("| input | threads | tool | total ms (median/image) | decode | det | post | cls | rec | peak RSS MiB | Guten / tool |")
