@@ -340,6 +340,8 @@ struct EnergyMeter::State {
   Sample last;
   double joules = 0;
   Status error;
+  Clock::time_point first_reading;  // time of start()'s reading
+  double seconds = 0;               // span of the latest completed measurement
 
   // Sampling thread: a sample every period, added to `joules`, until stopping or the first error.
   void sample_loop() {
@@ -401,12 +403,15 @@ const std::string& EnergyMeter::source() const {
 
 const std::string& EnergyMeter::unavailable_reason() const { return state_->reason; }
 
+double EnergyMeter::last_seconds() const { return state_->seconds; }
+
 Status EnergyMeter::start() {
   State& s = *state_;
   if (!s.source) return make_error(StatusCode::kUnsupported, "energy cannot be measured: " + s.reason);
   if (s.started) return make_error(StatusCode::kInvalidArgument, "EnergyMeter::start() called twice without stop()");
   if (s.source->read_watts) {
     EDGEMM_ASSIGN_OR_RETURN(s.last, take_sample(s.source->read_watts));
+    s.first_reading = s.last.time;
     s.joules = 0;
     s.error = Status::ok();
     s.stopping = false;
@@ -417,6 +422,7 @@ Status EnergyMeter::start() {
       EDGEMM_ASSIGN_OR_RETURN(uint64_t uj, read_uint(counter.path));
       s.start_uj.push_back(uj);
     }
+    s.first_reading = Clock::now();
   }
   s.started = true;
   return Status::ok();
@@ -430,6 +436,7 @@ Expected<double> EnergyMeter::stop() {
     s.join_sampler();
     EDGEMM_RETURN_IF_ERROR(s.error);
     EDGEMM_ASSIGN_OR_RETURN(Sample final_sample, take_sample(s.source->read_watts));
+    s.seconds = std::chrono::duration<double>(final_sample.time - s.first_reading).count();
     return s.joules + trapezoid(s.last, final_sample);
   }
   uint64_t total_uj = 0;
@@ -439,6 +446,7 @@ Expected<double> EnergyMeter::stop() {
     EDGEMM_ASSIGN_OR_RETURN(uint64_t delta_uj, counter_delta(counter, s.start_uj[i], end_uj));
     total_uj += delta_uj;
   }
+  s.seconds = std::chrono::duration<double>(Clock::now() - s.first_reading).count();
   return static_cast<double>(total_uj) * 1e-6;
 }
 

@@ -75,6 +75,10 @@ class EnergyMeter {
   /// even on error. Errors: kInvalidArgument when not started; kIo as for start(), also for a
   /// counter that went backwards (a hwmon one, or a RAPL one by more than a wrap explains).
   Expected<double> stop();
+  /// Seconds between the first and the last reading of the latest successful stop(): the span
+  /// its joules cover, a little longer than the code between start() and stop() when reading
+  /// takes time (a power command). 0 before the first measurement.
+  double last_seconds() const;
 
  private:
   struct State;

@@ -159,19 +159,44 @@ std::string npy_file_name(const std::string& value_name) {
   return name + ".npy";
 }
 
-std::string default_ocr_models_dir() {
+namespace {
+std::string& invocation_text() {
+  static std::string text;
+  return text;
+}
+}  // namespace
+
+void set_invocation(int argc, char** argv) {
+  std::string& text = invocation_text();
+  text.clear();
+  for (int i = 0; i < argc; ++i) {
+    std::string arg = i == 0 ? "edgemm" : argv[i];
+    if (arg.empty() || arg.find_first_of(" \t'\"$\\") != std::string::npos) {
+      std::string quoted = "'";
+      for (char c : arg) quoted += c == '\'' ? std::string("'\\''") : std::string(1, c);
+      arg = quoted + "'";
+    }
+    text += (i ? " " : "") + arg;
+  }
+}
+
+const std::string& invocation() { return invocation_text(); }
+
+std::string default_repo_dir(const char* env_var, const std::string& relative) {
   namespace fs = std::filesystem;
   std::vector<fs::path> candidates;
-  if (const char* env = std::getenv("EDGEMM_MODELS_DIR"); env != nullptr && *env != '\0') candidates.emplace_back(env);
-  candidates.emplace_back("models/ppocrv4");
+  if (const char* env = std::getenv(env_var); env != nullptr && *env != '\0') candidates.emplace_back(env);
+  candidates.emplace_back(relative);
   std::error_code ec;
   const fs::path exe = fs::read_symlink("/proc/self/exe", ec);
-  if (!ec) candidates.push_back(exe.parent_path().parent_path().parent_path() / "models" / "ppocrv4");
+  if (!ec) candidates.push_back(exe.parent_path().parent_path().parent_path() / relative);
   for (const fs::path& dir : candidates) {
     if (fs::is_directory(dir, ec)) return dir.string();
   }
   return candidates.front().string();
 }
+
+std::string default_ocr_models_dir() { return default_repo_dir("EDGEMM_MODELS_DIR", "models/ppocrv4"); }
 
 ProgressBar::ProgressBar(std::string label, size_t total)
     : label_(std::move(label)), total_(total), enabled_(total > 1 && isatty(STDERR_FILENO) == 1) {}

@@ -21,6 +21,11 @@ Expected<std::map<std::string, Shape>> parse_named_shapes(const std::vector<std:
 /// Splits "name=value" at the first '='. Errors: kInvalidArgument.
 Expected<std::pair<std::string, std::string>> split_assignment(const std::string& text, const std::string& what);
 
+/// Records the command line (called once by main) for reports that say how they were made.
+void set_invocation(int argc, char** argv);
+/// The recorded command line, arguments with spaces or quotes single-quoted.
+const std::string& invocation();
+
 /// Most intra-op threads a command accepts (more only thrashes; thousands crash OpenMP).
 inline constexpr int kMaxThreads = 256;
 
@@ -50,10 +55,14 @@ TensorStats tensor_stats(const Tensor& t, double threshold);
 /// Output file name for a tensor name: '/' and ':' replaced by '_', plus ".npy".
 std::string npy_file_name(const std::string& value_name);
 
-/// The PP-OCRv4 model folder to use when --models is not given: $EDGEMM_MODELS_DIR, else
-/// ./models/ppocrv4, else models/ppocrv4 of the source tree the binary was built in (found
-/// from /proc/self/exe as <root>/build*/bin/edgemm). Returns the first that exists, or
-/// "models/ppocrv4" so the error message names a sensible path.
+/// A folder of the source tree: $`env_var` when set, else `relative` to the working folder,
+/// else `relative` to the source tree the binary was built in (found from /proc/self/exe as
+/// <root>/build*/bin/edgemm). Returns the first that exists, or the first candidate so the
+/// error message names a sensible path.
+std::string default_repo_dir(const char* env_var, const std::string& relative);
+
+/// The PP-OCRv4 model folder to use when --models is not given: default_repo_dir with
+/// $EDGEMM_MODELS_DIR and models/ppocrv4.
 std::string default_ocr_models_dir();
 
 /// A one-line progress bar on stderr ("[#####.....] 3/7 name"), drawn only when stderr is a

@@ -13,12 +13,14 @@
 int main(int argc, char** argv) {
   CLI::App app{"edgemm: deploy multimodal models on edge devices (ONNX in, one runtime, many backends)"};
   app.require_subcommand(1);
-  app.set_version_flag("--version", "edgemm 0.1.0");
+  app.set_version_flag("--version", "edgemm " EDGEMM_VERSION);
+  edgemm::cli::set_invocation(argc, argv);
   int exit_code = 0;
   edgemm::cli::add_inspect_command(app, exit_code);
   edgemm::cli::add_run_command(app, exit_code);
   edgemm::cli::add_ocr_command(app, exit_code);
   edgemm::cli::add_eval_command(app, exit_code);
+  edgemm::cli::add_bench_command(app, exit_code);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -1,0 +1,69 @@
+#include <chrono>
+
+#include "bench/runtimes.h"
+#include "edgemm/inferencer.h"
+
+namespace edgemm::bench {
+
+namespace {
+
+double ms_since(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+}
+
+class EdgemmRuntime : public BenchRuntime {
+ public:
+  explicit EdgemmRuntime(const RuntimeSetup& setup) : setup_(setup) {}
+
+  std::string name() const override { return "edgemm"; }
+  std::string version() const override { return EDGEMM_VERSION; }
+  nlohmann::json settings() const override {
+    nlohmann::json fixed = nlohmann::json::object();
+    for (const auto& [name, shape] : setup_.fixed_shapes) fixed[name] = shape;
+    return {{"threads", setup_.threads}, {"optimize", true}, {"fixed_input_shapes", fixed}};
+  }
+
+  Expected<double> load() override {
+    InferencerConfig config;
+    config.model_path = setup_.model_path;
+    config.threads = setup_.threads;
+    config.fixed_input_shapes = setup_.fixed_shapes;
+    const auto start = std::chrono::steady_clock::now();
+    EDGEMM_ASSIGN_OR_RETURN(inferencer_, Inferencer::create(config));
+    return ms_since(start);
+  }
+
+  Expected<std::vector<double>> run(int iters) override {
+    std::vector<double> times;
+    for (int i = 0; i < iters; ++i) {
+      const auto start = std::chrono::steady_clock::now();
+      auto outputs = inferencer_->run(setup_.inputs);
+      if (!outputs) return outputs.status();
+      times.push_back(ms_since(start));
+    }
+    return times;
+  }
+
+ private:
+  RuntimeSetup setup_;
+  std::unique_ptr<Inferencer> inferencer_;
+};
+
+}  // namespace
+
+std::unique_ptr<BenchRuntime> make_edgemm_runtime(const RuntimeSetup& setup) {
+  return std::make_unique<EdgemmRuntime>(setup);
+}
+
+std::string canonical_runtime_name(const std::string& name) { return name == "ort" ? "onnxruntime" : name; }
+
+Expected<std::unique_ptr<BenchRuntime>> make_runtime(const std::string& name, const RuntimeSetup& setup) {
+  const std::string canonical = canonical_runtime_name(name);
+  if (canonical == "edgemm") return make_edgemm_runtime(setup);
+  if (canonical == "onnxruntime") return make_ort_runtime(setup);
+  if (canonical == "opencv") return make_opencv_runtime(setup);
+  return make_error(StatusCode::kInvalidArgument,
+                    "unknown runtime '" + name + "' (known: edgemm, onnxruntime (or ort), opencv)");
+}
+
+}  // namespace edgemm::bench

@@ -1,0 +1,123 @@
+#include "bench/pipeline_bench.h"
+
+#include <algorithm>
+#include <chrono>
+#include <filesystem>
+
+#include "edgemm/pipelines/ocr.h"
+
+namespace edgemm::bench {
+
+namespace {
+
+namespace fs = std::filesystem;
+
+/// The OCR pipeline as a benchmark runtime: each run OCRs the next image of the set.
+class OcrRuntime : public BenchRuntime {
+ public:
+  OcrRuntime(ocr::OcrOptions options, std::vector<std::string> images)
+      : options_(std::move(options)), images_(std::move(images)) {}
+
+  std::string name() const override { return "edgemm"; }
+  std::string version() const override { return EDGEMM_VERSION; }
+  nlohmann::json settings() const override {
+    return {{"threads", options_.threads},
+            {"use_cls", options_.use_cls},
+            {"det_limit_side", options_.det_limit_side},
+            {"models", options_.models_dir}};
+  }
+
+  Expected<double> load() override {
+    const auto start = std::chrono::steady_clock::now();
+    EDGEMM_ASSIGN_OR_RETURN(pipeline_, ocr::OcrPipeline::create(options_));
+    return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+  }
+
+  Expected<std::vector<double>> run(int iters) override {
+    std::vector<double> times;
+    for (int i = 0; i < iters; ++i) {
+      const std::string& image = images_[next_++ % images_.size()];
+      const auto start = std::chrono::steady_clock::now();
+      auto result = pipeline_->run_file(image);
+      if (!result) return make_error(result.status().code(), image + ": " + result.status().message());
+      times.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count());
+      stages_.push_back(result->timings);
+    }
+    return times;
+  }
+
+  /// Median of each stage over the last `count` runs (the timed ones), in pipeline order.
+  std::vector<std::pair<std::string, double>> stage_medians(size_t count) const {
+    const size_t first = stages_.size() - std::min(count, stages_.size());
+    auto median_of = [&](double ocr::OcrTimings::*field) {
+      std::vector<double> values;
+      for (size_t i = first; i < stages_.size(); ++i) values.push_back(stages_[i].*field);
+      return summarize(values).median;
+    };
+    return {{"decode", median_of(&ocr::OcrTimings::decode_ms)},
+            {"det", median_of(&ocr::OcrTimings::det_ms)},
+            {"post", median_of(&ocr::OcrTimings::post_ms)},
+            {"cls", median_of(&ocr::OcrTimings::cls_ms)},
+            {"rec", median_of(&ocr::OcrTimings::rec_ms)}};
+  }
+
+ private:
+  ocr::OcrOptions options_;
+  std::vector<std::string> images_;
+  std::unique_ptr<ocr::OcrPipeline> pipeline_;
+  size_t next_ = 0;
+  std::vector<ocr::OcrTimings> stages_;
+};
+
+}  // namespace
+
+Expected<std::vector<std::string>> list_images(const std::string& dir) {
+  static const std::vector<std::string> kExtensions = {".jpg", ".jpeg", ".png", ".bmp", ".webp", ".tif", ".tiff"};
+  std::error_code ec;
+  if (!fs::is_directory(dir, ec)) return make_error(StatusCode::kIo, "'" + dir + "' is not a folder");
+  std::vector<std::string> images;
+  for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
+    std::string ext = it->path().extension().string();
+    std::transform(ext.begin(), ext.end(), ext.begin(), [](unsigned char c) { return std::tolower(c); });
+    if (it->is_regular_file(ec) && std::find(kExtensions.begin(), kExtensions.end(), ext) != kExtensions.end()) {
+      images.push_back(it->path().string());
+    }
+  }
+  if (ec) return make_error(StatusCode::kIo, "cannot list '" + dir + "': " + ec.message());
+  if (images.empty()) return make_error(StatusCode::kIo, "'" + dir + "' holds no image (.jpg, .png, ...)");
+  std::sort(images.begin(), images.end());
+  return images;
+}
+
+Expected<std::vector<BenchPoint>> bench_pipeline(const PipelineBenchOptions& options) {
+  EDGEMM_ASSIGN_OR_RETURN(std::vector<std::string> images, list_images(options.set_dir));
+  const int n = static_cast<int>(images.size());
+  CompareOptions compare = options.compare;
+  if (compare.warmup < 0) compare.warmup = n - 1;
+  if (compare.iters <= 0 && compare.seconds <= 0) compare.iters = n;
+  std::vector<BenchPoint> points;
+  for (int threads : options.threads) {
+    if (options.on_point) {
+      options.on_point(static_cast<int>(points.size()), static_cast<int>(options.threads.size()),
+                       "threads " + std::to_string(threads));
+    }
+    ocr::OcrOptions ocr_options;
+    ocr_options.models_dir = options.models_dir;
+    ocr_options.use_cls = options.use_cls;
+    ocr_options.threads = threads;
+    std::vector<std::unique_ptr<BenchRuntime>> runtimes;
+    runtimes.push_back(std::make_unique<OcrRuntime>(ocr_options, images));
+    auto* ocr_runtime = static_cast<OcrRuntime*>(runtimes.back().get());
+    BenchPoint point;
+    point.threads = threads;
+    point.inputs = std::to_string(n) + " images in " + options.set_dir;
+    point.runtimes = compare_runtimes(runtimes, compare);
+    if (point.runtimes[0].ok())
+      point.runtimes[0].stage_median_ms = ocr_runtime->stage_medians(point.runtimes[0].times_ms.size());
+    finish_point(point);
+    points.push_back(std::move(point));
+  }
+  return points;
+}
+
+}  // namespace edgemm::bench

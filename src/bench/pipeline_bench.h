@@ -1,0 +1,37 @@
+#pragma once
+/// \file pipeline_bench.h
+/// `edgemm bench --pipeline ocr --set DIR`: the OCR pipeline over a folder of images, one run
+/// per image (cycling through the set in name order), with per-stage medians. Same
+/// measurement plan as models (compare.h); edgemm is the only runtime.
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "bench/compare.h"
+#include "bench/report.h"
+
+namespace edgemm::bench {
+
+/// Everything a pipeline benchmark needs.
+struct PipelineBenchOptions {
+  std::string pipeline = "ocr";  ///< the only pipeline so far
+  std::string set_dir;           ///< images: .jpg .jpeg .png .bmp .webp .tif .tiff files directly in it
+  std::string models_dir;        ///< PP-OCRv4 folder
+  bool use_cls = true;
+  std::vector<int> threads = {1};
+  /// warmup < 0 means one pass over the set in all (cold run plus images − 1 warm-up runs),
+  /// so every recognition batch shape is seen before timing; iters 0 means one pass.
+  CompareOptions compare;
+  std::function<void(int, int, const std::string&)> on_point;
+};
+
+/// Image files of `dir` in name order. Errors: kIo when `dir` is not a readable folder or
+/// holds no image.
+Expected<std::vector<std::string>> list_images(const std::string& dir);
+
+/// Runs the benchmark, one point per thread count. Errors: no images (kIo); a pipeline that
+/// cannot load or fails on an image is reported in its result.
+Expected<std::vector<BenchPoint>> bench_pipeline(const PipelineBenchOptions& options);
+
+}  // namespace edgemm::bench

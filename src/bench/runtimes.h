@@ -1,0 +1,74 @@
+#pragma once
+/// \file runtimes.h
+/// The runtimes a benchmark compares: edgemm itself, ONNX Runtime 1.30 in a long-lived node
+/// process (tools/reference/ort_server.js), and OpenCV DNN in this process. Each hosts one
+/// loaded model with fixed inputs and times runs of it.
+
+#include <sys/types.h>
+
+#include <map>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "bench/inputs.h"
+
+namespace edgemm::bench {
+
+/// What every runtime of one comparison is given.
+struct RuntimeSetup {
+  std::string model_path;                     ///< .onnx file
+  NamedTensors inputs;                        ///< the very tensors every runtime runs on
+  std::map<std::string, Shape> fixed_shapes;  ///< pinned at load where a runtime supports it (edgemm)
+  int threads = 1;                            ///< intra-op threads, ≥ 1
+  std::string reference_dir;                  ///< folder with ort_server.js and its node_modules
+  double timeout_s = 600;                     ///< longest wait for one load or one block (ORT host)
+};
+
+/// One runtime under test. Usage: load() once, then run() any number of times.
+/// Not thread-safe; one benchmark drives it.
+class BenchRuntime {
+ public:
+  virtual ~BenchRuntime() = default;
+  /// Short name used in reports: "edgemm", "onnxruntime", "opencv".
+  virtual std::string name() const = 0;
+  /// Version of the runtime (known after construction or, for a child process, after load()).
+  virtual std::string version() const = 0;
+  /// Settings the runtime was configured with (threads, optimization level, ...), for reports.
+  virtual nlohmann::json settings() const = 0;
+  /// Starts whatever hosts the runtime (a child process for ONNX Runtime; nothing in process),
+  /// so that the host's own memory can be read before the model loads. Errors: kIo when the
+  /// host cannot be started.
+  virtual Status prepare() { return Status::ok(); }
+  /// Loads and prepares the model (after prepare()); returns the load time in milliseconds as the host measured
+  /// it. Errors: whatever the runtime reports, as a Status whose message is the runtime's own.
+  virtual Expected<double> load() = 0;
+  /// Runs the model `iters` times back to back on the setup's inputs; returns each run's wall
+  /// time in milliseconds, measured by the host around the runtime's run call.
+  virtual Expected<std::vector<double>> run(int iters) = 0;
+  /// Process whose memory is this runtime's: 0 for this process, else a child's pid.
+  virtual pid_t host_pid() const { return 0; }
+};
+
+/// Names accepted by make_runtime().
+inline const std::vector<std::string> kRuntimeNames = {"edgemm", "onnxruntime", "opencv"};
+
+/// Creates runtime `name` ("edgemm", "onnxruntime" (alias "ort") or "opencv") for `setup`,
+/// without loading anything. Errors: kInvalidArgument for an unknown name.
+Expected<std::unique_ptr<BenchRuntime>> make_runtime(const std::string& name, const RuntimeSetup& setup);
+
+/// Canonical runtime name for an alias ("ort" → "onnxruntime"); unknown names are returned as is.
+std::string canonical_runtime_name(const std::string& name);
+
+/// Creates edgemm's own runtime (Inferencer with setup.fixed_shapes pinned, setup.threads).
+std::unique_ptr<BenchRuntime> make_edgemm_runtime(const RuntimeSetup& setup);
+/// Creates the ONNX Runtime peer: `node <reference_dir>/ort_server.js` speaking JSON lines;
+/// session options graphOptimizationLevel "all", intraOpNumThreads = threads,
+/// interOpNumThreads 1, executionMode "sequential", CPU execution provider.
+std::unique_ptr<BenchRuntime> make_ort_runtime(const RuntimeSetup& setup);
+/// Creates the OpenCV DNN peer (cv::dnn::readNetFromONNX, DNN_BACKEND_OPENCV on the CPU,
+/// cv::setNumThreads(threads)); float32 inputs only.
+std::unique_ptr<BenchRuntime> make_opencv_runtime(const RuntimeSetup& setup);
+
+}  // namespace edgemm::bench

@@ -1,0 +1,220 @@
+#include <chrono>
+#include <ctime>
+#include <fstream>
+#include <iostream>
+
+#include "bench/energy.h"
+#include "bench/model_bench.h"
+#include "bench/pipeline_bench.h"
+#include "bench/report_markdown.h"
+#include "cli_common.h"
+#include "commands.h"
+
+namespace edgemm::cli {
+
+namespace {
+
+struct BenchArgs {
+  std::string model;
+  std::vector<std::string> shapes;
+  std::vector<std::string> inputs;
+  std::vector<int> threads = {1};
+  int warmup = -1;  ///< -1: 2 for models, one pass over the set for pipelines
+  int iters = 0;
+  double seconds = 0;
+  int blocks = 5;
+  uint32_t seed = 1;
+  std::vector<std::string> compare;
+  std::string sweep;
+  std::string pipeline;
+  std::string set;
+  std::string models;
+  bool no_cls = false;
+  std::string power_cmd;
+  std::string reference_dir;
+  double timeout = 600;
+  bool json = false;
+  std::string markdown;
+};
+
+std::string utc_now() {
+  const std::time_t t = std::time(nullptr);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&t));
+  return buf;
+}
+
+Expected<std::vector<std::string>> runtime_list(const BenchArgs& args) {
+  std::vector<std::string> names = {"edgemm"};
+  for (const auto& c : args.compare) {
+    const std::string name = bench::canonical_runtime_name(c);
+    const bool known =
+        std::find(bench::kRuntimeNames.begin(), bench::kRuntimeNames.end(), name) != bench::kRuntimeNames.end();
+    if (!known || name == "edgemm") {
+      return make_error(StatusCode::kInvalidArgument,
+                        "--compare: '" + c + "' is not a peer (peers: ort (onnxruntime), opencv)");
+    }
+    if (std::find(names.begin(), names.end(), name) == names.end()) names.push_back(name);
+  }
+  return names;
+}
+
+Status write_file(const std::string& path, const std::string& text) {
+  std::ofstream out(path);
+  out << text;
+  out.flush();
+  if (!out) return make_error(StatusCode::kIo, "cannot write '" + path + "'");
+  return Status::ok();
+}
+
+/// One start/stop before any model loads, so that a broken --power-cmd fails at once.
+Status probe_energy(bench::EnergyMeter& energy) {
+  if (!energy.available()) return Status::ok();
+  Status status = energy.start();
+  if (status.is_ok()) status = energy.stop().status();
+  if (status.is_ok()) return Status::ok();
+  return make_error(StatusCode::kInvalidArgument, "energy counter " + energy.source() + ": " + status.message());
+}
+
+/// Runs the points; progress goes to a bar on stderr.
+Expected<std::vector<bench::BenchPoint>> measure(const BenchArgs& args, bench::CompareOptions compare,
+                                                 const std::vector<std::string>& runtimes) {
+  ProgressBar bar("bench", 100);
+  std::string point_text;
+  compare.progress = [&](int done, int total) {
+    bar.update(static_cast<size_t>(100.0 * done / std::max(total, 1)), point_text);
+  };
+  auto on_point = [&](int index, int count, const std::string& what) {
+    point_text = "point " + std::to_string(index + 1) + "/" + std::to_string(count) + ": " + what;
+    bar.update(0, point_text);
+  };
+  if (!args.pipeline.empty()) {
+    bench::PipelineBenchOptions options;
+    options.pipeline = args.pipeline;
+    options.set_dir = args.set;
+    options.models_dir = args.models.empty() ? default_ocr_models_dir() : args.models;
+    options.use_cls = !args.no_cls;
+    options.threads = args.threads;
+    options.compare = compare;
+    options.on_point = on_point;
+    return bench::bench_pipeline(options);
+  }
+  bench::ModelBenchOptions options;
+  options.model = args.model;
+  EDGEMM_ASSIGN_OR_RETURN(options.inputs.shapes, parse_named_shapes(args.shapes));
+  for (const auto& spec : args.inputs) {
+    EDGEMM_ASSIGN_OR_RETURN(auto kv, split_assignment(spec, "--input"));
+    options.inputs.npy_files[kv.first] = kv.second;
+  }
+  options.inputs.seed = args.seed;
+  options.threads = args.threads;
+  if (!args.sweep.empty()) {
+    EDGEMM_ASSIGN_OR_RETURN(options.sweep, bench::parse_sweep(args.sweep));
+  }
+  options.runtimes = runtimes;
+  options.compare = compare;
+  options.reference_dir =
+      args.reference_dir.empty() ? default_repo_dir("EDGEMM_REFERENCE_DIR", "tools/reference") : args.reference_dir;
+  options.timeout_s = args.timeout;
+  options.on_point = on_point;
+  return bench::bench_model(options);
+}
+
+Status bench_command(const BenchArgs& args) {
+  if (args.pipeline.empty() == args.model.empty()) {
+    return make_error(StatusCode::kInvalidArgument, "give either MODEL or --pipeline ocr --set DIR");
+  }
+  if (!args.pipeline.empty() && !args.compare.empty()) {
+    return make_error(StatusCode::kInvalidArgument, "--compare applies to models; pipelines run edgemm only");
+  }
+  EDGEMM_ASSIGN_OR_RETURN(std::vector<std::string> runtimes, runtime_list(args));
+  bench::EnergyOptions energy_options;
+  energy_options.power_command = args.power_cmd;
+  EDGEMM_ASSIGN_OR_RETURN(auto energy, bench::EnergyMeter::open(energy_options));
+  EDGEMM_RETURN_IF_ERROR(probe_energy(*energy));
+
+  bench::BenchReport report;
+  report.edgemm_version = EDGEMM_VERSION;
+  report.created = utc_now();
+  report.kind = args.pipeline.empty() ? "model" : "pipeline";
+  report.subject = args.pipeline.empty() ? args.model : args.pipeline + " on " + args.set;
+  report.command = invocation();
+  report.machine = bench::describe_machine();
+  report.settings = {args.warmup, args.seconds > 0 ? 0 : args.iters, args.seconds, args.blocks, args.seed, runtimes};
+  report.energy_source = energy->available() ? energy->source() : "";
+  report.energy_note =
+      energy->available() ? "energy: measured with " + energy->source() : "energy: " + energy->unavailable_reason();
+
+  bench::CompareOptions compare;
+  compare.warmup = args.warmup;
+  compare.iters = args.iters;
+  compare.seconds = args.seconds;
+  compare.blocks = args.blocks;
+  compare.energy = energy.get();
+  EDGEMM_ASSIGN_OR_RETURN(report.points, measure(args, compare, runtimes));
+  report.load_average_end = bench::load_average_1m();
+
+  const std::string markdown = bench::to_markdown(report);
+  if (!args.markdown.empty()) EDGEMM_RETURN_IF_ERROR(write_file(args.markdown, markdown));
+  if (args.json) {
+    std::cout << json_text(bench::to_json(report)) << std::endl;
+  } else {
+    std::cout << markdown;
+  }
+  return Status::ok();
+}
+
+}  // namespace
+
+void add_bench_command(CLI::App& app, int& exit_code) {
+  auto args = std::make_shared<BenchArgs>();
+  CLI::App* cmd = app.add_subcommand(
+      "bench", "Measure latency, memory and energy of a model or pipeline, side by side with ONNX Runtime and OpenCV");
+  cmd->add_option("model", args->model, "ONNX model file (or use --pipeline)");
+  cmd->add_option("-s,--shape", args->shapes, "input shape name=1,3,640,640 (also pinned in edgemm at load)");
+  cmd->add_option("-i,--input", args->inputs, "input from a file, name=file.npy (default: seeded synthetic data)");
+  cmd->add_option("-t,--threads", args->threads, "intra-op thread counts, e.g. 1,2 (one point each)")
+      ->delimiter(',')
+      ->check(CLI::Range(1, kMaxThreads));
+  cmd->add_option("--warmup", args->warmup,
+                  "untimed runs after the cold run (default 2; pipelines: the rest of one pass)")
+      ->check(CLI::Range(0, 100000));
+  auto* iters = cmd->add_option("--iters", args->iters, "timed runs per runtime (default 20; pipelines: one pass)")
+                    ->check(CLI::Range(1, 1000000));
+  cmd->add_option("--seconds", args->seconds, "instead of --iters: timed runs filling S seconds per runtime")
+      ->check(CLI::Range(0.001, 86400.0))
+      ->excludes(iters);
+  cmd->add_option("--blocks", args->blocks, "alternating blocks the timed runs are split into (default 5)")
+      ->check(CLI::Range(1, 10000));
+  cmd->add_option("--seed", args->seed, "seed of the synthetic inputs (default 1)");
+  cmd->add_option("--compare", args->compare, "peers measured in the same run: ort, opencv (comma-separated)")
+      ->delimiter(',');
+  cmd->add_option("--sweep", args->sweep, "one point per value: size=320,640 | height=... | width=... | batch=1,2,4");
+  cmd->add_option("--pipeline", args->pipeline, "benchmark a pipeline instead of a model: ocr")
+      ->check(CLI::IsMember({"ocr"}));
+  cmd->add_option("--set", args->set, "pipeline input: a folder of images (e.g. data/ocr_set)");
+  cmd->add_option("--models", args->models, "OCR model folder (default: models/ppocrv4)");
+  cmd->add_flag("--no-cls", args->no_cls, "OCR without the angle classifier");
+  cmd->add_option("--power-cmd", args->power_cmd, "shell command printing the power in watts, sampled for energy");
+  cmd->add_option("--reference-dir", args->reference_dir, "folder of ort_server.js (default: tools/reference)");
+  cmd->add_option("--timeout", args->timeout, "longest wait in seconds for a peer's load or block (default 600)")
+      ->check(CLI::Range(1.0, 86400.0));
+  cmd->add_flag("--json", args->json, "print the JSON report (schema edgemm.bench/1)");
+  cmd->add_option("--markdown", args->markdown, "also write the Markdown report to this file");
+  cmd->callback([args, &exit_code] {
+    BenchArgs resolved = *args;
+    if (resolved.pipeline.empty()) {
+      if (resolved.iters == 0 && resolved.seconds == 0) resolved.iters = 20;
+      if (resolved.warmup < 0) resolved.warmup = 2;
+    }
+    if (!resolved.pipeline.empty() && resolved.set.empty()) {
+      exit_code =
+          report_error("bench", make_error(StatusCode::kInvalidArgument, "--pipeline ocr needs --set DIR"), args->json);
+      return;
+    }
+    Status status = bench_command(resolved);
+    if (!status.is_ok()) exit_code = report_error("bench", status, args->json);
+  });
+}
+
+}  // namespace edgemm::cli

@@ -1,0 +1,69 @@
+#!/usr/bin/env node
+// ONNX Runtime (onnxruntime-node 1.30, CPU) as a long-lived benchmark peer for `edgemm bench`.
+// Speaks JSON lines: one request per stdin line, one reply per stdout line.
+//   start                                   → {"ok":true,"ready":true,"version":"1.30.0","node":"v20..."}
+//   {"op":"load","model":M,"threads":N,"inputs":{"x":"x.npy"}}
+//                                           → {"ok":true,"load_ms":..,"settings":{...}}
+//   {"op":"run","iters":K}                  → {"ok":true,"times_ms":[...]}   (K runs back to back)
+//   {"op":"quit"}                           → exits
+// Any failure → {"ok":false,"error":"..."}; the process keeps serving.
+// Session: CPU provider, graphOptimizationLevel 'all', intraOpNumThreads N,
+// interOpNumThreads 1, executionMode 'sequential'. Timing: process.hrtime around session.run.
+'use strict';
+const readline = require('readline');
+const { readNpy } = require('./ort_run.js');
+
+const ort = require('onnxruntime-node');
+const version = require('onnxruntime-node/package.json').version;
+let session = null;
+let feeds = null;
+
+const reply = (obj) => process.stdout.write(JSON.stringify(obj) + '\n');
+const msSince = (t0) => Number(process.hrtime.bigint() - t0) / 1e6;
+
+async function load(req) {
+  const settings = {
+    executionProviders: ['cpu'], graphOptimizationLevel: 'all',
+    intraOpNumThreads: req.threads, interOpNumThreads: 1, executionMode: 'sequential',
+  };
+  const t0 = process.hrtime.bigint();
+  session = await ort.InferenceSession.create(req.model, settings);
+  const loadMs = msSince(t0);
+  feeds = {};
+  for (const [name, file] of Object.entries(req.inputs)) {
+    const t = readNpy(file);
+    feeds[name] = new ort.Tensor(t.type, t.data, t.shape);
+  }
+  return { load_ms: loadMs, settings };
+}
+
+async function run(req) {
+  if (!session) throw new Error('no model loaded');
+  const times = [];
+  for (let i = 0; i < req.iters; i++) {
+    const t0 = process.hrtime.bigint();
+    await session.run(feeds);
+    times.push(msSince(t0));
+  }
+  return { times_ms: times };
+}
+
+async function serve() {
+  reply({ ok: true, ready: true, version, node: process.version });
+  const lines = readline.createInterface({ input: process.stdin });
+  for await (const line of lines) {
+    let req;
+    try {
+      req = JSON.parse(line);
+      if (req.op === 'quit') break;
+      const handler = { load, run }[req.op];
+      if (!handler) throw new Error(`unknown op '${req.op}'`);
+      reply({ ok: true, ...(await handler(req)) });
+    } catch (e) {
+      reply({ ok: false, error: String(e && e.message ? e.message : e) });
+    }
+  }
+  process.exit(0);
+}
+
+serve();
