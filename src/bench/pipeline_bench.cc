@@ -4,6 +4,7 @@
 #include <chrono>
 #include <filesystem>
 
+#include "bench/node_host_runtime.h"
 #include "edgemm/pipelines/ocr.h"
 
 namespace edgemm::bench {
@@ -69,6 +70,26 @@ class OcrRuntime : public BenchRuntime {
   std::vector<ocr::OcrTimings> stages_;
 };
 
+/// Guten OCR on the same images and model files, in its node host.
+std::unique_ptr<BenchRuntime> make_guten_runtime(const PipelineBenchOptions& options, int threads,
+                                                 const std::vector<std::string>& images) {
+  NodeHostSpec spec;
+  spec.runtime_name = "guten-ocr";
+  spec.script = "guten_server.js";
+  spec.package = "@gutenye/ocr-node";
+  spec.settings = {{"pipeline", "PP-OCRv4 det + rec, no angle classifier"},
+                   {"runtime", "onnxruntime-node"},
+                   {"intraOpNumThreads", threads},
+                   {"interOpNumThreads", 1},
+                   {"executionMode", "sequential"}};
+  nlohmann::json absolute_images = nlohmann::json::array();
+  for (const auto& image : images) absolute_images.push_back(fs::absolute(image).string());
+  const nlohmann::json request = {
+      {"models", fs::absolute(options.models_dir).string()}, {"threads", threads}, {"images", absolute_images}};
+  spec.load_request = [request](const std::string&) -> Expected<nlohmann::json> { return request; };
+  return make_node_host_runtime(std::move(spec), options.reference_dir, options.timeout_s);
+}
+
 }  // namespace
 
 Expected<std::vector<std::string>> list_images(const std::string& dir) {
@@ -92,9 +113,6 @@ Expected<std::vector<std::string>> list_images(const std::string& dir) {
 Expected<std::vector<BenchPoint>> bench_pipeline(const PipelineBenchOptions& options) {
   EDGEMM_ASSIGN_OR_RETURN(std::vector<std::string> images, list_images(options.set_dir));
   const int n = static_cast<int>(images.size());
-  CompareOptions compare = options.compare;
-  if (compare.warmup < 0) compare.warmup = n - 1;
-  if (compare.iters <= 0 && compare.seconds <= 0) compare.iters = n;
   std::vector<BenchPoint> points;
   for (int threads : options.threads) {
     if (options.on_point) {
@@ -108,10 +126,14 @@ Expected<std::vector<BenchPoint>> bench_pipeline(const PipelineBenchOptions& opt
     std::vector<std::unique_ptr<BenchRuntime>> runtimes;
     runtimes.push_back(std::make_unique<OcrRuntime>(ocr_options, images));
     auto* ocr_runtime = static_cast<OcrRuntime*>(runtimes.back().get());
+    for (const auto& peer : options.peers) {
+      if (peer != "guten") return make_error(StatusCode::kInvalidArgument, "unknown OCR peer '" + peer + "'");
+      runtimes.push_back(make_guten_runtime(options, threads, images));
+    }
     BenchPoint point;
     point.threads = threads;
     point.inputs = std::to_string(n) + " images in " + options.set_dir;
-    point.runtimes = compare_runtimes(runtimes, compare);
+    point.runtimes = compare_runtimes(runtimes, options.compare);
     if (point.runtimes[0].ok())
       point.runtimes[0].stage_median_ms = ocr_runtime->stage_medians(point.runtimes[0].times_ms.size());
     finish_point(point);

@@ -2,7 +2,8 @@
 /// \file pipeline_bench.h
 /// `edgemm bench --pipeline ocr --set DIR`: the OCR pipeline over a folder of images, one run
 /// per image (cycling through the set in name order), with per-stage medians. Same
-/// measurement plan as models (compare.h); edgemm is the only runtime.
+/// measurement plan as models (compare.h). Peer: Guten OCR (@gutenye/ocr-node, PP-OCRv4 det +
+/// rec on onnxruntime-node, no angle classifier) in a node host (tools/reference/guten_server.js).
 
 #include <functional>
 #include <string>
@@ -20,9 +21,10 @@ struct PipelineBenchOptions {
   std::string models_dir;        ///< PP-OCRv4 folder
   bool use_cls = true;
   std::vector<int> threads = {1};
-  /// warmup < 0 means one pass over the set in all (cold run plus images − 1 warm-up runs),
-  /// so every recognition batch shape is seen before timing; iters 0 means one pass.
-  CompareOptions compare;
+  std::vector<std::string> peers;  ///< "guten" or none
+  std::string reference_dir;       ///< folder of guten_server.js
+  double timeout_s = 600;          ///< longest wait for the peer's load or one block
+  CompareOptions compare;  ///< runs count images: a run is one image
   std::function<void(int, int, const std::string&)> on_point;
 };
 

@@ -64,10 +64,12 @@ json_check sweep-flops "$tmp/out" 'r["points"][0]["flops"] < r["points"][1]["flo
 
 mkdir -p "$tmp/set"
 cp "$root/data/ocr_set/001_photo_coffee.jpg" "$root/data/ocr_set/002_page_yellow.png" "$tmp/set/"
-check pipeline 0 "$bin" bench --pipeline ocr --set "$tmp/set" --iters 2 --json
+check pipeline 0 "$bin" bench --pipeline ocr --set "$tmp/set" --compare guten --json
 json_check pipeline-stages "$tmp/out" '[s["stage"] for s in r["points"][0]["runtimes"][0]["stages"]] ==
-  ["decode", "det", "post", "cls", "rec"] and len(r["points"][0]["runtimes"][0]["times_ms"]) == 2 and
-  r["kind"] == "pipeline"'
+  ["decode", "det", "post", "cls", "rec"] and r["kind"] == "pipeline"'
+json_check pipeline-one-pass "$tmp/out" 'r["settings"]["warmup"] == 1 and r["settings"]["iters"] == 2 and
+  [(x["name"], len(x["times_ms"])) for x in r["points"][0]["runtimes"]] == [("edgemm", 2), ("guten-ocr", 2)]'
+check pipeline-bad-peer 2 "$bin" bench --pipeline ocr --set "$tmp/set" --compare ort
 
 check unknown-peer 2 "$bin" bench "$cls" --shape x=1,3,48,192 --compare tensorrt
 check iters-and-seconds 2 "$bin" bench "$cls" --iters 3 --seconds 1

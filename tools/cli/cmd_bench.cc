@@ -44,15 +44,18 @@ std::string utc_now() {
   return buf;
 }
 
+/// edgemm first, then each peer once. Models take ort (onnxruntime) and opencv; pipelines guten.
 Expected<std::vector<std::string>> runtime_list(const BenchArgs& args) {
+  const bool pipeline = !args.pipeline.empty();
+  const std::vector<std::string> peers =
+      pipeline ? std::vector<std::string>{"guten"} : std::vector<std::string>{"onnxruntime", "opencv"};
   std::vector<std::string> names = {"edgemm"};
   for (const auto& c : args.compare) {
     const std::string name = bench::canonical_runtime_name(c);
-    const bool known =
-        std::find(bench::kRuntimeNames.begin(), bench::kRuntimeNames.end(), name) != bench::kRuntimeNames.end();
-    if (!known || name == "edgemm") {
+    if (std::find(peers.begin(), peers.end(), name) == peers.end()) {
       return make_error(StatusCode::kInvalidArgument,
-                        "--compare: '" + c + "' is not a peer (peers: ort (onnxruntime), opencv)");
+                        "--compare: '" + c + "' is not a peer for " +
+                            (pipeline ? "pipelines (peers: guten)" : "models (peers: ort, opencv)"));
     }
     if (std::find(names.begin(), names.end(), name) == names.end()) names.push_back(name);
   }
@@ -65,6 +68,10 @@ Status write_file(const std::string& path, const std::string& text) {
   out.flush();
   if (!out) return make_error(StatusCode::kIo, "cannot write '" + path + "'");
   return Status::ok();
+}
+
+std::string reference_dir(const BenchArgs& args) {
+  return args.reference_dir.empty() ? default_repo_dir("EDGEMM_REFERENCE_DIR", "tools/reference") : args.reference_dir;
 }
 
 /// One start/stop before any model loads, so that a broken --power-cmd fails at once.
@@ -95,6 +102,9 @@ Expected<std::vector<bench::BenchPoint>> measure(const BenchArgs& args, bench::C
     options.models_dir = args.models.empty() ? default_ocr_models_dir() : args.models;
     options.use_cls = !args.no_cls;
     options.threads = args.threads;
+    options.peers.assign(runtimes.begin() + 1, runtimes.end());
+    options.reference_dir = reference_dir(args);
+    options.timeout_s = args.timeout;
     options.compare = compare;
     options.on_point = on_point;
     return bench::bench_pipeline(options);
@@ -120,12 +130,25 @@ Expected<std::vector<bench::BenchPoint>> measure(const BenchArgs& args, bench::C
   return bench::bench_model(options);
 }
 
+/// Models: 2 warm-up and 20 timed runs. Pipelines: one pass over the set to warm up (cold run
+/// included), then one timed pass, so every recognition batch shape is seen before timing.
+Status resolve_defaults(BenchArgs& args) {
+  if (args.pipeline.empty()) {
+    if (args.iters == 0 && args.seconds == 0) args.iters = 20;
+    if (args.warmup < 0) args.warmup = 2;
+    return Status::ok();
+  }
+  if (args.set.empty()) return make_error(StatusCode::kInvalidArgument, "--pipeline ocr needs --set DIR");
+  EDGEMM_ASSIGN_OR_RETURN(std::vector<std::string> images, bench::list_images(args.set));
+  const int n = static_cast<int>(images.size());
+  if (args.iters == 0 && args.seconds == 0) args.iters = n;
+  if (args.warmup < 0) args.warmup = n - 1;
+  return Status::ok();
+}
+
 Status bench_command(const BenchArgs& args) {
   if (args.pipeline.empty() == args.model.empty()) {
     return make_error(StatusCode::kInvalidArgument, "give either MODEL or --pipeline ocr --set DIR");
-  }
-  if (!args.pipeline.empty() && !args.compare.empty()) {
-    return make_error(StatusCode::kInvalidArgument, "--compare applies to models; pipelines run edgemm only");
   }
   EDGEMM_ASSIGN_OR_RETURN(std::vector<std::string> runtimes, runtime_list(args));
   bench::EnergyOptions energy_options;
@@ -187,7 +210,8 @@ void add_bench_command(CLI::App& app, int& exit_code) {
   cmd->add_option("--blocks", args->blocks, "alternating blocks the timed runs are split into (default 5)")
       ->check(CLI::Range(1, 10000));
   cmd->add_option("--seed", args->seed, "seed of the synthetic inputs (default 1)");
-  cmd->add_option("--compare", args->compare, "peers measured in the same run: ort, opencv (comma-separated)")
+  cmd->add_option("--compare", args->compare,
+                  "peers measured in the same run: ort, opencv (models); guten (--pipeline ocr)")
       ->delimiter(',');
   cmd->add_option("--sweep", args->sweep, "one point per value: size=320,640 | height=... | width=... | batch=1,2,4");
   cmd->add_option("--pipeline", args->pipeline, "benchmark a pipeline instead of a model: ocr")
@@ -203,16 +227,8 @@ void add_bench_command(CLI::App& app, int& exit_code) {
   cmd->add_option("--markdown", args->markdown, "also write the Markdown report to this file");
   cmd->callback([args, &exit_code] {
     BenchArgs resolved = *args;
-    if (resolved.pipeline.empty()) {
-      if (resolved.iters == 0 && resolved.seconds == 0) resolved.iters = 20;
-      if (resolved.warmup < 0) resolved.warmup = 2;
-    }
-    if (!resolved.pipeline.empty() && resolved.set.empty()) {
-      exit_code =
-          report_error("bench", make_error(StatusCode::kInvalidArgument, "--pipeline ocr needs --set DIR"), args->json);
-      return;
-    }
-    Status status = bench_command(resolved);
+    Status status = resolve_defaults(resolved);
+    if (status.is_ok()) status = bench_command(resolved);
     if (!status.is_ok()) exit_code = report_error("bench", status, args->json);
   });
 }

@@ -1,0 +1,73 @@
+#!/usr/bin/env node
+// Guten OCR (@gutenye/ocr-node: PP-OCRv4 det + rec on onnxruntime-node, no angle classifier) as
+// a long-lived benchmark peer for `edgemm bench --pipeline ocr --compare guten`. Same JSON-lines
+// protocol as ort_server.js:
+//   start                                              → {"ok":true,"ready":true,"version":"1.4.8","node":"v20..."}
+//   {"op":"load","models":DIR,"threads":N,"images":[...]} → {"ok":true,"load_ms":..}
+//   {"op":"run","iters":K}  → OCR of the next K images of the list (cycling), {"ok":true,"times_ms":[...]}
+//   {"op":"quit"}
+// Any failure → {"ok":false,"error":"..."}. onnxruntime: intraOpNumThreads N, interOpNumThreads 1,
+// sequential. Each time is the wall time of Guten's detect() on the file (decode, det, rec).
+'use strict';
+const fs = require('fs');
+const path = require('path');
+const readline = require('readline');
+
+const packageVersion = (name) =>
+  JSON.parse(fs.readFileSync(path.join(__dirname, 'node_modules', name, 'package.json'), 'utf8')).version;
+const reply = (obj) => process.stdout.write(JSON.stringify(obj) + '\n');
+const msSince = (t0) => Number(process.hrtime.bigint() - t0) / 1e6;
+
+let ocr = null;
+let images = [];
+let next = 0;
+
+async function load(req) {
+  const files = {
+    detectionPath: path.join(req.models, 'ch_PP-OCRv4_det_infer.onnx'),
+    recognitionPath: path.join(req.models, 'ch_PP-OCRv4_rec_infer.onnx'),
+    dictionaryPath: path.join(req.models, 'ppocr_keys_v1.txt'),
+  };
+  for (const f of Object.values(files)) if (!fs.existsSync(f)) throw new Error(`model file not found: ${f}`);
+  for (const f of req.images) if (!fs.existsSync(f)) throw new Error(`image not found: ${f}`);
+  if (!req.images.length) throw new Error('no images');
+  const { default: Ocr } = await import('@gutenye/ocr-node');
+  const t0 = process.hrtime.bigint();
+  ocr = await Ocr.create({
+    models: files,
+    onnxOptions: { intraOpNumThreads: req.threads, interOpNumThreads: 1, executionMode: 'sequential' },
+  });
+  images = req.images;
+  return { load_ms: msSince(t0) };
+}
+
+async function run(req) {
+  if (!ocr) throw new Error('no pipeline loaded');
+  const times = [];
+  for (let i = 0; i < req.iters; i++) {
+    const file = images[next++ % images.length];
+    const t0 = process.hrtime.bigint();
+    await ocr.detect(file);
+    times.push(msSince(t0));
+  }
+  return { times_ms: times };
+}
+
+async function serve() {
+  reply({ ok: true, ready: true, version: packageVersion('@gutenye/ocr-node'), node: process.version });
+  const lines = readline.createInterface({ input: process.stdin });
+  for await (const line of lines) {
+    try {
+      const req = JSON.parse(line);
+      if (req.op === 'quit') break;
+      const handler = { load, run }[req.op];
+      if (!handler) throw new Error(`unknown op '${req.op}'`);
+      reply({ ok: true, ...(await handler(req)) });
+    } catch (e) {
+      reply({ ok: false, error: String(e && e.message ? e.message : e) });
+    }
+  }
+  process.exit(0);
+}
+
+serve();
