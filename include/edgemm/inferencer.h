@@ -38,8 +38,10 @@ struct InferencerConfig {
   /// Optional fixed input shapes (name → shape). Symbolic axes are pinned to these values at
   /// load so that shape-dependent subgraphs (Shape → Gather → Concat ...) fold to constants.
   std::map<std::string, Shape> fixed_input_shapes;
-  bool optimize = true;        ///< run graph passes (constant folding, DCE) at load
-  std::string profile_path;    ///< when set, per-node timings go to this Chrome trace JSON
+  bool optimize = true;  ///< run graph passes (constant folding, DCE) at load
+  /// When set, every run() and run_profiled() overwrites this file with its per-node Chrome
+  /// trace JSON (Trace Event Format; see NodeProfile for the fields).
+  std::string profile_path;
 };
 
 /// Memory report of the latest planned run (bytes).
@@ -47,6 +49,33 @@ struct MemoryReport {
   int64_t planned_peak_bytes = 0;  ///< arena size chosen by the buffer-reuse planner
   int64_t unplanned_bytes = 0;     ///< sum of all intermediates if none were reused
   int64_t weight_bytes = 0;        ///< initializers and folded constants
+};
+
+/// One node execution of a profiled run (Inferencer::run_profiled).
+/// Times are wall-clock (steady clock) microseconds with sub-microsecond resolution.
+/// `flops` follows ir::node_flops (src/ir/flops.h) on the run's actual shapes: 2 × MACs for
+/// Conv, ConvTranspose, MatMul and Gemm, one FLOP per element of the first output otherwise.
+/// `bytes` is the size of the node's input tensors (weights included, once per input position)
+/// plus the outputs it computed: a lower bound on its memory traffic that ignores caches,
+/// re-reads of weights or inputs, prepacked weight copies and kernel scratch.
+struct NodeProfile {
+  std::string node;                  ///< ONNX node name (may be empty in the model)
+  std::string op_type;               ///< ONNX op, e.g. "Conv"
+  std::string kernel;                ///< kernel that ran it, e.g. "f32_conv__onednn"
+  std::vector<Shape> output_shapes;  ///< shapes of the outputs it computed, in node order
+  double start_us = 0;               ///< start, since the beginning of the run
+  double duration_us = 0;            ///< wall time of the node (includes its subgraphs)
+  int64_t flops = 0;                 ///< 0 when the first output was not computed
+  int64_t bytes = 0;                 ///< input bytes read + output bytes written
+  int depth = 0;                     ///< 0 for the main graph, 1+ inside If/Loop/Scan bodies
+  bool operator==(const NodeProfile&) const = default;
+};
+
+/// Outputs of a profiled run and its node executions in the order they finished (a subgraph's
+/// nodes come before the If/Loop/Scan node that ran them).
+struct ProfiledRun {
+  std::vector<Tensor> outputs;     ///< as run() returns them
+  std::vector<NodeProfile> nodes;  ///< one entry per node execution
 };
 
 /// A loaded, compiled model.
@@ -72,9 +101,13 @@ class Inferencer {
   /// Errors: kInvalidArgument naming the input and the offending value (unknown or missing
   /// name, wrong dtype, rank or fixed extent); kInvalidArgument/kOutOfMemory from kernels
   /// (e.g. Gather index out of range, naming node, op and value).
-  virtual Expected<std::vector<Tensor>> run(
-      const std::vector<std::pair<std::string, Tensor>>& inputs,
-      const std::vector<std::string>& output_names = {}) const = 0;
+  virtual Expected<std::vector<Tensor>> run(const std::vector<std::pair<std::string, Tensor>>& inputs,
+                                            const std::vector<std::string>& output_names = {}) const = 0;
+
+  /// run() that also times every node execution (see NodeProfile). Same arguments, errors and
+  /// thread safety as run(); the profiling adds a clock read and shape bookkeeping per node.
+  virtual Expected<ProfiledRun> run_profiled(const std::vector<std::pair<std::string, Tensor>>& inputs,
+                                             const std::vector<std::string>& output_names = {}) const = 0;
 
   /// Memory plan of the most recent run shape (zeros before the first run).
   virtual MemoryReport memory_report() const = 0;

@@ -1,65 +1,79 @@
 #include "ir/flops.h"
 
+#include <cstddef>
+
 namespace edgemm::ir {
 
 namespace {
 
-/// Static shape of a value (input, initializer or inferred), or false.
-bool shape_of(const Graph& g, const std::string& name, Shape& out) {
+/// Static shape of a value (input, initializer or inferred), or std::nullopt.
+std::optional<Shape> static_shape(const Graph& g, const std::string& name) {
   auto init = g.initializers.find(name);
-  if (init != g.initializers.end()) {
-    out = init->second.shape();
-    return true;
-  }
+  if (init != g.initializers.end()) return init->second.shape();
   const ValueInfo* info = nullptr;
   auto it = g.value_infos.find(name);
   if (it != g.value_infos.end()) info = &it->second;
-  for (const auto& v : g.inputs) if (v.name == name) info = &v;
-  for (const auto& v : g.outputs) if (v.name == name && v.rank_known) info = &v;
-  if (info == nullptr || !info->rank_known) return false;
-  out.clear();
+  for (const auto& v : g.inputs) {
+    if (v.name == name) info = &v;
+  }
+  for (const auto& v : g.outputs) {
+    if (v.name == name && v.rank_known) info = &v;
+  }
+  if (info == nullptr || !info->rank_known) return std::nullopt;
+  Shape out;
   for (const auto& d : info->shape) {
-    if (!d.is_static()) return false;
+    if (!d.is_static()) return std::nullopt;
     out.push_back(d.value);
   }
-  return true;
+  return out;
 }
 
-int64_t product(const Shape& s, size_t from = 0, size_t to = SIZE_MAX) {
+NodeShapes static_shapes(const Graph& g, const std::vector<std::string>& names) {
+  NodeShapes shapes;
+  for (const auto& name : names) shapes.push_back(name.empty() ? std::nullopt : static_shape(g, name));
+  return shapes;
+}
+
+int64_t product(const Shape& s, size_t from = 0) {
   int64_t p = 1;
-  for (size_t i = from; i < s.size() && i < to; ++i) p *= s[i];
+  for (size_t i = from; i < s.size(); ++i) p *= s[i];
   return p;
 }
 
+/// The shape at `i`, or null when absent or unknown.
+const Shape* at(const NodeShapes& shapes, size_t i) { return i < shapes.size() && shapes[i] ? &*shapes[i] : nullptr; }
+
 }  // namespace
+
+std::optional<int64_t> node_flops(const Node& node, const NodeShapes& inputs, const NodeShapes& outputs) {
+  const Shape* out = at(outputs, 0);
+  if (out == nullptr) return std::nullopt;
+  const std::string& op = node.op_type;
+  const Shape* a = at(inputs, 0);
+  const Shape* w = at(inputs, 1);
+  if (op == "Conv" && w != nullptr && w->size() >= 3) return 2 * product(*out) * product(*w, 1);
+  // ConvTranspose: each input pixel spreads over M/group × kernel outputs.
+  if (op == "ConvTranspose" && a != nullptr && w != nullptr && w->size() >= 3) return 2 * product(*a) * product(*w, 1);
+  if (op == "MatMul" && a != nullptr && !a->empty()) return 2 * product(*out) * a->back();
+  if (op == "Gemm" && a != nullptr && a->size() == 2) {
+    const Expected<int64_t> trans_a = node.attr_int("transA", 0);
+    const int64_t k = (trans_a.has_value() && *trans_a) ? (*a)[0] : (*a)[1];
+    return 2 * product(*out) * k;
+  }
+  return product(*out);
+}
 
 FlopsEstimate estimate_flops(const Graph& graph) {
   FlopsEstimate est;
   for (const auto& node : graph.nodes) {
-    Shape out, a, w;
-    if (node.outputs.empty() || !shape_of(graph, node.outputs[0], out)) {
+    const std::optional<int64_t> flops =
+        node_flops(node, static_shapes(graph, node.inputs), static_shapes(graph, node.outputs));
+    if (!flops) {
       ++est.unknown_nodes;
       continue;
     }
-    int64_t flops = product(out);
-    const std::string& op = node.op_type;
-    if ((op == "Conv" || op == "ConvTranspose") && node.inputs.size() >= 2 && shape_of(graph, node.inputs[1], w) &&
-        w.size() >= 3) {
-      // Conv: out N×M×spatial, W M×C/g×k; ConvTranspose: W C×M/g×k, each input pixel spreads over k.
-      if (op == "Conv") {
-        flops = 2 * product(out) * product(w, 1);
-      } else if (shape_of(graph, node.inputs[0], a)) {
-        flops = 2 * product(a) * product(w, 1);
-      }
-    } else if (op == "MatMul" && node.inputs.size() == 2 && shape_of(graph, node.inputs[0], a) && !a.empty()) {
-      flops = 2 * product(out) * a.back();
-    } else if (op == "Gemm" && node.inputs.size() >= 2 && shape_of(graph, node.inputs[0], a) && a.size() == 2) {
-      auto trans_a = node.attr_int("transA", 0);
-      const int64_t k = (trans_a.has_value() && *trans_a) ? a[0] : a[1];
-      flops = 2 * product(out) * k;
-    }
-    est.total += flops;
-    est.by_op[op] += flops;
+    est.total += *flops;
+    est.by_op[node.op_type] += *flops;
   }
   return est;
 }

@@ -2,6 +2,8 @@
 
 #include <cstdio>
 
+#include "ir/flops.h"
+
 namespace edgemm::runtime {
 
 namespace {
@@ -25,10 +27,14 @@ std::string json_escape(const std::string& s) {
 
 class NodeContext final : public kernels::KernelContext {
  public:
-  NodeContext(const CompiledNode& cn, Frame& frame, const ExecOptions& options, ValueAllocator* allocator,
-              int depth)
-      : cn_(cn), frame_(frame), options_(options), allocator_(allocator), depth_(depth),
-        scratch_(cn.outputs.size()), allocated_(cn.outputs.size(), nullptr) {}
+  NodeContext(const CompiledNode& cn, Frame& frame, const ExecOptions& options, ValueAllocator* allocator, int depth)
+      : cn_(cn),
+        frame_(frame),
+        options_(options),
+        allocator_(allocator),
+        depth_(depth),
+        scratch_(cn.outputs.size()),
+        allocated_(cn.outputs.size(), nullptr) {}
 
   const ir::Node& node() const override { return *cn_.node; }
   int input_count() const override { return static_cast<int>(cn_.inputs.size()); }
@@ -43,9 +49,9 @@ class NodeContext final : public kernels::KernelContext {
 
   Expected<Tensor*> allocate_output(int i, DataType dtype, const Shape& shape) override {
     if (i < 0 || i >= output_count()) {
-      return ir::node_error(*cn_.node, StatusCode::kInternal,
-                            "kernel asked for output " + std::to_string(i) + " but the node lists " +
-                                std::to_string(output_count()));
+      return ir::node_error(
+          *cn_.node, StatusCode::kInternal,
+          "kernel asked for output " + std::to_string(i) + " but the node lists " + std::to_string(output_count()));
     }
     const int v = cn_.outputs[i];
     auto made = (v >= 0 && allocator_) ? allocator_->allocate(v, dtype, shape) : Tensor::create(dtype, shape);
@@ -95,27 +101,58 @@ Status run_kernel(const CompiledNode& cn, NodeContext& ctx) {
   } catch (const std::bad_alloc&) {
     return ir::node_error(*cn.node, StatusCode::kOutOfMemory, "ran out of memory");
   } catch (const std::exception& e) {
-    return ir::node_error(*cn.node, StatusCode::kInternal, std::string("kernel ") + cn.kernel->name() +
-                                                                " failed: " + e.what());
+    return ir::node_error(*cn.node, StatusCode::kInternal,
+                          std::string("kernel ") + cn.kernel->name() + " failed: " + e.what());
   }
+}
+
+/// The profile of a node that ran from `start_us` to `end_us`: names, computed output shapes,
+/// FLOPs from the actual shapes and bytes of the tensors read and written.
+NodeProfile profile_node(const CompiledNode& cn, const NodeContext& ctx, const Frame& frame, double start_us,
+                         double end_us, int depth) {
+  NodeProfile p{cn.node->name, cn.node->op_type, cn.kernel->name(), {}, start_us, end_us - start_us, 0, 0, depth};
+  ir::NodeShapes inputs, outputs;
+  for (int i = 0; i < ctx.input_count(); ++i) {
+    const Tensor* t = ctx.input(i);
+    inputs.push_back(t ? std::optional<Shape>(t->shape()) : std::nullopt);
+    if (t) p.bytes += static_cast<int64_t>(t->byte_size());
+  }
+  for (int v : cn.outputs) {
+    const Tensor* t = v >= 0 ? &frame.values[v] : nullptr;
+    outputs.push_back(t ? std::optional<Shape>(t->shape()) : std::nullopt);
+    if (t == nullptr) continue;
+    p.output_shapes.push_back(t->shape());
+    p.bytes += static_cast<int64_t>(t->byte_size());
+  }
+  p.flops = ir::node_flops(*cn.node, inputs, outputs).value_or(0);
+  return p;
+}
+
+std::string fixed3(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.3f", v);
+  return buf;
 }
 
 }  // namespace
 
-int64_t Profiler::now_us() const {
-  return std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() - origin_).count();
+double Profiler::now_us() const {
+  return std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - origin_).count();
 }
 
-std::string Profiler::chrome_trace_json() const {
+std::string chrome_trace_json(const std::vector<NodeProfile>& events) {
   std::string out = "{\"traceEvents\":[\n";
-  for (size_t i = 0; i < events_.size(); ++i) {
-    const auto& e = events_[i];
-    out += "{\"name\":\"" + json_escape(e.node_name.empty() ? e.op_type : e.node_name) + "\",\"cat\":\"" +
-           json_escape(e.op_type) + "\",\"ph\":\"X\",\"ts\":" + std::to_string(e.start_us) +
-           ",\"dur\":" + std::to_string(e.duration_us) + ",\"pid\":1,\"tid\":" + std::to_string(1 + e.depth) +
+  for (size_t i = 0; i < events.size(); ++i) {
+    const NodeProfile& e = events[i];
+    std::string shapes;
+    for (const Shape& s : e.output_shapes) shapes += shape_to_string(s);
+    out += "{\"name\":\"" + json_escape(e.node.empty() ? e.op_type : e.node) + "\",\"cat\":\"" +
+           json_escape(e.op_type) + "\",\"ph\":\"X\",\"ts\":" + fixed3(e.start_us) +
+           ",\"dur\":" + fixed3(e.duration_us) + ",\"pid\":1,\"tid\":" + std::to_string(1 + e.depth) +
            ",\"args\":{\"op_type\":\"" + json_escape(e.op_type) + "\",\"kernel\":\"" + json_escape(e.kernel) +
-           "\",\"output_shapes\":\"" + json_escape(e.shapes) + "\"}}";
-    out += i + 1 < events_.size() ? ",\n" : "\n";
+           "\",\"output_shapes\":\"" + json_escape(shapes) + "\",\"flops\":" + std::to_string(e.flops) +
+           ",\"bytes\":" + std::to_string(e.bytes) + "}}";
+    out += i + 1 < events.size() ? ",\n" : "\n";
   }
   return out + "],\"displayTimeUnit\":\"ms\"}\n";
 }
@@ -156,17 +193,12 @@ Expected<std::vector<Tensor>> execute(const CompiledGraph& graph, const std::vec
 
   for (const CompiledNode& cn : graph.nodes()) {
     NodeContext ctx(cn, frame, options, allocator, depth);
-    const int64_t start = options.profiler ? options.profiler->now_us() : 0;
+    const double start = options.profiler ? options.profiler->now_us() : 0;
     Status status = run_kernel(cn, ctx);
     if (!status.is_ok()) return status;
     EDGEMM_RETURN_IF_ERROR(ctx.check_outputs());
     if (options.profiler) {
-      ProfileEvent e{cn.node->name, cn.node->op_type, cn.kernel->name(), "", start, 0, depth};
-      e.duration_us = options.profiler->now_us() - start;
-      for (int v : cn.outputs) {
-        if (v >= 0) e.shapes += shape_to_string(frame.values[v].shape());
-      }
-      options.profiler->add(std::move(e));
+      options.profiler->add(profile_node(cn, ctx, frame, start, options.profiler->now_us(), depth));
     }
     for (int v : cn.release_after) frame.values[v] = Tensor();
   }

@@ -6,10 +6,10 @@
 #include <chrono>
 #include <cstdint>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <vector>
 
+#include "edgemm/inferencer.h"
 #include "runtime/compiled_graph.h"
 
 namespace edgemm::runtime {
@@ -21,31 +21,26 @@ class ValueAllocator {
   virtual Expected<Tensor> allocate(int value, DataType dtype, const Shape& shape) = 0;
 };
 
-/// One profiled node execution (microseconds since the profiler's start).
-struct ProfileEvent {
-  std::string node_name;
-  std::string op_type;
-  std::string kernel;
-  std::string shapes;  ///< output shapes, e.g. "[1,16,320,320]"
-  int64_t start_us = 0;
-  int64_t duration_us = 0;
-  int depth = 0;  ///< 0 for the main graph, 1+ inside subgraphs
-};
-
-/// Collects events from one run. Not shared between concurrent runs.
+/// Collects the node executions of one run (see edgemm::NodeProfile). Not shared between
+/// concurrent runs.
 class Profiler {
  public:
   Profiler() : origin_(std::chrono::steady_clock::now()) {}
-  int64_t now_us() const;
-  void add(ProfileEvent event) { events_.push_back(std::move(event)); }
-  const std::vector<ProfileEvent>& events() const { return events_; }
-  /// Chrome trace JSON ("Trace Event Format", complete events "ph":"X").
-  std::string chrome_trace_json() const;
+  /// Microseconds since construction (steady clock, sub-microsecond resolution).
+  double now_us() const;
+  void add(NodeProfile event) { events_.push_back(std::move(event)); }
+  const std::vector<NodeProfile>& events() const { return events_; }
+  std::vector<NodeProfile> take_events() { return std::move(events_); }
 
  private:
   std::chrono::steady_clock::time_point origin_;
-  std::vector<ProfileEvent> events_;
+  std::vector<NodeProfile> events_;
 };
+
+/// Chrome trace JSON of node executions ("Trace Event Format": complete events "ph":"X",
+/// ts/dur in microseconds, pid 1, tid 1 + depth; args op_type, kernel, output_shapes as text
+/// like "[1,16,320,320][1,16]", flops, bytes). Opens in chrome://tracing and Perfetto.
+std::string chrome_trace_json(const std::vector<NodeProfile>& events);
 
 /// Per-run settings shared by a graph and its subgraphs.
 struct ExecOptions {

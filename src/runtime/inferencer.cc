@@ -188,8 +188,26 @@ class NativeInferencer final : public Inferencer {
 
   Expected<std::vector<Tensor>> run(const std::vector<std::pair<std::string, Tensor>>& inputs,
                                     const std::vector<std::string>& output_names) const override {
+    runtime::Profiler profiler;
+    runtime::Profiler* wanted = config_.profile_path.empty() ? nullptr : &profiler;
+    return guarded([&] { return run_checked(inputs, output_names, wanted); });
+  }
+
+  Expected<ProfiledRun> run_profiled(const std::vector<std::pair<std::string, Tensor>>& inputs,
+                                     const std::vector<std::string>& output_names) const override {
+    runtime::Profiler profiler;
+    ProfiledRun result;
+    EDGEMM_ASSIGN_OR_RETURN(result.outputs, guarded([&] { return run_checked(inputs, output_names, &profiler); }));
+    result.nodes = profiler.take_events();
+    return result;
+  }
+
+ private:
+  /// Calls `run`, turning an exception into an error status (none escapes the public API).
+  template <typename Run>
+  static Expected<std::vector<Tensor>> guarded(const Run& run) {
     try {
-      return run_checked(inputs, output_names);
+      return run();
     } catch (const std::bad_alloc&) {
       return make_error(StatusCode::kOutOfMemory, "ran out of memory while running");
     } catch (const std::exception& e) {
@@ -197,19 +215,20 @@ class NativeInferencer final : public Inferencer {
     }
   }
 
- private:
+  /// Runs with per-node events going to `profiler` (nullable); they are also written to
+  /// config_.profile_path when that is set.
   Expected<std::vector<Tensor>> run_checked(const std::vector<std::pair<std::string, Tensor>>& inputs,
-                                            const std::vector<std::string>& output_names) const {
+                                            const std::vector<std::string>& output_names,
+                                            runtime::Profiler* profiler) const {
     EDGEMM_ASSIGN_OR_RETURN(std::vector<Tensor> ordered, order_inputs(inputs));
     EDGEMM_ASSIGN_OR_RETURN(std::vector<int> selected, select_outputs(output_names));
     std::string signature;
     for (const Tensor& t : ordered) signature += shape_to_string(t.shape()) + dtype_name(t.dtype()) + ";";
 
     omp_set_num_threads(threads_);
-    runtime::Profiler profiler;
     runtime::ExecOptions options;
     options.threads = threads_;
-    options.profiler = config_.profile_path.empty() ? nullptr : &profiler;
+    options.profiler = profiler;
 
     std::shared_ptr<PlanEntry> entry = find_plan(signature);
     std::vector<Tensor> outputs;
@@ -238,7 +257,7 @@ class NativeInferencer final : public Inferencer {
       std::lock_guard<std::mutex> lock(mutex_);
       last_report_ = report_of(entry->plan);
     }
-    if (options.profiler) EDGEMM_RETURN_IF_ERROR(write_profile(profiler));
+    if (profiler != nullptr && !config_.profile_path.empty()) EDGEMM_RETURN_IF_ERROR(write_profile(*profiler));
     std::vector<Tensor> chosen;
     for (int i : selected) chosen.push_back(outputs[i]);
     return chosen;
@@ -346,7 +365,7 @@ class NativeInferencer final : public Inferencer {
   Status write_profile(const runtime::Profiler& profiler) const {
     std::lock_guard<std::mutex> lock(mutex_);
     std::ofstream out(config_.profile_path);
-    out << profiler.chrome_trace_json();
+    out << runtime::chrome_trace_json(profiler.events());
     if (!out) return make_error(StatusCode::kIo, "cannot write the profile to '" + config_.profile_path + "'");
     return Status::ok();
   }

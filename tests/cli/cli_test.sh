@@ -11,7 +11,7 @@ source "$(dirname "${BASH_SOURCE[0]}")/check_lib.sh"
 det="$root/models/ppocrv4/ch_PP-OCRv4_det_infer.onnx"
 
 check help 0 "$bin" --help
-for c in run inspect; do check "help-$c" 0 "$bin" "$c" --help; done
+for c in run inspect profile; do check "help-$c" 0 "$bin" "$c" --help; done
 check no-subcommand 2 "$bin"
 
 : >"$tmp/empty.onnx"
@@ -34,5 +34,36 @@ check run-det 0 "$bin" run "$det" --input x="$root/data/demo/photo_det_input.npy
 expect_text run-json "$tmp/out" '"share_above"'
 [ -f "$tmp/out_dir/sigmoid_0.tmp_0.npy" ] && passed=$((passed + 1)) || { failed=$((failed + 1)); echo "FAIL output file"; }
 expect_text trace "$tmp/trace.json" '"traceEvents"'
+
+cls="$root/models/ppocrv4/ch_ppocr_mobile_v2.0_cls_infer.onnx"
+check profile-missing-model 6 "$bin" profile "$tmp/nope.onnx"
+check profile-bad-shape-spec 2 "$bin" profile "$cls" --shape x=1,3,abc
+check profile-wrong-input-name 2 "$bin" profile "$cls" --shape image=1,3,48,192
+check profile-symbolic-no-shape 2 "$bin" profile "$cls"
+expect_text profile-symbolic-message "$tmp/err" "symbolic"
+check profile-bad-input-spec 2 "$bin" profile "$cls" --input x
+check profile-zero-iters 2 "$bin" profile "$cls" --shape x=1,3,48,192 --iters 0
+check profile-json 0 "$bin" profile "$cls" --shape x=1,3,48,192 --iters 2 --threads 1 --json \
+  --trace "$tmp/profile_trace.json" --markdown "$tmp/profile.md"
+cp "$tmp/out" "$tmp/profile.json"
+check profile-json-content 0 /usr/bin/python3 -c '
+import json, sys
+r = json.load(open(sys.argv[1]))
+assert r["schema"] == "edgemm.profile/1" and r["iterations"] == 2, r["schema"]
+assert len(r["nodes"]) > 0 and r["flops"] > 0
+for key in ("nodes", "op_types"):
+    total = sum(x["share_percent"] for x in r[key])
+    assert abs(total - 100) < 0.01, (key, total)
+assert sum(o["count"] for o in r["op_types"]) == len(r["nodes"])
+' "$tmp/profile.json"
+check profile-trace-json 0 /usr/bin/python3 -c '
+import json, sys
+events = json.load(open(sys.argv[1]))["traceEvents"]
+assert events and all(e["ph"] == "X" and "flops" in e["args"] and "bytes" in e["args"] for e in events)
+' "$tmp/profile_trace.json"
+expect_text profile-markdown "$tmp/profile.md" '| op type | nodes |'
+check profile-text 0 "$bin" profile "$cls" --shape x=1,3,48,192 --iters 1 --warmup 0 --top 3
+expect_text profile-text-header "$tmp/out" 'median wall time'
+expect_text profile-text-top "$tmp/out" '(3 of '
 
 report_and_exit

@@ -10,6 +10,8 @@ namespace edgemm::cli {
 void add_inspect_command(CLI::App& app, int& exit_code);
 /// `edgemm run MODEL --input name=file.npy ...`: runs a model on .npy inputs.
 void add_run_command(CLI::App& app, int& exit_code);
+/// `edgemm profile MODEL`: per-node and per-op-type times, FLOPs and bytes over several runs.
+void add_profile_command(CLI::App& app, int& exit_code);
 
 /// `edgemm ocr IMAGE...`: PP-OCRv4 text recognition, plain text or --json, --draw.
 void add_ocr_command(CLI::App& app, int& exit_code);

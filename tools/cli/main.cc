@@ -18,6 +18,7 @@ int main(int argc, char** argv) {
   int exit_code = 0;
   edgemm::cli::add_inspect_command(app, exit_code);
   edgemm::cli::add_run_command(app, exit_code);
+  edgemm::cli::add_profile_command(app, exit_code);
   edgemm::cli::add_ocr_command(app, exit_code);
   edgemm::cli::add_eval_command(app, exit_code);
   edgemm::cli::add_bench_command(app, exit_code);
