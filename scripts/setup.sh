@@ -16,6 +16,7 @@ debian_packages=(
   python3-torch python3-onnx python3-numpy python3-pil
   fonts-dejavu fonts-liberation2 fonts-wqy-microhei
   clang-format time
+  chromium  # headless: renders the HTML bench report in tests/cli/bench_html_test.sh
 )
 
 export DEBIAN_FRONTEND=noninteractive

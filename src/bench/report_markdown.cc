@@ -20,21 +20,6 @@ std::string join(const std::vector<std::string>& items, const std::string& sep) 
   return out;
 }
 
-std::string machine_line(const BenchReport& r) {
-  const MachineInfo& m = r.machine;
-  return m.cpu + ", " + std::to_string(m.logical_cpus) + " logical CPUs (" + m.arch +
-         (m.isa.empty() ? "" : "; " + join(m.isa, ", ")) + "), " + fixed(m.memory_bytes / 1073741824.0, 1) + " GiB, " +
-         m.os + ", Linux " + m.kernel + "; load average " + fixed(m.load_average_1m) + " at start, " +
-         fixed(r.load_average_end) + " at end";
-}
-
-std::string settings_line(const BenchSettings& s) {
-  std::string runs = s.seconds > 0 ? "timed runs filling " + fixed(s.seconds, 1) + " s per runtime"
-                                   : std::to_string(s.iters) + " timed runs per runtime";
-  return runs + " in " + std::to_string(s.blocks) + " alternating blocks, after 1 cold and " +
-         std::to_string(s.warmup) + " warm-up runs; synthetic inputs seeded with " + std::to_string(s.seed);
-}
-
 /// One line per distinct runtime: version and settings, or the error it gave.
 std::string peers_section(const BenchReport& r) {
   std::string out;
@@ -60,46 +45,27 @@ std::string energy_cell(const RuntimeResult& rt) {
   return fixed(rt.energy->joules_per_run, 3) + " J (" + fixed(rt.energy->average_watts, 1) + " W)";
 }
 
-std::string point_label(const BenchPoint& p) {
-  std::string label = std::to_string(p.threads);
-  if (!p.sweep_key.empty()) label += " | " + p.sweep_key + " " + std::to_string(p.sweep_value);
-  return label;
+/// A Markdown table row; empty cells stay "| |".
+std::string table_row(const std::vector<std::string>& cells) {
+  std::string out = "|";
+  for (const auto& c : cells) out += c.empty() ? " |" : " " + c + " |";
+  return out + "\n";
 }
 
 std::string results_table(const BenchReport& r) {
-  const bool sweep = !r.points.empty() && !r.points[0].sweep_key.empty();
-  std::string out = std::string("| threads") + (sweep ? " | sweep" : "") +
-                    " | runtime | median ms | mean ± sd ms | p90 | p99 | min | max | runs/s | load ms | cold ms "
-                    "| peak RSS added MiB | GFLOP/s | energy/run | vs edgemm |\n|---" +
-                    (sweep ? "|---" : "") + "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n";
+  const std::vector<std::string> header = results_header(has_sweep(r));
+  std::string out = table_row(header) + "|";
+  for (size_t i = 0; i < header.size(); ++i) out += "---|";
+  out += "\n";
   for (const auto& p : r.points) {
-    for (const auto& rt : p.runtimes) {
-      out += "| " + point_label(p) + " | " + rt.name + " | ";
-      if (!rt.ok()) {
-        out += "failed (" + rt.failed_stage + ") | | | | | | | | | | | | |\n";
-        continue;
-      }
-      const LatencyStats& l = rt.latency;
-      out += fixed(l.median) + " | " + fixed(l.mean) + " ± " + fixed(l.stddev) + " | " + fixed(l.p90) + " | " +
-             fixed(l.p99) + " | " + fixed(l.min) + " | " + fixed(l.max) + " | " + fixed(rt.runs_per_s, 1) + " | " +
-             fixed(rt.load_ms, 1) + " | " + fixed(rt.cold_ms, 1) + " | " + mib(rt.memory.peak_added()) + " | " +
-             (rt.gflops > 0 ? fixed(rt.gflops, 1) : "–") + " | " + energy_cell(rt) + " | " +
-             (rt.edgemm_speedup > 0 ? fixed(rt.edgemm_speedup) : "–") + " |\n";
-    }
+    for (const auto& rt : p.runtimes) out += table_row(results_row(p, rt));
   }
   return out;
 }
 
 /// Per-stage medians of pipeline runs, when any runtime has them.
 std::string stages_table(const BenchReport& r) {
-  std::vector<std::string> stages;
-  for (const auto& p : r.points) {
-    for (const auto& rt : p.runtimes) {
-      for (const auto& [stage, ms] : rt.stage_median_ms) {
-        if (std::find(stages.begin(), stages.end(), stage) == stages.end()) stages.push_back(stage);
-      }
-    }
-  }
+  const std::vector<std::string> stages = stage_names(r);
   if (stages.empty()) return "";
   std::string out = "\nMedian per stage (ms):\n\n| threads | runtime | " + join(stages, " | ") + " |\n|---|---|";
   for (size_t i = 0; i < stages.size(); ++i) out += "---|";
@@ -108,11 +74,7 @@ std::string stages_table(const BenchReport& r) {
     for (const auto& rt : p.runtimes) {
       if (rt.stage_median_ms.empty()) continue;
       out += "| " + std::to_string(p.threads) + " | " + rt.name + " |";
-      for (const auto& s : stages) {
-        auto it = std::find_if(rt.stage_median_ms.begin(), rt.stage_median_ms.end(),
-                               [&](const auto& entry) { return entry.first == s; });
-        out += " " + (it == rt.stage_median_ms.end() ? std::string("–") : fixed(it->second)) + " |";
-      }
+      for (const auto& s : stages) out += " " + stage_cell(rt, s) + " |";
       out += "\n";
     }
   }
@@ -123,23 +85,90 @@ std::string stages_table(const BenchReport& r) {
 
 std::string mib(int64_t bytes) { return fixed(static_cast<double>(bytes) / 1048576.0, 1); }
 
-std::string to_markdown(const BenchReport& r) {
+std::string machine_summary(const BenchReport& r) {
+  const MachineInfo& m = r.machine;
+  return m.cpu + ", " + std::to_string(m.logical_cpus) + " logical CPUs (" + m.arch +
+         (m.isa.empty() ? "" : "; " + join(m.isa, ", ")) + "), " + fixed(m.memory_bytes / 1073741824.0, 1) + " GiB, " +
+         m.os + ", Linux " + m.kernel + "; load average " + fixed(m.load_average_1m) + " at start, " +
+         fixed(r.load_average_end) + " at end";
+}
+
+std::string runs_summary(const BenchSettings& s) {
+  std::string runs = s.seconds > 0 ? "timed runs filling " + fixed(s.seconds, 1) + " s per runtime"
+                                   : std::to_string(s.iters) + " timed runs per runtime";
+  return runs + " in " + std::to_string(s.blocks) + " alternating blocks, after 1 cold and " +
+         std::to_string(s.warmup) + " warm-up runs; synthetic inputs seeded with " + std::to_string(s.seed);
+}
+
+std::string inputs_summary(const BenchReport& r) {
   std::string inputs;
   for (const auto& p : r.points) {
     if (inputs.find(p.inputs) == std::string::npos) inputs += (inputs.empty() ? "" : "; ") + p.inputs;
   }
+  return inputs;
+}
+
+bool has_sweep(const BenchReport& r) { return !r.points.empty() && !r.points[0].sweep_key.empty(); }
+
+std::vector<std::string> results_header(bool sweep) {
+  std::vector<std::string> header = {"threads"};
+  if (sweep) header.push_back("sweep");
+  for (const char* h : {"runtime", "median ms", "mean ± sd ms", "p90", "p99", "min", "max", "runs/s", "load ms",
+                        "cold ms", "peak RSS added MiB", "GFLOP/s", "energy/run", "vs edgemm"}) {
+    header.push_back(h);
+  }
+  return header;
+}
+
+std::vector<std::string> results_row(const BenchPoint& p, const RuntimeResult& rt) {
+  std::vector<std::string> row = {std::to_string(p.threads)};
+  if (!p.sweep_key.empty()) row.push_back(p.sweep_key + " " + std::to_string(p.sweep_value));
+  row.push_back(rt.name);
+  if (!rt.ok()) {
+    row.push_back("failed (" + rt.failed_stage + ")");
+    row.resize(row.size() + 12);
+    return row;
+  }
+  const LatencyStats& l = rt.latency;
+  for (const std::string& cell :
+       {fixed(l.median), fixed(l.mean) + " ± " + fixed(l.stddev), fixed(l.p90), fixed(l.p99), fixed(l.min),
+        fixed(l.max), fixed(rt.runs_per_s, 1), fixed(rt.load_ms, 1), fixed(rt.cold_ms, 1), mib(rt.memory.peak_added()),
+        rt.gflops > 0 ? fixed(rt.gflops, 1) : "–", energy_cell(rt),
+        rt.edgemm_speedup > 0 ? fixed(rt.edgemm_speedup) : "–"}) {
+    row.push_back(cell);
+  }
+  return row;
+}
+
+std::vector<std::string> stage_names(const BenchReport& r) {
+  std::vector<std::string> stages;
+  for (const auto& p : r.points) {
+    for (const auto& rt : p.runtimes) {
+      for (const auto& [stage, ms] : rt.stage_median_ms) {
+        if (std::find(stages.begin(), stages.end(), stage) == stages.end()) stages.push_back(stage);
+      }
+    }
+  }
+  return stages;
+}
+
+std::string stage_cell(const RuntimeResult& rt, const std::string& stage) {
+  auto it = std::find_if(rt.stage_median_ms.begin(), rt.stage_median_ms.end(),
+                         [&](const auto& entry) { return entry.first == stage; });
+  return it == rt.stage_median_ms.end() ? "–" : fixed(it->second);
+}
+
+std::string to_markdown(const BenchReport& r) {
   std::string out = "## edgemm bench: " + r.subject + "\n\n";
-  out += "- Machine: " + machine_line(r) + "\n";
-  out += "- Inputs: " + inputs + "\n";
-  out += "- Runs: " + settings_line(r.settings) + "\n";
+  out += "- Machine: " + machine_summary(r) + "\n";
+  out += "- Inputs: " + inputs_summary(r) + "\n";
+  out += "- Runs: " + runs_summary(r.settings) + "\n";
   out += "- " + r.energy_note + "\n";
   out += "- Command: `" + r.command + "`\n\n";
   out += peers_section(r) + "\n";
   out += results_table(r);
   out += stages_table(r);
-  out +=
-      "\n\"vs edgemm\" is the runtime's median over edgemm's: above 1, edgemm is faster. \"peak RSS added\" is the "
-      "host process's high-water mark over load, cold run and warm-up, minus its RSS before the model loaded.\n";
+  out += std::string("\n") + kResultsNote + "\n";
   return out;
 }
 

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # `edgemm bench` end to end: edgemm vs ONNX Runtime on the PP-OCRv4 angle classifier (small),
 # checked through the JSON report (both runtimes, run counts, ordered statistics, recorded
-# settings; no timing thresholds), a size sweep, the OCR pipeline on two images, and exit codes
+# settings; no timing thresholds), the HTML report (well-formed XML, one <svg> per chart), a size sweep, the OCR pipeline on two images, and exit codes
 # on bad input. Usage: bench_cli_test.sh EDGEMM_BINARY REPO_ROOT
 set -uo pipefail
 bin="$1"
@@ -23,11 +23,23 @@ json_check() {  # json_check NAME FILE PYTHON_EXPRESSION_OVER_r  (r = the parsed
   fi
 }
 
+html_check() {  # html_check NAME FILE SVG_COUNT: the page parses as XML and has SVG_COUNT charts
+  if /usr/bin/python3 -c "import sys, xml.etree.ElementTree as ET
+n = len(ET.parse(sys.argv[1]).getroot().findall('.//{http://www.w3.org/2000/svg}svg'))
+sys.exit(0 if n == int(sys.argv[2]) else 'svg elements: %d' % n)" "$2" "$3"; then
+    passed=$((passed + 1))
+  else
+    failed=$((failed + 1))
+    echo "FAIL $1: $2 is not well-formed XML with $3 <svg> elements"
+  fi
+}
+
 check help 0 "$bin" bench --help
 expect_text help-compare "$tmp/out" "--compare"
+expect_text help-report "$tmp/out" "--report"
 
 check compare-ort 0 "$bin" bench "$cls" --shape x=1,3,48,192 --compare ort --threads 1,2 --iters 6 --blocks 3 \
-  --warmup 1 --json --markdown "$tmp/report.md"
+  --warmup 1 --json --markdown "$tmp/report.md" --report "$tmp/report.html"
 cp "$tmp/out" "$tmp/compare.json"
 json_check schema "$tmp/compare.json" 'r["schema"] == "edgemm.bench/1" and len(r["points"]) == 2'
 json_check both-runtimes "$tmp/compare.json" \
@@ -52,12 +64,23 @@ json_check energy-honest "$tmp/compare.json" \
 json_check settings "$tmp/compare.json" 'r["settings"]["iters"] == 6 and r["settings"]["blocks"] == 3 and
   r["settings"]["runtimes"] == ["edgemm", "onnxruntime"] and "--compare ort" in r["command"]'
 expect_text markdown "$tmp/report.md" "| 2 | onnxruntime |"
+# Two thread counts: a latency plot per point, the ratio bars, latency and RSS over the threads.
+html_check report-html "$tmp/report.html" 5
+expect_text report-html-runtime "$tmp/report.html" "onnxruntime"
 
-check opencv-refusal 0 "$bin" bench "$cls" --shape x=1,3,48,192 --compare opencv --iters 2 --json
+check opencv-refusal 0 "$bin" bench "$cls" --shape x=1,3,48,192 --compare opencv --iters 2 --json \
+  --report "$tmp/opencv.html"
 json_check opencv-reported "$tmp/out" 'r["points"][0]["runtimes"][1]["name"] == "opencv" and
   (r["points"][0]["runtimes"][1].get("failed_stage") == "load" or len(r["points"][0]["runtimes"][1]["times_ms"]) == 2)'
+if grep -q '"failed_stage": "load"' "$tmp/out"; then  # a failed peer: no ratio bars, its error in the page
+  html_check opencv-html "$tmp/opencv.html" 1
+  expect_text opencv-html-failure "$tmp/opencv.html" "could not load"
+else
+  html_check opencv-html "$tmp/opencv.html" 2
+fi
 
-check sweep 0 "$bin" bench "$cls" --shape x=1,3,48,192 --sweep width=96,192 --iters 2 --json
+check sweep 0 "$bin" bench "$cls" --shape x=1,3,48,192 --sweep width=96,192 --iters 2 --json --report "$tmp/sweep.html"
+html_check sweep-html "$tmp/sweep.html" 4
 json_check sweep-points "$tmp/out" '[(p["sweep"]["key"], p["sweep"]["value"], p["inputs"]) for p in r["points"]] ==
   [("width", 96, "x=[1,3,48,96] float32"), ("width", 192, "x=[1,3,48,192] float32")]'
 json_check sweep-flops "$tmp/out" 'r["points"][0]["flops"] < r["points"][1]["flops"] or r["points"][1]["flops"] == 0'

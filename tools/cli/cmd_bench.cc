@@ -6,6 +6,7 @@
 #include "bench/energy.h"
 #include "bench/model_bench.h"
 #include "bench/pipeline_bench.h"
+#include "bench/report_html.h"
 #include "bench/report_markdown.h"
 #include "cli_common.h"
 #include "commands.h"
@@ -35,6 +36,7 @@ struct BenchArgs {
   double timeout = 600;
   bool json = false;
   std::string markdown;
+  std::string report;  ///< HTML report file
 };
 
 std::string utc_now() {
@@ -179,6 +181,7 @@ Status bench_command(const BenchArgs& args) {
 
   const std::string markdown = bench::to_markdown(report);
   if (!args.markdown.empty()) EDGEMM_RETURN_IF_ERROR(write_file(args.markdown, markdown));
+  if (!args.report.empty()) EDGEMM_RETURN_IF_ERROR(write_file(args.report, bench::to_html(report)));
   if (args.json) {
     std::cout << json_text(bench::to_json(report)) << std::endl;
   } else {
@@ -225,6 +228,9 @@ void add_bench_command(CLI::App& app, int& exit_code) {
       ->check(CLI::Range(1.0, 86400.0));
   cmd->add_flag("--json", args->json, "print the JSON report (schema edgemm.bench/1)");
   cmd->add_option("--markdown", args->markdown, "also write the Markdown report to this file");
+  cmd->add_option("--report", args->report,
+                  "also write a self-contained HTML report with charts (latency distributions, ratio to edgemm, "
+                  "scaling over --sweep or --threads) to this file, e.g. out.html");
   cmd->callback([args, &exit_code] {
     BenchArgs resolved = *args;
     Status status = resolve_defaults(resolved);
