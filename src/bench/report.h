@@ -67,7 +67,7 @@ struct BenchPoint {
   int64_t sweep_value = 0;  ///< the swept value at this point
   std::string inputs;       ///< describe_inputs(): names, shapes, dtypes (or the image set)
   int64_t batch = 1;        ///< axis 0 of the first input (images per run for pipelines)
-  int64_t flops = 0;        ///< FLOPs of one run (ir::estimate_flops at these shapes); 0 = unknown
+  int64_t flops = 0;        ///< FLOPs of one run, counted on a profiled edgemm run at these shapes; 0 = unknown
   std::vector<RuntimeResult> runtimes;
 };
 

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <set>
 
+#include "bench/html.h"
 #include "bench/report_markdown.h"
 #include "bench/svg.h"
 
@@ -11,40 +12,6 @@ namespace edgemm::bench {
 namespace {
 
 using svg::xml_escape;
-
-constexpr const char* kStyle = R"(
-body { font-family: system-ui, -apple-system, "Segoe UI", Roboto, "DejaVu Sans", sans-serif; color: #222;
-       background: #fff; max-width: 940px; margin: 24px auto; padding: 0 16px; line-height: 1.45; font-size: 14px; }
-h1 { font-size: 22px; margin-bottom: 4px; }
-h2 { font-size: 18px; border-bottom: 1px solid #ddd; padding-bottom: 3px; margin-top: 28px; }
-h3 { font-size: 15px; margin: 18px 0 6px; }
-.muted { color: #666; }
-ul { padding-left: 20px; }
-pre, code { font-family: ui-monospace, "DejaVu Sans Mono", Menlo, Consolas, monospace; font-size: 12px; }
-pre { background: #f5f5f5; border: 1px solid #e3e3e3; padding: 6px 8px; white-space: pre-wrap;
-      overflow-wrap: anywhere; margin: 4px 0; }
-code { overflow-wrap: anywhere; }
-.error { color: #b00020; }
-.wide { overflow-x: auto; }
-table { border-collapse: collapse; font-size: 11px; font-variant-numeric: tabular-nums; }
-th, td { border: 1px solid #d0d0d0; padding: 2px 4px; text-align: right; }
-th { background: #f0f0f0; vertical-align: bottom; }
-td.name, th.name { text-align: left; }
-td.name, tr.failed td { white-space: nowrap; }
-tr.failed td { color: #b00020; }
-.swatch { display: inline-block; width: 10px; height: 10px; margin-right: 4px; vertical-align: baseline; }
-figure { margin: 12px 0 20px; break-inside: avoid; page-break-inside: avoid; }
-svg.chart { max-width: 100%; height: auto; display: block; }
-@media print {
-  body { max-width: none; margin: 0; font-size: 11px; }
-  .wide { overflow: visible; }
-  h2, h3 { break-after: avoid; page-break-after: avoid; }
-}
-)";
-
-std::string element(const std::string& tag, const std::string& text, const std::string& attrs = "") {
-  return "<" + tag + (attrs.empty() ? "" : " " + attrs) + ">" + text + "</" + tag + ">";
-}
 
 /// "threads 2" or "threads 2, width 192".
 std::string point_title(const BenchPoint& p) {
@@ -73,17 +40,17 @@ std::string swatch(const std::string& runtime) {
 }
 
 std::string summary_section(const BenchReport& r) {
-  std::string out = element("p",
-                            "Created " + xml_escape(r.created) + " by edgemm " + xml_escape(r.edgemm_version) + " (" +
-                                xml_escape(r.kind) + " benchmark)",
-                            "class=\"muted\"");
+  std::string out = html_element("p",
+                                 "Created " + xml_escape(r.created) + " by edgemm " + xml_escape(r.edgemm_version) +
+                                     " (" + xml_escape(r.kind) + " benchmark)",
+                                 "class=\"muted\"");
   out += "<ul>\n";
-  out += element("li", "<b>Machine:</b> " + xml_escape(machine_summary(r))) + "\n";
-  out += element("li", "<b>Inputs:</b> " + xml_escape(inputs_summary(r))) + "\n";
-  out += element("li", "<b>Runs:</b> " + xml_escape(runs_summary(r.settings))) + "\n";
-  out += element("li", xml_escape(r.energy_note)) + "\n";
+  out += html_element("li", "<b>Machine:</b> " + xml_escape(machine_summary(r))) + "\n";
+  out += html_element("li", "<b>Inputs:</b> " + xml_escape(inputs_summary(r))) + "\n";
+  out += html_element("li", "<b>Runs:</b> " + xml_escape(runs_summary(r.settings))) + "\n";
+  out += html_element("li", xml_escape(r.energy_note)) + "\n";
   out += "</ul>\n";
-  return out + element("h2", "Command") + "\n" + element("pre", xml_escape(r.command)) + "\n";
+  return out + html_element("h2", "Command") + "\n" + html_element("pre", xml_escape(r.command)) + "\n";
 }
 
 /// One line per distinct runtime, version and settings.
@@ -93,12 +60,12 @@ std::string runtimes_section(const BenchReport& r) {
   for (const auto& p : r.points) {
     for (const auto& rt : p.runtimes) {
       const std::string item =
-          element("li", swatch(rt.name) + "<b>" + xml_escape(rt.name) + "</b> " + xml_escape(rt.version) + ": " +
-                            element("code", xml_escape(rt.settings.dump())));
+          html_element("li", swatch(rt.name) + "<b>" + xml_escape(rt.name) + "</b> " + xml_escape(rt.version) + ": " +
+                                 html_element("code", xml_escape(rt.settings.dump())));
       if (seen.insert(item).second) items += item + "\n";
     }
   }
-  return element("h2", "Runtimes") + "\n<ul>\n" + items + "</ul>\n";
+  return html_element("h2", "Runtimes") + "\n<ul>\n" + items + "</ul>\n";
 }
 
 /// Runtimes that could not start, load or run, and energy meters that failed; "" when none.
@@ -108,37 +75,19 @@ std::string failures_section(const BenchReport& r) {
     for (const auto& rt : p.runtimes) {
       const std::string who = "<b>" + xml_escape(rt.name) + "</b> at " + xml_escape(point_title(p));
       if (!rt.ok()) {
-        items += element("li", who + " could not " + xml_escape(rt.failed_stage) + ":" +
-                                   element("pre", xml_escape(rt.error), "class=\"error\"")) +
+        items += html_element("li", who + " could not " + xml_escape(rt.failed_stage) + ":" +
+                                        html_element("pre", xml_escape(rt.error), "class=\"error\"")) +
                  "\n";
       }
       if (!rt.energy_error.empty()) {
         items +=
-            element("li", who + ": energy failed:" + element("pre", xml_escape(rt.energy_error), "class=\"error\"")) +
+            html_element(
+                "li", who + ": energy failed:" + html_element("pre", xml_escape(rt.energy_error), "class=\"error\"")) +
             "\n";
       }
     }
   }
-  return items.empty() ? "" : element("h2", "Failures") + "\n<ul>\n" + items + "</ul>\n";
-}
-
-/// An HTML table; the cells of `name_column` are runtime names, left-aligned after their colour.
-std::string table(const std::vector<std::string>& header, const std::vector<std::vector<std::string>>& rows,
-                  const std::vector<std::string>& row_classes, size_t name_column) {
-  std::string out = "<div class=\"wide\"><table>\n<tr>";
-  for (size_t i = 0; i < header.size(); ++i) {
-    out += element("th", xml_escape(header[i]), i == name_column ? "class=\"name\"" : "");
-  }
-  out += "</tr>\n";
-  for (size_t r = 0; r < rows.size(); ++r) {
-    out += row_classes[r].empty() ? "<tr>" : "<tr class=\"" + row_classes[r] + "\">";
-    for (size_t i = 0; i < rows[r].size(); ++i) {
-      const std::string text = i == name_column ? swatch(rows[r][i]) + xml_escape(rows[r][i]) : xml_escape(rows[r][i]);
-      out += element("td", text, i == name_column ? "class=\"name\"" : "");
-    }
-    out += "</tr>\n";
-  }
-  return out + "</table></div>\n";
+  return items.empty() ? "" : html_element("h2", "Failures") + "\n<ul>\n" + items + "</ul>\n";
 }
 
 std::string results_section(const BenchReport& r) {
@@ -152,8 +101,8 @@ std::string results_section(const BenchReport& r) {
       classes.push_back(rt.ok() ? "" : "failed");
     }
   }
-  return element("h2", "Results") + "\n" + table(header, rows, classes, name_column) +
-         element("p", xml_escape(kResultsNote), "class=\"muted\"") + "\n";
+  return html_element("h2", "Results") + "\n" + html_table(header, rows, classes, name_column, swatch) +
+         html_element("p", xml_escape(kResultsNote), "class=\"muted\"") + "\n";
 }
 
 /// Median per pipeline stage in ms, when any runtime has stages; "" otherwise.
@@ -171,10 +120,9 @@ std::string stages_section(const BenchReport& r) {
       rows.push_back(row);
     }
   }
-  return element("h3", "Median per stage (ms)") + "\n" + table(header, rows, std::vector<std::string>(rows.size()), 1);
+  return html_element("h3", "Median per stage (ms)") + "\n" +
+         html_table(header, rows, std::vector<std::string>(rows.size()), 1, swatch);
 }
-
-std::string figure(const std::string& svg_text) { return "<figure>\n" + svg_text + "</figure>\n"; }
 
 /// One box-and-strip plot per point; failed runtimes show their failed stage.
 std::string distribution_charts(const BenchReport& r) {
@@ -186,9 +134,9 @@ std::string distribution_charts(const BenchReport& r) {
       plot.groups.push_back(
           {rt.name, svg::runtime_colour(rt.name), rt.ok() ? rt.times_ms : std::vector<double>{}, note});
     }
-    out += figure(svg::box_strip_plot(plot));
+    out += html_figure(svg::box_strip_plot(plot));
   }
-  return element("h3", "Latency distribution") + "\n" + out;
+  return html_element("h3", "Latency distribution") + "\n" + out;
 }
 
 /// Each peer's median over edgemm's, per point; "" when no peer has a ratio.
@@ -206,7 +154,7 @@ std::string ratio_chart(const BenchReport& r) {
     }
   }
   if (chart.bars.empty()) return "";
-  return element("h3", "Speed relative to edgemm") + "\n" + figure(svg::bar_chart(chart));
+  return html_element("h3", "Speed relative to edgemm") + "\n" + html_figure(svg::bar_chart(chart));
 }
 
 /// Series per runtime (and thread count, when a sweep has several) of `value` over the swept
@@ -255,7 +203,8 @@ std::string scaling_charts(const BenchReport& r) {
                         scaling_series(r, [](const RuntimeResult& rt) {
                           return static_cast<double>(rt.memory.peak_added()) / 1048576.0;
                         })};
-  return element("h3", "Scaling") + "\n" + figure(svg::line_chart(latency)) + figure(svg::line_chart(memory));
+  return html_element("h3", "Scaling") + "\n" + html_figure(svg::line_chart(latency)) +
+         html_figure(svg::line_chart(memory));
 }
 
 /// For pipelines: each runtime's median per stage as bars with their share, per point.
@@ -270,31 +219,27 @@ std::string stage_charts(const BenchReport& r) {
       for (const auto& [stage, ms] : rt.stage_median_ms) {
         chart.bars.push_back({stage, ms, svg::runtime_colour(rt.name), ms / total});
       }
-      out += figure(svg::bar_chart(chart));
+      out += html_figure(svg::bar_chart(chart));
     }
   }
-  return out.empty() ? "" : element("h3", "Pipeline stages") + "\n" + out;
+  return out.empty() ? "" : html_element("h3", "Pipeline stages") + "\n" + out;
 }
 
 }  // namespace
 
 std::string to_html(const BenchReport& r) {
-  const std::string title = xml_escape("edgemm bench: " + r.subject);
-  std::string out = "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\"/>\n";
-  out += "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\"/>\n";
-  out += element("title", title) + "\n" + element("style", kStyle) + "\n</head>\n<body>\n";
-  out += element("h1", title) + "\n";
+  std::string out;
   out += summary_section(r);
   out += runtimes_section(r);
   out += failures_section(r);
   out += results_section(r);
   out += stages_section(r);
-  out += element("h2", "Charts") + "\n";
+  out += html_element("h2", "Charts") + "\n";
   out += distribution_charts(r);
   out += ratio_chart(r);
   out += scaling_charts(r);
   out += stage_charts(r);
-  return out + "</body>\n</html>\n";
+  return html_page("edgemm bench: " + r.subject, out);
 }
 
 }  // namespace edgemm::bench

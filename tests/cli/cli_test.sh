@@ -44,7 +44,7 @@ expect_text profile-symbolic-message "$tmp/err" "symbolic"
 check profile-bad-input-spec 2 "$bin" profile "$cls" --input x
 check profile-zero-iters 2 "$bin" profile "$cls" --shape x=1,3,48,192 --iters 0
 check profile-json 0 "$bin" profile "$cls" --shape x=1,3,48,192 --iters 2 --threads 1 --json \
-  --trace "$tmp/profile_trace.json" --markdown "$tmp/profile.md"
+  --trace "$tmp/profile_trace.json" --markdown "$tmp/profile.md" --report "$tmp/profile.html"
 cp "$tmp/out" "$tmp/profile.json"
 check profile-json-content 0 /usr/bin/python3 -c '
 import json, sys
@@ -62,6 +62,14 @@ events = json.load(open(sys.argv[1]))["traceEvents"]
 assert events and all(e["ph"] == "X" and "flops" in e["args"] and "bytes" in e["args"] for e in events)
 ' "$tmp/profile_trace.json"
 expect_text profile-markdown "$tmp/profile.md" '| op type | nodes |'
+check profile-html 0 /usr/bin/python3 -c '
+import sys, xml.etree.ElementTree as ET
+text = open(sys.argv[1], encoding="utf-8").read()
+assert text.startswith("<!DOCTYPE html>")
+root = ET.fromstring(text[text.index("<html"):])
+svgs = [e for e in root.iter() if e.tag.endswith("svg")]
+assert len(svgs) == 3, len(svgs)  # op-type time, op-type GFLOP/s, slowest nodes
+' "$tmp/profile.html"
 check profile-text 0 "$bin" profile "$cls" --shape x=1,3,48,192 --iters 1 --warmup 0 --top 3
 expect_text profile-text-header "$tmp/out" 'median wall time'
 expect_text profile-text-top "$tmp/out" '(3 of '

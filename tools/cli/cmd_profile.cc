@@ -9,6 +9,7 @@
 
 #include "bench/inputs.h"
 #include "bench/profile.h"
+#include "bench/profile_html.h"
 #include "cli_common.h"
 #include "commands.h"
 #include "edgemm/inferencer.h"
@@ -28,6 +29,7 @@ struct ProfileArgs {
   int top = -1;  ///< -1: 20 rows in text, all in Markdown
   std::string trace;
   std::string markdown;
+  std::string report;
   bool json = false;
 };
 
@@ -112,6 +114,9 @@ Status profile_command(const ProfileArgs& args) {
     const size_t top = args.top > 0 ? static_cast<size_t>(args.top) : 0;
     EDGEMM_RETURN_IF_ERROR(write_file(args.markdown, bench::profile_report_markdown(report, top), "Markdown report"));
   }
+  if (!args.report.empty()) {
+    EDGEMM_RETURN_IF_ERROR(write_file(args.report, bench::profile_to_html(report), "HTML report"));
+  }
   if (args.json) {
     std::cout << json_text(bench::profile_report_to_json(report)) << std::endl;
     return Status::ok();
@@ -119,6 +124,7 @@ Status profile_command(const ProfileArgs& args) {
   print_text(report, args.top > 0 ? static_cast<size_t>(args.top) : 20);
   if (!args.trace.empty()) std::cout << "\ntrace of the median run written to " << args.trace << " (Perfetto)\n";
   if (!args.markdown.empty()) std::cout << "Markdown report written to " << args.markdown << "\n";
+  if (!args.report.empty()) std::cout << "HTML report written to " << args.report << "\n";
   return Status::ok();
 }
 
@@ -139,6 +145,7 @@ void add_profile_command(CLI::App& app, int& exit_code) {
       ->check(CLI::PositiveNumber);
   cmd->add_option("--trace", args->trace, "write a Chrome trace JSON of the median run to this file");
   cmd->add_option("--markdown", args->markdown, "write the report as Markdown to this file");
+  cmd->add_option("--report", args->report, "write a self-contained HTML report with SVG charts to this file");
   cmd->add_flag("--json", args->json, "print the report as JSON (schema edgemm.profile/1)");
   cmd->callback([args, &exit_code] {
     Status status = profile_command(*args);
