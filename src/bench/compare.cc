@@ -1,5 +1,7 @@
 #include "bench/compare.h"
 
+#include <malloc.h>
+
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -42,6 +44,9 @@ void set_up(Entry& e, const CompareOptions& options) {
   BenchRuntime& rt = *e.runtime;
   if (Status s = rt.prepare(); !s.is_ok()) return fail(e, "start", s);
   const pid_t pid = rt.host_pid();
+  // Memory freed by earlier points or runtimes would otherwise be reused without showing in
+  // RSS and make this runtime's "added" memory look smaller than it is.
+  if (pid == 0) malloc_trim(0);
   (void)reset_peak_rss(pid);
   auto before = read_process_memory(pid);
   auto load_ms = rt.load();

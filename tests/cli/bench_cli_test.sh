@@ -106,6 +106,8 @@ check wrong-input-name 2 "$bin" bench "$cls" --shape image=1,3,48,192
 check bad-sweep 2 "$bin" bench "$cls" --shape x=1,3,48,192 --sweep depth=1,2
 check zero-threads 2 "$bin" bench "$cls" --shape x=1,3,48,192 --threads 0
 check absurd-shape 5 "$bin" bench "$cls" --shape x=1,3,100000,100000
+check pipeline-with-sweep 2 "$bin" bench --pipeline ocr --set "$tmp/set" --sweep size=320,640
+check model-with-set 2 "$bin" bench "$cls" --shape x=1,3,48,192 --set "$tmp/set"
 check pipeline-no-set 2 "$bin" bench --pipeline ocr
 check pipeline-empty-set 6 "$bin" bench --pipeline ocr --set "$tmp/empty_dir_missing"
 check json-error 2 "$bin" bench "$cls" --compare nope --json

@@ -125,8 +125,7 @@ Expected<std::vector<bench::BenchPoint>> measure(const BenchArgs& args, bench::C
   }
   options.runtimes = runtimes;
   options.compare = compare;
-  options.reference_dir =
-      args.reference_dir.empty() ? default_repo_dir("EDGEMM_REFERENCE_DIR", "tools/reference") : args.reference_dir;
+  options.reference_dir = reference_dir(args);
   options.timeout_s = args.timeout;
   options.on_point = on_point;
   return bench::bench_model(options);
@@ -134,7 +133,14 @@ Expected<std::vector<bench::BenchPoint>> measure(const BenchArgs& args, bench::C
 
 /// Models: 2 warm-up and 20 timed runs. Pipelines: one pass over the set to warm up (cold run
 /// included), then one timed pass, so every recognition batch shape is seen before timing.
+/// Options of the other mode are refused rather than ignored.
 Status resolve_defaults(BenchArgs& args) {
+  if (args.pipeline.empty() && (!args.set.empty() || !args.models.empty() || args.no_cls)) {
+    return make_error(StatusCode::kInvalidArgument, "--set, --models and --no-cls apply to --pipeline ocr");
+  }
+  if (!args.pipeline.empty() && (!args.shapes.empty() || !args.inputs.empty() || !args.sweep.empty())) {
+    return make_error(StatusCode::kInvalidArgument, "--shape, --input and --sweep apply to models, not --pipeline");
+  }
   if (args.pipeline.empty()) {
     if (args.iters == 0 && args.seconds == 0) args.iters = 20;
     if (args.warmup < 0) args.warmup = 2;
