@@ -10,6 +10,7 @@
 
 #include <cerrno>
 #include <chrono>
+#include <cstdio>
 #include <cstring>
 #include <thread>
 
@@ -69,8 +70,10 @@ Status ChildProcess::write_line(const std::string& line) {
 
 Expected<std::string> ChildProcess::read_line(double timeout_s) {
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(timeout_s);
+  size_t scanned = 0;  // bytes of buffer_ already searched for a newline
   while (true) {
-    const size_t newline = buffer_.find('\n');
+    const size_t newline = buffer_.find('\n', scanned);
+    scanned = buffer_.size();
     if (newline != std::string::npos) {
       std::string line = buffer_.substr(0, newline);
       buffer_.erase(0, newline + 1);
@@ -79,7 +82,9 @@ Expected<std::string> ChildProcess::read_line(double timeout_s) {
     const auto left =
         std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
     if (left.count() <= 0) {
-      return make_error(StatusCode::kIo, "the child sent no reply within " + std::to_string(timeout_s) + " s");
+      char seconds[32];
+      std::snprintf(seconds, sizeof seconds, "%g", timeout_s);
+      return make_error(StatusCode::kIo, std::string("the child sent no reply within ") + seconds + " s");
     }
     pollfd p{stdout_fd_, POLLIN, 0};
     const int ready = poll(&p, 1, static_cast<int>(std::min<int64_t>(left.count(), 1000)));

@@ -17,9 +17,10 @@ namespace {
 struct Entry {
   BenchRuntime* runtime = nullptr;
   RuntimeResult result;
-  int planned = 0;      ///< timed runs to do
-  double energy_j = 0;  ///< joules of the timed blocks
-  double energy_s = 0;  ///< seconds of the timed blocks
+  int planned = 0;           ///< timed runs to do (run-count mode)
+  double per_run_ms = 1e-3;  ///< estimate from warm-up (time-budget mode)
+  double energy_j = 0;       ///< joules of the timed blocks
+  double energy_s = 0;       ///< seconds of the timed blocks
 };
 
 /// Records a runtime's failure; its message on one line (peers' messages span several).
@@ -30,13 +31,12 @@ void fail(Entry& e, const char* stage, const Status& status) {
   }
   e.result.error = message;
   e.result.failed_stage = stage;
+  e.result.failed_code = status.code();
 }
 
-int runs_for_budget(double seconds, const std::vector<double>& warm_ms) {
-  std::vector<double> sorted = warm_ms;
-  std::sort(sorted.begin(), sorted.end());
-  const double per_run = std::max(sorted[sorted.size() / 2], 1e-3);
-  return static_cast<int>(std::clamp(std::floor(seconds * 1000.0 / per_run), 1.0, 100000.0));
+double median_of(std::vector<double> values) {
+  std::sort(values.begin(), values.end());
+  return values[values.size() / 2];
 }
 
 /// Starts, loads, runs cold and warms up one runtime, reading its host's memory around it.
@@ -63,7 +63,8 @@ void set_up(Entry& e, const CompareOptions& options) {
   if (before && after) {
     e.result.memory = {before->rss_bytes, after->peak_rss_bytes, after->rss_bytes};
   }
-  e.planned = options.seconds > 0 ? runs_for_budget(options.seconds, warm->empty() ? *cold : *warm) : options.iters;
+  e.planned = options.iters;
+  e.per_run_ms = std::max(median_of(warm->empty() ? *cold : *warm), 1e-3);
 }
 
 /// Runs one block. With a meter, its joules cover the span between its first and last reading,
@@ -80,7 +81,9 @@ void run_block(Entry& e, int runs, EnergyMeter* energy) {
   const double seconds = std::chrono::duration<double>(Clock::now() - start).count();
   if (measure && e.result.energy_error.empty()) {
     auto joules = energy->stop();
-    if (joules && energy->last_seconds() > 0) {
+    if (joules && !std::isfinite(*joules)) {
+      e.result.energy_error = "the energy counter gave a non-finite reading";
+    } else if (joules && energy->last_seconds() > 0) {
       e.energy_j += *joules * seconds / energy->last_seconds();
       e.energy_s += seconds;
     } else if (!joules) {
@@ -91,16 +94,9 @@ void run_block(Entry& e, int runs, EnergyMeter* energy) {
   e.result.times_ms.insert(e.result.times_ms.end(), times->begin(), times->end());
 }
 
-}  // namespace
-
-std::vector<RuntimeResult> compare_runtimes(std::vector<std::unique_ptr<BenchRuntime>>& runtimes,
-                                            const CompareOptions& options) {
-  std::vector<Entry> entries(runtimes.size());
-  for (size_t i = 0; i < runtimes.size(); ++i) {
-    entries[i].runtime = runtimes[i].get();
-    entries[i].result.name = runtimes[i]->name();
-    set_up(entries[i], options);
-  }
+/// Run-count mode: each runtime's `planned` runs spread over the blocks, block b of a runtime
+/// doing runs [b·planned/blocks, (b+1)·planned/blocks), each block starting with runtime b.
+void run_counted(std::vector<Entry>& entries, const CompareOptions& options) {
   int total = 0;
   int max_planned = 0;
   for (const Entry& e : entries) {
@@ -114,13 +110,55 @@ std::vector<RuntimeResult> compare_runtimes(std::vector<std::unique_ptr<BenchRun
     for (size_t k = 0; k < entries.size(); ++k) {
       Entry& e = entries[(b + k) % entries.size()];
       if (!e.result.ok()) continue;
-      // Block b of a runtime with `planned` runs does runs [b·planned/blocks, (b+1)·planned/blocks).
       const int runs = (b + 1) * e.planned / blocks - b * e.planned / blocks;
       if (runs == 0) continue;
       run_block(e, runs, options.energy);
       done += runs;
       if (options.progress) options.progress(done, total);
     }
+  }
+}
+
+/// Time-budget mode: in each block every runtime runs until its timed runs in that block add
+/// up to seconds / blocks, in chunks sized from its latest per-run estimate.
+void run_time_budget(std::vector<Entry>& entries, const CompareOptions& options) {
+  const int blocks = std::max(1, options.blocks);
+  const double budget_ms = options.seconds * 1000.0 / blocks;
+  const int total = blocks * static_cast<int>(entries.size());
+  int done = 0;
+  for (int b = 0; b < blocks; ++b) {
+    for (size_t k = 0; k < entries.size(); ++k) {
+      Entry& e = entries[(b + k) % entries.size()];
+      double spent = 0;
+      while (e.result.ok() && spent < budget_ms) {
+        const int runs = static_cast<int>(std::clamp(std::floor((budget_ms - spent) / e.per_run_ms), 1.0, 100000.0));
+        const size_t before = e.result.times_ms.size();
+        run_block(e, runs, options.energy);
+        if (!e.result.ok() || e.result.times_ms.size() == before) break;
+        double chunk = 0;
+        for (size_t i = before; i < e.result.times_ms.size(); ++i) chunk += e.result.times_ms[i];
+        spent += chunk;
+        e.per_run_ms = std::max(chunk / static_cast<double>(e.result.times_ms.size() - before), 1e-3);
+      }
+      if (options.progress) options.progress(++done, total);
+    }
+  }
+}
+
+}  // namespace
+
+std::vector<RuntimeResult> compare_runtimes(std::vector<std::unique_ptr<BenchRuntime>>& runtimes,
+                                            const CompareOptions& options) {
+  std::vector<Entry> entries(runtimes.size());
+  for (size_t i = 0; i < runtimes.size(); ++i) {
+    entries[i].runtime = runtimes[i].get();
+    entries[i].result.name = runtimes[i]->name();
+    set_up(entries[i], options);
+  }
+  if (options.seconds > 0) {
+    run_time_budget(entries, options);
+  } else {
+    run_counted(entries, options);
   }
   std::vector<RuntimeResult> results;
   for (Entry& e : entries) {

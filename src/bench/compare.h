@@ -18,13 +18,15 @@ class EnergyMeter;
 
 /// How long and how to measure.
 struct CompareOptions {
-  int warmup = 2;                 ///< untimed runs after the cold run
-  int iters = 20;                 ///< timed runs per runtime (ignored when seconds > 0)
-  double seconds = 0;             ///< when > 0: each runtime gets as many timed runs as fit in this budget,
-                                  ///< estimated from its warm-up runs (at least 1, at most 100000)
+  int warmup = 2;  ///< untimed runs after the cold run
+  int iters = 20;  ///< timed runs per runtime (ignored when seconds > 0)
+  /// When > 0: each runtime runs until its timed runs add up to this many seconds
+  /// (seconds / blocks in every block, in chunks sized from its latest per-run time).
+  double seconds = 0;
   int blocks = 5;                 ///< number of alternating blocks (fewer when there are fewer runs)
   EnergyMeter* energy = nullptr;  ///< nullable; started and stopped around every block
-  /// Called after each block with (timed runs done, timed runs planned), for progress bars.
+  /// Called after each block with (timed runs done, timed runs planned), or with (block slots
+  /// done, block slots) in time-budget mode, for progress bars.
   std::function<void(int, int)> progress;
 };
 

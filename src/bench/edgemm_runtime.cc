@@ -55,7 +55,11 @@ std::unique_ptr<BenchRuntime> make_edgemm_runtime(const RuntimeSetup& setup) {
   return std::make_unique<EdgemmRuntime>(setup);
 }
 
-std::string canonical_runtime_name(const std::string& name) { return name == "ort" ? "onnxruntime" : name; }
+std::string canonical_runtime_name(const std::string& name) {
+  if (name == "ort") return "onnxruntime";
+  if (name == "guten") return "guten-ocr";
+  return name;
+}
 
 Expected<std::unique_ptr<BenchRuntime>> make_runtime(const std::string& name, const RuntimeSetup& setup) {
   const std::string canonical = canonical_runtime_name(name);

@@ -69,6 +69,28 @@ Expected<Shape> resolve_shape(const ValueInfo& input, const InputSpec& spec) {
   return s;
 }
 
+/// A tensor read from a file must match the declared dtype, rank and static extents, and a
+/// shape given for the same input, so that every runtime gets a valid input or none runs.
+Status check_file_tensor(const ValueInfo& input, const InputSpec& spec, const std::string& file, const Tensor& t) {
+  const std::string where = "input '" + input.name + "' from " + file;
+  if (t.dtype() != input.dtype) {
+    return make_error(StatusCode::kInvalidArgument,
+                      where + " is " + dtype_name(t.dtype()) + ", the model declares " + dtype_name(input.dtype));
+  }
+  Shape expected = t.shape();
+  auto given = spec.shapes.find(input.name);
+  if (given != spec.shapes.end()) expected = given->second;
+  InputSpec only_this;
+  only_this.shapes[input.name] = t.shape();
+  auto checked = resolve_shape(input, only_this);
+  if (!checked) return make_error(StatusCode::kInvalidArgument, where + ": " + checked.status().message());
+  if (expected != t.shape()) {
+    return make_error(StatusCode::kInvalidArgument, where + " has shape " + shape_to_string(t.shape()) +
+                                                        ", but --shape says " + shape_to_string(expected));
+  }
+  return Status::ok();
+}
+
 void fill_synthetic(Tensor& t, uint32_t seed) {
   const int64_t n = t.element_count();
   switch (t.dtype()) {
@@ -116,6 +138,7 @@ Expected<NamedTensors> make_inputs(const std::vector<ValueInfo>& declared, const
     auto file = spec.npy_files.find(input.name);
     if (file != spec.npy_files.end()) {
       EDGEMM_ASSIGN_OR_RETURN(Tensor t, read_npy(file->second));
+      EDGEMM_RETURN_IF_ERROR(check_file_tensor(input, spec, file->second, t));
       inputs.emplace_back(input.name, std::move(t));
       continue;
     }

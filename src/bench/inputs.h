@@ -29,7 +29,9 @@ struct InputSpec {
 /// types all ones (a valid token id and a full attention mask), bool all true.
 /// Errors: kInvalidArgument naming the input when a shape or file is given for a name the model
 /// does not have, when an axis is symbolic and no shape is given (naming the axis and its
-/// dim_param), or when a given shape has the wrong rank or contradicts a static extent;
+/// dim_param), when a given shape has the wrong rank or contradicts a static extent, or when a
+/// file's tensor has another dtype, rank or static extent than declared, or another shape than
+/// a --shape given for the same input;
 /// kIo/kInvalidArgument from reading a .npy file; kOutOfMemory for absurd sizes (Tensor::create).
 Expected<NamedTensors> make_inputs(const std::vector<ValueInfo>& declared, const InputSpec& spec);
 

@@ -1,5 +1,6 @@
 #include "bench/model_bench.h"
 
+#include <algorithm>
 #include <sstream>
 
 #include "ir/onnx_import.h"
@@ -107,6 +108,9 @@ Expected<Sweep> parse_sweep(const std::string& text) {
     if (used != item.size() || v < 1 || v > (int64_t{1} << 20)) {
       return make_error(StatusCode::kInvalidArgument,
                         "--sweep " + sweep.key + ": '" + item + "' is not a whole number in [1, 1048576]");
+    }
+    if (std::find(sweep.values.begin(), sweep.values.end(), v) != sweep.values.end()) {
+      return make_error(StatusCode::kInvalidArgument, "--sweep " + sweep.key + " lists " + item + " twice");
     }
     sweep.values.push_back(v);
   }

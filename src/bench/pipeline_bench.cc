@@ -127,12 +127,12 @@ Expected<std::vector<BenchPoint>> bench_pipeline(const PipelineBenchOptions& opt
     runtimes.push_back(std::make_unique<OcrRuntime>(ocr_options, images));
     auto* ocr_runtime = static_cast<OcrRuntime*>(runtimes.back().get());
     for (const auto& peer : options.peers) {
-      if (peer != "guten") return make_error(StatusCode::kInvalidArgument, "unknown OCR peer '" + peer + "'");
+      if (peer != "guten-ocr") return make_error(StatusCode::kInvalidArgument, "unknown OCR peer '" + peer + "'");
       runtimes.push_back(make_guten_runtime(options, threads, images));
     }
     BenchPoint point;
     point.threads = threads;
-    point.inputs = std::to_string(n) + " images in " + options.set_dir;
+    point.inputs = std::to_string(n) + (n == 1 ? " image in " : " images in ") + options.set_dir;
     point.runtimes = compare_runtimes(runtimes, options.compare);
     if (point.runtimes[0].ok())
       point.runtimes[0].stage_median_ms = ocr_runtime->stage_medians(point.runtimes[0].times_ms.size());

@@ -21,10 +21,10 @@ struct PipelineBenchOptions {
   std::string models_dir;        ///< PP-OCRv4 folder
   bool use_cls = true;
   std::vector<int> threads = {1};
-  std::vector<std::string> peers;  ///< "guten" or none
+  std::vector<std::string> peers;  ///< "guten-ocr" or none
   std::string reference_dir;       ///< folder of guten_server.js
   double timeout_s = 600;          ///< longest wait for the peer's load or one block
-  CompareOptions compare;  ///< runs count images: a run is one image
+  CompareOptions compare;          ///< runs count images: a run is one image
   std::function<void(int, int, const std::string&)> on_point;
 };
 

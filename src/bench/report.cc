@@ -48,11 +48,21 @@ MachineInfo machine_from(const json& j) {
   return m;
 }
 
+/// Inverse of status_code_name(); names it does not produce read as kInternal.
+StatusCode status_code_from_name(const std::string& name) {
+  for (StatusCode c : {StatusCode::kInvalidArgument, StatusCode::kInvalidModel, StatusCode::kUnsupported,
+                       StatusCode::kOutOfMemory, StatusCode::kIo, StatusCode::kInternal}) {
+    if (name == status_code_name(c)) return c;
+  }
+  return StatusCode::kInternal;
+}
+
 json runtime_json(const RuntimeResult& r) {
   json j = {{"name", r.name}, {"version", r.version}, {"settings", r.settings}};
   if (!r.ok()) {
     j["error"] = r.error;
     j["failed_stage"] = r.failed_stage;
+    j["failed_code"] = status_code_name(r.failed_code);
     return j;
   }
   j["load_ms"] = r.load_ms;
@@ -71,6 +81,7 @@ json runtime_json(const RuntimeResult& r) {
   j["energy"] = r.energy
                     ? json{{"joules_per_run", r.energy->joules_per_run}, {"average_watts", r.energy->average_watts}}
                     : json(nullptr);
+  if (!r.energy_error.empty()) j["energy_error"] = r.energy_error;
   if (!r.stage_median_ms.empty()) {
     j["stages"] = json::array();
     for (const auto& [stage, ms] : r.stage_median_ms) j["stages"].push_back({{"stage", stage}, {"median_ms", ms}});
@@ -86,6 +97,7 @@ RuntimeResult runtime_from(const json& j) {
   if (j.contains("error")) {
     r.error = j.at("error").get<std::string>();
     r.failed_stage = j.at("failed_stage").get<std::string>();
+    r.failed_code = status_code_from_name(j.at("failed_code").get<std::string>());
     return r;
   }
   r.load_ms = j.at("load_ms").get<double>();

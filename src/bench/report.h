@@ -42,16 +42,17 @@ struct RuntimeResult {
   std::string name;  ///< "edgemm", "onnxruntime", "opencv", "guten-ocr"
   std::string version;
   nlohmann::json settings = nlohmann::json::object();
-  std::string error;             ///< the runtime's own message when it could not load or run
-  std::string failed_stage;      ///< "start", "load" or "run" when `error` is set
-  double load_ms = 0;            ///< model load as the host measured it
-  double cold_ms = 0;            ///< the first run after load
-  std::vector<double> times_ms;  ///< every timed run, in the order they ran
-  LatencyStats latency;          ///< summary of `times_ms`
-  double runs_per_s = 0;         ///< 1000 / mean latency
-  double items_per_s = 0;        ///< runs_per_s × batch (the point's batch)
-  double gflops = 0;             ///< achieved: point FLOPs / median latency; 0 when FLOPs are unknown
-  double edgemm_speedup = 0;     ///< this runtime's median / edgemm's median (> 1: edgemm faster); 0 if no edgemm
+  std::string error;                         ///< the runtime's own message when it could not load or run
+  std::string failed_stage;                  ///< "start", "load" or "run" when `error` is set
+  StatusCode failed_code = StatusCode::kOk;  ///< the error's category (JSON: its status_code_name)
+  double load_ms = 0;                        ///< model load as the host measured it
+  double cold_ms = 0;                        ///< the first run after load
+  std::vector<double> times_ms;              ///< every timed run, in the order they ran
+  LatencyStats latency;                      ///< summary of `times_ms`
+  double runs_per_s = 0;                     ///< 1000 / mean latency
+  double items_per_s = 0;                    ///< runs_per_s × batch (the point's batch)
+  double gflops = 0;                         ///< achieved: point FLOPs / median latency; 0 when FLOPs are unknown
+  double edgemm_speedup = 0;  ///< this runtime's median / edgemm's median (> 1: edgemm faster); 0 if no edgemm
   RuntimeMemory memory;
   std::optional<RuntimeEnergy> energy;  ///< absent when not measured
   std::string energy_error;             ///< why the meter failed during this runtime's blocks

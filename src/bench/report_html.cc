@@ -47,7 +47,7 @@ std::string summary_section(const BenchReport& r) {
   out += "<ul>\n";
   out += html_element("li", "<b>Machine:</b> " + xml_escape(machine_summary(r))) + "\n";
   out += html_element("li", "<b>Inputs:</b> " + xml_escape(inputs_summary(r))) + "\n";
-  out += html_element("li", "<b>Runs:</b> " + xml_escape(runs_summary(r.settings))) + "\n";
+  out += html_element("li", "<b>Runs:</b> " + xml_escape(runs_summary(r))) + "\n";
   out += html_element("li", xml_escape(r.energy_note)) + "\n";
   out += "</ul>\n";
   return out + html_element("h2", "Command") + "\n" + html_element("pre", xml_escape(r.command)) + "\n";

@@ -93,11 +93,15 @@ std::string machine_summary(const BenchReport& r) {
          fixed(r.load_average_end) + " at end";
 }
 
-std::string runs_summary(const BenchSettings& s) {
+std::string runs_summary(const BenchReport& r) {
+  const BenchSettings& s = r.settings;
+  const bool pipeline = r.kind == "pipeline";
+  const std::string run = pipeline ? " (one image each)" : "";
   std::string runs = s.seconds > 0 ? "timed runs filling " + fixed(s.seconds, 1) + " s per runtime"
                                    : std::to_string(s.iters) + " timed runs per runtime";
-  return runs + " in " + std::to_string(s.blocks) + " alternating blocks, after 1 cold and " +
-         std::to_string(s.warmup) + " warm-up runs; synthetic inputs seeded with " + std::to_string(s.seed);
+  return runs + run + " in " + std::to_string(s.blocks) + " alternating blocks, after 1 cold and " +
+         std::to_string(s.warmup) + " warm-up runs" +
+         (pipeline ? "" : "; synthetic inputs seeded with " + std::to_string(s.seed));
 }
 
 std::string inputs_summary(const BenchReport& r) {
@@ -162,7 +166,7 @@ std::string to_markdown(const BenchReport& r) {
   std::string out = "## edgemm bench: " + r.subject + "\n\n";
   out += "- Machine: " + machine_summary(r) + "\n";
   out += "- Inputs: " + inputs_summary(r) + "\n";
-  out += "- Runs: " + runs_summary(r.settings) + "\n";
+  out += "- Runs: " + runs_summary(r) + "\n";
   out += "- " + r.energy_note + "\n";
   out += "- Command: `" + r.command + "`\n\n";
   out += peers_section(r) + "\n";

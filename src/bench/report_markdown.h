@@ -28,7 +28,7 @@ std::string machine_summary(const BenchReport& report);
 
 /// How the runs were made: timed runs (or time budget) per runtime, blocks, cold and warm-up
 /// runs, and the seed of the synthetic inputs.
-std::string runs_summary(const BenchSettings& settings);
+std::string runs_summary(const BenchReport& report);
 
 /// Every distinct input description of the report's points, joined with "; ".
 std::string inputs_summary(const BenchReport& report);

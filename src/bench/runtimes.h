@@ -58,7 +58,8 @@ inline const std::vector<std::string> kRuntimeNames = {"edgemm", "onnxruntime", 
 /// without loading anything. Errors: kInvalidArgument for an unknown name.
 Expected<std::unique_ptr<BenchRuntime>> make_runtime(const std::string& name, const RuntimeSetup& setup);
 
-/// Canonical runtime name for an alias ("ort" → "onnxruntime"); unknown names are returned as is.
+/// Canonical runtime name for an alias ("ort" → "onnxruntime", "guten" → "guten-ocr"); unknown
+/// names are returned as is.
 std::string canonical_runtime_name(const std::string& name);
 
 /// Creates edgemm's own runtime (Inferencer with setup.fixed_shapes pinned, setup.threads).

@@ -22,7 +22,10 @@ Status invalid(const std::string& message) { return Status(StatusCode::kInvalidM
 Expected<std::string> read_file(const std::string& path, const std::string& what) {
   std::error_code ec;
   if (!fs::is_regular_file(path, ec)) {
-    return make_error(StatusCode::kIo, "cannot read " + what + " '" + path + "': no such file");
+    const std::string why = fs::is_directory(path, ec) ? "it is a folder"
+                            : fs::exists(path, ec)     ? "not a regular file"
+                                                       : "no such file";
+    return make_error(StatusCode::kIo, "cannot read " + what + " '" + path + "': " + why);
   }
   std::ifstream in(path, std::ios::binary);
   if (!in) return make_error(StatusCode::kIo, "cannot open " + what + " '" + path + "'");

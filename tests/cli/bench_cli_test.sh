@@ -108,6 +108,18 @@ check zero-threads 2 "$bin" bench "$cls" --shape x=1,3,48,192 --threads 0
 check absurd-shape 5 "$bin" bench "$cls" --shape x=1,3,100000,100000
 check pipeline-with-sweep 2 "$bin" bench --pipeline ocr --set "$tmp/set" --sweep size=320,640
 check model-with-set 2 "$bin" bench "$cls" --shape x=1,3,48,192 --set "$tmp/set"
+check seconds-nan 2 "$bin" bench "$cls" --shape x=1,3,48,192 --seconds nan
+check duplicate-threads 2 "$bin" bench "$cls" --shape x=1,3,48,192 --threads 1,1
+check duplicate-shape 2 "$bin" bench "$cls" --shape x=1,3,48,192 --shape x=1,3,48,96
+check report-over-model 2 "$bin" bench "$cls" --shape x=1,3,48,192 --report "$cls"
+check unwritable-report 6 "$bin" bench "$cls" --shape x=1,3,48,192 --report "$tmp/no_dir/r.html"
+expect_text unwritable-message "$tmp/err" "No such file or directory"
+/usr/bin/python3 -c 'import numpy; numpy.save("'"$tmp"'/x_f64.npy", numpy.zeros((1, 3, 48, 192)))'
+check npy-wrong-dtype 2 "$bin" bench "$cls" --input x="$tmp/x_f64.npy"
+mkdir -p "$tmp/badset" && head -c 2000 /dev/urandom >"$tmp/badset/corrupt.png"
+check edgemm-fails-exit-code 2 "$bin" bench --pipeline ocr --set "$tmp/badset" --json
+json_check edgemm-failure-reported "$tmp/out" 'r["points"][0]["runtimes"][0]["failed_stage"] == "run" and
+  r["points"][0]["runtimes"][0]["failed_code"] == "InvalidArgument"'
 check pipeline-no-set 2 "$bin" bench --pipeline ocr
 check pipeline-empty-set 6 "$bin" bench --pipeline ocr --set "$tmp/empty_dir_missing"
 check json-error 2 "$bin" bench "$cls" --compare nope --json

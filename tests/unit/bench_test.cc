@@ -153,6 +153,7 @@ TEST(BenchSweep, ParsesAndAppliesToTheRightAxes) {
   EXPECT_FALSE(parse_sweep("size="));
   EXPECT_FALSE(parse_sweep("size=64,abc"));
   EXPECT_FALSE(parse_sweep("batch=0"));
+  EXPECT_FALSE(parse_sweep("size=32,64,32"));
 
   auto size = apply_sweep(nchw_symbolic(), {}, "size", 320);
   ASSERT_TRUE(size) << size.status().to_string();
@@ -206,12 +207,14 @@ BenchReport sample_report() {
   p.runtimes.push_back(ok_result("edgemm", {10, 11, 9, 10.5, 10, 10}));
   p.runtimes.push_back(ok_result("onnxruntime", {20, 21, 19, 20, 20.5, 20}));
   p.runtimes.back().energy = RuntimeEnergy{0.5, 25};
+  p.runtimes.front().energy_error = "the power command 'x' exited with status 1";
   p.runtimes.back().stage_median_ms = {{"det", 1.5}};
   RuntimeResult failed;
   failed.name = "opencv";
   failed.version = "4.6.0";
   failed.error = "OpenCV DNN cannot load the model: Shape";
   failed.failed_stage = "load";
+  failed.failed_code = StatusCode::kUnsupported;
   p.runtimes.push_back(failed);
   finish_point(p);
   r.points.push_back(p);
@@ -240,7 +243,10 @@ TEST(BenchReport, JsonRoundTripIsExact) {
   ASSERT_TRUE(again);
   EXPECT_EQ(to_json(*again), first);
   EXPECT_EQ(first["points"][0]["runtimes"][2]["failed_stage"], "load");
+  EXPECT_EQ(first["points"][0]["runtimes"][2]["failed_code"], "Unsupported");
+  EXPECT_EQ(back->points[0].runtimes[2].failed_code, StatusCode::kUnsupported);
   EXPECT_TRUE(first["points"][0]["runtimes"][0]["energy"].is_null());
+  EXPECT_EQ(first["points"][0]["runtimes"][0]["energy_error"], "the power command 'x' exited with status 1");
 }
 
 TEST(BenchReport, RejectsOtherSchemasAndMissingFields) {
@@ -322,16 +328,18 @@ TEST(BenchCompare, BlocksAlternateAndRotate) {
   EXPECT_EQ(last_total, 14);
 }
 
-TEST(BenchCompare, SecondsBudgetSetsTheRunCount) {
+TEST(BenchCompare, SecondsBudgetIsFilledInEveryBlock) {
   std::vector<std::string> log;
   std::vector<std::unique_ptr<BenchRuntime>> rts;
   rts.push_back(std::make_unique<FakeRuntime>("a", 10.0, &log));
+  rts.push_back(std::make_unique<FakeRuntime>("b", 40.0, &log));
   CompareOptions options;
   options.warmup = 3;
-  options.seconds = 0.5;  // 500 ms at 10 ms per run
+  options.seconds = 0.5;  // 100 ms per block: 10 runs of a, 3 runs of b (120 ms, the last overshoots)
   options.blocks = 5;
   const auto results = compare_runtimes(rts, options);
   EXPECT_EQ(results[0].times_ms.size(), 50u);
+  EXPECT_EQ(results[1].times_ms.size(), 15u);
 }
 
 TEST(BenchCompare, EnergyIsScaledToTheBlocksOwnTime) {

@@ -78,8 +78,14 @@ How the numbers are made:
   nodes without shapes (PP-OCRv4 rec, cls).
 - Energy is reported only where the machine has a counter (powercap/RAPL, hwmon, or
   `--power-cmd`); this VM has none, so every report says "energy: not measured (no counter)".
-- OpenCV DNN 4.6 cannot load the PP-OCRv4 exports, whose input shapes are dynamic; the reports
-  keep its error. (`edgemm convert --fix-shape`, issue 6, is meant to make such files loadable.)
+- OpenCV DNN 4.6 cannot load the PP-OCRv4 exports (dynamic input shapes; Clip with min/max
+  inputs); the reports keep its error. (`edgemm convert --fix-shape`, issue 6, is meant to make
+  such files loadable.)
+- ONNX Runtime's times include onnxruntime-node's per-call cost (tensor wrapping, the JS
+  promise: about 0.1–0.5 ms), which matters only for models that run in a few milliseconds.
+- edgemm's two-thread runs use OpenMP, whose threads spin-wait between parallel regions; when
+  another process keeps a core busy they lose much more time than ONNX Runtime's thread pool
+  (seen: a 3.6 ms model taking over a second). Run on a quiet machine; issue 5 addresses it.
 HEAD
   for s in "${sections[@]}"; do
     name="${s%%|*}" title="${s#*|}"

@@ -2,8 +2,11 @@
 
 #include <unistd.h>
 
+#include <cerrno>
 #include <cmath>
+#include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <iostream>
 
@@ -47,7 +50,9 @@ Expected<std::map<std::string, Shape>> parse_named_shapes(const std::vector<std:
   std::map<std::string, Shape> shapes;
   for (const auto& t : texts) {
     EDGEMM_ASSIGN_OR_RETURN(auto named, parse_named_shape(t));
-    shapes[named.first] = named.second;
+    if (!shapes.emplace(named.first, named.second).second) {
+      return make_error(StatusCode::kInvalidArgument, "--shape is given twice for '" + named.first + "'");
+    }
   }
   return shapes;
 }
@@ -157,6 +162,38 @@ std::string npy_file_name(const std::string& value_name) {
     if (c == '/' || c == ':') c = '_';
   }
   return name + ".npy";
+}
+
+Status check_output_path(const std::string& path, const std::vector<std::string>& inputs) {
+  namespace fs = std::filesystem;
+  if (path.empty()) return make_error(StatusCode::kInvalidArgument, "an output file name is empty");
+  std::error_code ec;
+  for (const auto& input : inputs) {
+    if (!input.empty() && fs::exists(path, ec) && fs::equivalent(path, input, ec)) {
+      return make_error(StatusCode::kInvalidArgument, "refusing to write the output to '" + path + "': it is an input");
+    }
+  }
+  const bool existed = fs::exists(path, ec);
+  errno = 0;
+  std::FILE* f = std::fopen(path.c_str(), "a");
+  if (f == nullptr) return make_error(StatusCode::kIo, "cannot write '" + path + "': " + std::strerror(errno));
+  std::fclose(f);
+  if (!existed) fs::remove(path, ec);
+  return Status::ok();
+}
+
+Status write_text_file(const std::string& path, const std::string& text) {
+  errno = 0;
+  std::FILE* f = std::fopen(path.c_str(), "w");
+  if (f == nullptr) return make_error(StatusCode::kIo, "cannot write '" + path + "': " + std::strerror(errno));
+  const bool written = std::fwrite(text.data(), 1, text.size(), f) == text.size();
+  const int write_errno = errno;
+  const bool closed = std::fclose(f) == 0;
+  if (!written || !closed) {
+    return make_error(StatusCode::kIo,
+                      "cannot write '" + path + "': " + std::strerror(write_errno != 0 ? write_errno : errno));
+  }
+  return Status::ok();
 }
 
 namespace {

@@ -16,10 +16,19 @@ namespace edgemm::cli {
 
 /// Parses "name=1,3,640,640" into (name, shape). Errors: kInvalidArgument.
 Expected<std::pair<std::string, Shape>> parse_named_shape(const std::string& text);
-/// Parses a list of "name=dims" into a map.
+/// Parses a list of "name=dims" into a map. Errors: kInvalidArgument, also for a name given twice.
 Expected<std::map<std::string, Shape>> parse_named_shapes(const std::vector<std::string>& texts);
 /// Splits "name=value" at the first '='. Errors: kInvalidArgument.
 Expected<std::pair<std::string, std::string>> split_assignment(const std::string& text, const std::string& what);
+
+/// Checks, before any long work, that `path` can be written (a missing file is created and
+/// removed again; an existing one is left as is) and is not one of `inputs` (a report must
+/// never overwrite the model it measures). Errors: kInvalidArgument for an input or an empty
+/// path, kIo naming the path and the OS error.
+Status check_output_path(const std::string& path, const std::vector<std::string>& inputs);
+
+/// Writes `text` to `path` (replacing it). Errors: kIo naming the path and the OS error.
+Status write_text_file(const std::string& path, const std::string& text);
 
 /// Records the command line (called once by main) for reports that say how they were made.
 void set_invocation(int argc, char** argv);

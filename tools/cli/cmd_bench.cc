@@ -1,7 +1,8 @@
 #include <chrono>
+#include <cmath>
 #include <ctime>
-#include <fstream>
 #include <iostream>
+#include <optional>
 
 #include "bench/energy.h"
 #include "bench/model_bench.h"
@@ -50,7 +51,7 @@ std::string utc_now() {
 Expected<std::vector<std::string>> runtime_list(const BenchArgs& args) {
   const bool pipeline = !args.pipeline.empty();
   const std::vector<std::string> peers =
-      pipeline ? std::vector<std::string>{"guten"} : std::vector<std::string>{"onnxruntime", "opencv"};
+      pipeline ? std::vector<std::string>{"guten-ocr"} : std::vector<std::string>{"onnxruntime", "opencv"};
   std::vector<std::string> names = {"edgemm"};
   for (const auto& c : args.compare) {
     const std::string name = bench::canonical_runtime_name(c);
@@ -62,14 +63,6 @@ Expected<std::vector<std::string>> runtime_list(const BenchArgs& args) {
     if (std::find(names.begin(), names.end(), name) == names.end()) names.push_back(name);
   }
   return names;
-}
-
-Status write_file(const std::string& path, const std::string& text) {
-  std::ofstream out(path);
-  out << text;
-  out.flush();
-  if (!out) return make_error(StatusCode::kIo, "cannot write '" + path + "'");
-  return Status::ok();
 }
 
 std::string reference_dir(const BenchArgs& args) {
@@ -135,6 +128,14 @@ Expected<std::vector<bench::BenchPoint>> measure(const BenchArgs& args, bench::C
 /// included), then one timed pass, so every recognition batch shape is seen before timing.
 /// Options of the other mode are refused rather than ignored.
 Status resolve_defaults(BenchArgs& args) {
+  for (size_t i = 0; i < args.threads.size(); ++i) {
+    if (std::count(args.threads.begin(), args.threads.begin() + i, args.threads[i])) {
+      return make_error(StatusCode::kInvalidArgument, "--threads lists " + std::to_string(args.threads[i]) + " twice");
+    }
+  }
+  if (!std::isfinite(args.seconds)) {
+    return make_error(StatusCode::kInvalidArgument, "--seconds must be a finite number of seconds");
+  }
   if (args.pipeline.empty() && (!args.set.empty() || !args.models.empty() || args.no_cls)) {
     return make_error(StatusCode::kInvalidArgument, "--set, --models and --no-cls apply to --pipeline ocr");
   }
@@ -154,11 +155,36 @@ Status resolve_defaults(BenchArgs& args) {
   return Status::ok();
 }
 
-Status bench_command(const BenchArgs& args) {
+/// Output files are checked before anything is measured, so a bad path fails in seconds, not
+/// after the benchmark, and never overwrites the model.
+Status check_outputs(const BenchArgs& args) {
+  for (const std::string* path : {&args.markdown, &args.report}) {
+    if (!path->empty()) EDGEMM_RETURN_IF_ERROR(check_output_path(*path, {args.model}));
+  }
+  return Status::ok();
+}
+
+/// edgemm's own first failure: the report keeps it, and the command's exit code says it.
+std::optional<Status> edgemm_failure(const bench::BenchReport& report) {
+  for (const auto& p : report.points) {
+    for (const auto& rt : p.runtimes) {
+      if (rt.name == "edgemm" && !rt.ok()) {
+        return Status(rt.failed_code, "edgemm could not " + rt.failed_stage + " at threads " +
+                                          std::to_string(p.threads) + ": " + rt.error);
+      }
+    }
+  }
+  return std::nullopt;
+}
+
+/// Measures and writes the report; returns the exit code (non-zero when edgemm itself failed,
+/// after the report with the failure has been written).
+Expected<int> bench_command(const BenchArgs& args) {
   if (args.pipeline.empty() == args.model.empty()) {
     return make_error(StatusCode::kInvalidArgument, "give either MODEL or --pipeline ocr --set DIR");
   }
   EDGEMM_ASSIGN_OR_RETURN(std::vector<std::string> runtimes, runtime_list(args));
+  EDGEMM_RETURN_IF_ERROR(check_outputs(args));
   bench::EnergyOptions energy_options;
   energy_options.power_command = args.power_cmd;
   EDGEMM_ASSIGN_OR_RETURN(auto energy, bench::EnergyMeter::open(energy_options));
@@ -171,7 +197,8 @@ Status bench_command(const BenchArgs& args) {
   report.subject = args.pipeline.empty() ? args.model : args.pipeline + " on " + args.set;
   report.command = invocation();
   report.machine = bench::describe_machine();
-  report.settings = {args.warmup, args.seconds > 0 ? 0 : args.iters, args.seconds, args.blocks, args.seed, runtimes};
+  const int blocks = args.seconds > 0 ? args.blocks : std::min(args.blocks, args.iters);
+  report.settings = {args.warmup, args.seconds > 0 ? 0 : args.iters, args.seconds, blocks, args.seed, runtimes};
   report.energy_source = energy->available() ? energy->source() : "";
   report.energy_note =
       energy->available() ? "energy: measured with " + energy->source() : "energy: " + energy->unavailable_reason();
@@ -180,20 +207,21 @@ Status bench_command(const BenchArgs& args) {
   compare.warmup = args.warmup;
   compare.iters = args.iters;
   compare.seconds = args.seconds;
-  compare.blocks = args.blocks;
+  compare.blocks = blocks;
   compare.energy = energy.get();
   EDGEMM_ASSIGN_OR_RETURN(report.points, measure(args, compare, runtimes));
   report.load_average_end = bench::load_average_1m();
 
   const std::string markdown = bench::to_markdown(report);
-  if (!args.markdown.empty()) EDGEMM_RETURN_IF_ERROR(write_file(args.markdown, markdown));
-  if (!args.report.empty()) EDGEMM_RETURN_IF_ERROR(write_file(args.report, bench::to_html(report)));
-  if (args.json) {
-    std::cout << json_text(bench::to_json(report)) << std::endl;
-  } else {
-    std::cout << markdown;
+  if (!args.markdown.empty()) EDGEMM_RETURN_IF_ERROR(write_text_file(args.markdown, markdown));
+  if (!args.report.empty()) EDGEMM_RETURN_IF_ERROR(write_text_file(args.report, bench::to_html(report)));
+  std::cout << (args.json ? json_text(bench::to_json(report)) + "\n" : markdown) << std::flush;
+  if (!std::cout) return make_error(StatusCode::kIo, "cannot write the report to standard output");
+  if (auto failure = edgemm_failure(report)) {
+    std::cerr << "edgemm bench: error: " << failure->message() << "\n";
+    return exit_code(*failure);
   }
-  return Status::ok();
+  return 0;
 }
 
 }  // namespace
@@ -240,8 +268,12 @@ void add_bench_command(CLI::App& app, int& exit_code) {
   cmd->callback([args, &exit_code] {
     BenchArgs resolved = *args;
     Status status = resolve_defaults(resolved);
-    if (status.is_ok()) status = bench_command(resolved);
-    if (!status.is_ok()) exit_code = report_error("bench", status, args->json);
+    if (!status.is_ok()) {
+      exit_code = report_error("bench", status, args->json);
+      return;
+    }
+    Expected<int> code = bench_command(resolved);
+    exit_code = code ? *code : report_error("bench", code.status(), args->json);
   });
 }
 

@@ -42,13 +42,6 @@ Expected<std::map<std::string, std::string>> parse_npy_files(const std::vector<s
   return files;
 }
 
-Status write_file(const std::string& path, const std::string& text, const std::string& what) {
-  std::ofstream out(path);
-  out << text;
-  if (!out) return make_error(StatusCode::kIo, "cannot write the " + what + " to '" + path + "'");
-  return Status::ok();
-}
-
 /// True when every body cell of column `c` is a number (then it is right-aligned).
 bool numeric_column(const bench::TextTable& table, size_t c) {
   for (size_t r = 1; r < table.size(); ++r) {
@@ -91,6 +84,9 @@ void print_text(const bench::ProfileReport& r, size_t top) {
 }
 
 Status profile_command(const ProfileArgs& args) {
+  for (const std::string* path : {&args.trace, &args.markdown, &args.report}) {
+    if (!path->empty()) EDGEMM_RETURN_IF_ERROR(check_output_path(*path, {args.model}));
+  }
   InferencerConfig config;
   config.model_path = args.model;
   config.threads = args.threads;
@@ -108,14 +104,14 @@ Status profile_command(const ProfileArgs& args) {
   report.warmup = args.warmup;
   if (!args.trace.empty()) {
     const auto& nodes = samples[bench::median_sample(samples)].nodes;
-    EDGEMM_RETURN_IF_ERROR(write_file(args.trace, runtime::chrome_trace_json(nodes), "Chrome trace"));
+    EDGEMM_RETURN_IF_ERROR(write_text_file(args.trace, runtime::chrome_trace_json(nodes)));
   }
   if (!args.markdown.empty()) {
     const size_t top = args.top > 0 ? static_cast<size_t>(args.top) : 0;
-    EDGEMM_RETURN_IF_ERROR(write_file(args.markdown, bench::profile_report_markdown(report, top), "Markdown report"));
+    EDGEMM_RETURN_IF_ERROR(write_text_file(args.markdown, bench::profile_report_markdown(report, top)));
   }
   if (!args.report.empty()) {
-    EDGEMM_RETURN_IF_ERROR(write_file(args.report, bench::profile_to_html(report), "HTML report"));
+    EDGEMM_RETURN_IF_ERROR(write_text_file(args.report, bench::profile_to_html(report)));
   }
   if (args.json) {
     std::cout << json_text(bench::profile_report_to_json(report)) << std::endl;
@@ -140,9 +136,9 @@ void add_profile_command(CLI::App& app, int& exit_code) {
   cmd->add_option("-t,--threads", args->threads, "intra-op threads (0 = all cores)")->check(CLI::Range(0, kMaxThreads));
   cmd->add_option("--warmup", args->warmup, "untimed runs first (default 2)")->check(CLI::NonNegativeNumber);
   cmd->add_option("--iters", args->iterations, "profiled runs; node times are medians (default 10)")
-      ->check(CLI::PositiveNumber);
+      ->check(CLI::Range(1, 1000000));
   cmd->add_option("--top", args->top, "node rows shown, longest first (default 20 in text, all in Markdown)")
-      ->check(CLI::PositiveNumber);
+      ->check(CLI::Range(1, 1000000));
   cmd->add_option("--trace", args->trace, "write a Chrome trace JSON of the median run to this file");
   cmd->add_option("--markdown", args->markdown, "write the report as Markdown to this file");
   cmd->add_option("--report", args->report, "write a self-contained HTML report with SVG charts to this file");
