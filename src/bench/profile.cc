@@ -93,14 +93,23 @@ std::string shapes_text(const std::vector<Shape>& shapes) {
   return text;
 }
 
-/// A Markdown table; '|' inside cells is escaped.
+/// A Markdown table; inside cells '|' is escaped, '<' written as &lt; (no HTML from node names) and line breaks become
+/// spaces.
 std::string markdown_table(const TextTable& table) {
   std::string out;
   for (size_t r = 0; r < table.size(); ++r) {
     out += "|";
     for (const std::string& cell : table[r]) {
       std::string escaped;
-      for (char c : cell) escaped += c == '|' ? std::string("\\|") : std::string(1, c);
+      for (char c : cell) {
+        if (c == '|') {
+          escaped += "\\|";
+        } else if (c == '<') {
+          escaped += "&lt;";
+        } else {
+          escaped += (c == '\n' || c == '\r') ? ' ' : c;
+        }
+      }
       out += " " + escaped + " |";
     }
     out += "\n";

@@ -70,7 +70,9 @@ TEST(BenchMemory, PeakFollowsTouchedMemoryAndResets) {
   ASSERT_TRUE(reset_peak_rss().is_ok());
   auto reset = read_process_memory();
   ASSERT_TRUE(reset);
-  EXPECT_LT(reset->peak_rss_bytes, after->peak_rss_bytes - (int64_t{60} << 20));
+  // The block is freed, so the reset brings the peak down to the current RSS (which stays
+  // high under AddressSanitizer: freed memory waits in its quarantine).
+  EXPECT_LE(reset->peak_rss_bytes, reset->rss_bytes + (int64_t{8} << 20));
   EXPECT_FALSE(read_process_memory(999999999));
 }
 
