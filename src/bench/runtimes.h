@@ -51,9 +51,6 @@ class BenchRuntime {
   virtual pid_t host_pid() const { return 0; }
 };
 
-/// Names accepted by make_runtime().
-inline const std::vector<std::string> kRuntimeNames = {"edgemm", "onnxruntime", "opencv"};
-
 /// Creates runtime `name` ("edgemm", "onnxruntime" (alias "ort") or "opencv") for `setup`,
 /// without loading anything. Errors: kInvalidArgument for an unknown name.
 Expected<std::unique_ptr<BenchRuntime>> make_runtime(const std::string& name, const RuntimeSetup& setup);
