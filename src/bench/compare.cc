@@ -8,6 +8,7 @@
 
 #include "bench/energy.h"
 #include "bench/memory.h"
+#include "bench/stats.h"
 
 namespace edgemm::bench {
 
@@ -32,11 +33,6 @@ void fail(Entry& e, const char* stage, const Status& status) {
   e.result.error = message;
   e.result.failed_stage = stage;
   e.result.failed_code = status.code();
-}
-
-double median_of(std::vector<double> values) {
-  std::sort(values.begin(), values.end());
-  return values[values.size() / 2];
 }
 
 /// Starts, loads, runs cold and warms up one runtime, reading its host's memory around it.
@@ -64,7 +60,7 @@ void set_up(Entry& e, const CompareOptions& options) {
     e.result.memory = {before->rss_bytes, after->peak_rss_bytes, after->rss_bytes};
   }
   e.planned = options.iters;
-  e.per_run_ms = std::max(median_of(warm->empty() ? *cold : *warm), 1e-3);
+  e.per_run_ms = std::max(summarize(warm->empty() ? *cold : *warm).median, 1e-3);
 }
 
 /// Runs one block. With a meter, its joules cover the span between its first and last reading,

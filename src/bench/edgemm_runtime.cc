@@ -7,10 +7,6 @@ namespace edgemm::bench {
 
 namespace {
 
-double ms_since(std::chrono::steady_clock::time_point start) {
-  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
-}
-
 class EdgemmRuntime : public BenchRuntime {
  public:
   explicit EdgemmRuntime(const RuntimeSetup& setup) : setup_(setup) {}

@@ -19,10 +19,6 @@ std::string parallel_framework() {
   return info.substr(start, info.find('\n', start) - start);
 }
 
-double ms_since(std::chrono::steady_clock::time_point start) {
-  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
-}
-
 class OpenCvRuntime : public BenchRuntime {
  public:
   explicit OpenCvRuntime(const RuntimeSetup& setup) : setup_(setup) {}

@@ -31,7 +31,7 @@ class OcrRuntime : public BenchRuntime {
   Expected<double> load() override {
     const auto start = std::chrono::steady_clock::now();
     EDGEMM_ASSIGN_OR_RETURN(pipeline_, ocr::OcrPipeline::create(options_));
-    return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+    return ms_since(start);
   }
 
   Expected<std::vector<double>> run(int iters) override {
@@ -41,7 +41,7 @@ class OcrRuntime : public BenchRuntime {
       const auto start = std::chrono::steady_clock::now();
       auto result = pipeline_->run_file(image);
       if (!result) return make_error(result.status().code(), image + ": " + result.status().message());
-      times.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count());
+      times.push_back(ms_since(start));
       stages_.push_back(result->timings);
     }
     return times;

@@ -2,9 +2,10 @@
 
 #include <algorithm>
 #include <chrono>
-#include <cstdio>
 #include <map>
 #include <numeric>
+
+#include "bench/format.h"
 
 namespace edgemm::bench {
 
@@ -79,12 +80,6 @@ std::vector<OpTypeStats> op_type_stats(const std::vector<NodeStats>& nodes, doub
   std::stable_sort(stats.begin(), stats.end(),
                    [](const OpTypeStats& a, const OpTypeStats& b) { return a.time_us > b.time_us; });
   return stats;
-}
-
-std::string fixed(double v, int decimals) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%.*f", decimals, v);
-  return buf;
 }
 
 std::string shapes_text(const std::vector<Shape>& shapes) {

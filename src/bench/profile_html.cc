@@ -1,8 +1,8 @@
 #include "bench/profile_html.h"
 
 #include <algorithm>
-#include <cstdio>
 
+#include "bench/format.h"
 #include "bench/html.h"
 #include "bench/svg.h"
 
@@ -12,12 +12,6 @@ namespace {
 
 constexpr const char* kBarColour = "#0072B2";  ///< edgemm's colour in bench reports
 constexpr size_t kChartNodes = 25;             ///< slowest nodes shown in the node chart
-
-std::string fixed(double v, int digits) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%.*f", digits, v);
-  return buf;
-}
 
 std::string summary_section(const ProfileReport& r) {
   std::string items;

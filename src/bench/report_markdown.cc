@@ -1,18 +1,13 @@
 #include "bench/report_markdown.h"
 
 #include <algorithm>
-#include <cstdio>
 #include <set>
+
+#include "bench/format.h"
 
 namespace edgemm::bench {
 
 namespace {
-
-std::string fixed(double v, int digits = 2) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%.*f", digits, v);
-  return buf;
-}
 
 std::string join(const std::vector<std::string>& items, const std::string& sep) {
   std::string out;
@@ -89,8 +84,8 @@ std::string machine_summary(const BenchReport& r) {
   const MachineInfo& m = r.machine;
   return m.cpu + ", " + std::to_string(m.logical_cpus) + " logical CPUs (" + m.arch +
          (m.isa.empty() ? "" : "; " + join(m.isa, ", ")) + "), " + fixed(m.memory_bytes / 1073741824.0, 1) + " GiB, " +
-         m.os + ", Linux " + m.kernel + "; load average " + fixed(m.load_average_1m) + " at start, " +
-         fixed(r.load_average_end) + " at end";
+         m.os + ", Linux " + m.kernel + "; load average " + fixed(m.load_average_1m, 2) + " at start, " +
+         fixed(r.load_average_end, 2) + " at end";
 }
 
 std::string runs_summary(const BenchReport& r) {
@@ -135,10 +130,10 @@ std::vector<std::string> results_row(const BenchPoint& p, const RuntimeResult& r
   }
   const LatencyStats& l = rt.latency;
   for (const std::string& cell :
-       {fixed(l.median), fixed(l.mean) + " ± " + fixed(l.stddev), fixed(l.p90), fixed(l.p99), fixed(l.min),
-        fixed(l.max), fixed(rt.runs_per_s, 1), fixed(rt.load_ms, 1), fixed(rt.cold_ms, 1), mib(rt.memory.peak_added()),
-        rt.gflops > 0 ? fixed(rt.gflops, 1) : "–", energy_cell(rt),
-        rt.edgemm_speedup > 0 ? fixed(rt.edgemm_speedup) : "–"}) {
+       {fixed(l.median, 2), fixed(l.mean, 2) + " ± " + fixed(l.stddev, 2), fixed(l.p90, 2), fixed(l.p99, 2),
+        fixed(l.min, 2), fixed(l.max, 2), fixed(rt.runs_per_s, 1), fixed(rt.load_ms, 1), fixed(rt.cold_ms, 1),
+        mib(rt.memory.peak_added()), rt.gflops > 0 ? fixed(rt.gflops, 1) : "–", energy_cell(rt),
+        rt.edgemm_speedup > 0 ? fixed(rt.edgemm_speedup, 2) : "–"}) {
     row.push_back(cell);
   }
   return row;
@@ -159,7 +154,7 @@ std::vector<std::string> stage_names(const BenchReport& r) {
 std::string stage_cell(const RuntimeResult& rt, const std::string& stage) {
   auto it = std::find_if(rt.stage_median_ms.begin(), rt.stage_median_ms.end(),
                          [&](const auto& entry) { return entry.first == stage; });
-  return it == rt.stage_median_ms.end() ? "–" : fixed(it->second);
+  return it == rt.stage_median_ms.end() ? "–" : fixed(it->second, 2);
 }
 
 std::string to_markdown(const BenchReport& r) {

@@ -2,6 +2,10 @@
 
 namespace edgemm::bench {
 
+double ms_since(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+}
+
 std::string canonical_runtime_name(const std::string& name) {
   if (name == "ort") return "onnxruntime";
   if (name == "guten") return "guten-ocr";

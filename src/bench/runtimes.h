@@ -6,6 +6,7 @@
 
 #include <sys/types.h>
 
+#include <chrono>
 #include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
@@ -50,6 +51,9 @@ class BenchRuntime {
   /// Process whose memory is this runtime's: 0 for this process, else a child's pid.
   virtual pid_t host_pid() const { return 0; }
 };
+
+/// Milliseconds from `start` to now on the steady clock: how every runtime times its runs.
+double ms_since(std::chrono::steady_clock::time_point start);
 
 /// Creates runtime `name` ("edgemm", "onnxruntime" (alias "ort") or "opencv") for `setup`,
 /// without loading anything. Errors: kInvalidArgument for an unknown name.

@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <set>
 
+#include "bench/format.h"
 #include "bench/stats.h"
 
 namespace edgemm::bench::svg {
@@ -19,12 +20,6 @@ constexpr double kCharWidth = 0.62;
 constexpr const char* kTextColour = "#222222";
 constexpr const char* kGridColour = "#e3e3e3";
 constexpr const char* kAxisColour = "#555555";
-
-std::string fixed(double v, int digits) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%.*f", digits, v);
-  return buf;
-}
 
 /// `v` with up to 6 significant digits and no trailing zeros ("96", "0.5").
 std::string shortest(double v) {

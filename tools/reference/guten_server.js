@@ -11,12 +11,10 @@
 'use strict';
 const fs = require('fs');
 const path = require('path');
-const readline = require('readline');
+const { serveJsonLines, msSince } = require('./json_lines_host.js');
 
 const packageVersion = (name) =>
   JSON.parse(fs.readFileSync(path.join(__dirname, 'node_modules', name, 'package.json'), 'utf8')).version;
-const reply = (obj) => process.stdout.write(JSON.stringify(obj) + '\n');
-const msSince = (t0) => Number(process.hrtime.bigint() - t0) / 1e6;
 
 let ocr = null;
 let images = [];
@@ -53,21 +51,4 @@ async function run(req) {
   return { times_ms: times };
 }
 
-async function serve() {
-  reply({ ok: true, ready: true, version: packageVersion('@gutenye/ocr-node'), node: process.version });
-  const lines = readline.createInterface({ input: process.stdin });
-  for await (const line of lines) {
-    try {
-      const req = JSON.parse(line);
-      if (req.op === 'quit') break;
-      const handler = { load, run }[req.op];
-      if (!handler) throw new Error(`unknown op '${req.op}'`);
-      reply({ ok: true, ...(await handler(req)) });
-    } catch (e) {
-      reply({ ok: false, error: String(e && e.message ? e.message : e) });
-    }
-  }
-  process.exit(0);
-}
-
-serve();
+serveJsonLines(packageVersion('@gutenye/ocr-node'), { load, run });

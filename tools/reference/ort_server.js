@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 // ONNX Runtime (onnxruntime-node 1.30, CPU) as a long-lived benchmark peer for `edgemm bench`.
-// Speaks JSON lines: one request per stdin line, one reply per stdout line.
+// Speaks JSON lines (json_lines_host.js): one request per stdin line, one reply per stdout line.
 //   start                                   → {"ok":true,"ready":true,"version":"1.30.0","node":"v20..."}
 //   {"op":"load","model":M,"threads":N,"inputs":{"x":"x.npy"}}
 //                                           → {"ok":true,"load_ms":..,"settings":{...}}
@@ -10,7 +10,7 @@
 // Session: CPU provider, graphOptimizationLevel 'all', intraOpNumThreads N,
 // interOpNumThreads 1, executionMode 'sequential'. Timing: process.hrtime around session.run.
 'use strict';
-const readline = require('readline');
+const { serveJsonLines, msSince } = require('./json_lines_host.js');
 const { readNpy } = require('./ort_run.js');
 
 const ort = require('onnxruntime-node');
@@ -18,8 +18,6 @@ const version = require('onnxruntime-node/package.json').version;
 let session = null;
 let feeds = null;
 
-const reply = (obj) => process.stdout.write(JSON.stringify(obj) + '\n');
-const msSince = (t0) => Number(process.hrtime.bigint() - t0) / 1e6;
 
 async function load(req) {
   const settings = {
@@ -48,22 +46,4 @@ async function run(req) {
   return { times_ms: times };
 }
 
-async function serve() {
-  reply({ ok: true, ready: true, version, node: process.version });
-  const lines = readline.createInterface({ input: process.stdin });
-  for await (const line of lines) {
-    let req;
-    try {
-      req = JSON.parse(line);
-      if (req.op === 'quit') break;
-      const handler = { load, run }[req.op];
-      if (!handler) throw new Error(`unknown op '${req.op}'`);
-      reply({ ok: true, ...(await handler(req)) });
-    } catch (e) {
-      reply({ ok: false, error: String(e && e.message ? e.message : e) });
-    }
-  }
-  process.exit(0);
-}
-
-serve();
+serveJsonLines(version, { load, run });
