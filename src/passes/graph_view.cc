@@ -1,0 +1,74 @@
+#include "passes/graph_view.h"
+
+#include "runtime/compiled_graph.h"
+
+namespace edgemm::passes {
+
+GraphView::GraphView(const ir::Graph& graph) : graph_(graph) {
+  for (const auto& o : graph.outputs) outputs_.insert(o.name);
+  for (int k = 0; k < static_cast<int>(graph.nodes.size()); ++k) {
+    const ir::Node& node = graph.nodes[k];
+    for (const auto& out : node.outputs) {
+      if (!out.empty()) producer_[out] = k;
+    }
+    std::unordered_set<std::string> read(node.inputs.begin(), node.inputs.end());
+    for (const auto& [key, attr] : node.attributes) {
+      if (attr.kind == ir::Attribute::Kind::kGraph && attr.g) {
+        for (const auto& name : runtime::free_variables(*attr.g)) read.insert(name);
+      }
+    }
+    read.erase("");
+    for (const auto& name : read) consumers_[name].push_back(k);
+  }
+}
+
+int GraphView::producer(const std::string& value) const {
+  auto it = producer_.find(value);
+  return it == producer_.end() ? -1 : it->second;
+}
+
+const std::vector<int>& GraphView::consumers(const std::string& value) const {
+  static const std::vector<int> kNone;
+  auto it = consumers_.find(value);
+  return it == consumers_.end() ? kNone : it->second;
+}
+
+bool GraphView::single_use(const std::string& value) const {
+  if (is_graph_output(value)) return false;
+  const std::vector<int>& readers = consumers(value);
+  if (readers.size() != 1) return false;
+  int uses = 0;
+  for (const auto& in : graph_.nodes[readers[0]].inputs) uses += in == value ? 1 : 0;
+  return uses == 1;
+}
+
+const Tensor* constant(const ir::Graph& graph, const std::string& name) {
+  auto it = graph.initializers.find(name);
+  return it == graph.initializers.end() ? nullptr : &it->second;
+}
+
+std::optional<float> scalar_constant(const ir::Graph& graph, const std::string& name) {
+  const Tensor* t = constant(graph, name);
+  if (t == nullptr || t->dtype() != DataType::kFloat32 || t->element_count() != 1) return std::nullopt;
+  return t->data<float>()[0];
+}
+
+void remove_nodes(ir::Graph& graph, const std::vector<bool>& dead) {
+  std::vector<ir::Node> kept;
+  kept.reserve(graph.nodes.size());
+  for (size_t k = 0; k < graph.nodes.size(); ++k) {
+    if (!dead[k]) kept.push_back(std::move(graph.nodes[k]));
+  }
+  graph.nodes = std::move(kept);
+}
+
+std::string add_initializer(ir::Graph& graph, const std::string& hint, Tensor value) {
+  std::string name = hint;
+  for (int i = 1; graph.initializers.count(name) != 0; ++i) name = hint + "_" + std::to_string(i);
+  graph.initializers[name] = std::move(value);
+  return name;
+}
+
+void use_edgemm_domain(ir::Model& model) { model.opsets[kEdgemmDomain] = 1; }
+
+}  // namespace edgemm::passes
