@@ -10,8 +10,8 @@ namespace {
 
 bool is_foldable_op(const ir::Node& node) {
   static const std::unordered_set<std::string> kNever = {
-      "RandomNormal", "RandomUniform", "RandomNormalLike", "RandomUniformLike", "Multinomial",
-      "Bernoulli",    "If",            "Loop",             "Scan",              "SequenceConstruct"};
+      "RandomNormal", "RandomUniform", "RandomNormalLike", "RandomUniformLike", "Multinomial", "Bernoulli", "If",
+      "Loop",         "Scan",          "SequenceConstruct"};
   if (!node.domain.empty() || kNever.count(node.op_type)) return false;
   for (const auto& [key, attr] : node.attributes) {
     if (attr.kind == ir::Attribute::Kind::kGraph) return false;
@@ -133,8 +133,10 @@ void eliminate_dead_nodes(ir::Graph& graph, PassReport& report) {
   }
   std::vector<ir::Node> kept;
   for (size_t k = 0; k < graph.nodes.size(); ++k) {
-    if (keep[k]) kept.push_back(std::move(graph.nodes[k]));
-    else ++report.removed_nodes;
+    if (keep[k])
+      kept.push_back(std::move(graph.nodes[k]));
+    else
+      ++report.removed_nodes;
   }
   graph.nodes = std::move(kept);
   for (auto it = graph.initializers.begin(); it != graph.initializers.end();) {
@@ -145,6 +147,10 @@ void eliminate_dead_nodes(ir::Graph& graph, PassReport& report) {
 void optimize(ir::Model& model, PassReport& report) {
   report.nodes_before = static_cast<int>(model.graph.nodes.size());
   fold_constants(model, report);
+  eliminate_dead_nodes(model.graph, report);
+  fold_conv_affine(model, report);
+  recognize_activations(model, report);
+  fuse_conv_epilogue(model, report);
   eliminate_dead_nodes(model.graph, report);
   report.nodes_after = static_cast<int>(model.graph.nodes.size());
 }
