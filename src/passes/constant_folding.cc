@@ -146,6 +146,9 @@ void optimize(ir::Model& model, PassReport& report) {
   report.nodes_before = static_cast<int>(model.graph.nodes.size());
   fold_constants(model, report);
   eliminate_dead_nodes(model.graph, report);
+  // Conv fusions (epilogues into FusedConv) go here: they must run before the elementwise chains.
+  fuse_elementwise_chains(model, report);
+  eliminate_dead_nodes(model.graph, report);  // initializers that became step parameters
   report.nodes_after = static_cast<int>(model.graph.nodes.size());
 }
 
