@@ -124,7 +124,7 @@ void write_steps(Node& node, const std::vector<Step>& steps) {
 float apply_unary(const Step& s, float v) {
   switch (s.kind) {
     case StepKind::kRelu:
-      return v > 0 ? v : 0;
+      return v < 0 ? 0 : v;  // NaN passes, as in the Relu kernel
     case StepKind::kClip:
       return std::min(std::max(v, s.alpha), s.beta);
     case StepKind::kLinear:

@@ -150,8 +150,9 @@ void optimize(ir::Model& model, PassReport& report) {
   eliminate_dead_nodes(model.graph, report);
   fold_conv_affine(model, report);
   recognize_activations(model, report);
-  fuse_conv_epilogue(model, report);
-  eliminate_dead_nodes(model.graph, report);
+  fuse_conv_epilogue(model, report);  // before the chains: a Conv takes the ops that follow it
+  fuse_elementwise_chains(model, report);
+  eliminate_dead_nodes(model.graph, report);  // initializers that became step parameters
   report.nodes_after = static_cast<int>(model.graph.nodes.size());
 }
 

@@ -48,6 +48,16 @@ void recognize_activations(ir::Model& model, PassReport& report);
 /// com.edgemm FusedConv / FusedConvTranspose with those ops as its epilogue.
 void fuse_conv_epilogue(ir::Model& model, PassReport& report);
 
+/// Replaces each maximal chain of float32 elementwise nodes (Relu, Clip with constant bounds,
+/// Sigmoid, HardSigmoid, HardSwish, Tanh, Exp, Sqrt, Abs, Neg; Add, Sub, Mul, Div, Max, Min, Pow
+/// with one input on the chain; com.edgemm ElementwiseChain) by one kEdgemmDomain
+/// ElementwiseChain node named and writing like the chain's last node. Intermediate values must
+/// have a single use and not be graph outputs; after the first node, the other operand of a
+/// binary node must broadcast into the chain value (shapes known from value_infos). Scalar
+/// constant operands become unary steps. Counts "elementwise chain" (chains) and
+/// "elementwise chain (nodes fused)" in report.patterns. Single nodes are left alone.
+void fuse_elementwise_chains(ir::Model& model, PassReport& report);
+
 /// Runs all load-time passes in order.
 void optimize(ir::Model& model, PassReport& report);
 
