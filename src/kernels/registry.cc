@@ -57,6 +57,7 @@ const KernelRegistry& cpu_registry() {
     register_pool_kernels(r);
     register_resize_kernels(r);
     register_control_flow_kernels(r);
+    register_layout_kernels(r);
     register_elementwise_chain_kernels(r);
     return r;
   }();

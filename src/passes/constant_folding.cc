@@ -1,5 +1,6 @@
 #include <unordered_set>
 
+#include "kernels/cpu/onednn.h"
 #include "passes/passes.h"
 #include "runtime/compiled_graph.h"
 #include "runtime/single_node.h"
@@ -152,6 +153,8 @@ void optimize(ir::Model& model, PassReport& report) {
   recognize_activations(model, report);
   fuse_conv_epilogue(model, report);  // before the chains: a Conv takes the ops that follow it
   fuse_elementwise_chains(model, report);
+  // Blocked layouts pay off only on oneDNN's convolutions; the reference loops would convert.
+  if (kernels::onednn::enabled()) assign_blocked_layouts(model, report);
   eliminate_dead_nodes(model.graph, report);  // initializers that became step parameters
   report.nodes_after = static_cast<int>(model.graph.nodes.size());
 }

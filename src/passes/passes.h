@@ -58,6 +58,11 @@ void fuse_conv_epilogue(ir::Model& model, PassReport& report);
 /// "elementwise chain (nodes fused)" in report.patterns. Single nodes are left alone.
 void fuse_elementwise_chains(ir::Model& model, PassReport& report);
 
+/// Gives convolution chains the blocked nChw8c layout (values stored [N, C/8, H, W, 8]) with
+/// com.edgemm Reorder nodes only where a value leaves the chain (see layout.cc). Runs last: it
+/// changes value shapes that the other passes match on.
+void assign_blocked_layouts(ir::Model& model, PassReport& report);
+
 /// Runs all load-time passes in order.
 void optimize(ir::Model& model, PassReport& report);
 

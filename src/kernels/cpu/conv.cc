@@ -19,6 +19,7 @@
 #include <memory>
 #include <mutex>
 #include <new>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -27,12 +28,16 @@
 #include "kernels/cpu/conv_epilogue.h"
 #include "kernels/cpu/conv_reference.h"
 #include "kernels/cpu/families.h"
+#include "kernels/cpu/layout.h"
 #include "kernels/cpu/onednn.h"
 
 namespace edgemm::kernels {
 namespace {
 
 using dnnl::memory;
+
+// Logical shapes of the node inputs that epilogue steps read (nullopt elsewhere).
+using OperandShapes = std::vector<std::optional<Shape>>;
 
 // A shape oneDNN was prepared for: primitive, layouts and the reorders at the edges.
 struct ConvPlan {
@@ -80,6 +85,11 @@ memory::desc onnx_weights_desc(const ConvGeometry& g, bool transpose) {
   return memory::desc(dims, memory::data_type::f32, strides);
 }
 
+// oneDNN's nChw8c descriptor of a logical [N, C, H, W] (see layout.h).
+memory::desc blocked_desc(const Shape& logical) {
+  return memory::desc(onednn::to_dims(logical), memory::data_type::f32, memory::format_tag::nChw8c);
+}
+
 // Activation layout policy (measured on x86 with oneDNN 2.6, 1 thread): the layout oneDNN
 // picks (format_tag::any: blocked nChw8c/16c, reorders at the op's edges) is fastest for
 // regular, depthwise and 3x3 convolutions; with fewer output channels than a block, plain NCHW
@@ -111,6 +121,10 @@ class ConvKernel final : public Kernel {
 
   const char* name() const override { return name_; }
   void set_name(const char* name) { name_ = name; }
+  void set_layouts(bool src_blocked, bool dst_blocked) {
+    src_blocked_ = src_blocked;
+    dst_blocked_ = dst_blocked;
+  }
 
   Expected<ConvGeometry> geometry(const ir::Node& node, const Shape& x, const Shape& w, const Shape* b) const {
     return transpose_ ? conv_transpose_geometry(node, attrs_, x, w, b) : conv_geometry(node, attrs_, x, w, b);
@@ -121,12 +135,12 @@ class ConvKernel final : public Kernel {
   // `epilogue` false prepares the bare convolution (used to prepack weights at creation, when
   // the operands' shapes are not known yet).
   std::shared_ptr<const ConvPlan> plan(const ir::Node& node, const ConvGeometry& g, bool has_bias,
-                                       const std::vector<const Shape*>& operands, bool epilogue = true) const {
+                                       const OperandShapes& operands, bool epilogue = true) const {
     Shape tail = g.kernel;
     tail.push_back(g.out_channels);
     tail.push_back(has_bias ? 1 : 0);
     std::string key = onednn::shape_key(Shape{g.batch, g.in_channels}, g.in_spatial, tail);
-    for (const Shape* s : operands) key += s != nullptr ? shape_to_string(*s) : "-";
+    for (const auto& s : operands) key += s ? shape_to_string(*s) : "-";
     if (!epilogue) key += "bare";
     std::lock_guard<std::mutex> lock(mutex_);
     auto it = plans_.find(key);
@@ -156,8 +170,20 @@ class ConvKernel final : public Kernel {
                                 "' has dtype " + dtype_name(dt));
     }
     const Shape b_shape = b != nullptr ? b->shape() : Shape{};
-    EDGEMM_ASSIGN_OR_RETURN(ConvGeometry g, geometry(node, x->shape(), w->shape(), b ? &b_shape : nullptr));
-    EDGEMM_ASSIGN_OR_RETURN(Tensor * y, ctx.allocate_output(0, dt, g.output_shape()));
+    if (src_blocked_ && (x->rank() != 5 || x->shape()[4] != kChannelBlock)) {
+      return ir::node_error(node, StatusCode::kInvalidArgument,
+                            "input '" + node.inputs[0] + "' has shape " + shape_to_string(x->shape()) +
+                                "; src_layout nChw8c expects [N, C/8, H, W, 8]");
+    }
+    const Shape x_shape = src_blocked_ ? logical_shape(x->shape()) : x->shape();
+    EDGEMM_ASSIGN_OR_RETURN(ConvGeometry g, geometry(node, x_shape, w->shape(), b ? &b_shape : nullptr));
+    if (dst_blocked_ &&
+        (g.out_spatial.size() != 2 || g.out_channels % kChannelBlock != 0 || dt != DataType::kFloat32)) {
+      return ir::node_error(node, StatusCode::kInvalidArgument,
+                            "dst_layout nChw8c needs a float32 2-D convolution with a multiple of 8 output channels");
+    }
+    const Shape y_shape = g.output_shape();
+    EDGEMM_ASSIGN_OR_RETURN(Tensor * y, ctx.allocate_output(0, dt, dst_blocked_ ? blocked_shape(y_shape) : y_shape));
     if (y->element_count() == 0) return Status::ok();
     const int threads = ctx.threads();
     if (dt == DataType::kFloat64) {
@@ -169,19 +195,38 @@ class ConvKernel final : public Kernel {
       std::shared_ptr<const ConvPlan> p = plan(node, g, b != nullptr, operand_shapes(ctx));
       if (!p->reference) {
         EDGEMM_RETURN_IF_ERROR(run_onednn(ctx, *p, *x, *w, b, y, threads));
-        return apply_epilogue(p->loop_steps, ctx, *y, p->bias_in_loops ? b : nullptr, threads);
+        return apply_epilogue(p->loop_steps, ctx, *y, p->bias_in_loops ? b : nullptr, dst_blocked_, threads);
       }
     }
-    run_reference<float>(g, *x, *w, b, y, threads);
-    return apply_epilogue(steps_, ctx, *y, nullptr, threads);
+    EDGEMM_RETURN_IF_ERROR(run_reference_f32(g, *x, *w, b, y, threads));
+    return apply_epilogue(steps_, ctx, *y, nullptr, dst_blocked_, threads);
   }
 
-  // Shapes of the node inputs that epilogue steps read (nullptr elsewhere).
-  std::vector<const Shape*> operand_shapes(const KernelContext& ctx) const {
-    std::vector<const Shape*> shapes(static_cast<size_t>(ctx.input_count()), nullptr);
+  // The reference loops on float32, converting blocked input/output through plain copies.
+  Status run_reference_f32(const ConvGeometry& g, const Tensor& x, const Tensor& w, const Tensor* b, Tensor* y,
+                           int threads) const {
+    Tensor plain_x = x, plain_y = *y;
+    if (src_blocked_) {
+      EDGEMM_ASSIGN_OR_RETURN(plain_x, Tensor::create(DataType::kFloat32, logical_shape(x.shape())));
+      from_blocked(x.data<float>(), plain_x.data<float>(), plain_x.shape(), threads);
+    }
+    if (dst_blocked_) {
+      EDGEMM_ASSIGN_OR_RETURN(plain_y, Tensor::create(DataType::kFloat32, g.output_shape()));
+    }
+    run_reference<float>(g, plain_x, w, b, &plain_y, threads);
+    if (dst_blocked_) to_blocked(plain_y.data<float>(), y->data<float>(), plain_y.shape(), threads);
+    return Status::ok();
+  }
+
+  // Logical shapes of the node inputs that epilogue steps read (blocked operands of a blocked
+  // output are [N, C/8, H, W, 8]: their logical shape is [N, C, H, W]).
+  OperandShapes operand_shapes(const KernelContext& ctx) const {
+    OperandShapes shapes(static_cast<size_t>(ctx.input_count()));
     for (const ir::Step& s : steps_) {
       const Tensor* t = s.binary() ? ctx.input(s.operand) : nullptr;
-      if (t != nullptr) shapes[s.operand] = &t->shape();
+      if (t == nullptr) continue;
+      const bool blocked = dst_blocked_ && t->rank() == 5 && t->shape()[4] == kChannelBlock;
+      shapes[s.operand] = blocked ? logical_shape(t->shape()) : t->shape();
     }
     return shapes;
   }
@@ -239,8 +284,8 @@ class ConvKernel final : public Kernel {
 
   // Builds the oneDNN primitive for one geometry; marks the plan `reference` when oneDNN has no
   // implementation for it. Called with mutex_ held.
-  ConvPlan create_plan(const ir::Node& node, const ConvGeometry& g, bool has_bias,
-                       const std::vector<const Shape*>& operands, bool epilogue) const {
+  ConvPlan create_plan(const ir::Node& node, const ConvGeometry& g, bool has_bias, const OperandShapes& operands,
+                       bool epilogue) const {
     if (transpose_ && epilogue && (has_bias || !steps_.empty())) {
       // oneDNN 2.6 deconvolution runs post-ops, and even its bias, in slow separate passes
       // (PP-OCRv4 det head, 24 channels 160→320: 18 ms with bias, 430 ms with post-ops, 6 ms
@@ -260,8 +305,8 @@ class ConvKernel final : public Kernel {
   }
 
   // create_plan() with the epilogue as post-ops (`epilogue`) or without.
-  ConvPlan try_plan(const ir::Node& node, const ConvGeometry& g, bool has_bias,
-                    const std::vector<const Shape*>& operands, bool epilogue) const {
+  ConvPlan try_plan(const ir::Node& node, const ConvGeometry& g, bool has_bias, const OperandShapes& operands,
+                    bool epilogue) const {
     ConvPlan p;
     p.geom = g;
     p.reference = true;
@@ -271,10 +316,10 @@ class ConvKernel final : public Kernel {
       Shape x_shape = {g.batch, g.in_channels};
       x_shape.insert(x_shape.end(), g.in_spatial.begin(), g.in_spatial.end());
       const Shape y_shape = g.output_shape();
-      p.user_src_md = onednn::plain_f32_desc(x_shape);
-      p.user_dst_md = onednn::plain_f32_desc(y_shape);
+      p.user_src_md = src_blocked_ ? blocked_desc(x_shape) : onednn::plain_f32_desc(x_shape);
+      p.user_dst_md = dst_blocked_ ? blocked_desc(y_shape) : onednn::plain_f32_desc(y_shape);
       p.user_weights_md = onnx_weights_desc(g, transpose_);
-      const bool plain = plain_layout(g, transpose_);
+      const bool plain = plain_layout(g, transpose_) && !src_blocked_ && !dst_blocked_;
       const memory::desc src_any = plain ? p.user_src_md : memory::desc(onednn::to_dims(x_shape), f32, any);
       const memory::desc dst_any = plain ? p.user_dst_md : memory::desc(onednn::to_dims(y_shape), f32, any);
       const memory::desc weights_any(p.user_weights_md.dims(), f32, any);
@@ -292,7 +337,9 @@ class ConvKernel final : public Kernel {
         if (!probe) return p;
         src_md = probe.src_desc();
         dst_md = probe.dst_desc();
-        EpiloguePostOps post = make_post_ops(steps_, operands, y_shape, dst_md);
+        std::vector<const Shape*> shapes;
+        for (const auto& o : operands) shapes.push_back(o ? &*o : nullptr);
+        EpiloguePostOps post = make_post_ops(steps_, shapes, y_shape, dst_md);
         if (!post.supported) return p;
         attr.set_post_ops(post.ops);
         p.binaries = post.binaries;
@@ -400,6 +447,8 @@ class ConvKernel final : public Kernel {
   bool transpose_;
   ConvAttrs attrs_;
   std::vector<ir::Step> steps_;            // epilogue (com.edgemm FusedConv); empty for plain Conv
+  bool src_blocked_ = false;               // X is nChw8c, stored [N, C/8, H, W, 8] (attribute src_layout)
+  bool dst_blocked_ = false;               // Y likewise (attribute dst_layout)
   mutable onednn::PackedWeights weights_;  // constant W (undefined when computed at run time)
   bool use_onednn_;
   const char* name_;
@@ -447,6 +496,17 @@ Expected<std::unique_ptr<Kernel>> make_conv(const KernelInfo& info, bool transpo
   const bool onednn = onednn::enabled() && (w == nullptr || w->dtype() == DataType::kFloat32);
   auto kernel = std::make_unique<ConvKernel>(transpose, attrs, steps, onednn && w != nullptr ? *w : Tensor(), onednn,
                                              kernel_name(transpose, fused, onednn, f64));
+  if (fused) {
+    EDGEMM_ASSIGN_OR_RETURN(const std::string src_layout, info.node.attr_string("src_layout", "NCHW"));
+    EDGEMM_ASSIGN_OR_RETURN(const std::string dst_layout, info.node.attr_string("dst_layout", "NCHW"));
+    for (const std::string& l : {src_layout, dst_layout}) {
+      if (l != "NCHW" && l != "nChw8c") {
+        return ir::node_error(info.node, StatusCode::kInvalidModel,
+                              "layout attributes must be \"NCHW\" or \"nChw8c\", got \"" + l + "\"");
+      }
+    }
+    kernel->set_layouts(src_layout == "nChw8c", dst_layout == "nChw8c");
+  }
   if (onednn && w != nullptr && w->rank() >= 3 && w->rank() <= 5) {
     // Prepack the constant weights now. Shape errors are reported at run, with real inputs.
     const Tensor* b = constant(2);

@@ -32,4 +32,5 @@ void register_pool_kernels(KernelRegistry& registry);  // pool.cc: MaxPool, Aver
 void register_resize_kernels(KernelRegistry& registry);  // resize.cc: Resize, Upsample
 void register_control_flow_kernels(KernelRegistry& registry);  // control_flow.cc: If, Loop, Scan
 void register_elementwise_chain_kernels(KernelRegistry& registry);  // elementwise_chain.cc: com.edgemm ElementwiseChain
+void register_layout_kernels(KernelRegistry& registry);  // layout.cc: com.edgemm Reorder (NCHW <-> nChw8c)
 }  // namespace edgemm::kernels

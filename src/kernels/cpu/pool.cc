@@ -26,6 +26,7 @@
 #include "kernels/cpu/common.h"
 #include "kernels/cpu/conv_reference.h"
 #include "kernels/cpu/families.h"
+#include "kernels/cpu/layout.h"
 
 namespace edgemm::kernels {
 namespace {
@@ -296,18 +297,19 @@ Expected<std::unique_ptr<Kernel>> make_pool(const KernelInfo& info, PoolKind kin
   return std::unique_ptr<Kernel>(std::make_unique<PoolKernel>(std::move(a)));
 }
 
-// Sum and maximum of a contiguous plane with 16 independent lanes, so the loops vectorize
-// without reassociation; lanes are combined in double.
-template <typename T>
+// Sum and maximum of a plane (elements kStride apart) with 16 independent lanes, so the loops
+// vectorize without reassociation; lanes are combined in double. The blocked layout's planes
+// (stride 8) are summed in exactly the order of the NCHW ones, so both give the same bits.
+template <typename T, int64_t kStride = 1>
 double plane_sum(const T* x, int64_t n) {
   T lanes[16] = {};
   int64_t i = 0;
   for (; i + 16 <= n; i += 16) {
-    for (int l = 0; l < 16; ++l) lanes[l] += x[i + l];
+    for (int l = 0; l < 16; ++l) lanes[l] += x[(i + l) * kStride];
   }
   double s = 0;
   for (int l = 0; l < 16; ++l) s += static_cast<double>(lanes[l]);
-  for (; i < n; ++i) s += static_cast<double>(x[i]);
+  for (; i < n; ++i) s += static_cast<double>(x[i * kStride]);
   return s;
 }
 
@@ -385,6 +387,41 @@ class GlobalPoolKernel final : public Kernel {
  private:
   PoolKind kind_;
   int64_t p_;
+};
+
+// com.edgemm GlobalAveragePool-1: GlobalAveragePool on a float32 nChw8c value stored
+// [N, C/8, H, W, 8] (kernels/cpu/layout.h), giving [N, C/8, 1, 1, 8].
+class BlockedGlobalAveragePoolKernel final : public Kernel {
+ public:
+  const char* name() const override { return "f32_global_average_pool_nChw8c"; }
+
+  Status run(KernelContext& ctx) const override {
+    const ir::Node& node = ctx.node();
+    const Tensor* x = ctx.input(0);
+    EDGEMM_RETURN_IF_ERROR(check_input(node, x));
+    if (x->dtype() != DataType::kFloat32) return unsupported_dtype(node, 0, x->dtype());
+    const Shape& s = x->shape();
+    if (s.size() != 5 || s[4] != kChannelBlock) {
+      return ir::node_error(node, StatusCode::kInvalidArgument,
+                            "input '" + node.inputs[0] + "' has shape " + shape_to_string(s) +
+                                "; expected an nChw8c value [N, C/8, H, W, 8]");
+    }
+    EDGEMM_ASSIGN_OR_RETURN(Tensor * y, ctx.allocate_output(0, DataType::kFloat32, {s[0], s[1], 1, 1, s[4]}));
+    const int64_t plane = s[2] * s[3];
+    const float* xv = x->data<float>();
+    float* yv = y->data<float>();
+    parallel_for(ctx.threads(), s[0] * s[1], plane * kChannelBlock, [&](int64_t begin, int64_t end) {
+      for (int64_t b = begin; b < end; ++b) {
+        for (int64_t j = 0; j < kChannelBlock; ++j) {
+          const float* src = xv + b * plane * kChannelBlock + j;
+          yv[b * kChannelBlock + j] =
+              plane == 0 ? 0.f
+                         : static_cast<float>(plane_sum<float, kChannelBlock>(src, plane) / static_cast<double>(plane));
+        }
+      }
+    });
+    return Status::ok();
+  }
 };
 
 Expected<std::unique_ptr<Kernel>> make_global_pool(const KernelInfo& info, PoolKind kind) {
@@ -499,6 +536,9 @@ void register_pool_kernels(KernelRegistry& registry) {
   for (int since : {1, 7, 10, 11}) registry.add("", "AveragePool", since, avg);
   for (int since : {2, 11}) registry.add("", "LpPool", since, lp);
   registry.add("", "GlobalAveragePool", 1, [](const KernelInfo& i) { return make_global_pool(i, PoolKind::kAverage); });
+  registry.add(ir::kEdgemmDomain, "GlobalAveragePool", 1, [](const KernelInfo&) -> Expected<std::unique_ptr<Kernel>> {
+    return std::unique_ptr<Kernel>(std::make_unique<BlockedGlobalAveragePoolKernel>());
+  });
   registry.add("", "GlobalMaxPool", 1, [](const KernelInfo& i) { return make_global_pool(i, PoolKind::kMax); });
   for (int since : {9, 11}) registry.add("", "MaxUnpool", since, make_max_unpool);
   registry.add("", "GlobalLpPool", 2, [](const KernelInfo& i) { return make_global_pool(i, PoolKind::kLp); });
