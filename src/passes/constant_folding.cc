@@ -146,6 +146,12 @@ void optimize(ir::Model& model, PassReport& report) {
   report.nodes_before = static_cast<int>(model.graph.nodes.size());
   fold_constants(model, report);
   eliminate_dead_nodes(model.graph, report);
+  // Layout clean-up first: it exposes the shorter chains the fusions below match.
+  simplify_transpose_reshape(model, report);
+  // Transformer fusions.
+  fuse_layer_norm(model, report);
+  fuse_matmul_add(model, report);
+  eliminate_dead_nodes(model.graph, report);
   report.nodes_after = static_cast<int>(model.graph.nodes.size());
 }
 

@@ -32,6 +32,24 @@ void fold_constants(ir::Model& model, PassReport& report);
 /// Removes nodes none of whose outputs reach a graph output, and unused initializers.
 void eliminate_dead_nodes(ir::Graph& graph, PassReport& report);
 
+/// Removes data movement that does nothing (transpose_reshape.cc): Transpose pairs composing
+/// to the identity (removed) or not (merged), a Reshape of a Reshape/Flatten/Squeeze/Unsqueeze
+/// (reads the first one's input), reshapes between equal static shapes, Identity and inference
+/// Dropout. Values that are graph outputs keep their producer. Standard ONNX ops only.
+/// Patterns: "Transpose pair", "Reshape pair", "Reshape to same shape", "Identity", "Dropout".
+void simplify_transpose_reshape(ir::Model& model, PassReport& report);
+
+/// Fuses layer normalization written as ReduceMean/Sub/Pow (or Mul)/ReduceMean/Add/Sqrt/Div
+/// over the last axis, with an optional constant Mul (scale) and Add (bias), into one
+/// kEdgemmDomain LayerNormalization (LayerNormalization-17 semantics, axis -1) node
+/// (layer_norm_fusion.cc). Pattern: "LayerNormalization".
+void fuse_layer_norm(ir::Model& model, PassReport& report);
+
+/// Rewrites MatMul(A, B constant [K, N]) + constant bias along the last axis as Gemm when A is
+/// known to be 2-D, else as kEdgemmDomain FusedMatMul(A, B, bias[N]) (matmul_add_fusion.cc).
+/// Patterns: "MatMul+Add→Gemm", "MatMul+Add→FusedMatMul".
+void fuse_matmul_add(ir::Model& model, PassReport& report);
+
 /// Runs all load-time passes in order.
 void optimize(ir::Model& model, PassReport& report);
 
