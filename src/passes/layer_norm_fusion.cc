@@ -19,7 +19,7 @@ namespace {
 struct LayerNormMatch {
   std::string x;
   float epsilon = 0;
-  std::vector<int> nodes;  ///< every matched node; the last one produces the result
+  std::vector<int> nodes;   ///< every matched node; the last one produces the result
   std::string scale, bias;  ///< constant names, or "" when the pattern has no Mul / Add
 };
 
@@ -134,8 +134,9 @@ void rewrite(ir::Graph& graph, Rewrite& rw, const LayerNormMatch& m) {
   fused.op_type = "LayerNormalization";
   fused.domain = kEdgemmDomain;
   fused.outputs = {graph.nodes[last].outputs[0]};
-  const std::string scale = m.scale.empty() ? add_initializer(graph, fused.name + "/ones", Tensor::from_floats({1}, {1.0f}))
-                                            : flat_parameter(graph, m.scale, fused.name + "/scale");
+  const std::string scale = m.scale.empty()
+                                ? add_initializer(graph, fused.name + "/ones", Tensor::from_floats({1}, {1.0f}))
+                                : flat_parameter(graph, m.scale, fused.name + "/scale");
   fused.inputs = {m.x, scale};
   if (!m.bias.empty()) fused.inputs.push_back(flat_parameter(graph, m.bias, fused.name + "/bias"));
   ir::Attribute axis;

@@ -1,7 +1,8 @@
 /// \file transpose_reshape.cc
 /// simplify_transpose_reshape: removes data movement that does nothing (Operators.md semantics
 /// of Transpose, Reshape, Flatten, Squeeze, Unsqueeze, Identity, Dropout):
-/// - Transpose(Transpose(x, p1), p2) → x when p1[p2[j]] = j for all j, else Transpose(x, p1∘p2);
+/// - Transpose(Transpose(x, p1), p2) → x when p1[p2[j]] = j for all j, else Transpose(x, p1∘p2)
+///   (also for the identity when the result is a graph output);
 /// - Reshape(R(x), shape) → Reshape(x, shape) when R is Reshape/Flatten/Squeeze/Unsqueeze and
 ///   `shape` is a constant without 0 entries (0 would copy an extent of R's output);
 /// - Reshape/Flatten/Squeeze/Unsqueeze whose static input and output shapes are equal → x;
@@ -30,8 +31,8 @@ std::vector<int64_t> permutation(const ir::Graph& graph, const ir::Node& node) {
 }
 
 bool is_reshape_like(const ir::Node& node) {
-  return node.domain.empty() && (node.op_type == "Reshape" || node.op_type == "Flatten" ||
-                                 node.op_type == "Squeeze" || node.op_type == "Unsqueeze");
+  return node.domain.empty() && (node.op_type == "Reshape" || node.op_type == "Flatten" || node.op_type == "Squeeze" ||
+                                 node.op_type == "Unsqueeze");
 }
 
 /// One sweep's context: the graph, its view from the sweep's start and the changes so far.
@@ -58,10 +59,9 @@ bool fold_transpose_pair(Sweep& s, int k) {
   std::iota(identity.begin(), identity.end(), 0);
   const std::string x = t1.inputs[0];
   const bool t1_private = s.view.single_use(t2.inputs[0]);
-  if (composed == identity) {
-    if (!replace_uses(s.graph, s.view, s.rw, t2.outputs[0], x)) return false;
+  if (composed == identity && replace_uses(s.graph, s.view, s.rw, t2.outputs[0], x)) {
     s.rw.dead[k] = true;
-  } else {
+  } else {  // merged (an identity perm stays as one copy when t2 produces a graph output)
     t2.inputs[0] = x;
     t2.attributes["perm"].kind = ir::Attribute::Kind::kInts;
     t2.attributes["perm"].ints = composed;

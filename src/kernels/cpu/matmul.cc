@@ -279,9 +279,8 @@ class MatMulKernel final : public OnednnMatMulBase {
     return cached(onednn::shape_key(s.a, s.b), [&](MatMulPlan& p) {
       if (s.b_is_matrix) {
         const int64_t rows = product(s.batch, 0, s.batch.size()) * s.m;
-        build(node, p, f32_desc({rows, s.k}, {s.k, 1}), f32_desc({s.k, s.n}, {s.n, 1}),
-              f32_desc({rows, s.n}, {s.n, 1}), fused_bias_ ? f32_desc({1, s.n}, {s.n, 1}) : memory::desc(),
-              onednn::user_scratchpad_attr());
+        build(node, p, f32_desc({rows, s.k}, {s.k, 1}), f32_desc({s.k, s.n}, {s.n, 1}), f32_desc({rows, s.n}, {s.n, 1}),
+              fused_bias_ ? f32_desc({1, s.n}, {s.n, 1}) : memory::desc(), onednn::user_scratchpad_attr());
         return;
       }
       // Batched: same rank for all three, broadcast batch axes have extent 1.
@@ -345,9 +344,9 @@ class MatMulKernel final : public OnednnMatMulBase {
                                 "; FusedMatMul needs a 2-D B");
     }
     if (bias == nullptr || bias->dtype() != DataType::kFloat32 || bias->shape() != Shape{n}) {
-      return ir::node_error(node, StatusCode::kInvalidArgument,
-                            "input '" + input_name(node, 2) + "' must be a float32 bias of shape [" +
-                                std::to_string(n) + "]");
+      return ir::node_error(
+          node, StatusCode::kInvalidArgument,
+          "input '" + input_name(node, 2) + "' must be a float32 bias of shape [" + std::to_string(n) + "]");
     }
     return bias->data<float>();
   }
