@@ -101,7 +101,7 @@ void write_steps(Node& node, const std::vector<Step>& steps) {
 
 float apply_unary(const Step& s, float v) {
   switch (s.kind) {
-    case StepKind::kRelu: return v > 0 ? v : 0;
+    case StepKind::kRelu: return v < 0 ? 0 : v;  // NaN passes, as in the Relu kernel
     case StepKind::kClip: return std::min(std::max(v, s.alpha), s.beta);
     case StepKind::kLinear: return s.alpha * v + s.beta;
     case StepKind::kHardSigmoid: return std::max(0.f, std::min(1.f, s.alpha * v + s.beta));

@@ -10,11 +10,10 @@ void KernelRegistry::add(const std::string& domain, const std::string& op_type, 
   auto& entries = table_[{domain, op_type}];
   entries.push_back({since_version, std::move(factory)});
   std::stable_sort(entries.begin(), entries.end(),
-            [](const Entry& a, const Entry& b) { return a.since_version < b.since_version; });
+                   [](const Entry& a, const Entry& b) { return a.since_version < b.since_version; });
 }
 
-const KernelFactory* KernelRegistry::find(const std::string& domain, const std::string& op_type,
-                                          int64_t opset) const {
+const KernelFactory* KernelRegistry::find(const std::string& domain, const std::string& op_type, int64_t opset) const {
   auto it = table_.find({domain, op_type});
   if (it == table_.end()) return nullptr;
   const KernelFactory* best = nullptr;
@@ -58,6 +57,7 @@ const KernelRegistry& cpu_registry() {
     register_pool_kernels(r);
     register_resize_kernels(r);
     register_control_flow_kernels(r);
+    register_elementwise_chain_kernels(r);
     return r;
   }();
   return registry;

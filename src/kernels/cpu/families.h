@@ -31,4 +31,5 @@ void register_matmul_kernels(KernelRegistry& registry);  // matmul.cc: MatMul, G
 void register_pool_kernels(KernelRegistry& registry);  // pool.cc: MaxPool, AveragePool, LpPool, Global*Pool, MaxUnpool
 void register_resize_kernels(KernelRegistry& registry);  // resize.cc: Resize, Upsample
 void register_control_flow_kernels(KernelRegistry& registry);  // control_flow.cc: If, Loop, Scan
+void register_elementwise_chain_kernels(KernelRegistry& registry);  // elementwise_chain.cc: com.edgemm ElementwiseChain
 }  // namespace edgemm::kernels
