@@ -150,6 +150,7 @@ void optimize(ir::Model& model, PassReport& report) {
   simplify_transpose_reshape(model, report);
   // Transformer fusions.
   fuse_layer_norm(model, report);
+  fuse_gelu(model, report);
   fuse_matmul_add(model, report);
   eliminate_dead_nodes(model.graph, report);
   report.nodes_after = static_cast<int>(model.graph.nodes.size());

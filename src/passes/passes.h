@@ -45,6 +45,11 @@ void simplify_transpose_reshape(ir::Model& model, PassReport& report);
 /// (layer_norm_fusion.cc). Pattern: "LayerNormalization".
 void fuse_layer_norm(ir::Model& model, PassReport& report);
 
+/// Fuses GELU written with Erf, x · 0.5 · (1 + erf(x / √2)) in its exported forms (Div by √2 or
+/// Mul by 1/√2, the 0.5 on either side), into a kEdgemmDomain ElementwiseChain with one "gelu"
+/// step (gelu_fusion.cc). Pattern: "Gelu".
+void fuse_gelu(ir::Model& model, PassReport& report);
+
 /// Rewrites MatMul(A, B constant [K, N]) + constant bias along the last axis as Gemm when A is
 /// known to be 2-D, else as kEdgemmDomain FusedMatMul(A, B, bias[N]) (matmul_add_fusion.cc).
 /// Patterns: "MatMul+Add→Gemm", "MatMul+Add→FusedMatMul".
