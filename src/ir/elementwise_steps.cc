@@ -7,12 +7,12 @@
 namespace edgemm::ir {
 namespace {
 
-constexpr StepKind kAllKinds[] = {
-    StepKind::kRelu, StepKind::kClip, StepKind::kLinear, StepKind::kHardSigmoid, StepKind::kHardSwish,
-    StepKind::kSigmoid, StepKind::kSwish, StepKind::kGelu, StepKind::kTanh, StepKind::kExp,
-    StepKind::kSqrt, StepKind::kAbs, StepKind::kNeg, StepKind::kAdd, StepKind::kSub,
-    StepKind::kRSub, StepKind::kMul, StepKind::kDiv, StepKind::kRDiv, StepKind::kMax,
-    StepKind::kMin, StepKind::kPow};
+constexpr StepKind kAllKinds[] = {StepKind::kRelu,      StepKind::kClip,    StepKind::kLinear, StepKind::kHardSigmoid,
+                                  StepKind::kHardSwish, StepKind::kSigmoid, StepKind::kSwish,  StepKind::kGelu,
+                                  StepKind::kTanh,      StepKind::kExp,     StepKind::kSqrt,   StepKind::kAbs,
+                                  StepKind::kNeg,       StepKind::kAdd,     StepKind::kSub,    StepKind::kRSub,
+                                  StepKind::kMul,       StepKind::kDiv,     StepKind::kRDiv,   StepKind::kMax,
+                                  StepKind::kMin,       StepKind::kPow};
 
 float sigmoid(float v) { return 1.f / (1.f + std::exp(-v)); }
 
@@ -26,28 +26,50 @@ std::string number(float v) {
 
 const char* step_name(StepKind kind) {
   switch (kind) {
-    case StepKind::kRelu: return "relu";
-    case StepKind::kClip: return "clip";
-    case StepKind::kLinear: return "linear";
-    case StepKind::kHardSigmoid: return "hardsigmoid";
-    case StepKind::kHardSwish: return "hardswish";
-    case StepKind::kSigmoid: return "sigmoid";
-    case StepKind::kSwish: return "swish";
-    case StepKind::kGelu: return "gelu";
-    case StepKind::kTanh: return "tanh";
-    case StepKind::kExp: return "exp";
-    case StepKind::kSqrt: return "sqrt";
-    case StepKind::kAbs: return "abs";
-    case StepKind::kNeg: return "neg";
-    case StepKind::kAdd: return "add";
-    case StepKind::kSub: return "sub";
-    case StepKind::kRSub: return "rsub";
-    case StepKind::kMul: return "mul";
-    case StepKind::kDiv: return "div";
-    case StepKind::kRDiv: return "rdiv";
-    case StepKind::kMax: return "max";
-    case StepKind::kMin: return "min";
-    case StepKind::kPow: return "pow";
+    case StepKind::kRelu:
+      return "relu";
+    case StepKind::kClip:
+      return "clip";
+    case StepKind::kLinear:
+      return "linear";
+    case StepKind::kHardSigmoid:
+      return "hardsigmoid";
+    case StepKind::kHardSwish:
+      return "hardswish";
+    case StepKind::kSigmoid:
+      return "sigmoid";
+    case StepKind::kSwish:
+      return "swish";
+    case StepKind::kGelu:
+      return "gelu";
+    case StepKind::kTanh:
+      return "tanh";
+    case StepKind::kExp:
+      return "exp";
+    case StepKind::kSqrt:
+      return "sqrt";
+    case StepKind::kAbs:
+      return "abs";
+    case StepKind::kNeg:
+      return "neg";
+    case StepKind::kAdd:
+      return "add";
+    case StepKind::kSub:
+      return "sub";
+    case StepKind::kRSub:
+      return "rsub";
+    case StepKind::kMul:
+      return "mul";
+    case StepKind::kDiv:
+      return "div";
+    case StepKind::kRDiv:
+      return "rdiv";
+    case StepKind::kMax:
+      return "max";
+    case StepKind::kMin:
+      return "min";
+    case StepKind::kPow:
+      return "pow";
   }
   return "?";
 }
@@ -64,8 +86,8 @@ Expected<std::vector<Step>> read_steps(const Node& node) {
   }
   std::vector<Step> steps;
   for (size_t i = 0; i < names.size(); ++i) {
-    const auto* kind = std::find_if(std::begin(kAllKinds), std::end(kAllKinds),
-                                    [&](StepKind k) { return names[i] == step_name(k); });
+    const auto* kind =
+        std::find_if(std::begin(kAllKinds), std::end(kAllKinds), [&](StepKind k) { return names[i] == step_name(k); });
     if (kind == std::end(kAllKinds)) {
       return node_error(node, StatusCode::kInvalidModel, "unknown elementwise step '" + names[i] + "'");
     }
@@ -74,8 +96,8 @@ Expected<std::vector<Step>> read_steps(const Node& node) {
     if (s.binary() != valid_operand || (!s.binary() && s.operand != -1)) {
       return node_error(node, StatusCode::kInvalidModel,
                         "step " + std::to_string(i) + " ('" + names[i] + "') has operand index " +
-                            std::to_string(operands[i]) + " for a node with " +
-                            std::to_string(node.inputs.size()) + " inputs");
+                            std::to_string(operands[i]) + " for a node with " + std::to_string(node.inputs.size()) +
+                            " inputs");
     }
     steps.push_back(s);
   }
@@ -101,35 +123,59 @@ void write_steps(Node& node, const std::vector<Step>& steps) {
 
 float apply_unary(const Step& s, float v) {
   switch (s.kind) {
-    case StepKind::kRelu: return v < 0 ? 0 : v;  // NaN passes, as in the Relu kernel
-    case StepKind::kClip: return std::min(std::max(v, s.alpha), s.beta);
-    case StepKind::kLinear: return s.alpha * v + s.beta;
-    case StepKind::kHardSigmoid: return std::max(0.f, std::min(1.f, s.alpha * v + s.beta));
-    case StepKind::kHardSwish: return v * std::max(0.f, std::min(1.f, v / 6.f + 0.5f));
-    case StepKind::kSigmoid: return sigmoid(v);
-    case StepKind::kSwish: return v * sigmoid(s.alpha * v);
-    case StepKind::kGelu: return 0.5f * v * (1.f + std::erf(v * 0.70710678118654752f));
-    case StepKind::kTanh: return std::tanh(v);
-    case StepKind::kExp: return std::exp(v);
-    case StepKind::kSqrt: return std::sqrt(v);
-    case StepKind::kAbs: return std::fabs(v);
-    case StepKind::kNeg: return -v;
-    default: return v;
+    case StepKind::kRelu:
+      return v < 0 ? 0 : v;  // NaN passes, as in the Relu kernel
+    case StepKind::kClip:
+      return std::min(std::max(v, s.alpha), s.beta);
+    case StepKind::kLinear:
+      return s.alpha * v + s.beta;
+    case StepKind::kHardSigmoid:
+      return std::max(0.f, std::min(1.f, s.alpha * v + s.beta));
+    case StepKind::kHardSwish:
+      return v * std::max(0.f, std::min(1.f, v / 6.f + 0.5f));
+    case StepKind::kSigmoid:
+      return sigmoid(v);
+    case StepKind::kSwish:
+      return v * sigmoid(s.alpha * v);
+    case StepKind::kGelu:
+      return 0.5f * v * (1.f + std::erf(v * 0.70710678118654752f));
+    case StepKind::kTanh:
+      return std::tanh(v);
+    case StepKind::kExp:
+      return std::exp(v);
+    case StepKind::kSqrt:
+      return std::sqrt(v);
+    case StepKind::kAbs:
+      return std::fabs(v);
+    case StepKind::kNeg:
+      return -v;
+    default:
+      return v;
   }
 }
 
 float apply_binary(const Step& s, float v, float o) {
   switch (s.kind) {
-    case StepKind::kAdd: return v + o;
-    case StepKind::kSub: return v - o;
-    case StepKind::kRSub: return o - v;
-    case StepKind::kMul: return v * o;
-    case StepKind::kDiv: return v / o;
-    case StepKind::kRDiv: return o / v;
-    case StepKind::kMax: return std::isnan(v) || std::isnan(o) ? NAN : std::max(v, o);
-    case StepKind::kMin: return std::isnan(v) || std::isnan(o) ? NAN : std::min(v, o);
-    case StepKind::kPow: return std::pow(v, o);
-    default: return v;
+    case StepKind::kAdd:
+      return v + o;
+    case StepKind::kSub:
+      return v - o;
+    case StepKind::kRSub:
+      return o - v;
+    case StepKind::kMul:
+      return v * o;
+    case StepKind::kDiv:
+      return v / o;
+    case StepKind::kRDiv:
+      return o / v;
+    case StepKind::kMax:
+      return std::isnan(v) || std::isnan(o) ? NAN : std::max(v, o);
+    case StepKind::kMin:
+      return std::isnan(v) || std::isnan(o) ? NAN : std::min(v, o);
+    case StepKind::kPow:
+      return std::pow(v, o);
+    default:
+      return v;
   }
 }
 

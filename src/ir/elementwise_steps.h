@@ -26,8 +26,28 @@ namespace edgemm::ir {
 
 /// Kinds of elementwise steps (see the file comment for their formulas).
 enum class StepKind {
-  kRelu, kClip, kLinear, kHardSigmoid, kHardSwish, kSigmoid, kSwish, kGelu, kTanh, kExp, kSqrt, kAbs, kNeg,
-  kAdd, kSub, kRSub, kMul, kDiv, kRDiv, kMax, kMin, kPow
+  kRelu,
+  kClip,
+  kLinear,
+  kHardSigmoid,
+  kHardSwish,
+  kSigmoid,
+  kSwish,
+  kGelu,
+  kTanh,
+  kExp,
+  kSqrt,
+  kAbs,
+  kNeg,
+  kAdd,
+  kSub,
+  kRSub,
+  kMul,
+  kDiv,
+  kRDiv,
+  kMax,
+  kMin,
+  kPow
 };
 
 /// One step: kind, parameters, and for binary kinds the node input index of the other operand.

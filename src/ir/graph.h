@@ -19,6 +19,10 @@ namespace edgemm::ir {
 
 struct Graph;
 
+/// Domain of the operators edgemm's graph passes create (FusedConv, ElementwiseChain, ...). They
+/// exist only inside the runtime: `edgemm convert` never writes them.
+inline constexpr const char* kEdgemmDomain = "com.edgemm";
+
 /// One node attribute (AttributeProto); only the member matching `kind` is meaningful.
 struct Attribute {
   enum class Kind { kFloat, kInt, kString, kTensor, kGraph, kFloats, kInts, kStrings };

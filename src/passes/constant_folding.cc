@@ -10,8 +10,8 @@ namespace {
 
 bool is_foldable_op(const ir::Node& node) {
   static const std::unordered_set<std::string> kNever = {
-      "RandomNormal", "RandomUniform", "RandomNormalLike", "RandomUniformLike", "Multinomial",
-      "Bernoulli",    "If",            "Loop",             "Scan",              "SequenceConstruct"};
+      "RandomNormal", "RandomUniform", "RandomNormalLike", "RandomUniformLike", "Multinomial", "Bernoulli", "If",
+      "Loop",         "Scan",          "SequenceConstruct"};
   if (!node.domain.empty() || kNever.count(node.op_type)) return false;
   for (const auto& [key, attr] : node.attributes) {
     if (attr.kind == ir::Attribute::Kind::kGraph) return false;
@@ -133,8 +133,10 @@ void eliminate_dead_nodes(ir::Graph& graph, PassReport& report) {
   }
   std::vector<ir::Node> kept;
   for (size_t k = 0; k < graph.nodes.size(); ++k) {
-    if (keep[k]) kept.push_back(std::move(graph.nodes[k]));
-    else ++report.removed_nodes;
+    if (keep[k])
+      kept.push_back(std::move(graph.nodes[k]));
+    else
+      ++report.removed_nodes;
   }
   graph.nodes = std::move(kept);
   for (auto it = graph.initializers.begin(); it != graph.initializers.end();) {
@@ -148,11 +150,15 @@ void optimize(ir::Model& model, PassReport& report) {
   eliminate_dead_nodes(model.graph, report);
   // Layout clean-up first: it exposes the shorter chains the fusions below match.
   simplify_transpose_reshape(model, report);
-  // Transformer fusions.
+  fold_conv_affine(model, report);
+  recognize_activations(model, report);
+  // Transformer fusions, before the elementwise chains would take their Sub/Div/Add/Mul nodes.
   fuse_layer_norm(model, report);
   fuse_gelu(model, report);
   fuse_matmul_add(model, report);
-  eliminate_dead_nodes(model.graph, report);
+  fuse_conv_epilogue(model, report);  // before the chains: a Conv takes the ops that follow it
+  fuse_elementwise_chains(model, report);
+  eliminate_dead_nodes(model.graph, report);  // initializers that became step parameters
   report.nodes_after = static_cast<int>(model.graph.nodes.size());
 }
 

@@ -1,5 +1,7 @@
 #include "passes/graph_view.h"
 
+#include <set>
+
 #include "runtime/compiled_graph.h"
 
 namespace edgemm::passes {
@@ -60,6 +62,52 @@ void remove_nodes(ir::Graph& graph, const std::vector<bool>& dead) {
     if (!dead[k]) kept.push_back(std::move(graph.nodes[k]));
   }
   graph.nodes = std::move(kept);
+}
+
+void sort_topologically(ir::Graph& graph) {
+  const GraphView view(graph);
+  const size_t n = graph.nodes.size();
+  std::vector<int> waiting(n, 0);  // producers not yet placed, per node
+  std::vector<std::vector<int>> readers(n);
+  for (size_t k = 0; k < n; ++k) {
+    std::unordered_set<int> producers;
+    for (const auto& in : graph.nodes[k].inputs) {
+      const int p = in.empty() ? -1 : view.producer(in);
+      if (p >= 0 && p != static_cast<int>(k)) producers.insert(p);
+    }
+    for (const auto& [key, attr] : graph.nodes[k].attributes) {
+      if (attr.kind != ir::Attribute::Kind::kGraph || !attr.g) continue;
+      for (const auto& name : runtime::free_variables(*attr.g)) {
+        const int p = view.producer(name);
+        if (p >= 0 && p != static_cast<int>(k)) producers.insert(p);
+      }
+    }
+    waiting[k] = static_cast<int>(producers.size());
+    for (int p : producers) readers[p].push_back(static_cast<int>(k));
+  }
+  // Kahn's algorithm, always taking the earliest ready node in the current order.
+  std::set<int> ready;
+  for (size_t k = 0; k < n; ++k) {
+    if (waiting[k] == 0) ready.insert(static_cast<int>(k));
+  }
+  std::vector<int> order;
+  std::vector<bool> placed(n, false);
+  while (!ready.empty()) {
+    const int k = *ready.begin();
+    ready.erase(ready.begin());
+    order.push_back(k);
+    placed[k] = true;
+    for (int r : readers[k]) {
+      if (--waiting[r] == 0) ready.insert(r);
+    }
+  }
+  for (size_t k = 0; k < n; ++k) {
+    if (!placed[k]) order.push_back(static_cast<int>(k));
+  }
+  std::vector<ir::Node> sorted;
+  sorted.reserve(n);
+  for (int k : order) sorted.push_back(std::move(graph.nodes[k]));
+  graph.nodes = std::move(sorted);
 }
 
 std::string add_initializer(ir::Graph& graph, const std::string& hint, Tensor value) {

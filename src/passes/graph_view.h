@@ -15,9 +15,7 @@
 
 namespace edgemm::passes {
 
-/// Domain of the operators edgemm's passes create (fused Conv, fused elementwise chains, ...).
-/// They exist only inside the runtime: `edgemm convert` never writes them.
-inline constexpr const char* kEdgemmDomain = "com.edgemm";
+using ir::kEdgemmDomain;
 
 /// Producer and consumer indexes of a graph. Values read by a node's subgraphs (If/Loop/Scan
 /// bodies) count as read by that node.
@@ -49,6 +47,12 @@ std::optional<float> scalar_constant(const ir::Graph& graph, const std::string& 
 
 /// Drops the nodes whose `dead` flag is set, keeping the others in order.
 void remove_nodes(ir::Graph& graph, const std::vector<bool>& dead);
+
+/// Reorders graph.nodes so that every node comes after the producers of its inputs (ONNX
+/// requires this order, and eliminate_dead_nodes relies on it), keeping the current order
+/// wherever it already satisfies that. Passes that append or merge nodes call it when done.
+/// Nodes on a cycle (invalid graphs) keep their relative order at the end.
+void sort_topologically(ir::Graph& graph);
 
 /// Adds an initializer under a fresh name derived from `hint` and returns the name.
 std::string add_initializer(ir::Graph& graph, const std::string& hint, Tensor value);

@@ -55,6 +55,32 @@ void fuse_gelu(ir::Model& model, PassReport& report);
 /// Patterns: "MatMul+Add→Gemm", "MatMul+Add→FusedMatMul".
 void fuse_matmul_add(ir::Model& model, PassReport& report);
 
+/// Folds what follows a Conv/ConvTranspose with constant float32 weights into its weights and
+/// bias when the Conv's output has no other reader: inference BatchNormalization with constant
+/// parameters, and Mul/Div/Add/Sub by a constant that is a scalar or per output channel.
+/// Repeats until nothing changes (Conv → BN → Mul → Add folds completely). Standard ops only.
+void fold_conv_affine(ir::Model& model, PassReport& report);
+
+/// Replaces activations written as several ops (HardSwish as x·Clip(x+3, 0, 6)/6 or
+/// x·HardSigmoid(x), Swish as x·Sigmoid(β·x)) by one-step com.edgemm ElementwiseChain nodes.
+void recognize_activations(ir::Model& model, PassReport& report);
+
+/// Turns Conv/ConvTranspose followed by single-use elementwise ops (Relu, Clip, Sigmoid, Tanh,
+/// HardSigmoid, HardSwish, ElementwiseChain, and Add/Sub/Mul/Div by a scalar constant, a
+/// per-channel tensor or a tensor of the output's shape that does not depend on the Conv) into
+/// com.edgemm FusedConv / FusedConvTranspose with those ops as its epilogue.
+void fuse_conv_epilogue(ir::Model& model, PassReport& report);
+
+/// Replaces each maximal chain of float32 elementwise nodes (Relu, Clip with constant bounds,
+/// Sigmoid, HardSigmoid, HardSwish, Tanh, Exp, Sqrt, Abs, Neg; Add, Sub, Mul, Div, Max, Min, Pow
+/// with one input on the chain; com.edgemm ElementwiseChain) by one kEdgemmDomain
+/// ElementwiseChain node named and writing like the chain's last node. Intermediate values must
+/// have a single use and not be graph outputs; after the first node, the other operand of a
+/// binary node must broadcast into the chain value (shapes known from value_infos). Scalar
+/// constant operands become unary steps. Counts "elementwise chain" (chains) and
+/// "elementwise chain (nodes fused)" in report.patterns. Single nodes are left alone.
+void fuse_elementwise_chains(ir::Model& model, PassReport& report);
+
 /// Runs all load-time passes in order.
 void optimize(ir::Model& model, PassReport& report);
 

@@ -30,8 +30,8 @@ inline Tensor seeded_f32(const Shape& shape, uint32_t seed, float lo = -1.f, flo
 /// Runs the model at `path` with graph passes off (the reference) and on, on `inputs`, and
 /// returns the largest |optimized - reference| over all outputs (relative to max(1, |ref|)).
 /// Fails the test when either run fails or output shapes differ.
-inline double optimized_vs_original(const std::string& path,
-                                    const std::vector<std::pair<std::string, Tensor>>& inputs, int threads = 1) {
+inline double optimized_vs_original(const std::string& path, const std::vector<std::pair<std::string, Tensor>>& inputs,
+                                    int threads = 1) {
   InferencerConfig config;
   config.model_path = path;
   config.threads = threads;
@@ -74,9 +74,8 @@ inline ir::Model optimized_model(const std::string& path, passes::PassReport* re
 
 /// Number of nodes of `op_type` (in `domain`) in the graph.
 inline int count_ops(const ir::Graph& graph, const std::string& op_type, const std::string& domain = "") {
-  return static_cast<int>(std::count_if(graph.nodes.begin(), graph.nodes.end(), [&](const ir::Node& n) {
-    return n.op_type == op_type && n.domain == domain;
-  }));
+  return static_cast<int>(std::count_if(graph.nodes.begin(), graph.nodes.end(),
+                                        [&](const ir::Node& n) { return n.op_type == op_type && n.domain == domain; }));
 }
 
 }  // namespace edgemm::testutil

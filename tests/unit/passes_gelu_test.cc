@@ -137,9 +137,10 @@ TEST(GeluFusion, NotWhenErfIsAlsoAnOutput) {
   GeluSpec spec;
   spec.expose_erf = true;
   const std::string path = gelu_model("exposed", spec);
-  ir::Model model = optimized_model(path);
+  passes::PassReport report;
+  ir::Model model = optimized_model(path, &report);
   EXPECT_EQ(count_ops(model.graph, "Erf"), 1);
-  EXPECT_EQ(count_ops(model.graph, "ElementwiseChain", passes::kEdgemmDomain), 0);
+  EXPECT_EQ(report.patterns.count("Gelu"), 0u);  // the ops after Erf may still form a chain
   EXPECT_LE(optimized_vs_original(path, gelu_inputs()), 1e-5);
 }
 

@@ -1,0 +1,210 @@
+#include "kernels/cpu/conv_epilogue.h"
+
+#include "kernels/cpu/common.h"
+#include "kernels/cpu/elementwise.h"
+#include "kernels/cpu/onednn.h"
+
+namespace edgemm::kernels {
+namespace {
+
+using dnnl::algorithm;
+using dnnl::memory;
+
+/// The eltwise post-ops of a unary step (some steps take two), or false when there is none.
+bool append_unary(const ir::Step& s, dnnl::post_ops& ops) {
+  constexpr float kScale = 1.f;
+  switch (s.kind) {
+    case ir::StepKind::kRelu:
+      ops.append_eltwise(kScale, algorithm::eltwise_relu, 0.f, 0.f);
+      return true;
+    case ir::StepKind::kClip:
+      ops.append_eltwise(kScale, algorithm::eltwise_clip, s.alpha, s.beta);
+      return true;
+    case ir::StepKind::kLinear:
+      ops.append_eltwise(kScale, algorithm::eltwise_linear, s.alpha, s.beta);
+      return true;
+    case ir::StepKind::kHardSigmoid:
+      ops.append_eltwise(kScale, algorithm::eltwise_linear, s.alpha, s.beta);
+      ops.append_eltwise(kScale, algorithm::eltwise_clip, 0.f, 1.f);
+      return true;
+    case ir::StepKind::kHardSwish:
+      ops.append_eltwise(kScale, algorithm::eltwise_hardswish, 0.f, 0.f);
+      return true;
+    case ir::StepKind::kSigmoid:
+      ops.append_eltwise(kScale, algorithm::eltwise_logistic, 0.f, 0.f);
+      return true;
+    case ir::StepKind::kSwish:
+      ops.append_eltwise(kScale, algorithm::eltwise_swish, s.alpha, 0.f);
+      return true;
+    case ir::StepKind::kGelu:
+      ops.append_eltwise(kScale, algorithm::eltwise_gelu_erf, 0.f, 0.f);
+      return true;
+    case ir::StepKind::kTanh:
+      ops.append_eltwise(kScale, algorithm::eltwise_tanh, 0.f, 0.f);
+      return true;
+    case ir::StepKind::kExp:
+      ops.append_eltwise(kScale, algorithm::eltwise_exp, 0.f, 0.f);
+      return true;
+    case ir::StepKind::kSqrt:
+      ops.append_eltwise(kScale, algorithm::eltwise_sqrt, 0.f, 0.f);
+      return true;
+    case ir::StepKind::kAbs:
+      ops.append_eltwise(kScale, algorithm::eltwise_abs, 0.f, 0.f);
+      return true;
+    case ir::StepKind::kNeg:
+      ops.append_eltwise(kScale, algorithm::eltwise_linear, -1.f, 0.f);
+      return true;
+    default:
+      return false;
+  }
+}
+
+/// The oneDNN binary algorithm of a binary step (rsub is neg + add), or false.
+bool binary_algorithm(ir::StepKind kind, algorithm& alg, bool& negate_first) {
+  negate_first = false;
+  switch (kind) {
+    case ir::StepKind::kAdd:
+      alg = algorithm::binary_add;
+      return true;
+    case ir::StepKind::kSub:
+      alg = algorithm::binary_sub;
+      return true;
+    case ir::StepKind::kRSub:
+      alg = algorithm::binary_add;
+      negate_first = true;
+      return true;
+    case ir::StepKind::kMul:
+      alg = algorithm::binary_mul;
+      return true;
+    case ir::StepKind::kDiv:
+      alg = algorithm::binary_div;
+      return true;
+    case ir::StepKind::kMax:
+      alg = algorithm::binary_max;
+      return true;
+    case ir::StepKind::kMin:
+      alg = algorithm::binary_min;
+      return true;
+    default:
+      return false;
+  }
+}
+
+/// Descriptor of a scalar or per-channel operand as oneDNN's binary post-op reads it.
+memory::desc broadcast_md(OperandBroadcast b, const Shape& output) {
+  memory::dims dims(output.size(), 1);
+  if (b == OperandBroadcast::kPerChannel) dims[1] = output[1];
+  return memory::desc(dims, memory::data_type::f32, onednn::plain_tag(static_cast<int64_t>(output.size())));
+}
+
+/// Consecutive linear steps composed into one: a2·(a1·v + b1) + b2 = (a2·a1)·v + (a2·b1 + b2).
+/// Besides saving a pass, this avoids a oneDNN 2.6 defect: two consecutive eltwise_linear
+/// post-ops on the x64 jit convolutions (jit:avx2, jit_dw:avx2) give wrong results (seen as
+/// errors of 5-16 on outputs of magnitude ~10).
+std::vector<ir::Step> merge_linear_steps(const std::vector<ir::Step>& steps) {
+  std::vector<ir::Step> merged;
+  for (const ir::Step& s : steps) {
+    if (s.kind == ir::StepKind::kLinear && !merged.empty() && merged.back().kind == ir::StepKind::kLinear) {
+      ir::Step& prev = merged.back();
+      prev.beta = s.alpha * prev.beta + s.beta;
+      prev.alpha = s.alpha * prev.alpha;
+    } else {
+      merged.push_back(s);
+    }
+  }
+  return merged;
+}
+
+}  // namespace
+
+OperandBroadcast classify_operand(const Shape& operand, const Shape& output) {
+  if (operand == output) return OperandBroadcast::kFull;
+  int64_t count = 1;
+  for (int64_t d : operand) count *= d;
+  if (count == 1 && operand.size() <= output.size()) return OperandBroadcast::kScalar;
+  if (operand.size() > output.size() || output.size() < 2) return OperandBroadcast::kOther;
+  const size_t offset = output.size() - operand.size();
+  for (size_t i = 0; i < operand.size(); ++i) {
+    const size_t axis = offset + i;
+    if (operand[i] != 1 && !(axis == 1 && operand[i] == output[1])) return OperandBroadcast::kOther;
+  }
+  return OperandBroadcast::kPerChannel;
+}
+
+EpiloguePostOps make_post_ops(const std::vector<ir::Step>& steps, const std::vector<const Shape*>& operand_shapes,
+                              const Shape& output, const dnnl::memory::desc& dst_md) {
+  EpiloguePostOps result;
+  auto add_binary = [&](algorithm alg, int input, OperandBroadcast b) {
+    const memory::desc md = b == OperandBroadcast::kFull ? dst_md : broadcast_md(b, output);
+    result.binaries.push_back({result.ops.len(), input, b, md});
+    result.ops.append_binary(alg, md);
+  };
+  bool after_linear = false;  // the last post-op is an eltwise_linear (see merge_linear_steps)
+  for (const ir::Step& s : merge_linear_steps(steps)) {
+    if (!s.binary()) {
+      if (!append_unary(s, result.ops)) result.supported = false;
+      after_linear = s.kind == ir::StepKind::kLinear || s.kind == ir::StepKind::kNeg;
+      continue;
+    }
+    algorithm alg;
+    bool negate_first = false;
+    const Shape* shape = s.operand < static_cast<int>(operand_shapes.size()) ? operand_shapes[s.operand] : nullptr;
+    const OperandBroadcast b = shape != nullptr ? classify_operand(*shape, output) : OperandBroadcast::kOther;
+    if (!binary_algorithm(s.kind, alg, negate_first) || b == OperandBroadcast::kOther) {
+      result.supported = false;
+      continue;
+    }
+    if (negate_first && after_linear) result.supported = false;
+    if (negate_first) result.ops.append_eltwise(1.f, algorithm::eltwise_linear, -1.f, 0.f);
+    add_binary(alg, s.operand, b);
+    after_linear = false;
+  }
+  return result;
+}
+
+void add_channel_bias(Tensor& y, const float* bias, int threads) {
+  const Shape& s = y.shape();
+  const int64_t channels = s[1];
+  const int64_t planes = s[0] * channels;
+  const int64_t plane = planes == 0 ? 0 : y.element_count() / planes;
+  float* out = y.data<float>();
+  parallel_for(threads, planes, plane, [&](int64_t begin, int64_t end) {
+    for (int64_t p = begin; p < end; ++p) {
+      const float b = bias[p % channels];
+      float* row = out + p * plane;
+      for (int64_t i = 0; i < plane; ++i) row[i] += b;
+    }
+  });
+}
+
+Status apply_steps_reference(const std::vector<ir::Step>& steps, KernelContext& ctx, Tensor& y, int threads) {
+  const ir::Node& node = ctx.node();
+  float* out = y.data<float>();
+  const int64_t n = y.element_count();
+  for (const ir::Step& s : steps) {
+    if (!s.binary()) {
+      parallel_for(threads, n, 8, [&](int64_t begin, int64_t end) {
+        for (int64_t i = begin; i < end; ++i) out[i] = ir::apply_unary(s, out[i]);
+      });
+      continue;
+    }
+    const Tensor* o = ctx.input(s.operand);
+    if (o == nullptr || o->dtype() != DataType::kFloat32) {
+      return ir::node_error(node, StatusCode::kInvalidArgument,
+                            "epilogue operand (input " + std::to_string(s.operand) + ") must be a float32 tensor");
+    }
+    EDGEMM_ASSIGN_OR_RETURN(Shape joint, broadcast_shapes(node, y.shape(), o->shape()));
+    if (joint != y.shape()) {
+      return ir::node_error(node, StatusCode::kInvalidArgument,
+                            "epilogue operand '" + node.inputs[s.operand] + "' of shape " +
+                                shape_to_string(o->shape()) + " does not broadcast to the output shape " +
+                                shape_to_string(y.shape()));
+    }
+    const elementwise::BroadcastPlan plan = elementwise::make_broadcast_plan(y.shape(), {&y.shape(), &o->shape()});
+    elementwise::binary_loop(plan, out, o->data<float>(), out, threads, 2,
+                             [&s](float v, float w) { return ir::apply_binary(s, v, w); });
+  }
+  return Status::ok();
+}
+
+}  // namespace edgemm::kernels

@@ -1,0 +1,57 @@
+#pragma once
+/// \file conv_epilogue.h
+/// The elementwise epilogue of com.edgemm FusedConv / FusedConvTranspose (ir::Step lists, see
+/// ir/elementwise_steps.h) as oneDNN post-ops ("Primitive Attributes: Post-ops", oneDNN v2.6:
+/// eltwise and binary post-ops) and as a reference loop for the paths oneDNN does not take.
+
+#include <dnnl.hpp>
+#include <vector>
+
+#include "edgemm/status.h"
+#include "edgemm/tensor.h"
+#include "ir/elementwise_steps.h"
+#include "kernels/kernel.h"
+
+namespace edgemm::kernels {
+
+/// How a binary step's operand broadcasts against the output [N, M, spatial...].
+enum class OperandBroadcast {
+  kScalar,      ///< one element
+  kPerChannel,  ///< varies only along axis 1 (e.g. [1, M, 1, 1], [M, 1, 1])
+  kFull,        ///< exactly the output's shape
+  kOther        ///< anything else: only the reference epilogue handles it
+};
+
+/// Classifies `operand` against `output` (numpy alignment from the right).
+OperandBroadcast classify_operand(const Shape& operand, const Shape& output);
+
+/// A binary post-op's runtime argument: which post-op it feeds, from which node input, and
+/// the memory descriptor oneDNN reads it through.
+struct BinaryPostOpArg {
+  int post_op = 0;  ///< index in the post-op list (DNNL_ARG_ATTR_MULTIPLE_POST_OP)
+  int input = 0;    ///< node input index of the operand
+  OperandBroadcast broadcast = OperandBroadcast::kScalar;
+  dnnl::memory::desc md;  ///< scalar/per-channel: plain; full: the destination's layout
+};
+
+/// The steps as oneDNN post-ops.
+struct EpiloguePostOps {
+  bool supported = true;  ///< false: some step or operand has no oneDNN post-op here
+  dnnl::post_ops ops;
+  std::vector<BinaryPostOpArg> binaries;
+};
+
+/// Builds post-ops for `steps` on an output of `output` shape whose oneDNN layout is `dst_md`.
+/// `operand_shapes[i]` is the shape of node input i (nullptr when absent).
+EpiloguePostOps make_post_ops(const std::vector<ir::Step>& steps, const std::vector<const Shape*>& operand_shapes,
+                              const Shape& output, const dnnl::memory::desc& dst_md);
+
+/// y[n, c, ...] += bias[c] for a float32 y in NCHW order (rank >= 2).
+void add_channel_bias(Tensor& y, const float* bias, int threads);
+
+/// Applies `steps` in place to float32 `y` (the reference semantics, any numpy broadcasting).
+/// Operands are read from `ctx` inputs. Errors: a missing operand, a non-float32 operand or one
+/// that does not broadcast to y's shape (InvalidArgument naming the node and input).
+Status apply_steps_reference(const std::vector<ir::Step>& steps, KernelContext& ctx, Tensor& y, int threads);
+
+}  // namespace edgemm::kernels
