@@ -51,9 +51,19 @@ std::optional<int64_t> node_flops(const Node& node, const NodeShapes& inputs, co
   const std::string& op = node.op_type;
   const Shape* a = at(inputs, 0);
   const Shape* w = at(inputs, 1);
-  if (op == "Conv" && w != nullptr && w->size() >= 3) return 2 * product(*out) * product(*w, 1);
+  // com.edgemm FusedConv(Transpose): the convolution plus one operation per epilogue step.
+  const bool fused = node.domain == kEdgemmDomain && (op == "FusedConv" || op == "FusedConvTranspose");
+  const int64_t epilogue = fused && node.has_attr("steps")
+                               ? static_cast<int64_t>(node.attributes.at("steps").strings.size()) * product(*out)
+                               : 0;
+  if ((op == "Conv" || (fused && op == "FusedConv")) && w != nullptr && w->size() >= 3) {
+    return 2 * product(*out) * product(*w, 1) + epilogue;
+  }
   // ConvTranspose: each input pixel spreads over M/group × kernel outputs.
-  if (op == "ConvTranspose" && a != nullptr && w != nullptr && w->size() >= 3) return 2 * product(*a) * product(*w, 1);
+  if ((op == "ConvTranspose" || (fused && op == "FusedConvTranspose")) && a != nullptr && w != nullptr &&
+      w->size() >= 3) {
+    return 2 * product(*a) * product(*w, 1) + epilogue;
+  }
   if (op == "MatMul" && a != nullptr && !a->empty()) return 2 * product(*out) * a->back();
   // com.edgemm FusedMatMul: MatMul plus one add per output element for the bias.
   if (op == "FusedMatMul" && a != nullptr && !a->empty()) return 2 * product(*out) * a->back() + product(*out);

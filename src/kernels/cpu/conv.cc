@@ -45,8 +45,8 @@ struct ConvPlan {
   dnnl::reorder src_reorder, dst_reorder, weights_reorder;
   memory::desc src_reorder_scratch, dst_reorder_scratch, weights_reorder_scratch;
   memory packed_weights;                  // constant weights in weights_md; empty when W is not constant
-  bool bias_in_loops = false;             // the primitive has no bias: add_channel_bias adds it
-  std::vector<ir::Step> loop_steps;       // run by apply_steps_reference after oneDNN (no post-ops)
+  bool bias_in_loops = false;             // the primitive has no bias: apply_epilogue adds it
+  std::vector<ir::Step> loop_steps;       // run by apply_epilogue after oneDNN (no post-ops)
   std::vector<BinaryPostOpArg> binaries;  // epilogue operands read by binary post-ops
   dnnl::reorder operand_reorder;          // a full-shape operand into the blocked destination layout
   memory::desc operand_reorder_scratch;
@@ -169,12 +169,11 @@ class ConvKernel final : public Kernel {
       std::shared_ptr<const ConvPlan> p = plan(node, g, b != nullptr, operand_shapes(ctx));
       if (!p->reference) {
         EDGEMM_RETURN_IF_ERROR(run_onednn(ctx, *p, *x, *w, b, y, threads));
-        if (p->bias_in_loops) add_channel_bias(*y, b->data<float>(), threads);
-        return apply_steps_reference(p->loop_steps, ctx, *y, threads);
+        return apply_epilogue(p->loop_steps, ctx, *y, p->bias_in_loops ? b : nullptr, threads);
       }
     }
     run_reference<float>(g, *x, *w, b, y, threads);
-    return apply_steps_reference(steps_, ctx, *y, threads);
+    return apply_epilogue(steps_, ctx, *y, nullptr, threads);
   }
 
   // Shapes of the node inputs that epilogue steps read (nullptr elsewhere).

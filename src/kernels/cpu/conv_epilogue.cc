@@ -1,7 +1,9 @@
 #include "kernels/cpu/conv_epilogue.h"
 
+#include <algorithm>
+
 #include "kernels/cpu/common.h"
-#include "kernels/cpu/elementwise.h"
+#include "kernels/cpu/elementwise_chain.h"
 #include "kernels/cpu/onednn.h"
 
 namespace edgemm::kernels {
@@ -162,32 +164,24 @@ EpiloguePostOps make_post_ops(const std::vector<ir::Step>& steps, const std::vec
   return result;
 }
 
-void add_channel_bias(Tensor& y, const float* bias, int threads) {
-  const Shape& s = y.shape();
-  const int64_t channels = s[1];
-  const int64_t planes = s[0] * channels;
-  const int64_t plane = planes == 0 ? 0 : y.element_count() / planes;
-  float* out = y.data<float>();
-  parallel_for(threads, planes, plane, [&](int64_t begin, int64_t end) {
-    for (int64_t p = begin; p < end; ++p) {
-      const float b = bias[p % channels];
-      float* row = out + p * plane;
-      for (int64_t i = 0; i < plane; ++i) row[i] += b;
-    }
-  });
-}
-
-Status apply_steps_reference(const std::vector<ir::Step>& steps, KernelContext& ctx, Tensor& y, int threads) {
+Status apply_epilogue(const std::vector<ir::Step>& steps, KernelContext& ctx, Tensor& y, const Tensor* bias,
+                      int threads) {
   const ir::Node& node = ctx.node();
-  float* out = y.data<float>();
-  const int64_t n = y.element_count();
+  // Chain inputs: 0 is y itself, i >= 1 the node's input i when a step reads it (else y, as a
+  // placeholder that broadcasts trivially), then the bias viewed as [M, 1, ...].
+  std::vector<const Tensor*> inputs(static_cast<size_t>(std::max(ctx.input_count(), 1)), &y);
+  std::vector<ir::Step> all;
+  Tensor bias_view;
+  if (bias != nullptr) {
+    Shape shape(y.shape().size() - 1, 1);
+    shape[0] = y.shape()[1];
+    bias_view = Tensor::borrow(DataType::kFloat32, shape, const_cast<void*>(bias->raw_data()));
+    all.push_back({ir::StepKind::kAdd, 0.f, 0.f, static_cast<int>(inputs.size())});
+    inputs.push_back(&bias_view);
+  }
   for (const ir::Step& s : steps) {
-    if (!s.binary()) {
-      parallel_for(threads, n, 8, [&](int64_t begin, int64_t end) {
-        for (int64_t i = begin; i < end; ++i) out[i] = ir::apply_unary(s, out[i]);
-      });
-      continue;
-    }
+    all.push_back(s);
+    if (!s.binary()) continue;
     const Tensor* o = ctx.input(s.operand);
     if (o == nullptr || o->dtype() != DataType::kFloat32) {
       return ir::node_error(node, StatusCode::kInvalidArgument,
@@ -200,10 +194,9 @@ Status apply_steps_reference(const std::vector<ir::Step>& steps, KernelContext& 
                                 shape_to_string(o->shape()) + " does not broadcast to the output shape " +
                                 shape_to_string(y.shape()));
     }
-    const elementwise::BroadcastPlan plan = elementwise::make_broadcast_plan(y.shape(), {&y.shape(), &o->shape()});
-    elementwise::binary_loop(plan, out, o->data<float>(), out, threads, 2,
-                             [&s](float v, float w) { return ir::apply_binary(s, v, w); });
+    inputs[s.operand] = o;
   }
+  if (!all.empty()) run_elementwise_chain(all, inputs, y.shape(), y.data<float>(), threads);
   return Status::ok();
 }
 

@@ -46,12 +46,12 @@ struct EpiloguePostOps {
 EpiloguePostOps make_post_ops(const std::vector<ir::Step>& steps, const std::vector<const Shape*>& operand_shapes,
                               const Shape& output, const dnnl::memory::desc& dst_md);
 
-/// y[n, c, ...] += bias[c] for a float32 y in NCHW order (rank >= 2).
-void add_channel_bias(Tensor& y, const float* bias, int threads);
-
-/// Applies `steps` in place to float32 `y` (the reference semantics, any numpy broadcasting).
-/// Operands are read from `ctx` inputs. Errors: a missing operand, a non-float32 operand or one
-/// that does not broadcast to y's shape (InvalidArgument naming the node and input).
-Status apply_steps_reference(const std::vector<ir::Step>& steps, KernelContext& ctx, Tensor& y, int threads);
+/// Finishes float32 `y` [N, M, ...] in place: adds `bias` ([M], nullable) per channel, then
+/// applies `steps` (operands read from `ctx` inputs) in one pass over memory with the
+/// ElementwiseChain loop. Used when oneDNN does not run the epilogue (deconvolution, shapes
+/// without post-op support, the reference path). Errors: a missing or non-float32 operand, or
+/// one that does not broadcast to y's shape (InvalidArgument naming the node and input).
+Status apply_epilogue(const std::vector<ir::Step>& steps, KernelContext& ctx, Tensor& y, const Tensor* bias,
+                      int threads);
 
 }  // namespace edgemm::kernels

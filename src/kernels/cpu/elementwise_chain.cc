@@ -12,6 +12,8 @@
 /// exp (and sigmoid, swish through it) uses a vectorizable approximation within ~3e-7 relative
 /// of std::exp; gelu, tanh and pow call the std:: functions.
 
+#include "kernels/cpu/elementwise_chain.h"
+
 #include <algorithm>
 #include <bit>
 #include <cmath>
@@ -304,9 +306,7 @@ void run_tile(const ChainRun& run, int64_t tile, RowCursor& cursor, std::vector<
 
 class ElementwiseChainKernel final : public Kernel {
  public:
-  explicit ElementwiseChainKernel(std::vector<Step> steps) : steps_(std::move(steps)) {
-    for (const Step& s : steps_) cost_ += step_cost(s);
-  }
+  explicit ElementwiseChainKernel(std::vector<Step> steps) : steps_(std::move(steps)) {}
 
   Status run(KernelContext& ctx) const override {
     const ir::Node& node = ctx.node();
@@ -319,19 +319,7 @@ class ElementwiseChainKernel final : public Kernel {
     if (inputs.empty()) return ir::node_error(node, StatusCode::kInvalidModel, "needs at least one input");
     EDGEMM_ASSIGN_OR_RETURN(Shape out_shape, elementwise::broadcast_all(node, inputs));
     EDGEMM_ASSIGN_OR_RETURN(Tensor * y, ctx.allocate_output(0, DataType::kFloat32, out_shape));
-    std::vector<const Shape*> shapes;
-    for (const Tensor* x : inputs) shapes.push_back(&x->shape());
-    const BroadcastPlan plan = elementwise::make_broadcast_plan(out_shape, shapes);
-    if (plan.outer * plan.inner == 0) return Status::ok();
-    const Tiling tiling = make_tiling(plan);
-    ChainRun chain{steps_, plan, tiling, {}, y->data<float>()};
-    for (const Tensor* x : inputs) chain.inputs.push_back(x->data<float>());
-    const int64_t tile_cost = tiling.piece * tiling.rows_per_tile * cost_;
-    parallel_for(ctx.threads(), tiling.count, tile_cost, [&](int64_t begin, int64_t end) {
-      RowCursor cursor(plan);
-      std::vector<int64_t> offsets(static_cast<size_t>(tiling.rows_per_tile * plan.n));
-      for (int64_t tile = begin; tile < end; ++tile) run_tile(chain, tile, cursor, offsets);
-    });
+    run_elementwise_chain(steps_, inputs, out_shape, y->data<float>(), ctx.threads());
     return Status::ok();
   }
 
@@ -342,10 +330,28 @@ class ElementwiseChainKernel final : public Kernel {
 
  private:
   std::vector<Step> steps_;
-  int64_t cost_ = 1;
 };
 
 }  // namespace
+
+void run_elementwise_chain(const std::vector<Step>& steps, const std::vector<const Tensor*>& inputs,
+                           const Shape& out_shape, float* out, int threads) {
+  std::vector<const Shape*> shapes;
+  for (const Tensor* x : inputs) shapes.push_back(&x->shape());
+  const BroadcastPlan plan = elementwise::make_broadcast_plan(out_shape, shapes);
+  if (plan.outer * plan.inner == 0) return;
+  int64_t cost = 1;
+  for (const Step& s : steps) cost += step_cost(s);
+  const Tiling tiling = make_tiling(plan);
+  ChainRun chain{steps, plan, tiling, {}, out};
+  for (const Tensor* x : inputs) chain.inputs.push_back(x->data<float>());
+  const int64_t tile_cost = tiling.piece * tiling.rows_per_tile * cost;
+  parallel_for(threads, tiling.count, tile_cost, [&](int64_t begin, int64_t end) {
+    RowCursor cursor(plan);
+    std::vector<int64_t> offsets(static_cast<size_t>(tiling.rows_per_tile * plan.n));
+    for (int64_t tile = begin; tile < end; ++tile) run_tile(chain, tile, cursor, offsets);
+  });
+}
 
 void register_elementwise_chain_kernels(KernelRegistry& registry) {
   registry.add("com.edgemm", "ElementwiseChain", 1, [](const KernelInfo& info) -> Expected<std::unique_ptr<Kernel>> {
