@@ -65,6 +65,9 @@ std::optional<int64_t> node_flops(const Node& node, const NodeShapes& inputs, co
     return 2 * product(*a) * product(*w, 1) + epilogue;
   }
   if (op == "MatMul" && a != nullptr && !a->empty()) return 2 * product(*out) * a->back();
+  // com.edgemm FusedMatMul: MatMul plus one add per output element for the bias.
+  if (op == "FusedMatMul" && node.domain == kEdgemmDomain && a != nullptr && !a->empty())
+    return 2 * product(*out) * a->back() + product(*out);
   if (op == "Gemm" && a != nullptr && a->size() == 2) {
     const Expected<int64_t> trans_a = node.attr_int("transA", 0);
     const int64_t k = (trans_a.has_value() && *trans_a) ? (*a)[0] : (*a)[1];

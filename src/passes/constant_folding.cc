@@ -149,8 +149,14 @@ void optimize(ir::Model& model, PassReport& report) {
   report.nodes_before = static_cast<int>(model.graph.nodes.size());
   fold_constants(model, report);
   eliminate_dead_nodes(model.graph, report);
+  // Layout clean-up first: it exposes the shorter chains the fusions below match.
+  simplify_transpose_reshape(model, report);
   fold_conv_affine(model, report);
   recognize_activations(model, report);
+  // Transformer fusions, before the elementwise chains would take their Sub/Div/Add/Mul nodes.
+  fuse_layer_norm(model, report);
+  fuse_gelu(model, report);
+  fuse_matmul_add(model, report);
   fuse_conv_epilogue(model, report);  // before the chains: a Conv takes the ops that follow it
   fuse_elementwise_chains(model, report);
   // Blocked layouts pay off only on oneDNN's convolutions; the reference loops would convert.

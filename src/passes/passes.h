@@ -32,6 +32,29 @@ void fold_constants(ir::Model& model, PassReport& report);
 /// Removes nodes none of whose outputs reach a graph output, and unused initializers.
 void eliminate_dead_nodes(ir::Graph& graph, PassReport& report);
 
+/// Removes data movement that does nothing (transpose_reshape.cc): Transpose pairs composing
+/// to the identity (removed) or not (merged), a Reshape of a Reshape/Flatten/Squeeze/Unsqueeze
+/// (reads the first one's input), reshapes between equal static shapes, Identity and inference
+/// Dropout. Values that are graph outputs keep their producer. Standard ONNX ops only.
+/// Patterns: "Transpose pair", "Reshape pair", "Reshape to same shape", "Identity", "Dropout".
+void simplify_transpose_reshape(ir::Model& model, PassReport& report);
+
+/// Fuses layer normalization written as ReduceMean/Sub/Pow (or Mul)/ReduceMean/Add/Sqrt/Div
+/// over the last axis, with an optional constant Mul (scale) and Add (bias), into one
+/// kEdgemmDomain LayerNormalization (LayerNormalization-17 semantics, axis -1) node
+/// (layer_norm_fusion.cc). Pattern: "LayerNormalization".
+void fuse_layer_norm(ir::Model& model, PassReport& report);
+
+/// Fuses GELU written with Erf, x · 0.5 · (1 + erf(x / √2)) in its exported forms (Div by √2 or
+/// Mul by 1/√2, the 0.5 on either side), into a kEdgemmDomain ElementwiseChain with one "gelu"
+/// step (gelu_fusion.cc). Pattern: "Gelu".
+void fuse_gelu(ir::Model& model, PassReport& report);
+
+/// Rewrites MatMul(A, B constant [K, N]) + constant bias along the last axis as Gemm when A is
+/// known to be 2-D, else as kEdgemmDomain FusedMatMul(A, B, bias[N]) (matmul_add_fusion.cc).
+/// Patterns: "MatMul+Add→Gemm", "MatMul+Add→FusedMatMul".
+void fuse_matmul_add(ir::Model& model, PassReport& report);
+
 /// Folds what follows a Conv/ConvTranspose with constant float32 weights into its weights and
 /// bias when the Conv's output has no other reader: inference BatchNormalization with constant
 /// parameters, and Mul/Div/Add/Sub by a constant that is a scalar or per output channel.

@@ -29,6 +29,33 @@ check bad-shape-spec 2 "$bin" inspect "$det" --shape x=1,3,abc
 
 check inspect-json 0 "$bin" inspect "$det" --shape x=1,3,640,640 --json
 expect_text inspect-flops "$tmp/out" '"flops"'
+check inspect-optimized 0 "$bin" inspect "$det" --shape x=1,3,640,640 --optimized
+expect_text inspect-optimized-text "$tmp/out" 'rewritten patterns'
+check inspect-optimized-json 0 "$bin" inspect "$det" --shape x=1,3,640,640 --optimized --json
+cp "$tmp/out" "$tmp/inspect_optimized.json"
+check inspect-plain-json 0 "$bin" inspect "$det" --shape x=1,3,640,640 --json
+cp "$tmp/out" "$tmp/inspect_plain.json"
+check inspect-optimized-consistent 0 /usr/bin/python3 -c '
+import json, sys
+o, p = json.load(open(sys.argv[1])), json.load(open(sys.argv[2]))
+r = o["optimized"]
+assert "optimized" not in p
+assert r["nodes_before"] == p["nodes"] and r["nodes_after"] == o["nodes"], r
+assert r["nodes_after"] < r["nodes_before"], r
+assert r["nodes_before"] - r["nodes_after"] == r["folded_nodes"] + r["removed_nodes"] + r["rewritten_nodes"], r
+assert all(isinstance(c, int) and c > 0 for c in r["patterns"].values()), r["patterns"]
+assert sum(o["op_histogram"].values()) == o["nodes"]
+' "$tmp/inspect_optimized.json" "$tmp/inspect_plain.json"
+rec="$root/models/ppocrv4/ch_PP-OCRv4_rec_infer.onnx"
+check inspect-optimized-rec 0 "$bin" inspect "$rec" --optimized --json
+cp "$tmp/out" "$tmp/inspect_rec.json"
+check inspect-optimized-rec-fused 0 /usr/bin/python3 -c '
+import json, sys
+o = json.load(open(sys.argv[1]))
+n = o["optimized"]["patterns"].get("LayerNormalization", 0)
+assert n > 0 and o["op_histogram"].get("com.edgemm.LayerNormalization") == n, o["optimized"]
+assert "ReduceMean" not in o["op_histogram"], o["op_histogram"]
+' "$tmp/inspect_rec.json"
 check run-det 0 "$bin" run "$det" --input x="$root/data/demo/photo_det_input.npy" --output-dir "$tmp/out_dir" \
   --profile "$tmp/trace.json" --threads 1 --json
 expect_text run-json "$tmp/out" '"share_above"'

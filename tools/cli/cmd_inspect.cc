@@ -6,6 +6,7 @@
 #include "commands.h"
 #include "ir/flops.h"
 #include "ir/onnx_import.h"
+#include "passes/passes.h"
 
 namespace edgemm::cli {
 
@@ -15,6 +16,7 @@ struct InspectArgs {
   std::string model;
   std::vector<std::string> shapes;
   bool json = false;
+  bool optimized = false;
 };
 
 bool all_inputs_static(const ir::Graph& g) {
@@ -27,10 +29,46 @@ bool all_inputs_static(const ir::Graph& g) {
   return true;
 }
 
+/// Nodes the fusion and clean-up passes replaced (neither folded nor dropped as dead).
+int rewritten_nodes(const passes::PassReport& r) {
+  return r.nodes_before - r.nodes_after - r.folded_nodes - r.removed_nodes;
+}
+
+nlohmann::json pass_report_json(const passes::PassReport& r) {
+  nlohmann::json j;
+  j["nodes_before"] = r.nodes_before;
+  j["nodes_after"] = r.nodes_after;
+  j["folded_nodes"] = r.folded_nodes;
+  j["removed_nodes"] = r.removed_nodes;
+  j["rewritten_nodes"] = rewritten_nodes(r);
+  j["patterns"] = nlohmann::json::object();
+  for (const auto& [name, count] : r.patterns) j["patterns"][name] = count;
+  return j;
+}
+
+/// `text` followed by spaces up to `width` terminal columns (UTF-8 code points, so "→" is one).
+std::string padded(const std::string& text, size_t width) {
+  size_t columns = 0;
+  for (unsigned char c : text) columns += (c & 0xC0) != 0x80 ? 1 : 0;
+  return text + std::string(columns < width ? width - columns : 1, ' ');
+}
+
+void print_pass_report(const passes::PassReport& r) {
+  std::cout << "  passes: " << r.nodes_before << " -> " << r.nodes_after << " nodes (" << r.folded_nodes
+            << " folded to constants, " << r.removed_nodes << " dead, " << rewritten_nodes(r)
+            << " merged by rewrites)\n";
+  std::cout << "  rewritten patterns:" << (r.patterns.empty() ? " none" : "") << "\n";
+  for (const auto& [name, count] : r.patterns) {
+    std::cout << "    " << padded(name, 32) << std::setw(4) << count << "\n";
+  }
+}
+
 Status inspect_command(const InspectArgs& args) {
   ir::ImportOptions options;
   EDGEMM_ASSIGN_OR_RETURN(options.fixed_input_shapes, parse_named_shapes(args.shapes));
   EDGEMM_ASSIGN_OR_RETURN(ir::Model model, ir::import_onnx_file(args.model, options));
+  passes::PassReport report;
+  if (args.optimized) passes::optimize(model, report);
   const ir::Graph& g = model.graph;
   std::map<std::string, int> histogram;
   for (const auto& n : g.nodes) histogram[(n.domain.empty() ? "" : n.domain + ".") + n.op_type]++;
@@ -59,6 +97,7 @@ Status inspect_command(const InspectArgs& args) {
   j["outputs"] = nlohmann::json::array();
   for (const auto& v : g.outputs) j["outputs"].push_back(value_info_json(v));
   j["nodes"] = g.nodes.size();
+  if (args.optimized) j["optimized"] = pass_report_json(report);
   j["op_histogram"] = histogram;
   j["parameters"] = params;
   j["parameter_bytes"] = param_bytes;
@@ -85,6 +124,7 @@ Status inspect_command(const InspectArgs& args) {
     std::cout << "    " << v.name << " " << dtype_name(v.dtype) << " " << dims_text(v.shape, v.rank_known) << "\n";
   std::cout << "  nodes: " << g.nodes.size() << "\n  parameters: " << params << " (" << std::fixed
             << std::setprecision(2) << param_bytes / 1048576.0 << " MiB)\n";
+  if (args.optimized) print_pass_report(report);
   if (shapes_known) {
     std::cout << "  FLOPs: " << std::setprecision(3) << flops.total / 1e9 << " G";
     if (flops.unknown_nodes) std::cout << " (" << flops.unknown_nodes << " nodes without inferred shapes not counted)";
@@ -98,7 +138,7 @@ Status inspect_command(const InspectArgs& args) {
   });
   std::cout << "  op histogram:\n";
   for (const auto& [op, count] : ops) {
-    std::cout << "    " << std::left << std::setw(28) << op << std::right << std::setw(6) << count;
+    std::cout << "    " << padded(op, 32) << std::setw(4) << count;
     if (shapes_known && flops.by_op.count(op))
       std::cout << "  " << std::setprecision(3) << flops.by_op.at(op) / 1e9 << " GFLOP";
     std::cout << "\n";
@@ -113,6 +153,8 @@ void add_inspect_command(CLI::App& app, int& exit_code) {
   CLI::App* cmd = app.add_subcommand("inspect", "Show a model's opsets, inputs/outputs, ops, parameters and FLOPs");
   cmd->add_option("model", args->model, "ONNX model file")->required();
   cmd->add_option("-s,--shape", args->shapes, "pin a symbolic input shape, name=1,3,640,640 (for FLOPs)");
+  cmd->add_flag("--optimized", args->optimized,
+                "show the graph after the load-time passes (what edgemm runs) and what they rewrote");
   cmd->add_flag("--json", args->json, "print a JSON report");
   cmd->callback([args, &exit_code] {
     Status status = inspect_command(*args);

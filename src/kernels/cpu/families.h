@@ -19,7 +19,7 @@ void register_nonzero_unique_kernels(KernelRegistry& registry);  // nonzero_uniq
 void register_reduce_kernels(KernelRegistry& registry);  // reduce.cc: Reduce*, ArgMax, ArgMin
 void register_softmax_kernels(KernelRegistry& registry);  // softmax.cc: Softmax, LogSoftmax, Hardmax
 void register_topk_kernels(KernelRegistry& registry);  // topk.cc: TopK
-void register_normalization_kernels(KernelRegistry& registry);  // normalization.cc: *Normalization
+void register_normalization_kernels(KernelRegistry& registry);  // normalization.cc: *Normalization (and com.edgemm LayerNormalization)
 void register_einsum_kernels(KernelRegistry& registry);  // einsum.cc: Einsum
 void register_unary_kernels(KernelRegistry& registry);  // unary.cc: Abs, Neg, Sqrt, Exp, Log, Erf, trig, Round, Sign, IsNaN, IsInf, Not, ...
 void register_activation_kernels(KernelRegistry& registry);  // activation.cc: Relu, LeakyRelu, PRelu, Elu, Selu, Celu, Sigmoid, HardSigmoid, HardSwish, Tanh, Softplus, Softsign, ThresholdedRelu, Shrink, Clip
@@ -27,7 +27,7 @@ void register_binary_kernels(KernelRegistry& registry);  // binary.cc: Add, Sub,
 void register_variadic_kernels(KernelRegistry& registry);  // variadic.cc: Sum, Mean, Max, Min, Where
 void register_cast_kernels(KernelRegistry& registry);  // cast.cc: Cast, CastLike
 void register_conv_kernels(KernelRegistry& registry);  // conv.cc: Conv, ConvTranspose
-void register_matmul_kernels(KernelRegistry& registry);  // matmul.cc: MatMul, Gemm
+void register_matmul_kernels(KernelRegistry& registry);  // matmul.cc: MatMul, Gemm, com.edgemm FusedMatMul
 void register_pool_kernels(KernelRegistry& registry);  // pool.cc: MaxPool, AveragePool, LpPool, Global*Pool, MaxUnpool
 void register_resize_kernels(KernelRegistry& registry);  // resize.cc: Resize, Upsample
 void register_control_flow_kernels(KernelRegistry& registry);  // control_flow.cc: If, Loop, Scan

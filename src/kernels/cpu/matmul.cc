@@ -8,6 +8,9 @@
 /// A
 ///   ([M, K]), B' = transB ? B^T : B ([K, N]); C (optional from 11) broadcasts
 ///   unidirectionally to [M, N].
+/// - com.edgemm FusedMatMul (version 1, written by passes::fuse_matmul_add): inputs A (float32,
+///   rank >= 1), B (float32 [K, N]) and bias (float32 [N]); Y = MatMul(A, B) + bias, the bias
+///   added to every row of N values.
 ///
 /// Paths: float32 runs on oneDNN's matmul primitive. A constant B (weights) is reordered once
 /// into the layout oneDNN picks (format_tag::any) when the kernel is created, for a nominal M;
@@ -265,16 +268,19 @@ memory::desc f32_desc(const memory::dims& dims, const memory::dims& strides) {
 // ---------------------------------------------------------------------------------------------
 // MatMul
 
+/// MatMul, or with `fused_bias` com.edgemm FusedMatMul: MatMul(A, B) + bias[N] on every row,
+/// the bias in oneDNN's matmul primitive.
 class MatMulKernel final : public OnednnMatMulBase {
  public:
-  using OnednnMatMulBase::OnednnMatMulBase;
+  MatMulKernel(Tensor weights, bool use_onednn, const char* name, bool fused_bias)
+      : OnednnMatMulBase(std::move(weights), use_onednn, name), fused_bias_(fused_bias) {}
 
   std::shared_ptr<const MatMulPlan> plan(const ir::Node& node, const MatMulShape& s) const {
     return cached(onednn::shape_key(s.a, s.b), [&](MatMulPlan& p) {
       if (s.b_is_matrix) {
         const int64_t rows = product(s.batch, 0, s.batch.size()) * s.m;
-        build(node, p, f32_desc({rows, s.k}, {s.k, 1}), f32_desc({s.k, s.n}, {s.n, 1}),
-              f32_desc({rows, s.n}, {s.n, 1}), memory::desc(), onednn::user_scratchpad_attr());
+        build(node, p, f32_desc({rows, s.k}, {s.k, 1}), f32_desc({s.k, s.n}, {s.n, 1}), f32_desc({rows, s.n}, {s.n, 1}),
+              fused_bias_ ? f32_desc({1, s.n}, {s.n, 1}) : memory::desc(), onednn::user_scratchpad_attr());
         return;
       }
       // Batched: same rank for all three, broadcast batch axes have extent 1.
@@ -306,30 +312,63 @@ class MatMulKernel final : public OnednnMatMulBase {
                                 "' has dtype " + dtype_name(dt));
     }
     EDGEMM_ASSIGN_OR_RETURN(MatMulShape s, matmul_shape(node, a->shape(), b->shape()));
+    const float* bias = nullptr;
+    if (fused_bias_) {
+      EDGEMM_ASSIGN_OR_RETURN(bias, fused_bias(ctx, *b, s.n));
+    }
     EDGEMM_ASSIGN_OR_RETURN(Tensor * y, ctx.allocate_output(0, dt, s.out));
     if (y->element_count() == 0) return Status::ok();
     if (dt == DataType::kFloat32 && use_onednn_ && s.k > 0) {
       std::shared_ptr<const MatMulPlan> p = plan(node, s);
       if (!p->reference) {
-        return execute(node, *p, a->raw_data(), b->raw_data(), nullptr, y->raw_data(),
-                       ctx.threads());
+        return execute(node, *p, a->raw_data(), b->raw_data(), bias, y->raw_data(), ctx.threads());
       }
     }
     dispatch(dt, [&](auto zero) {
       using T = decltype(zero);
       matmul_reference<T>(s, a->data<T>(), b->data<T>(), y->data<T>(), ctx.threads());
     });
+    if (bias != nullptr) add_rows(y->data<float>(), bias, y->element_count() / s.n, s.n);
     return Status::ok();
   }
+
+ private:
+  /// FusedMatMul's checks: float32 A, 2-D B, bias float32 [N]. Returns the bias values.
+  static Expected<const float*> fused_bias(KernelContext& ctx, const Tensor& b, int64_t n) {
+    const ir::Node& node = ctx.node();
+    const Tensor* bias = ctx.input_count() > 2 ? ctx.input(2) : nullptr;
+    if (ctx.input(0)->dtype() != DataType::kFloat32) return unsupported_dtype(node, 0, ctx.input(0)->dtype());
+    if (b.rank() != 2) {
+      return ir::node_error(node, StatusCode::kInvalidArgument,
+                            "input '" + input_name(node, 1) + "' has shape " + shape_to_string(b.shape()) +
+                                "; FusedMatMul needs a 2-D B");
+    }
+    if (bias == nullptr || bias->dtype() != DataType::kFloat32 || bias->shape() != Shape{n}) {
+      return ir::node_error(
+          node, StatusCode::kInvalidArgument,
+          "input '" + input_name(node, 2) + "' must be a float32 bias of shape [" + std::to_string(n) + "]");
+    }
+    return bias->data<float>();
+  }
+
+  static void add_rows(float* y, const float* bias, int64_t rows, int64_t n) {
+    for (int64_t r = 0; r < rows; ++r) {
+      for (int64_t j = 0; j < n; ++j) y[r * n + j] += bias[j];
+    }
+  }
+
+  bool fused_bias_;
 };
 
-Expected<std::unique_ptr<Kernel>> make_matmul(const KernelInfo& info) {
+/// MatMul (fused_bias false) or FusedMatMul (true) with B prepacked when it is constant.
+Expected<std::unique_ptr<Kernel>> make_matmul_kernel(const KernelInfo& info, bool fused_bias) {
   const Tensor* b = info.constant_inputs.size() > 1 ? info.constant_inputs[1] : nullptr;
   const bool onednn = onednn::enabled() && (b == nullptr || b->dtype() == DataType::kFloat32);
   const bool pack = onednn && b != nullptr && b->rank() >= 2 &&
                     b->element_count() == b->dim(-1) * b->dim(-2) && b->element_count() > 0;
-  auto kernel = std::make_unique<MatMulKernel>(pack ? *b : Tensor(), onednn,
-                                               onednn ? "f32_matmul__onednn" : "matmul__reference");
+  const char* name = fused_bias ? (onednn ? "f32_fused_matmul__onednn" : "fused_matmul__reference")
+                                : (onednn ? "f32_matmul__onednn" : "matmul__reference");
+  auto kernel = std::make_unique<MatMulKernel>(pack ? *b : Tensor(), onednn, name, fused_bias);
   if (pack) {
     // Prepack B for a nominal M; other M reuse the layout when oneDNN picks the same one.
     MatMulShape s;
@@ -340,10 +379,16 @@ Expected<std::unique_ptr<Kernel>> make_matmul(const KernelInfo& info) {
     s.b = b->shape();
     s.b_is_matrix = true;
     s.out = {s.m, s.n};
-    if (kernel->plan(info.node, s)->reference) kernel->set_name("matmul__reference");
+    if (kernel->plan(info.node, s)->reference) {
+      kernel->set_name(fused_bias ? "fused_matmul__reference" : "matmul__reference");
+    }
   }
   return std::unique_ptr<Kernel>(std::move(kernel));
 }
+
+Expected<std::unique_ptr<Kernel>> make_matmul(const KernelInfo& info) { return make_matmul_kernel(info, false); }
+
+Expected<std::unique_ptr<Kernel>> make_fused_matmul(const KernelInfo& info) { return make_matmul_kernel(info, true); }
 
 // ---------------------------------------------------------------------------------------------
 // Gemm
@@ -562,6 +607,7 @@ void register_matmul_kernels(KernelRegistry& registry) {
   for (int since : {1, 9, 13}) registry.add("", "MatMul", since, make_matmul);
   // Gemm 1/6 (attribute `broadcast`) accept the same C shapes as 7+ or fewer.
   for (int since : {1, 6, 7, 9, 11, 13}) registry.add("", "Gemm", since, make_gemm);
+  registry.add("com.edgemm", "FusedMatMul", 1, make_fused_matmul);
 }
 
 }  // namespace edgemm::kernels

@@ -11,7 +11,9 @@
 /// - LayerNormalization (version 17): statistics over axes [axis, rank), Y = (X - Mean) *
 ///   InvStdDev * Scale + B with Scale and B broadcast to X.shape[axis:]; optional outputs Mean
 ///   and InvStdDev = 1 / sqrt(Var + epsilon) of shape X.shape[:axis] + [1] * (rank - axis),
-///   float32 (stash_type 1). Statistics are computed in float64.
+///   float32 (stash_type 1). Statistics are computed in float64, in one pass over each row.
+///   Also registered as com.edgemm LayerNormalization version 1 (the node
+///   passes::fuse_layer_norm writes, so models of any opset can use it).
 /// - LpNormalization (version 1): x / ||x||_p along `axis` (p = 1 or 2); a zero norm gives 0,
 ///   as ONNX Runtime does.
 /// - MeanVarianceNormalization (versions 9, 13): (X - E[X]) / (sqrt(E[X^2] - E[X]^2) + 1e-9)
@@ -301,6 +303,37 @@ Status dense_param(const ir::Node& node, int index, const Tensor* t, const Shape
   return Status::ok();
 }
 
+/// Mean and population variance of n contiguous values in one pass (sum and sum of squares
+/// in float64 lanes; float64 keeps E[x^2] - E[x]^2 exact enough for float32 and float64 rows
+/// of moderate mean-to-spread ratio).
+template <typename T>
+void mean_var_one_pass(const T* x, int64_t n, double& mean, double& var) {
+  constexpr int kLanes = 8;
+  double s[kLanes] = {}, q[kLanes] = {};
+  int64_t i = 0;
+  for (; i + kLanes <= n; i += kLanes) {
+    for (int j = 0; j < kLanes; ++j) {
+      const double v = static_cast<double>(x[i + j]);
+      s[j] += v;
+      q[j] += v * v;
+    }
+  }
+  for (; i < n; ++i) {
+    const double v = static_cast<double>(x[i]);
+    s[0] += v;
+    q[0] += v * v;
+  }
+  double sum = 0, sum_sq = 0;
+  for (int j = 0; j < kLanes; ++j) {
+    sum += s[j];
+    sum_sq += q[j];
+  }
+  mean = n > 0 ? sum / n : 0.0;
+  var = n > 0 ? std::max(sum_sq / n - mean * mean, 0.0) : 0.0;
+}
+
+/// Normalizes `rows` rows of n values: one read for the statistics, one fused
+/// (x * inv - mean * inv) * scale + bias write, rows split across threads.
 template <typename T>
 void layer_norm(const T* x, T* y, float* mean_out, float* inv_out, int64_t rows, int64_t n,
                 const T* scale, const T* bias, double epsilon, int threads) {
@@ -309,15 +342,15 @@ void layer_norm(const T* x, T* y, float* mean_out, float* inv_out, int64_t rows,
       const T* src = x + r * n;
       T* dst = y + r * n;
       double mean, var;
-      mean_var(src, n, mean, var);
+      mean_var_one_pass(src, n, mean, var);
       const double inv = 1.0 / std::sqrt(var + epsilon);
       if (mean_out) mean_out[r] = static_cast<float>(mean);
       if (inv_out) inv_out[r] = static_cast<float>(inv);
-      const T tm = static_cast<T>(mean), ti = static_cast<T>(inv);
+      const T a = static_cast<T>(inv), b = static_cast<T>(-mean * inv);
       if (bias) {
-        for (int64_t i = 0; i < n; ++i) dst[i] = (src[i] - tm) * ti * scale[i] + bias[i];
+        for (int64_t i = 0; i < n; ++i) dst[i] = (src[i] * a + b) * scale[i] + bias[i];
       } else {
-        for (int64_t i = 0; i < n; ++i) dst[i] = (src[i] - tm) * ti * scale[i];
+        for (int64_t i = 0; i < n; ++i) dst[i] = (src[i] * a + b) * scale[i];
       }
     }
   });
@@ -551,6 +584,8 @@ void register_normalization_kernels(KernelRegistry& registry) {
   registry.add("", "InstanceNormalization", 1, make_instance_norm);
   registry.add("", "InstanceNormalization", 6, make_instance_norm);
   registry.add("", "LayerNormalization", 17, make_layer_norm);
+  // Same semantics for any model opset: passes::fuse_layer_norm writes this one.
+  registry.add("com.edgemm", "LayerNormalization", 1, make_layer_norm);
   registry.add("", "LpNormalization", 1, make_lp_norm);
   for (int since : {9, 13}) registry.add("", "MeanVarianceNormalization", since, make_mvn);
 }

@@ -1,0 +1,115 @@
+#include "passes/pattern_util.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace edgemm::passes {
+
+bool Rewrite::changed() const {
+  return std::find(dead.begin(), dead.end(), true) != dead.end() ||
+         std::find(touched.begin(), touched.end(), true) != touched.end();
+}
+
+int producer_of(const GraphView& view, const ir::Graph& graph, const std::string& value, const char* op_type) {
+  const int k = view.producer(value);
+  if (k < 0) return -1;
+  const ir::Node& node = graph.nodes[k];
+  return node.domain.empty() && node.op_type == op_type ? k : -1;
+}
+
+const ValueInfo* value_info(const ir::Graph& graph, const std::string& name) {
+  for (const auto& in : graph.inputs) {
+    if (in.name == name) return &in;
+  }
+  for (const auto& out : graph.outputs) {
+    if (out.name == name) return &out;
+  }
+  auto it = graph.value_infos.find(name);
+  return it == graph.value_infos.end() ? nullptr : &it->second;
+}
+
+int64_t known_rank(const ir::Graph& graph, const std::string& name) {
+  if (const Tensor* t = constant(graph, name)) return t->rank();
+  const ValueInfo* info = value_info(graph, name);
+  return info != nullptr && info->rank_known ? static_cast<int64_t>(info->shape.size()) : -1;
+}
+
+std::optional<Shape> static_shape(const ir::Graph& graph, const std::string& name) {
+  if (const Tensor* t = constant(graph, name)) return t->shape();
+  const ValueInfo* info = value_info(graph, name);
+  if (info == nullptr || !info->rank_known) return std::nullopt;
+  Shape shape;
+  for (const auto& d : info->shape) {
+    if (!d.is_static()) return std::nullopt;
+    shape.push_back(d.value);
+  }
+  return shape;
+}
+
+bool near(float value, float target, float tolerance) { return std::fabs(value - target) <= tolerance; }
+
+std::optional<float> scalar_operand(const ir::Graph& graph, const ir::Node& node, std::string* other) {
+  if (node.inputs.size() != 2) return std::nullopt;
+  for (int i = 0; i < 2; ++i) {
+    if (auto v = scalar_constant(graph, node.inputs[i])) {
+      *other = node.inputs[1 - i];
+      return v;
+    }
+  }
+  return std::nullopt;
+}
+
+std::string other_input(const ir::Node& node, const std::string& value) {
+  if (node.inputs.size() != 2) return "";
+  if (node.inputs[0] == value) return node.inputs[1];
+  if (node.inputs[1] == value) return node.inputs[0];
+  return "";
+}
+
+bool only_read_by(const GraphView& view, const std::string& value, const std::vector<int>& readers) {
+  if (view.is_graph_output(value)) return false;
+  for (int k : view.consumers(value)) {
+    if (std::find(readers.begin(), readers.end(), k) == readers.end()) return false;
+  }
+  return true;
+}
+
+bool replace_uses(ir::Graph& graph, const GraphView& view, Rewrite& rw, const std::string& value,
+                  const std::string& replacement) {
+  if (view.is_graph_output(value)) return false;
+  const std::vector<int>& readers = view.consumers(value);
+  for (int k : readers) {
+    if (std::find(graph.nodes[k].inputs.begin(), graph.nodes[k].inputs.end(), value) == graph.nodes[k].inputs.end()) {
+      return false;
+    }
+    for (const auto& [key, attr] : graph.nodes[k].attributes) {
+      if (attr.kind == ir::Attribute::Kind::kGraph) return false;
+    }
+  }
+  for (int k : readers) {
+    for (auto& in : graph.nodes[k].inputs) {
+      if (in == value) in = replacement;
+    }
+    rw.touched[k] = true;
+  }
+  return true;
+}
+
+std::optional<int64_t> single_reduce_axis(const ir::Graph& graph, const ir::Node& node) {
+  auto keepdims = node.attr_int("keepdims", 1);
+  if (!keepdims || *keepdims != 1) return std::nullopt;
+  std::vector<int64_t> axes;
+  if (node.has_attr("axes")) {
+    auto a = node.attr_ints("axes");
+    if (!a) return std::nullopt;
+    axes = *a;
+  } else if (node.inputs.size() > 1 && !node.inputs[1].empty()) {
+    const Tensor* t = constant(graph, node.inputs[1]);
+    if (t == nullptr || t->dtype() != DataType::kInt64) return std::nullopt;
+    axes.assign(t->data<int64_t>(), t->data<int64_t>() + t->element_count());
+  }
+  if (axes.size() != 1) return std::nullopt;
+  return axes[0];
+}
+
+}  // namespace edgemm::passes

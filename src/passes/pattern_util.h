@@ -1,0 +1,67 @@
+#pragma once
+/// \file pattern_util.h
+/// Matching and rewiring helpers shared by the transformer fusion passes (LayerNormalization,
+/// GELU, MatMul+Add, Transpose/Reshape pairs). They read a GraphView built before the pass
+/// started; a Rewrite tracks which nodes a pass already changed in the current sweep so one
+/// node never takes part in two rewrites against a stale view.
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "edgemm/inferencer.h"
+#include "ir/graph.h"
+#include "passes/graph_view.h"
+
+namespace edgemm::passes {
+
+/// Nodes changed (`touched`) or to be dropped (`dead`) in one sweep of a pass over a graph.
+struct Rewrite {
+  explicit Rewrite(const ir::Graph& graph) : dead(graph.nodes.size(), false), touched(graph.nodes.size(), false) {}
+  /// True when node `k` was neither rewritten nor marked dead in this sweep.
+  bool untouched(int k) const { return k >= 0 && !dead[k] && !touched[k]; }
+  /// True when any node was changed.
+  bool changed() const;
+  std::vector<bool> dead;
+  std::vector<bool> touched;
+};
+
+/// The index of the default-domain node of type `op_type` producing `value`, or -1.
+int producer_of(const GraphView& view, const ir::Graph& graph, const std::string& value, const char* op_type);
+
+/// Declared or inferred metadata of `name` (graph input, graph output or value_info), or nullptr.
+const ValueInfo* value_info(const ir::Graph& graph, const std::string& name);
+
+/// The rank of `name` when known (initializer shape or ValueInfo), else -1.
+int64_t known_rank(const ir::Graph& graph, const std::string& name);
+
+/// The fully static shape of `name` (initializer or ValueInfo), or nullopt when any axis is
+/// symbolic or unknown.
+std::optional<Shape> static_shape(const ir::Graph& graph, const std::string& name);
+
+/// True when the float `value` is within `tolerance` of `target` (absolute).
+bool near(float value, float target, float tolerance = 1e-4f);
+
+/// For a two-input node with one float32 single-element constant input: that value, and in
+/// `other` the name of the other input. nullopt when neither input is such a constant.
+std::optional<float> scalar_operand(const ir::Graph& graph, const ir::Node& node, std::string* other);
+
+/// The input of the two-input `node` that is not `value` (for commutative Add/Mul), or "" when
+/// `value` is not one of its inputs.
+std::string other_input(const ir::Node& node, const std::string& value);
+
+/// True when every reader of `value` is in `readers` and `value` is not a graph output.
+bool only_read_by(const GraphView& view, const std::string& value, const std::vector<int>& readers);
+
+/// Replaces `value` by `replacement` in the inputs of every node reading it. Refuses (false,
+/// nothing changed) when `value` is a graph output or a reader sees it through a subgraph
+/// (If/Loop/Scan bodies refer to outer values by name). Marks the readers touched.
+bool replace_uses(ir::Graph& graph, const GraphView& view, Rewrite& rw, const std::string& value,
+                  const std::string& replacement);
+
+/// The single axis a ReduceMean node reduces, from its `axes` attribute (opsets < 18) or its
+/// constant `axes` input (18), or nullopt when it reduces several or all axes, has keepdims 0,
+/// or its axes are not constant.
+std::optional<int64_t> single_reduce_axis(const ir::Graph& graph, const ir::Node& node);
+
+}  // namespace edgemm::passes
