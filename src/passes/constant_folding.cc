@@ -1,6 +1,5 @@
 #include <unordered_set>
 
-#include "kernels/cpu/onednn.h"
 #include "passes/passes.h"
 #include "runtime/compiled_graph.h"
 #include "runtime/single_node.h"
@@ -145,7 +144,7 @@ void eliminate_dead_nodes(ir::Graph& graph, PassReport& report) {
   }
 }
 
-void optimize(ir::Model& model, PassReport& report) {
+void optimize(ir::Model& model, PassReport& report, const PassOptions& options) {
   report.nodes_before = static_cast<int>(model.graph.nodes.size());
   fold_constants(model, report);
   eliminate_dead_nodes(model.graph, report);
@@ -159,8 +158,7 @@ void optimize(ir::Model& model, PassReport& report) {
   fuse_matmul_add(model, report);
   fuse_conv_epilogue(model, report);  // before the chains: a Conv takes the ops that follow it
   fuse_elementwise_chains(model, report);
-  // Blocked layouts pay off only on oneDNN's convolutions; the reference loops would convert.
-  if (kernels::onednn::enabled()) assign_blocked_layouts(model, report);
+  if (options.blocked_layouts) assign_blocked_layouts(model, report);
   eliminate_dead_nodes(model.graph, report);  // initializers that became step parameters
   report.nodes_after = static_cast<int>(model.graph.nodes.size());
 }

@@ -79,9 +79,10 @@ class LayoutPlanner {
     }
     graph_.nodes = std::move(out);
     for (const auto& v : blocked_) set_blocked_info(v);
+    if (blocked_.empty()) return;
     report.patterns["blocked (nChw8c) values"] += static_cast<int>(blocked_.size());
-    report.patterns["Reorder nChw8c→NCHW"] += static_cast<int>(plain_copies_.size());
-    if (!blocked_.empty()) use_edgemm_domain(model_);
+    if (!plain_copies_.empty()) report.patterns["Reorder nChw8c→NCHW"] += static_cast<int>(plain_copies_.size());
+    use_edgemm_domain(model_);
   }
 
  private:

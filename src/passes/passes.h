@@ -86,7 +86,14 @@ void fuse_elementwise_chains(ir::Model& model, PassReport& report);
 /// changes value shapes that the other passes match on.
 void assign_blocked_layouts(ir::Model& model, PassReport& report);
 
+/// Choices the runtime makes for the passes.
+struct PassOptions {
+  /// Give convolution chains the blocked nChw8c layout: worth it when oneDNN runs the
+  /// convolutions (the reference loops would convert at every Conv).
+  bool blocked_layouts = true;
+};
+
 /// Runs all load-time passes in order.
-void optimize(ir::Model& model, PassReport& report);
+void optimize(ir::Model& model, PassReport& report, const PassOptions& options = {});
 
 }  // namespace edgemm::passes

@@ -14,6 +14,7 @@
 #include <unordered_map>
 
 #include "ir/onnx_import.h"
+#include "kernels/cpu/onednn.h"
 #include "passes/passes.h"
 #include "runtime/compiled_graph.h"
 #include "runtime/executor.h"
@@ -166,7 +167,7 @@ class NativeInferencer final : public Inferencer {
     self->outputs_ = model.graph.outputs;
     if (config.optimize) {
       passes::PassReport report;
-      passes::optimize(model, report);
+      passes::optimize(model, report, passes::PassOptions{kernels::onednn::enabled()});
     }
     for (const auto& [name, t] : model.graph.initializers) self->weight_bytes_ += static_cast<int64_t>(t.byte_size());
     auto graph = std::make_shared<const ir::Graph>(std::move(model.graph));

@@ -62,13 +62,15 @@ inline double optimized_vs_original(const std::string& path, const std::vector<s
   return worst;
 }
 
-/// The model at `path` after passes::optimize (the test fails on import errors).
-inline ir::Model optimized_model(const std::string& path, passes::PassReport* report = nullptr) {
+/// The model at `path` after passes::optimize (the test fails on import errors). Blocked
+/// layouts are off unless asked for, so that tests of other passes see their own rewrites.
+inline ir::Model optimized_model(const std::string& path, passes::PassReport* report = nullptr,
+                                 passes::PassOptions options = passes::PassOptions{false}) {
   auto model = ir::import_onnx_file(path);
   EXPECT_TRUE(model.has_value()) << model.status().message();
   if (!model.has_value()) return {};
   passes::PassReport local;
-  passes::optimize(*model, report != nullptr ? *report : local);
+  passes::optimize(*model, report != nullptr ? *report : local, options);
   return std::move(model).value();
 }
 

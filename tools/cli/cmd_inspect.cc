@@ -6,6 +6,7 @@
 #include "commands.h"
 #include "ir/flops.h"
 #include "ir/onnx_import.h"
+#include "kernels/cpu/onednn.h"
 #include "passes/passes.h"
 
 namespace edgemm::cli {
@@ -68,7 +69,7 @@ Status inspect_command(const InspectArgs& args) {
   EDGEMM_ASSIGN_OR_RETURN(options.fixed_input_shapes, parse_named_shapes(args.shapes));
   EDGEMM_ASSIGN_OR_RETURN(ir::Model model, ir::import_onnx_file(args.model, options));
   passes::PassReport report;
-  if (args.optimized) passes::optimize(model, report);
+  if (args.optimized) passes::optimize(model, report, passes::PassOptions{kernels::onednn::enabled()});
   const ir::Graph& g = model.graph;
   std::map<std::string, int> histogram;
   for (const auto& n : g.nodes) histogram[(n.domain.empty() ? "" : n.domain + ".") + n.op_type]++;
