@@ -200,6 +200,21 @@ TEST(ElementwiseChain, ShortRowsGroupedAndLongRowsSplitIntoTiles) {
                  {seeded({3, 2500}, 16, -1.f, 1.f), seeded({3, 1}, 17, -1.f, 1.f)});
 }
 
+TEST(ElementwiseChain, PerChannelOperandsOfBlockedValuesRepeatAlongRows) {
+  // nChw8c values [N, C/8, H, W, 8] with per-channel operands [1, C/8, 1, 1, 8]: the rows of 8
+  // are merged and the operand repeats every 8 elements; long rows (80x70x8) and short ones
+  // (3x5x8), input 0 itself periodic, one and two threads.
+  for (const Shape& shape : {Shape{1, 3, 80, 70, 8}, Shape{2, 2, 3, 5, 8}}) {
+    const Tensor x = seeded(shape, 20, -3.f, 3.f);
+    const Tensor gate = seeded({1, shape[1], 1, 1, 8}, 21, 0.f, 1.f);
+    const Tensor full = seeded(shape, 22, -1.f, 1.f);
+    const std::vector<Step> steps = {binary(StepKind::kMul, 1), binary(StepKind::kAdd, 2), unary(StepKind::kRelu),
+                                     binary(StepKind::kSub, 1)};
+    for (int threads : {1, 2}) expect_matches(steps, {x, gate, full}, 1e-6f, threads);
+    expect_matches({binary(StepKind::kAdd, 1), unary(StepKind::kHardSwish)}, {gate, full});
+  }
+}
+
 TEST(ElementwiseChain, TwoThreadsGiveTheSameBitsAsOne) {
   const std::vector<Step> steps = {binary(StepKind::kMul, 1), binary(StepKind::kAdd, 2), unary(StepKind::kHardSwish),
                                    unary(StepKind::kSigmoid)};

@@ -132,44 +132,55 @@ EDGEMM_STEP_CLONES void apply_unary_tile(const Step& s, float* v, int64_t n) {
   }
 }
 
-/// v[i] = f(v[i], o[i]) when the operand is contiguous along the run, f(v[i], o[0]) otherwise.
+/// v[i] = f(v[i], o[i % period]): period n for an operand contiguous along the run, 0 for one
+/// value broadcast over it, and in between for rows sharing one operand piece (a per-channel
+/// operand of an nChw8c value repeats every 8 elements).
 template <typename F>
-void combine(float* v, const float* o, int64_t n, bool contiguous, F f) {
-  if (contiguous) {
-    for (int64_t i = 0; i < n; ++i) v[i] = f(v[i], o[i]);
-  } else {
+void combine(float* v, const float* o, int64_t n, int64_t period, F f) {
+  if (period == 0) {
     const float c = *o;
     for (int64_t i = 0; i < n; ++i) v[i] = f(v[i], c);
+  } else if (period == n) {
+    for (int64_t i = 0; i < n; ++i) v[i] = f(v[i], o[i]);
+  } else if (period == 8) {
+    for (int64_t r = 0; r < n; r += 8) {
+      for (int64_t j = 0; j < 8; ++j) v[r + j] = f(v[r + j], o[j]);
+    }
+  } else {
+    for (int64_t r = 0; r < n; r += period) {
+      for (int64_t j = 0; j < period; ++j) v[r + j] = f(v[r + j], o[j]);
+    }
   }
 }
 
-/// Applies a binary step to a run of n values; same formulas as ir::apply_binary.
-EDGEMM_STEP_CLONES void apply_binary_run(const Step& s, float* v, const float* o, int64_t n, bool contiguous) {
+/// Applies a binary step to a run of n values (operand read as in combine()); same formulas as
+/// ir::apply_binary.
+EDGEMM_STEP_CLONES void apply_binary_run(const Step& s, float* v, const float* o, int64_t n, int64_t period) {
   switch (s.kind) {
     case StepKind::kAdd:
-      return combine(v, o, n, contiguous, [](float x, float y) { return x + y; });
+      return combine(v, o, n, period, [](float x, float y) { return x + y; });
     case StepKind::kSub:
-      return combine(v, o, n, contiguous, [](float x, float y) { return x - y; });
+      return combine(v, o, n, period, [](float x, float y) { return x - y; });
     case StepKind::kRSub:
-      return combine(v, o, n, contiguous, [](float x, float y) { return y - x; });
+      return combine(v, o, n, period, [](float x, float y) { return y - x; });
     case StepKind::kMul:
-      return combine(v, o, n, contiguous, [](float x, float y) { return x * y; });
+      return combine(v, o, n, period, [](float x, float y) { return x * y; });
     case StepKind::kDiv:
-      return combine(v, o, n, contiguous, [](float x, float y) { return x / y; });
+      return combine(v, o, n, period, [](float x, float y) { return x / y; });
     case StepKind::kRDiv:
-      return combine(v, o, n, contiguous, [](float x, float y) { return y / x; });
+      return combine(v, o, n, period, [](float x, float y) { return y / x; });
     case StepKind::kMax:
-      return combine(v, o, n, contiguous, [](float x, float y) {
+      return combine(v, o, n, period, [](float x, float y) {
         const float m = x < y ? y : x;
         return y != y ? y : m;  // NaN in either gives NaN
       });
     case StepKind::kMin:
-      return combine(v, o, n, contiguous, [](float x, float y) {
+      return combine(v, o, n, period, [](float x, float y) {
         const float m = y < x ? y : x;
         return y != y ? y : m;
       });
     default:
-      return combine(v, o, n, contiguous, [&s](float x, float y) { return ir::apply_binary(s, x, y); });
+      return combine(v, o, n, period, [&s](float x, float y) { return ir::apply_binary(s, x, y); });
   }
 }
 
@@ -243,11 +254,13 @@ struct Tiling {
   int64_t count = 0;
 };
 
-Tiling make_tiling(const BroadcastPlan& plan) {
+/// Tiles of the plan's rows; pieces of long rows are a multiple of `align` elements.
+Tiling make_tiling(const BroadcastPlan& plan, int64_t align) {
   Tiling t;
   if (plan.inner >= kTileElements) {
     t.row_pieces = (plan.inner + kTileElements - 1) / kTileElements;
-    t.piece = (plan.inner + t.row_pieces - 1) / t.row_pieces;
+    t.piece = ((plan.inner + t.row_pieces - 1) / t.row_pieces + align - 1) / align * align;
+    t.row_pieces = (plan.inner + t.piece - 1) / t.piece;
     t.count = plan.outer * t.row_pieces;
   } else {
     t.piece = plan.inner;
@@ -264,7 +277,56 @@ struct ChainRun {
   const Tiling& tiling;
   std::vector<const float*> inputs;
   float* out = nullptr;
+  std::vector<int64_t> periods;  // per input: repeats every `period` elements of a row; 0 = no
 };
+
+/// Merges the last outer axis into the rows when every input either continues contiguously
+/// across it, is broadcast along it and contiguous within a row (then it repeats every
+/// `inner` elements: a per-channel operand of an nChw8c value [N, C/8, H, W, 8] has rows of 8),
+/// or is broadcast along both. Without this such a value runs as rows of 8 elements. Returns
+/// each input's period (0 for the others); the plan is left alone when nothing repeats.
+std::vector<int64_t> merge_periodic_axis(BroadcastPlan& plan) {
+  std::vector<int64_t> periods(static_cast<size_t>(plan.n), 0);
+  const int64_t rank = static_cast<int64_t>(plan.outer_dims.size());
+  if (rank == 0 || plan.inner > kTileElements / 4) return periods;
+  const int64_t d = rank - 1;
+  bool repeats = false;
+  for (int k = 0; k < plan.n; ++k) {
+    const int64_t stride = plan.strides[k * rank + d], inner = plan.inner_stride[k];
+    const bool continues = inner == 1 && stride == plan.inner;
+    const bool periodic = inner == 1 && stride == 0;
+    const bool constant = inner == 0 && stride == 0;
+    if (!continues && !periodic && !constant) return std::vector<int64_t>(static_cast<size_t>(plan.n), 0);
+    if (periodic) periods[k] = plan.inner;
+    repeats = repeats || periodic;
+  }
+  if (!repeats) return periods;
+  std::vector<int64_t> strides;
+  for (int k = 0; k < plan.n; ++k) {
+    for (int64_t a = 0; a < d; ++a) strides.push_back(plan.strides[k * rank + a]);
+  }
+  plan.strides = std::move(strides);
+  plan.inner *= plan.outer_dims[d];
+  plan.outer /= plan.outer_dims[d];
+  plan.outer_dims.pop_back();
+  return periods;
+}
+
+/// How input k is read over a tile of `rows` rows of `len` elements: one contiguous run
+/// (consecutive rows follow each other in memory), one piece shared by every row (a per-channel
+/// operand of an nChw8c value), or row by row.
+enum class TileAccess { kOneRun, kShared, kPerRow };
+
+TileAccess tile_access(const BroadcastPlan& p, const std::vector<int64_t>& offsets, int k, int64_t rows, int64_t len) {
+  bool shared = true, one_run = p.inner_stride[k] != 0;
+  for (int64_t r = 1; r < rows; ++r) {
+    const int64_t off = offsets[r * p.n + k];
+    shared = shared && off == offsets[k];
+    one_run = one_run && off == offsets[k] + r * len;
+  }
+  if (rows == 1) return p.inner_stride[k] != 0 ? TileAccess::kOneRun : TileAccess::kShared;
+  return one_run ? TileAccess::kOneRun : shared ? TileAccess::kShared : TileAccess::kPerRow;
+}
 
 /// Computes tile `tile` of the output (at most kTileElements elements); `offsets` is scratch for
 /// rows_per_tile · n offsets.
@@ -281,24 +343,57 @@ void run_tile(const ChainRun& run, int64_t tile, RowCursor& cursor, std::vector<
   }
   // The steps run on a stack buffer that stays in L1; the output is written once at the end.
   alignas(64) float v[kTileElements];
-  const int64_t stride0 = p.inner_stride[0];
-  for (int64_t r = 0; r < rows; ++r) {
-    const float* src = run.inputs[0] + offsets[r * p.n] + col * stride0;
-    if (stride0 != 0) {
-      std::memcpy(v + r * len, src, static_cast<size_t>(len) * sizeof(float));
-    } else {
-      std::fill_n(v + r * len, len, *src);
+  const int64_t n = rows * len;
+  const TileAccess in0 = tile_access(p, offsets, 0, rows, len);
+  const float* src0 = run.inputs[0] + offsets[0] + col * p.inner_stride[0];
+  if (run.periods[0] > 0) {
+    // Pieces start at multiples of the period (make_tiling), so the pattern starts at offset 0.
+    const int64_t period = run.periods[0];
+    for (int64_t r = 0; r < rows; ++r) {
+      const float* src = run.inputs[0] + offsets[r * p.n];
+      for (int64_t i = 0; i < len; ++i) v[r * len + i] = src[i % period];
+    }
+  } else if (in0 == TileAccess::kOneRun) {
+    std::memcpy(v, src0, static_cast<size_t>(n) * sizeof(float));
+  } else if (in0 == TileAccess::kShared) {
+    for (int64_t r = 0; r < rows; ++r) std::copy_n(src0, len, v + r * len);
+  } else {
+    for (int64_t r = 0; r < rows; ++r) {
+      const float* src = run.inputs[0] + offsets[r * p.n] + col * p.inner_stride[0];
+      if (p.inner_stride[0] != 0) {
+        std::memcpy(v + r * len, src, static_cast<size_t>(len) * sizeof(float));
+      } else {
+        std::fill_n(v + r * len, len, *src);
+      }
     }
   }
   for (const Step& s : run.steps) {
     if (!s.binary()) {
-      apply_unary_tile(s, v, rows * len);
+      apply_unary_tile(s, v, n);
       continue;
     }
     const int64_t stride = p.inner_stride[s.operand];
-    for (int64_t r = 0; r < rows; ++r) {
-      const float* o = run.inputs[s.operand] + offsets[r * p.n + s.operand] + col * stride;
-      apply_binary_run(s, v + r * len, o, len, stride != 0);
+    const int64_t period = run.periods[s.operand];
+    if (period > 0) {
+      for (int64_t r = 0; r < rows; ++r) {
+        apply_binary_run(s, v + r * len, run.inputs[s.operand] + offsets[r * p.n + s.operand], len, period);
+      }
+      continue;
+    }
+    const float* o0 = run.inputs[s.operand] + offsets[s.operand] + col * stride;
+    switch (tile_access(p, offsets, s.operand, rows, len)) {
+      case TileAccess::kOneRun:
+        apply_binary_run(s, v, o0, n, n);
+        break;
+      case TileAccess::kShared:
+        apply_binary_run(s, v, o0, n, stride != 0 ? len : 0);
+        break;
+      case TileAccess::kPerRow:
+        for (int64_t r = 0; r < rows; ++r) {
+          const float* o = run.inputs[s.operand] + offsets[r * p.n + s.operand] + col * stride;
+          apply_binary_run(s, v + r * len, o, len, stride != 0 ? len : 0);
+        }
+        break;
     }
   }
   std::memcpy(run.out + row0 * p.inner + col, v, static_cast<size_t>(rows * len) * sizeof(float));
@@ -338,12 +433,15 @@ void run_elementwise_chain(const std::vector<Step>& steps, const std::vector<con
                            const Shape& out_shape, float* out, int threads) {
   std::vector<const Shape*> shapes;
   for (const Tensor* x : inputs) shapes.push_back(&x->shape());
-  const BroadcastPlan plan = elementwise::make_broadcast_plan(out_shape, shapes);
+  BroadcastPlan plan = elementwise::make_broadcast_plan(out_shape, shapes);
   if (plan.outer * plan.inner == 0) return;
+  const std::vector<int64_t> periods = merge_periodic_axis(plan);
+  int64_t align = 1;
+  for (int64_t period : periods) align = std::max(align, period);
   int64_t cost = 1;
   for (const Step& s : steps) cost += step_cost(s);
-  const Tiling tiling = make_tiling(plan);
-  ChainRun chain{steps, plan, tiling, {}, out};
+  const Tiling tiling = make_tiling(plan, align);
+  ChainRun chain{steps, plan, tiling, {}, out, periods};
   for (const Tensor* x : inputs) chain.inputs.push_back(x->data<float>());
   const int64_t tile_cost = tiling.piece * tiling.rows_per_tile * cost;
   parallel_for(threads, tiling.count, tile_cost, [&](int64_t begin, int64_t end) {
