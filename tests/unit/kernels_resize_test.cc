@@ -37,6 +37,26 @@ TEST(Resize, PpocrNearestAsymmetricFloorX2) {
   expect_near(*z, {1, 1, 1, 16}, {5, 5, 5, 5, 5, 5, 5, 5, 6, 6, 6, 6, 6, 6, 6, 6});
 }
 
+TEST(Resize, NearestOnBlockedValuesMovesTheChannelBlock) {
+  // An nChw8c value [1, 2, 3, 4, 8] upsampled 2x in H and 3x in W (the layout pass adds a fifth
+  // scale of 1): y[n, c, h, w, j] = x[n, c, floor(h / 2), floor(w / 3), j].
+  ir::Node node = resize_node("nearest", "asymmetric");
+  set_string(node, "nearest_mode", "floor");
+  std::vector<float> xv(2 * 3 * 4 * 8);
+  for (size_t i = 0; i < xv.size(); ++i) xv[i] = static_cast<float>(i);
+  auto y = run(node, {f32({1, 2, 3, 4, 8}, xv), Tensor(), f32({5}, {1, 1, 2, 3, 1})}, 11);
+  ASSERT_TRUE(y.has_value()) << y.status().to_string();
+  std::vector<float> want;
+  for (int c = 0; c < 2; ++c) {
+    for (int h = 0; h < 6; ++h) {
+      for (int w = 0; w < 12; ++w) {
+        for (int j = 0; j < 8; ++j) want.push_back(xv[((c * 3 + h / 2) * 4 + w / 3) * 8 + j]);
+      }
+    }
+  }
+  expect_near(*y, {1, 2, 6, 12, 8}, want);
+}
+
 TEST(Resize, LinearHalfPixel) {
   // x_original = (x + 0.5) / 2 - 0.5 = -0.25, 0.25, 0.75, 1.25, clamped at the edges:
   // [1, 2] -> [1, 1.25, 1.75, 2]; rows mix the same way.

@@ -160,21 +160,35 @@ AxisPlan plan_axis(const ResizeAttrs& at, int64_t in, int64_t out, double scale,
   return p;
 }
 
-// Nearest: gathers elements (any dtype, by size) row by row along the last axis. An output row
-// that reads the same input row as the previous one (upsampling) is a copy of it.
+// True when the axis maps every output index to the same input index, inside the input.
+bool is_identity_axis(const AxisPlan& a) {
+  if (a.in != a.out) return false;
+  for (int64_t o = 0; o < a.out; ++o) {
+    if (a.index[o] != o || a.outside[o]) return false;
+  }
+  return true;
+}
+
+// Nearest: gathers elements (any dtype, by size) row by row along the last resized axis.
+// Trailing axes that are not resized (e.g. the 8 channels of an nChw8c block, [N, C/8, H, W, 8])
+// move as blocks of contiguous elements. An output row that reads the same input row as the
+// previous one (upsampling) is a copy of it.
 template <typename E>
 void nearest_gather(const std::vector<AxisPlan>& axes, const Shape& in_shape, const E* x, E* y,
                     E fill, int threads) {
-  const size_t rank = axes.size();
+  size_t rank = axes.size();
+  int64_t block = 1;
+  while (rank > 1 && is_identity_axis(axes[rank - 1])) block *= axes[--rank].out;
   const std::vector<int64_t> in_strides = contiguous_strides(in_shape);
-  const AxisPlan& last = axes.back();
+  const AxisPlan& last = axes[rank - 1];
   const int64_t width = last.out;
   const int64_t* idx = last.index.data();
   bool last_outside = false;
   for (uint8_t o : last.outside) last_outside = last_outside || o != 0;
   int64_t rows = 1;
   for (size_t i = 0; i + 1 < rank; ++i) rows *= axes[i].out;
-  parallel_for(threads, rows, width, [&](int64_t begin, int64_t end) {
+  const size_t row_bytes = sizeof(E) * static_cast<size_t>(width * block);
+  parallel_for(threads, rows, width * block, [&](int64_t begin, int64_t end) {
     const E* prev = nullptr;
     int64_t prev_offset = -1;
     bool prev_outside = false;
@@ -188,11 +202,15 @@ void nearest_gather(const std::vector<AxisPlan>& axes, const Shape& in_shape, co
         offset += ap.index[o] * in_strides[a];
         outside = outside || ap.outside[o];
       }
-      E* dst = y + r * width;
+      E* dst = y + r * width * block;
       if (prev != nullptr && offset == prev_offset && outside == prev_outside) {
-        std::memcpy(dst, prev, sizeof(E) * static_cast<size_t>(width));
+        std::memcpy(dst, prev, row_bytes);
       } else if (outside) {
-        std::fill(dst, dst + width, fill);
+        std::fill(dst, dst + width * block, fill);
+      } else if (block > 1) {
+        for (int64_t o = 0; o < width; ++o) {
+          std::memcpy(dst + o * block, x + offset + idx[o] * block, sizeof(E) * static_cast<size_t>(block));
+        }
       } else {
         const E* src = x + offset;
         if (!last_outside) {
