@@ -4,6 +4,8 @@
 // comments) or follows from a loop written in the test.
 #include <gtest/gtest.h>
 
+#include <cmath>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -18,6 +20,46 @@ std::vector<float> iota(int n, float start = 0) {
   std::vector<float> v(n);
   for (int i = 0; i < n; ++i) v[i] = start + static_cast<float>(i);
   return v;
+}
+
+TEST(Pool, WindowsInsideTheInputMatchTheFormula) {
+  // Unpadded 2-D pools (the fast path: PP-OCR cls MaxPool 2x2/2, rec AveragePool) on seeded
+  // data against max / mean written out here, with overlapping and non-square windows.
+  struct Case {
+    int64_t kh, kw, sh, sw;
+  };
+  std::mt19937 rng(5);
+  std::uniform_real_distribution<float> u(-4.f, 4.f);
+  std::vector<float> xv(2 * 3 * 7 * 9);
+  for (float& v : xv) v = u(rng);
+  for (const Case c : {Case{2, 2, 2, 2}, Case{3, 2, 1, 2}, Case{2, 3, 2, 1}, Case{7, 9, 1, 1}}) {
+    for (const char* op : {"MaxPool", "AveragePool"}) {
+      ir::Node node = make_node(op, {"X"});
+      set_ints(node, "kernel_shape", {c.kh, c.kw});
+      set_ints(node, "strides", {c.sh, c.sw});
+      auto y = run(node, {f32({2, 3, 7, 9}, xv)});
+      ASSERT_TRUE(y.has_value()) << y.status().to_string();
+      const int64_t oh = (7 - c.kh) / c.sh + 1, ow = (9 - c.kw) / c.sw + 1;
+      std::vector<float> want;
+      for (int64_t p = 0; p < 6; ++p) {
+        for (int64_t i = 0; i < oh; ++i) {
+          for (int64_t j = 0; j < ow; ++j) {
+            float m = -INFINITY;
+            double sum = 0;
+            for (int64_t a = 0; a < c.kh; ++a) {
+              for (int64_t b = 0; b < c.kw; ++b) {
+                const float v = xv[(p * 7 + i * c.sh + a) * 9 + j * c.sw + b];
+                m = std::max(m, v);
+                sum += v;
+              }
+            }
+            want.push_back(std::string(op) == "MaxPool" ? m : static_cast<float>(sum / (c.kh * c.kw)));
+          }
+        }
+      }
+      expect_near(*y, {2, 3, oh, ow}, want);
+    }
+  }
 }
 
 TEST(MaxPool, Basic2x2Stride2) {
@@ -212,10 +254,8 @@ TEST(MaxUnpool, ScattersToTheIndices) {
   expect_near(*y, {1, 1, 4, 4}, {0, 0, 0, 0, 0, 5, 0, 6, 0, 0, 0, 0, 0, 7, 0, 8});
   auto z = run(node, {x, i, make<int64_t>(DataType::kInt64, {4}, {1, 1, 5, 5})}, 11);
   ASSERT_TRUE(z.has_value()) << z.status().to_string();
-  expect_near(*z, {1, 1, 5, 5},
-              {0, 0, 0, 0, 0, 0, 5, 0, 6, 0, 0, 0, 0, 0, 0, 0, 7, 0, 8, 0, 0, 0, 0, 0, 0});
-  auto bad =
-      run(node, {x, make<int64_t>(DataType::kInt64, {1, 1, 2, 2}, {5, 7, 13, 16}), Tensor()}, 11);
+  expect_near(*z, {1, 1, 5, 5}, {0, 0, 0, 0, 0, 0, 5, 0, 6, 0, 0, 0, 0, 0, 0, 0, 7, 0, 8, 0, 0, 0, 0, 0, 0});
+  auto bad = run(node, {x, make<int64_t>(DataType::kInt64, {1, 1, 2, 2}, {5, 7, 13, 16}), Tensor()}, 11);
   ASSERT_FALSE(bad.has_value());
   EXPECT_EQ(bad.status().code(), StatusCode::kInvalidArgument);
 }

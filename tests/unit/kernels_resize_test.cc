@@ -20,9 +20,7 @@ ir::Node resize_node(const std::string& mode, const std::string& coord = "") {
   if (!coord.empty()) set_string(node, "coordinate_transformation_mode", coord);
   return node;
 }
-Tensor sizes(std::vector<int64_t> v) {
-  return make<int64_t>(DataType::kInt64, {static_cast<int64_t>(v.size())}, v);
-}
+Tensor sizes(std::vector<int64_t> v) { return make<int64_t>(DataType::kInt64, {static_cast<int64_t>(v.size())}, v); }
 
 TEST(Resize, PpocrNearestAsymmetricFloorX2) {
   // PP-OCRv4 det's FPN upsampling: every pixel becomes a 2x2 block.
@@ -63,8 +61,7 @@ TEST(Resize, LinearHalfPixel) {
   ir::Node node = resize_node("linear");
   auto y = run(node, {f32({1, 1, 2, 2}, {1, 2, 3, 4}), Tensor(), f32({4}, {1, 1, 2, 2})});
   ASSERT_TRUE(y.has_value()) << y.status().to_string();
-  expect_near(*y, {1, 1, 4, 4},
-              {1, 1.25, 1.75, 2, 1.5, 1.75, 2.25, 2.5, 2.5, 2.75, 3.25, 3.5, 3, 3.25, 3.75, 4});
+  expect_near(*y, {1, 1, 4, 4}, {1, 1.25, 1.75, 2, 1.5, 1.75, 2.25, 2.5, 2.5, 2.75, 3.25, 3.5, 3, 3.25, 3.75, 4});
 }
 
 TEST(Resize, LinearAlignCornersWithSizes) {
@@ -78,11 +75,10 @@ TEST(Resize, LinearAlignCornersWithSizes) {
 TEST(Resize, NearestModes) {
   // 4 -> 3 with half_pixel: x_original = (x + 0.5) / 0.75 - 0.5 = 1/6, 1.5, 17/6.
   const Tensor x = f32({4}, {10, 20, 30, 40});
-  const std::vector<std::pair<std::string, std::vector<float>>> cases = {
-      {"round_prefer_floor", {10, 20, 40}},
-      {"round_prefer_ceil", {10, 30, 40}},
-      {"floor", {10, 20, 30}},
-      {"ceil", {20, 30, 40}}};
+  const std::vector<std::pair<std::string, std::vector<float>>> cases = {{"round_prefer_floor", {10, 20, 40}},
+                                                                         {"round_prefer_ceil", {10, 30, 40}},
+                                                                         {"floor", {10, 20, 30}},
+                                                                         {"ceil", {20, 30, 40}}};
   for (const auto& [mode, want] : cases) {
     SCOPED_TRACE(mode);
     ir::Node node = resize_node("nearest");
@@ -162,11 +158,9 @@ TEST(Resize, BilinearMatchesDirectFormula) {
         const int64_t h0 = static_cast<int64_t>(h), w0 = static_cast<int64_t>(w);
         const int64_t h1 = std::min<int64_t>(h0 + 1, 6), w1 = std::min<int64_t>(w0 + 1, 8);
         const double th = h - h0, tw = w - w0;
-        auto at = [&](int64_t i, int64_t j) {
-          return static_cast<double>(xv[(c * 7 + i) * 9 + j]);
-        };
-        const double want = (1 - th) * ((1 - tw) * at(h0, w0) + tw * at(h0, w1)) +
-                            th * ((1 - tw) * at(h1, w0) + tw * at(h1, w1));
+        auto at = [&](int64_t i, int64_t j) { return static_cast<double>(xv[(c * 7 + i) * 9 + j]); };
+        const double want =
+            (1 - th) * ((1 - tw) * at(h0, w0) + tw * at(h0, w1)) + th * ((1 - tw) * at(h1, w0) + tw * at(h1, w1));
         EXPECT_NEAR(y->data<float>()[(c * 13 + oh) * 5 + ow], want, 1e-5);
       }
     }
@@ -179,8 +173,7 @@ TEST(Resize, NearestCopiesAnyDtype) {
   ASSERT_TRUE(y.has_value()) << y.status().to_string();
   EXPECT_EQ(values<uint8_t>(*y), (std::vector<uint8_t>{7, 7, 200, 200}));
   // scale 1.5: x_original = 0, 2/3, 4/3 -> round_prefer_floor 0, 1, 1.
-  auto z = run(
-      node, {make<int64_t>(DataType::kInt64, {2}, {-3, 1LL << 40}), Tensor(), f32({1}, {1.5f})});
+  auto z = run(node, {make<int64_t>(DataType::kInt64, {2}, {-3, 1LL << 40}), Tensor(), f32({1}, {1.5f})});
   ASSERT_TRUE(z.has_value());
   EXPECT_EQ(values<int64_t>(*z), (std::vector<int64_t>{-3, 1LL << 40, 1LL << 40}));
 }
@@ -189,8 +182,7 @@ TEST(Resize, Opset10AndUpsample) {
   // Opset 10 / Upsample: asymmetric; nearest rounds down when upsampling and up when
   // downsampling (scale 0.6: x_original = 0, 1.67 -> 0, 2).
   ir::Node r10 = make_node("Resize", {"X", "scales"});
-  auto down =
-      run(r10, {f32({1, 1, 2, 4}, {1, 2, 3, 4, 5, 6, 7, 8}), f32({4}, {1, 1, 0.6f, 0.6f})}, 10);
+  auto down = run(r10, {f32({1, 1, 2, 4}, {1, 2, 3, 4, 5, 6, 7, 8}), f32({4}, {1, 1, 0.6f, 0.6f})}, 10);
   ASSERT_TRUE(down.has_value()) << down.status().to_string();
   expect_near(*down, {1, 1, 1, 2}, {1, 3});
   ir::Node u9 = make_node("Upsample", {"X", "scales"});

@@ -194,6 +194,42 @@ void pool_plane(const PoolAttrs& a, const Geometry3d& w, int64_t spatial_rank, c
   }
 }
 
+// True for a 2-D max/average pool whose windows all lie inside the input (no padding, no
+// dilation, no ceil-mode overhang): pool_plane_inside() then computes the same values faster.
+bool windows_inside(const PoolAttrs& a, const Geometry3d& w, int64_t spatial_rank) {
+  if (spatial_rank != 2 || (a.kind != PoolKind::kMax && a.kind != PoolKind::kAverage)) return false;
+  for (int i = 1; i < 3; ++i) {
+    if (w.d[i] != 1 || w.pb[i] != 0 || (w.out[i] - 1) * w.s[i] + w.k[i] > w.in[i]) return false;
+  }
+  return true;
+}
+
+// pool_plane() for windows_inside() geometries, float32, without indices: the same arithmetic
+// (max by strict comparison in window order; average summed in double, divided by the window
+// size) without the per-window bounds and padding bookkeeping (PP-OCR cls MaxPool: 0.43 ms to
+// a few microseconds).
+void pool_plane_inside(PoolKind kind, const Geometry3d& w, const float* x, float* y) {
+  const int64_t kh = w.k[1], kw = w.k[2], in_w = w.in[2];
+  for (int64_t oh = 0; oh < w.out[1]; ++oh) {
+    for (int64_t ow = 0; ow < w.out[2]; ++ow) {
+      const float* win = x + oh * w.s[1] * in_w + ow * w.s[2];
+      if (kind == PoolKind::kMax) {
+        float m = win[0];
+        for (int64_t i = 0; i < kh; ++i) {
+          for (int64_t j = 0; j < kw; ++j) m = win[i * in_w + j] > m ? win[i * in_w + j] : m;
+        }
+        y[oh * w.out[2] + ow] = m;
+      } else {
+        double acc = 0;
+        for (int64_t i = 0; i < kh; ++i) {
+          for (int64_t j = 0; j < kw; ++j) acc += static_cast<double>(win[i * in_w + j]);
+        }
+        y[oh * w.out[2] + ow] = static_cast<float>(acc / static_cast<double>(kh * kw));
+      }
+    }
+  }
+}
+
 class PoolKernel final : public Kernel {
  public:
   explicit PoolKernel(PoolAttrs attrs) : a_(std::move(attrs)) {}
@@ -223,6 +259,15 @@ class PoolKernel final : public Kernel {
     if (y->element_count() == 0) return Status::ok();
     const Geometry3d w = to_3d(g);
     const int64_t planes = g.batch * g.in_channels;
+    if (dt == DataType::kFloat32 && indices == nullptr && windows_inside(a_, w, g.spatial_rank())) {
+      const float* xv = x->data<float>();
+      float* yv = y->data<float>();
+      parallel_for(ctx.threads(), planes, w.out_size * w.k[1] * w.k[2], [&](int64_t begin, int64_t end) {
+        for (int64_t pl = begin; pl < end; ++pl)
+          pool_plane_inside(a_.kind, w, xv + pl * w.in_size, yv + pl * w.out_size);
+      });
+      return Status::ok();
+    }
     auto body = [&](auto zero) {
       using T = decltype(zero);
       const T* xv = x->data<T>();

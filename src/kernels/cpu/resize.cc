@@ -29,14 +29,7 @@ namespace edgemm::kernels {
 namespace {
 
 enum class Mode { kNearest, kLinear, kCubic };
-enum class Coord {
-  kHalfPixel,
-  kPytorchHalfPixel,
-  kAlignCorners,
-  kAsymmetric,
-  kTfHalfPixelForNn,
-  kTfCropAndResize
-};
+enum class Coord { kHalfPixel, kPytorchHalfPixel, kAlignCorners, kAsymmetric, kTfHalfPixelForNn, kTfCropAndResize };
 enum class NearestMode { kRoundPreferFloor, kRoundPreferCeil, kFloor, kCeil, kLegacy };
 
 struct ResizeAttrs {
@@ -68,8 +61,7 @@ double cubic_weight(double x, double a) {
   return 0;
 }
 
-AxisPlan plan_axis(const ResizeAttrs& at, int64_t in, int64_t out, double scale, double roi_start,
-                   double roi_end) {
+AxisPlan plan_axis(const ResizeAttrs& at, int64_t in, int64_t out, double scale, double roi_start, double roi_end) {
   AxisPlan p;
   p.in = in;
   p.out = out;
@@ -174,8 +166,7 @@ bool is_identity_axis(const AxisPlan& a) {
 // move as blocks of contiguous elements. An output row that reads the same input row as the
 // previous one (upsampling) is a copy of it.
 template <typename E>
-void nearest_gather(const std::vector<AxisPlan>& axes, const Shape& in_shape, const E* x, E* y,
-                    E fill, int threads) {
+void nearest_gather(const std::vector<AxisPlan>& axes, const Shape& in_shape, const E* x, E* y, E fill, int threads) {
   size_t rank = axes.size();
   int64_t block = 1;
   while (rank > 1 && is_identity_axis(axes[rank - 1])) block *= axes[--rank].out;
@@ -228,8 +219,7 @@ void nearest_gather(const std::vector<AxisPlan>& axes, const Shape& in_shape, co
 
 // One separable pass along `axis`: [outer, in, inner] -> [outer, out, inner].
 template <typename T>
-void interpolate_axis(const AxisPlan& p, int64_t outer, int64_t inner, const T* x, T* y, T fill,
-                      int threads) {
+void interpolate_axis(const AxisPlan& p, int64_t outer, int64_t inner, const T* x, T* y, T fill, int threads) {
   const int taps = p.taps;
   std::vector<T> w(p.weight.begin(), p.weight.end());
   if (inner == 1) {
@@ -273,8 +263,7 @@ void interpolate_axis(const AxisPlan& p, int64_t outer, int64_t inner, const T* 
 }
 
 template <typename T>
-void interpolate(const std::vector<AxisPlan>& axes, const Shape& in_shape, const T* x, T* y, T fill,
-                 int threads) {
+void interpolate(const std::vector<AxisPlan>& axes, const Shape& in_shape, const T* x, T* y, T fill, int threads) {
   const int64_t rank = static_cast<int64_t>(axes.size());
   std::vector<int64_t> todo;
   for (int64_t a = rank - 1; a >= 0; --a) {
@@ -415,16 +404,13 @@ class ResizeKernel final : public Kernel {
     const size_t count = scales.empty() ? sizes.size() : scales.size();
     if (count != static_cast<size_t>(rank)) {
       return ir::node_error(node, StatusCode::kInvalidArgument,
-                            std::string(scales.empty() ? "'sizes'" : "'scales'") + " has " +
-                                std::to_string(count) + " values but input '" + node.inputs[0] +
-                                "' has rank " + std::to_string(rank));
+                            std::string(scales.empty() ? "'sizes'" : "'scales'") + " has " + std::to_string(count) +
+                                " values but input '" + node.inputs[0] + "' has rank " + std::to_string(rank));
     }
-    if (at_.coord == Coord::kTfCropAndResize && v11 &&
-        roi.size() != static_cast<size_t>(2 * rank)) {
+    if (at_.coord == Coord::kTfCropAndResize && v11 && roi.size() != static_cast<size_t>(2 * rank)) {
       return ir::node_error(node, StatusCode::kInvalidArgument,
-                            "'roi' has " + std::to_string(roi.size()) +
-                                " values; tf_crop_and_resize needs " + std::to_string(2 * rank) +
-                                " (starts then ends)");
+                            "'roi' has " + std::to_string(roi.size()) + " values; tf_crop_and_resize needs " +
+                                std::to_string(2 * rank) + " (starts then ends)");
     }
     Shape out_shape(static_cast<size_t>(rank));
     std::vector<double> axis_scale(static_cast<size_t>(rank));
@@ -434,15 +420,14 @@ class ResizeKernel final : public Kernel {
       if (!scales.empty()) {
         scale = scales[a];
         if (!(scale > 0) || !std::isfinite(scale)) {
-          return ir::node_error(node, StatusCode::kInvalidArgument,
-                                "scale " + std::to_string(scale) + " for axis " +
-                                    std::to_string(a) + " must be positive and finite");
+          return ir::node_error(
+              node, StatusCode::kInvalidArgument,
+              "scale " + std::to_string(scale) + " for axis " + std::to_string(a) + " must be positive and finite");
         }
         const double o = std::floor(static_cast<double>(in) * scale);
         if (o > static_cast<double>(kMaxTensorBytes)) {
-          return ir::node_error(
-              node, StatusCode::kOutOfMemory,
-              "scale " + std::to_string(scale) + " makes axis " + std::to_string(a) + " too large");
+          return ir::node_error(node, StatusCode::kOutOfMemory,
+                                "scale " + std::to_string(scale) + " makes axis " + std::to_string(a) + " too large");
         }
         out_shape[a] = static_cast<int64_t>(o);
       } else {
@@ -459,9 +444,8 @@ class ResizeKernel final : public Kernel {
     auto out_count = shape_element_count(out_shape);
     if (!out_count.has_value() ||
         *out_count > kMaxTensorBytes / static_cast<int64_t>(std::max<size_t>(1, dtype_size(dt)))) {
-      return ir::node_error(
-          node, StatusCode::kOutOfMemory,
-          "the output " + shape_to_string(out_shape) + " would exceed the tensor size limit");
+      return ir::node_error(node, StatusCode::kOutOfMemory,
+                            "the output " + shape_to_string(out_shape) + " would exceed the tensor size limit");
     }
     std::vector<AxisPlan> axes(static_cast<size_t>(rank));
     const bool has_roi = roi.size() == static_cast<size_t>(2 * rank);
@@ -471,8 +455,7 @@ class ResizeKernel final : public Kernel {
     }
     if (at_.mode != Mode::kNearest && dt != DataType::kFloat32 && dt != DataType::kFloat64) {
       return ir::node_error(node, StatusCode::kUnsupported,
-                            std::string("input '") + node.inputs[0] + "' has dtype " +
-                                dtype_name(dt) +
+                            std::string("input '") + node.inputs[0] + "' has dtype " + dtype_name(dt) +
                                 "; linear and cubic modes support float32 and float64");
     }
     EDGEMM_ASSIGN_OR_RETURN(Tensor * y, ctx.allocate_output(0, dt, out_shape));
@@ -511,8 +494,7 @@ class ResizeKernel final : public Kernel {
       return Status::ok();
     }
     if (dt == DataType::kFloat32) {
-      interpolate<float>(axes, x->shape(), x->data<float>(), y->data<float>(),
-                         static_cast<float>(fill), threads);
+      interpolate<float>(axes, x->shape(), x->data<float>(), y->data<float>(), static_cast<float>(fill), threads);
     } else {
       interpolate<double>(axes, x->shape(), x->data<double>(), y->data<double>(), fill, threads);
     }
@@ -536,8 +518,7 @@ Expected<std::unique_ptr<Kernel>> make_resize(const KernelInfo& info, bool upsam
   } else if (mode == "cubic" && !upsample && info.opset >= 11) {
     at.mode = Mode::kCubic;
   } else {
-    return ir::node_error(node, StatusCode::kInvalidModel,
-                          "attribute mode '" + mode + "' is not valid for this opset");
+    return ir::node_error(node, StatusCode::kInvalidModel, "attribute mode '" + mode + "' is not valid for this opset");
   }
   if (upsample && info.opset < 9) {
     EDGEMM_ASSIGN_OR_RETURN(at.scales_attr, node.attr_floats("scales"));
@@ -546,15 +527,13 @@ Expected<std::unique_ptr<Kernel>> make_resize(const KernelInfo& info, bool upsam
     }
   }
   if (!upsample && info.opset >= 11) {
-    EDGEMM_ASSIGN_OR_RETURN(std::string coord,
-                            node.attr_string("coordinate_transformation_mode", "half_pixel"));
-    static const std::pair<const char*, Coord> kCoords[] = {
-        {"half_pixel", Coord::kHalfPixel},
-        {"pytorch_half_pixel", Coord::kPytorchHalfPixel},
-        {"align_corners", Coord::kAlignCorners},
-        {"asymmetric", Coord::kAsymmetric},
-        {"tf_half_pixel_for_nn", Coord::kTfHalfPixelForNn},
-        {"tf_crop_and_resize", Coord::kTfCropAndResize}};
+    EDGEMM_ASSIGN_OR_RETURN(std::string coord, node.attr_string("coordinate_transformation_mode", "half_pixel"));
+    static const std::pair<const char*, Coord> kCoords[] = {{"half_pixel", Coord::kHalfPixel},
+                                                            {"pytorch_half_pixel", Coord::kPytorchHalfPixel},
+                                                            {"align_corners", Coord::kAlignCorners},
+                                                            {"asymmetric", Coord::kAsymmetric},
+                                                            {"tf_half_pixel_for_nn", Coord::kTfHalfPixelForNn},
+                                                            {"tf_crop_and_resize", Coord::kTfCropAndResize}};
     bool found = false;
     for (const auto& [n, c] : kCoords) {
       if (coord == n) {
@@ -576,8 +555,7 @@ Expected<std::unique_ptr<Kernel>> make_resize(const KernelInfo& info, bool upsam
     } else if (nm == "ceil") {
       at.nearest = NearestMode::kCeil;
     } else {
-      return ir::node_error(node, StatusCode::kInvalidModel,
-                            "attribute nearest_mode '" + nm + "' is unknown");
+      return ir::node_error(node, StatusCode::kInvalidModel, "attribute nearest_mode '" + nm + "' is unknown");
     }
     EDGEMM_ASSIGN_OR_RETURN(float a, node.attr_float("cubic_coeff_a", -0.75f));
     EDGEMM_ASSIGN_OR_RETURN(int64_t ex, node.attr_int("exclude_outside", 0));
