@@ -33,7 +33,8 @@ struct OcrModelFiles {
 struct OcrOptions {
   std::string models_dir;  ///< folder holding `files` (scripts/setup.sh fetches models/ppocrv4)
   OcrModelFiles files;
-  int threads = 0;      ///< intra-op threads per model; 0 = all hardware threads
+  int threads =
+      0;  ///< intra-op threads per model and for OpenCV (cv::setNumThreads, process-wide); 0 = all hardware threads
   bool use_cls = true;  ///< run the 0°/180° angle classifier on each crop
 
   // Detection pre-processing.

@@ -180,6 +180,9 @@ Expected<std::unique_ptr<OcrPipeline>> OcrPipeline::create(const OcrOptions& opt
   }
   const std::string dictionary = (std::filesystem::path(options.models_dir) / options.files.dictionary).string();
   EDGEMM_ASSIGN_OR_RETURN(std::vector<std::string> table, load_ctc_dictionary(dictionary));
+  // OpenCV's own thread pool (TBB in Debian's build) would run beside the models' OpenMP threads
+  // and oversubscribe the cores: give it the same count (process-wide, as cv::setNumThreads is).
+  cv::setNumThreads(options.threads > 0 ? options.threads : cv::getNumberOfCPUs());
   EDGEMM_ASSIGN_OR_RETURN(std::unique_ptr<Inferencer> det, load_model(options, options.files.det));
   std::unique_ptr<Inferencer> cls;
   if (options.use_cls) {
