@@ -15,6 +15,7 @@
 
 #include "ir/onnx_import.h"
 #include "kernels/cpu/onednn.h"
+#include "kernels/cpu_features.h"
 #include "passes/passes.h"
 #include "runtime/compiled_graph.h"
 #include "runtime/executor.h"
@@ -391,6 +392,7 @@ class NativeInferencer final : public Inferencer {
 }  // namespace
 
 Expected<std::unique_ptr<Inferencer>> Inferencer::create(const InferencerConfig& config) {
+  kernels::log_kernel_selection_once();
   try {
     return NativeInferencer::create(config);
   } catch (const std::bad_alloc&) {

@@ -46,6 +46,13 @@ assert r["nodes_before"] - r["nodes_after"] == r["folded_nodes"] + r["removed_no
 assert all(isinstance(c, int) and c > 0 for c in r["patterns"].values()), r["patterns"]
 assert sum(o["op_histogram"].values()) == o["nodes"]
 ' "$tmp/inspect_optimized.json" "$tmp/inspect_plain.json"
+check inspect-optimized-kernels 0 /usr/bin/python3 -c '
+import json, sys
+k = json.load(open(sys.argv[1]))["optimized"]["kernels"]
+assert k[0].startswith("CPU: ") and any("Conv" in line for line in k), k
+' "$tmp/inspect_optimized.json"
+check verbose-logs-kernels 0 env EDGEMM_VERBOSE=1 "$bin" run "$det" --input x="$root/data/demo/photo_det_input.npy"
+expect_text verbose-logs-kernels-text "$tmp/err" 'edgemm: CPU: '
 rec="$root/models/ppocrv4/ch_PP-OCRv4_rec_infer.onnx"
 check inspect-optimized-rec 0 "$bin" inspect "$rec" --optimized --json
 cp "$tmp/out" "$tmp/inspect_rec.json"

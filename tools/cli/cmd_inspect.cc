@@ -7,6 +7,7 @@
 #include "ir/flops.h"
 #include "ir/onnx_import.h"
 #include "kernels/cpu/onednn.h"
+#include "kernels/cpu_features.h"
 #include "passes/passes.h"
 
 namespace edgemm::cli {
@@ -55,6 +56,8 @@ std::string padded(const std::string& text, size_t width) {
 }
 
 void print_pass_report(const passes::PassReport& r) {
+  std::cout << "  kernels (this machine):\n";
+  for (const std::string& line : kernels::kernel_selection()) std::cout << "    " << line << "\n";
   std::cout << "  passes: " << r.nodes_before << " -> " << r.nodes_after << " nodes (" << r.folded_nodes
             << " folded to constants, " << r.removed_nodes << " dead, " << rewritten_nodes(r)
             << " merged by rewrites)\n";
@@ -98,7 +101,10 @@ Status inspect_command(const InspectArgs& args) {
   j["outputs"] = nlohmann::json::array();
   for (const auto& v : g.outputs) j["outputs"].push_back(value_info_json(v));
   j["nodes"] = g.nodes.size();
-  if (args.optimized) j["optimized"] = pass_report_json(report);
+  if (args.optimized) {
+    j["optimized"] = pass_report_json(report);
+    j["optimized"]["kernels"] = kernels::kernel_selection();
+  }
   j["op_histogram"] = histogram;
   j["parameters"] = params;
   j["parameter_bytes"] = param_bytes;

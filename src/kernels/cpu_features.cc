@@ -1,0 +1,92 @@
+#include "kernels/cpu_features.h"
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <dnnl.hpp>
+#include <mutex>
+
+#include "kernels/cpu/onednn.h"
+
+namespace edgemm::kernels {
+namespace {
+
+const char* isa_name(dnnl::cpu_isa isa) {
+  switch (isa) {
+    case dnnl::cpu_isa::sse41:
+      return "sse4.1";
+    case dnnl::cpu_isa::avx:
+      return "avx";
+    case dnnl::cpu_isa::avx2:
+      return "avx2";
+    case dnnl::cpu_isa::avx2_vnni:
+      return "avx2_vnni";
+    case dnnl::cpu_isa::avx512_core:
+      return "avx512_core";
+    case dnnl::cpu_isa::avx512_core_vnni:
+      return "avx512_core_vnni";
+    case dnnl::cpu_isa::avx512_core_bf16:
+      return "avx512_core_bf16";
+    case dnnl::cpu_isa::avx512_core_amx:
+      return "avx512_core_amx";
+    default:
+      return "other";
+  }
+}
+
+}  // namespace
+
+const CpuFeatures& cpu_features() {
+  static const CpuFeatures features = [] {
+    CpuFeatures f;
+#if defined(__x86_64__)
+    f.arch = "x86_64";
+    __builtin_cpu_init();
+    f.avx2 = __builtin_cpu_supports("avx2");
+    f.fma = __builtin_cpu_supports("fma");
+    f.f16c = __builtin_cpu_supports("f16c");
+    f.avx512f = __builtin_cpu_supports("avx512f");
+    f.avx512bw = __builtin_cpu_supports("avx512bw");
+    f.avx512_vnni = __builtin_cpu_supports("avx512vnni");
+#elif defined(__aarch64__)
+    f.arch = "aarch64";
+#else
+    f.arch = "other";
+#endif
+    return f;
+  }();
+  return features;
+}
+
+std::vector<std::string> kernel_selection() {
+  const CpuFeatures& f = cpu_features();
+  std::string cpu = "CPU: " + f.arch;
+  for (const auto& [on, name] :
+       {std::pair{f.avx2, "avx2"}, std::pair{f.fma, "fma"}, std::pair{f.f16c, "f16c"}, std::pair{f.avx512f, "avx512f"},
+        std::pair{f.avx512bw, "avx512bw"}, std::pair{f.avx512_vnni, "avx512_vnni"}}) {
+    if (on) cpu += std::string(" ") + name;
+  }
+  std::vector<std::string> lines = {cpu};
+  if (onednn::enabled()) {
+    const dnnl_version_t* v = dnnl_version();
+    lines.push_back("Conv, ConvTranspose, MatMul, Gemm, FusedConv, FusedMatMul: oneDNN " + std::to_string(v->major) +
+                    "." + std::to_string(v->minor) + "." + std::to_string(v->patch) + " jit " +
+                    isa_name(dnnl::get_effective_cpu_isa()) + ", convolution chains in blocked nChw8c");
+  } else {
+    lines.push_back("Conv, ConvTranspose, MatMul, Gemm, FusedConv, FusedMatMul: reference loops (EDGEMM_ONEDNN=0)");
+  }
+  lines.push_back(std::string("ElementwiseChain: ") + (f.avx2 ? "avx2" : "baseline") +
+                  " step loops (chosen at load by target_clones)");
+  return lines;
+}
+
+void log_kernel_selection_once() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    const char* env = std::getenv("EDGEMM_VERBOSE");
+    if (env == nullptr || *env == '\0' || std::strcmp(env, "0") == 0) return;
+    for (const std::string& line : kernel_selection()) std::fprintf(stderr, "edgemm: %s\n", line.c_str());
+  });
+}
+
+}  // namespace edgemm::kernels

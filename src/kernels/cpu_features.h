@@ -1,0 +1,30 @@
+#pragma once
+/// \file cpu_features.h
+/// The CPU features that choose kernel variants, detected once per process, and the kernel
+/// selection they lead to, for logs (EDGEMM_VERBOSE=1), `edgemm inspect` and reports.
+
+#include <string>
+#include <vector>
+
+namespace edgemm::kernels {
+
+/// SIMD features of the running CPU (false on other architectures than x86-64).
+struct CpuFeatures {
+  std::string arch;  ///< "x86_64", "aarch64", ...
+  bool avx2 = false, fma = false, f16c = false;
+  bool avx512f = false, avx512bw = false, avx512_vnni = false;
+};
+
+/// Detected on first call (cpuid through __builtin_cpu_supports); thread-safe.
+const CpuFeatures& cpu_features();
+
+/// One line per kernel family naming the implementation this process runs, e.g.
+/// "Conv, ConvTranspose, MatMul, Gemm: oneDNN 2.6.3, jit avx2 (blocked nChw8c chains)". Reflects
+/// EDGEMM_ONEDNN=0 (the reference loops, the portable path).
+std::vector<std::string> kernel_selection();
+
+/// Writes kernel_selection() to stderr, once per process, when the environment variable
+/// EDGEMM_VERBOSE is set to a non-empty value other than "0". Called by Inferencer::create.
+void log_kernel_selection_once();
+
+}  // namespace edgemm::kernels
