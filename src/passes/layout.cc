@@ -66,8 +66,10 @@ class LayoutPlanner {
       }
       out.push_back(std::move(node));
     }
-    for (auto& o : graph_.outputs) {
-      if (!blocked_.count(o.name)) continue;
+    for (const auto& o : graph_.outputs) {
+      // Once per value: a value listed twice among the outputs would otherwise be renamed
+      // again, turning the first Reorder into one that reads and writes the same name.
+      if (!blocked_.erase(o.name)) continue;
       // The producer writes a renamed blocked value; a Reorder writes the graph output.
       const std::string inner = o.name + "_nChw8c";
       for (auto& n : out) {
@@ -76,6 +78,13 @@ class LayoutPlanner {
       }
       out.push_back(reorder_node(inner, o.name, "NCHW"));
       ++report.patterns["Reorder nChw8c→NCHW"];
+      // The blocked value is now `inner`: it gets the output's type (from value_info when the
+      // model declared one there too, which stays NCHW: the Reorder's result), made blocked below.
+      blocked_.insert(inner);
+      auto it = graph_.value_infos.find(o.name);
+      ValueInfo info = it != graph_.value_infos.end() ? it->second : o;
+      info.name = inner;
+      graph_.value_infos[inner] = std::move(info);
     }
     graph_.nodes = std::move(out);
     for (const auto& v : blocked_) set_blocked_info(v);
