@@ -15,9 +15,11 @@ if [ "${1:-}" = "--quick" ]; then
 fi
 doc="$root/docs/benchmarks.md"
 mkdir -p "$out"
-EDGEMM_TARGETS=edgemm bash scripts/build.sh >"$out/build.log" 2>&1 || { tail -20 "$out/build.log"; exit 1; }
+EDGEMM_TARGETS="edgemm edgemm_peak_flops" bash scripts/build.sh >"$out/build.log" 2>&1 || { tail -20 "$out/build.log"; exit 1; }
 edgemm="build/bin/edgemm"
 models="models/ppocrv4"
+echo "[benchmarks] float32 FMA peak (build/bin/edgemm_peak_flops)" >&2
+build/bin/edgemm_peak_flops >"$out/peak.json"
 
 # The large-photo case: set image 016 enlarged 4× with Lanczos (3468×2188), OCR'd 4 times.
 mkdir -p "$out/large"
@@ -74,8 +76,8 @@ How the numbers are made:
 - "vs edgemm" is the runtime's median over edgemm's (above 1, edgemm is faster). "peak RSS
   added" is the host's high-water mark over load, cold run and warm-up minus its resident
   memory before the model loaded (node's own baseline is not counted against ONNX Runtime).
-- GFLOP/s needs a FLOPs count for the whole graph; "–" where ONNX shape inference leaves
-  nodes without shapes (PP-OCRv4 rec, cls).
+- GFLOP/s: FLOPs counted per node on a profiled edgemm run at the point's shapes (a
+  multiply-add counts 2), divided by each runtime's median; the same count for every runtime.
 - Energy is reported only where the machine has a counter (powercap/RAPL, hwmon, or
   `--power-cmd`); this VM has none, so every report says "energy: not measured (no counter)".
 - OpenCV DNN 4.6 cannot load the PP-OCRv4 exports (dynamic input shapes; Clip with min/max
@@ -83,10 +85,37 @@ How the numbers are made:
   such files loadable.)
 - ONNX Runtime's times include onnxruntime-node's per-call cost (tensor wrapping, the JS
   promise: about 0.1–0.5 ms), which matters only for models that run in a few milliseconds.
-- edgemm's two-thread runs use OpenMP, whose threads spin-wait between parallel regions; when
-  another process keeps a core busy they lose much more time than ONNX Runtime's thread pool
-  (seen: a 3.6 ms model taking over a second). Run on a quiet machine; issue 5 addresses it.
+- edgemm's two-thread runs use OpenMP (oneDNN's Debian build is OpenMP-only, so our loops use
+  it too and nothing oversubscribes the cores). OpenMP splits each node's work statically and
+  spin-waits between nodes: when another process keeps a core busy, a two-thread run waits for
+  its descheduled thread at every node and loses far more time than ONNX Runtime's pool (seen:
+  det at 2 threads 750 ms instead of 50 ms beside a compiler). Run on a quiet machine, or use
+  one thread per process on a busy one.
 HEAD
+  printf '\n## Achieved GFLOP/s against the CPU'"'"'s float32 peak\n\n'
+  /usr/bin/python3 - "$out" <<'PEAK'
+import json, sys
+out = sys.argv[1]
+peak = json.load(open(f"{out}/peak.json"))
+by_threads = dict(zip(peak["threads"], peak["gflops"]))
+print("Peak measured by `build/bin/edgemm_peak_flops` (independent 8-wide AVX2 FMAs on every thread, "
+      "best of 5 rounds): " + ", ".join(f"{g:.1f} GFLOP/s on {t} thread{'s' if t > 1 else ''}"
+                                       for t, g in by_threads.items()) + ". "
+      "This VM has AVX2 + FMA and no AVX-512, so its ceiling is far below the ~230 GFLOP/s per core of an "
+      "AVX-512 machine. FLOPs count multiply-adds as 2 (convolutions, matrix products) and 1 per element "
+      "elsewhere, on each model's static shapes.\n")
+print("| model | threads | runtime | median ms | GFLOP/s | share of peak |")
+print("|---|---|---|---|---|---|")
+for name in ("det", "rec", "cls"):
+    report = json.load(open(f"{out}/{name}.json"))
+    for point in report["points"]:
+        for r in point["runtimes"]:
+            if r.get("gflops") is None:
+                continue
+            t = point["threads"]
+            share = 100 * r["gflops"] / by_threads[t] if t in by_threads else float("nan")
+            print(f"| {name} | {t} | {r['name']} | {r['latency_ms']['median']:.2f} | {r['gflops']:.1f} | {share:.0f}% |")
+PEAK
   for s in "${sections[@]}"; do
     name="${s%%|*}" title="${s#*|}"
     printf '\n## %s\n\n' "$title"
