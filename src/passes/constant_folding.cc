@@ -156,7 +156,7 @@ void optimize(ir::Model& model, PassReport& report, const PassOptions& options) 
   fuse_layer_norm(model, report);
   fuse_gelu(model, report);
   fuse_matmul_add(model, report);
-  fuse_conv_epilogue(model, report);  // before the chains: a Conv takes the ops that follow it
+  fuse_epilogues(model, report);  // before the chains: a Conv takes the ops that follow it
   fuse_elementwise_chains(model, report);
   if (options.blocked_layouts) assign_blocked_layouts(model, report);
   eliminate_dead_nodes(model.graph, report);  // initializers that became step parameters

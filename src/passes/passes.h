@@ -68,8 +68,9 @@ void recognize_activations(ir::Model& model, PassReport& report);
 /// Turns Conv/ConvTranspose followed by single-use elementwise ops (Relu, Clip, Sigmoid, Tanh,
 /// HardSigmoid, HardSwish, ElementwiseChain, and Add/Sub/Mul/Div by a scalar constant, a
 /// per-channel tensor or a tensor of the output's shape that does not depend on the Conv) into
-/// com.edgemm FusedConv / FusedConvTranspose with those ops as its epilogue.
-void fuse_conv_epilogue(ir::Model& model, PassReport& report);
+/// com.edgemm FusedConv / FusedConvTranspose with those ops as its epilogue; a com.edgemm
+/// FusedMatMul likewise takes the unary ones (activations, scalar arithmetic).
+void fuse_epilogues(ir::Model& model, PassReport& report);
 
 /// Replaces each maximal chain of float32 elementwise nodes (Relu, Clip with constant bounds,
 /// Sigmoid, HardSigmoid, HardSwish, Tanh, Exp, Sqrt, Abs, Neg; Add, Sub, Mul, Div, Max, Min, Pow

@@ -1,4 +1,4 @@
-// Conv passes (src/passes/conv_folding.cc, activation_patterns.cc, conv_fusion.cc) and the
+// Conv passes (src/passes/conv_folding.cc, activation_patterns.cc, epilogue_fusion.cc) and the
 // FusedConv kernel: each rewrite must happen on the pattern it targets, must not happen where
 // it would change the result, and the rewritten graph must compute what the original does
 // (both run by the engine on seeded inputs, the original with passes off).

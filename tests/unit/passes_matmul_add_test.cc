@@ -141,5 +141,38 @@ TEST(MatMulAddFusion, NotWhenTheBiasWouldRaiseTheRank) {
   expect_kept(spec, "rank_raise");
 }
 
+TEST(MatMulEpilogue, SwishAndScalarArithmeticAfterFusedMatMulBecomeItsEpilogue) {
+  // y = swish(MatMul(a, w) + bias) · 0.5 (Swish written x·Sigmoid(1.7x), as PP-OCRv4 rec's MLP):
+  // one FusedMatMul with steps swish(1.7), linear(0.5, 0). A residual Add stays outside.
+  ModelBuilder b;
+  b.input("a", kFloat, {2, 5, kK}).input("r", kFloat, {2, 5, kN}).output("y", kFloat, {2, 5, kN});
+  b.initializer_floats("w", {kK, kN}, seeded_values(kK * kN, 11));
+  b.initializer_floats("bias", {kN}, seeded_values(kN, 12));
+  b.initializer_floats("beta", {}, {1.7f});
+  b.initializer_floats("half", {}, {0.5f});
+  b.node("MatMul", {"a", "w"}, {"p"});
+  b.node("Add", {"p", "bias"}, {"q"});
+  b.node("Mul", {"q", "beta"}, {"qb"});
+  b.node("Sigmoid", {"qb"}, {"g"});
+  b.node("Mul", {"q", "g"}, {"s"});
+  b.node("Mul", {"s", "half"}, {"h"});
+  b.node("Add", {"h", "r"}, {"y"});
+  const std::string path = b.save(testing::temp_dir("mma_epilogue") / "model.onnx");
+  passes::PassReport report;
+  const ir::Model model = optimized_model(path, &report);
+  ASSERT_EQ(count_ops(model.graph, "FusedMatMul", passes::kEdgemmDomain), 1);
+  const ir::Node* fused = nullptr;
+  for (const auto& n : model.graph.nodes) fused = n.op_type == "FusedMatMul" ? &n : fused;
+  EXPECT_EQ(fused->attributes.at("steps").strings, (std::vector<std::string>{"swish", "linear"}));
+  EXPECT_EQ(report.patterns["FusedMatMul epilogue"], 1);
+  EXPECT_EQ(model.graph.nodes.size(), 2u);  // the residual Add is not an epilogue of a MatMul
+  const std::vector<std::pair<std::string, Tensor>> inputs = {{"a", seeded_f32({2, 5, kK}, 5)},
+                                                              {"r", seeded_f32({2, 5, kN}, 6)}};
+  EXPECT_LE(optimized_vs_original(path, inputs), 1e-5);
+  EXPECT_LE(optimized_vs_original(path, inputs, 2), 1e-5);
+  kernels::onednn::ScopedEnabled off(false);  // the reference path runs the steps in loops
+  EXPECT_LE(optimized_vs_original(path, inputs), 1e-5);
+}
+
 }  // namespace
 }  // namespace edgemm

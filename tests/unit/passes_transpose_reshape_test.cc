@@ -60,7 +60,9 @@ TEST(TransposeReshape, OtherTransposesMerge) {
   ir::Model model = optimized_model(path, &report);
   ASSERT_EQ(count_ops(model.graph, "Transpose"), 1);
   for (const auto& n : model.graph.nodes) {
-    if (n.op_type == "Transpose") EXPECT_EQ(*n.attr_ints("perm"), (std::vector<int64_t>{2, 3, 0, 1}));
+    if (n.op_type == "Transpose") {
+      EXPECT_EQ(*n.attr_ints("perm"), (std::vector<int64_t>{2, 3, 0, 1}));
+    }
   }
   EXPECT_EQ(optimized_vs_original(path, x_input()), 0.0);
 }
@@ -80,7 +82,9 @@ TEST(TransposeReshape, SharedFirstTransposeStays) {
   ir::Model model = optimized_model(path);
   EXPECT_EQ(count_ops(model.graph, "Transpose"), 1);  // t1 still feeds Neg; the pair is gone
   for (const auto& n : model.graph.nodes) {
-    if (n.op_type == "Relu") EXPECT_EQ(n.inputs[0], "x");
+    if (n.op_type == "Relu") {
+      EXPECT_EQ(n.inputs[0], "x");
+    }
   }
   EXPECT_EQ(optimized_vs_original(path, x_input()), 0.0);
 }

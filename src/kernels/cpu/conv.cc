@@ -25,7 +25,7 @@
 
 #include "ir/elementwise_steps.h"
 #include "kernels/cpu/common.h"
-#include "kernels/cpu/conv_epilogue.h"
+#include "kernels/cpu/epilogue.h"
 #include "kernels/cpu/conv_reference.h"
 #include "kernels/cpu/families.h"
 #include "kernels/cpu/layout.h"

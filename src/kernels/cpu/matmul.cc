@@ -10,7 +10,9 @@
 ///   unidirectionally to [M, N].
 /// - com.edgemm FusedMatMul (version 1, written by passes::fuse_matmul_add): inputs A (float32,
 ///   rank >= 1), B (float32 [K, N]) and bias (float32 [N]); Y = MatMul(A, B) + bias, the bias
-///   added to every row of N values.
+///   added to every row of N values, then an optional epilogue of unary steps (attributes as in
+///   src/ir/elementwise_steps.h, written by passes::fuse_epilogues) as oneDNN eltwise post-ops,
+///   or in the ElementwiseChain loop where oneDNN has none.
 ///
 /// Paths: float32 runs on oneDNN's matmul primitive. A constant B (weights) is reordered once
 /// into the layout oneDNN picks (format_tag::any) when the kernel is created, for a nominal M;
@@ -29,7 +31,10 @@
 #include <string>
 #include <vector>
 
+#include "ir/elementwise_steps.h"
 #include "kernels/cpu/common.h"
+#include "kernels/cpu/elementwise_chain.h"
+#include "kernels/cpu/epilogue.h"
 #include "kernels/cpu/families.h"
 #include "kernels/cpu/onednn.h"
 
@@ -49,8 +54,8 @@ int64_t product(const Shape& s, size_t begin, size_t end) {
 }
 
 bool matmul_dtype(DataType dt) {
-  return dt == DataType::kFloat32 || dt == DataType::kFloat64 || dt == DataType::kInt32 ||
-         dt == DataType::kInt64 || dt == DataType::kUInt32 || dt == DataType::kUInt64;
+  return dt == DataType::kFloat32 || dt == DataType::kFloat64 || dt == DataType::kInt32 || dt == DataType::kInt64 ||
+         dt == DataType::kUInt32 || dt == DataType::kUInt64;
 }
 
 template <typename T>
@@ -114,9 +119,9 @@ struct MatMulShape {
 
 Expected<MatMulShape> matmul_shape(const ir::Node& node, const Shape& a_in, const Shape& b_in) {
   if (a_in.empty() || b_in.empty()) {
-    return ir::node_error(node, StatusCode::kInvalidArgument,
-                          "input '" + input_name(node, a_in.empty() ? 0 : 1) +
-                              "' is a scalar; MatMul needs at least 1-D operands");
+    return ir::node_error(
+        node, StatusCode::kInvalidArgument,
+        "input '" + input_name(node, a_in.empty() ? 0 : 1) + "' is a scalar; MatMul needs at least 1-D operands");
   }
   MatMulShape s;
   s.a = a_in.size() == 1 ? Shape{1, a_in[0]} : a_in;
@@ -126,8 +131,8 @@ Expected<MatMulShape> matmul_shape(const ir::Node& node, const Shape& a_in, cons
   s.n = s.b.back();
   if (s.b[s.b.size() - 2] != s.k) {
     return ir::node_error(node, StatusCode::kInvalidArgument,
-                          "input '" + input_name(node, 0) + "' " + shape_to_string(a_in) +
-                              " and input '" + input_name(node, 1) + "' " + shape_to_string(b_in) +
+                          "input '" + input_name(node, 0) + "' " + shape_to_string(a_in) + " and input '" +
+                              input_name(node, 1) + "' " + shape_to_string(b_in) +
                               " have mismatched inner dimensions " + std::to_string(s.k) + " and " +
                               std::to_string(s.b[s.b.size() - 2]));
   }
@@ -180,9 +185,10 @@ struct MatMulPlan {
   bool reference = true;
   dnnl::primitive primitive;
   memory::desc src_md, weights_md, user_weights_md, dst_md, bias_md, scratchpad_md;
-  memory packed_weights;     // constant B in weights_md; empty when B is not constant
-  bool bias_from_c = false;  // Gemm: beta * C passed as bias
-  bool sum_c = false;        // Gemm: C written into Y first, then a sum post-op
+  memory packed_weights;            // constant B in weights_md; empty when B is not constant
+  bool bias_from_c = false;         // Gemm: beta * C passed as bias
+  bool sum_c = false;               // Gemm: C written into Y first, then a sum post-op
+  bool steps_in_primitive = false;  // FusedMatMul: the epilogue runs as post-ops
 };
 
 // Common part of a kernel with a oneDNN plan cache and constant weights.
@@ -214,17 +220,15 @@ class OnednnMatMulBase : public Kernel {
   }
 
   // Creates the primitive for src/weights/dst descriptors (weights `any` when B is constant).
-  void build(const ir::Node& node, MatMulPlan& p, const memory::desc& src,
-             const memory::desc& user_weights, const memory::desc& dst, const memory::desc& bias,
-             const dnnl::primitive_attr& attr) const {
+  void build(const ir::Node& node, MatMulPlan& p, const memory::desc& src, const memory::desc& user_weights,
+             const memory::desc& dst, const memory::desc& bias, const dnnl::primitive_attr& attr) const {
     p.reference = true;
     p.src_md = src;
     p.dst_md = dst;
     p.user_weights_md = user_weights;
     const memory::desc weights =
-        weights_.defined()
-            ? memory::desc(user_weights.dims(), memory::data_type::f32, memory::format_tag::any)
-            : user_weights;
+        weights_.defined() ? memory::desc(user_weights.dims(), memory::data_type::f32, memory::format_tag::any)
+                           : user_weights;
     dnnl::matmul::desc d(src, weights, bias, dst);
     dnnl::matmul::primitive_desc pd(d, attr, onednn::engine(), true);
     if (!pd) return;
@@ -239,8 +243,8 @@ class OnednnMatMulBase : public Kernel {
     p.reference = false;
   }
 
-  Status execute(const ir::Node& node, const MatMulPlan& p, const void* a, const void* b,
-                 const void* bias, void* y, int threads) const {
+  Status execute(const ir::Node& node, const MatMulPlan& p, const void* a, const void* b, const void* bias, void* y,
+                 int threads) const {
     onednn::set_threads(threads);
     try {
       std::unordered_map<int, memory> args = {
@@ -269,18 +273,25 @@ memory::desc f32_desc(const memory::dims& dims, const memory::dims& strides) {
 // MatMul
 
 /// MatMul, or with `fused_bias` com.edgemm FusedMatMul: MatMul(A, B) + bias[N] on every row,
-/// the bias in oneDNN's matmul primitive.
+/// the bias in oneDNN's matmul primitive, then the unary `steps`.
 class MatMulKernel final : public OnednnMatMulBase {
  public:
-  MatMulKernel(Tensor weights, bool use_onednn, const char* name, bool fused_bias)
-      : OnednnMatMulBase(std::move(weights), use_onednn, name), fused_bias_(fused_bias) {}
+  MatMulKernel(Tensor weights, bool use_onednn, const char* name, bool fused_bias, std::vector<ir::Step> steps)
+      : OnednnMatMulBase(std::move(weights), use_onednn, name), fused_bias_(fused_bias), steps_(std::move(steps)) {}
 
   std::shared_ptr<const MatMulPlan> plan(const ir::Node& node, const MatMulShape& s) const {
     return cached(onednn::shape_key(s.a, s.b), [&](MatMulPlan& p) {
       if (s.b_is_matrix) {
         const int64_t rows = product(s.batch, 0, s.batch.size()) * s.m;
-        build(node, p, f32_desc({rows, s.k}, {s.k, 1}), f32_desc({s.k, s.n}, {s.n, 1}), f32_desc({rows, s.n}, {s.n, 1}),
-              fused_bias_ ? f32_desc({1, s.n}, {s.n, 1}) : memory::desc(), onednn::user_scratchpad_attr());
+        const memory::desc dst = f32_desc({rows, s.n}, {s.n, 1});
+        dnnl::primitive_attr attr = onednn::user_scratchpad_attr();
+        if (!steps_.empty()) {
+          const EpiloguePostOps post = make_post_ops(steps_, {}, Shape{rows, s.n}, dst);
+          if (post.supported) attr.set_post_ops(post.ops);
+          p.steps_in_primitive = post.supported;
+        }
+        build(node, p, f32_desc({rows, s.k}, {s.k, 1}), f32_desc({s.k, s.n}, {s.n, 1}), dst,
+              fused_bias_ ? f32_desc({1, s.n}, {s.n, 1}) : memory::desc(), attr);
         return;
       }
       // Batched: same rank for all three, broadcast batch axes have extent 1.
@@ -291,8 +302,8 @@ class MatMulKernel final : public OnednnMatMulBase {
       y.push_back(s.m);
       y.push_back(s.n);
       if (nb + 2 > DNNL_MAX_NDIMS) return;
-      build(node, p, onednn::plain_f32_desc(a), onednn::plain_f32_desc(b),
-            onednn::plain_f32_desc(y), memory::desc(), onednn::user_scratchpad_attr());
+      build(node, p, onednn::plain_f32_desc(a), onednn::plain_f32_desc(b), onednn::plain_f32_desc(y), memory::desc(),
+            onednn::user_scratchpad_attr());
     });
   }
 
@@ -307,9 +318,8 @@ class MatMulKernel final : public OnednnMatMulBase {
     if (!matmul_dtype(dt)) return unsupported_dtype(node, 0, dt);
     if (b->dtype() != dt) {
       return ir::node_error(node, StatusCode::kInvalidArgument,
-                            "input '" + input_name(node, 1) + "' has dtype " +
-                                dtype_name(b->dtype()) + " but input '" + input_name(node, 0) +
-                                "' has dtype " + dtype_name(dt));
+                            "input '" + input_name(node, 1) + "' has dtype " + dtype_name(b->dtype()) + " but input '" +
+                                input_name(node, 0) + "' has dtype " + dtype_name(dt));
     }
     EDGEMM_ASSIGN_OR_RETURN(MatMulShape s, matmul_shape(node, a->shape(), b->shape()));
     const float* bias = nullptr;
@@ -321,7 +331,9 @@ class MatMulKernel final : public OnednnMatMulBase {
     if (dt == DataType::kFloat32 && use_onednn_ && s.k > 0) {
       std::shared_ptr<const MatMulPlan> p = plan(node, s);
       if (!p->reference) {
-        return execute(node, *p, a->raw_data(), b->raw_data(), bias, y->raw_data(), ctx.threads());
+        EDGEMM_RETURN_IF_ERROR(execute(node, *p, a->raw_data(), b->raw_data(), bias, y->raw_data(), ctx.threads()));
+        if (!p->steps_in_primitive) finish_steps(*y, ctx.threads());
+        return Status::ok();
       }
     }
     dispatch(dt, [&](auto zero) {
@@ -329,7 +341,13 @@ class MatMulKernel final : public OnednnMatMulBase {
       matmul_reference<T>(s, a->data<T>(), b->data<T>(), y->data<T>(), ctx.threads());
     });
     if (bias != nullptr) add_rows(y->data<float>(), bias, y->element_count() / s.n, s.n);
+    finish_steps(*y, ctx.threads());
     return Status::ok();
+  }
+
+  // Runs the unary epilogue in place with the ElementwiseChain loop (float32 only: FusedMatMul).
+  void finish_steps(Tensor& y, int threads) const {
+    if (!steps_.empty()) run_elementwise_chain(steps_, {&y}, y.shape(), y.data<float>(), threads);
   }
 
  private:
@@ -358,17 +376,29 @@ class MatMulKernel final : public OnednnMatMulBase {
   }
 
   bool fused_bias_;
+  std::vector<ir::Step> steps_;  // FusedMatMul epilogue (unary steps only)
 };
 
 /// MatMul (fused_bias false) or FusedMatMul (true) with B prepacked when it is constant.
 Expected<std::unique_ptr<Kernel>> make_matmul_kernel(const KernelInfo& info, bool fused_bias) {
+  std::vector<ir::Step> steps;
+  if (fused_bias) {
+    EDGEMM_ASSIGN_OR_RETURN(steps, ir::read_steps(info.node));
+    for (const ir::Step& step : steps) {
+      if (step.binary()) {
+        return ir::node_error(
+            info.node, StatusCode::kInvalidModel,
+            std::string("FusedMatMul takes unary epilogue steps only, got '") + ir::step_name(step.kind) + "'");
+      }
+    }
+  }
   const Tensor* b = info.constant_inputs.size() > 1 ? info.constant_inputs[1] : nullptr;
   const bool onednn = onednn::enabled() && (b == nullptr || b->dtype() == DataType::kFloat32);
-  const bool pack = onednn && b != nullptr && b->rank() >= 2 &&
-                    b->element_count() == b->dim(-1) * b->dim(-2) && b->element_count() > 0;
+  const bool pack = onednn && b != nullptr && b->rank() >= 2 && b->element_count() == b->dim(-1) * b->dim(-2) &&
+                    b->element_count() > 0;
   const char* name = fused_bias ? (onednn ? "f32_fused_matmul__onednn" : "fused_matmul__reference")
                                 : (onednn ? "f32_matmul__onednn" : "matmul__reference");
-  auto kernel = std::make_unique<MatMulKernel>(pack ? *b : Tensor(), onednn, name, fused_bias);
+  auto kernel = std::make_unique<MatMulKernel>(pack ? *b : Tensor(), onednn, name, fused_bias, std::move(steps));
   if (pack) {
     // Prepack B for a nominal M; other M reuse the layout when oneDNN picks the same one.
     MatMulShape s;
@@ -405,14 +435,14 @@ struct GemmShape {
   bool c_is_row = false;                   // C varies along N only (or is a scalar)
 };
 
-Expected<GemmShape> gemm_shape(const ir::Node& node, const GemmAttrs& at, const Shape& a,
-                               const Shape& b, const Shape* c) {
+Expected<GemmShape> gemm_shape(const ir::Node& node, const GemmAttrs& at, const Shape& a, const Shape& b,
+                               const Shape* c) {
   for (int i = 0; i < 2; ++i) {
     const Shape& s = i == 0 ? a : b;
     if (s.size() != 2) {
-      return ir::node_error(node, StatusCode::kInvalidArgument,
-                            "input '" + input_name(node, i) + "' has shape " + shape_to_string(s) +
-                                "; Gemm needs 2-D A and B");
+      return ir::node_error(
+          node, StatusCode::kInvalidArgument,
+          "input '" + input_name(node, i) + "' has shape " + shape_to_string(s) + "; Gemm needs 2-D A and B");
     }
   }
   GemmShape g;
@@ -421,13 +451,11 @@ Expected<GemmShape> gemm_shape(const ir::Node& node, const GemmAttrs& at, const 
   const int64_t kb = at.trans_b ? b[1] : b[0];
   g.n = at.trans_b ? b[0] : b[1];
   if (kb != g.k) {
-    return ir::node_error(node, StatusCode::kInvalidArgument,
-                          "input '" + input_name(node, 0) + "' " + shape_to_string(a) +
-                              (at.trans_a ? " (transposed)" : "") + " and input '" +
-                              input_name(node, 1) + "' " + shape_to_string(b) +
-                              (at.trans_b ? " (transposed)" : "") +
-                              " have mismatched inner dimensions " + std::to_string(g.k) + " and " +
-                              std::to_string(kb));
+    return ir::node_error(
+        node, StatusCode::kInvalidArgument,
+        "input '" + input_name(node, 0) + "' " + shape_to_string(a) + (at.trans_a ? " (transposed)" : "") +
+            " and input '" + input_name(node, 1) + "' " + shape_to_string(b) + (at.trans_b ? " (transposed)" : "") +
+            " have mismatched inner dimensions " + std::to_string(g.k) + " and " + std::to_string(kb));
   }
   if (c != nullptr) {
     g.has_c = true;
@@ -437,8 +465,8 @@ Expected<GemmShape> gemm_shape(const ir::Node& node, const GemmAttrs& at, const 
     if (cs.size() > 2 || (cm != 1 && cm != g.m) || (cn != 1 && cn != g.n)) {
       return ir::node_error(node, StatusCode::kInvalidArgument,
                             "input '" + input_name(node, 2) + "' has shape " + shape_to_string(cs) +
-                                ", which does not broadcast to [" + std::to_string(g.m) + "," +
-                                std::to_string(g.n) + "]");
+                                ", which does not broadcast to [" + std::to_string(g.m) + "," + std::to_string(g.n) +
+                                "]");
     }
     g.c_stride_m = cm == 1 ? 0 : cn;
     g.c_stride_n = cn == 1 ? 0 : 1;
@@ -448,8 +476,7 @@ Expected<GemmShape> gemm_shape(const ir::Node& node, const GemmAttrs& at, const 
 }
 
 template <typename T>
-void gemm_reference(const GemmAttrs& at, const GemmShape& g, const T* a, const T* b, const T* c,
-                    T* y, int threads) {
+void gemm_reference(const GemmAttrs& at, const GemmShape& g, const T* a, const T* b, const T* c, T* y, int threads) {
   using Acc = typename AccOf<T>::type;
   const int64_t m = g.m, k = g.k, n = g.n;
   const Acc alpha = static_cast<Acc>(at.alpha), beta = static_cast<Acc>(at.beta);
@@ -480,8 +507,7 @@ class GemmKernel final : public OnednnMatMulBase {
   GemmKernel(GemmAttrs attrs, Tensor weights, bool use_onednn, const char* name)
       : OnednnMatMulBase(std::move(weights), use_onednn, name), at_(attrs) {}
 
-  std::shared_ptr<const MatMulPlan> plan(const ir::Node& node, const GemmShape& g,
-                                         const Shape& c_shape) const {
+  std::shared_ptr<const MatMulPlan> plan(const ir::Node& node, const GemmShape& g, const Shape& c_shape) const {
     const std::string key = onednn::shape_key(Shape{g.m, g.k, g.n, g.has_c ? 1 : 0}, c_shape);
     return cached(key, [&](MatMulPlan& p) {
       const int64_t m = g.m, k = g.k, n = g.n;
@@ -523,14 +549,12 @@ class GemmKernel final : public OnednnMatMulBase {
       const Tensor* t = i == 1 ? b : c;
       if (t != nullptr && t->dtype() != dt) {
         return ir::node_error(node, StatusCode::kInvalidArgument,
-                              "input '" + input_name(node, i) + "' has dtype " +
-                                  dtype_name(t->dtype()) + " but input '" + input_name(node, 0) +
-                                  "' has dtype " + dtype_name(dt));
+                              "input '" + input_name(node, i) + "' has dtype " + dtype_name(t->dtype()) +
+                                  " but input '" + input_name(node, 0) + "' has dtype " + dtype_name(dt));
       }
     }
     const Shape c_shape = c != nullptr ? c->shape() : Shape{};
-    EDGEMM_ASSIGN_OR_RETURN(GemmShape g,
-                            gemm_shape(node, at_, a->shape(), b->shape(), c ? &c_shape : nullptr));
+    EDGEMM_ASSIGN_OR_RETURN(GemmShape g, gemm_shape(node, at_, a->shape(), b->shape(), c ? &c_shape : nullptr));
     EDGEMM_ASSIGN_OR_RETURN(Tensor * y, ctx.allocate_output(0, dt, Shape{g.m, g.n}));
     if (y->element_count() == 0) return Status::ok();
     if (dt == DataType::kFloat32 && use_onednn_ && g.k > 0) {
@@ -539,15 +563,14 @@ class GemmKernel final : public OnednnMatMulBase {
     }
     dispatch(dt, [&](auto zero) {
       using T = decltype(zero);
-      gemm_reference<T>(at_, g, a->data<T>(), b->data<T>(), c ? c->data<T>() : nullptr,
-                        y->data<T>(), ctx.threads());
+      gemm_reference<T>(at_, g, a->data<T>(), b->data<T>(), c ? c->data<T>() : nullptr, y->data<T>(), ctx.threads());
     });
     return Status::ok();
   }
 
  private:
-  Status run_onednn(const ir::Node& node, const MatMulPlan& p, const GemmShape& g, const Tensor& a,
-                    const Tensor& b, const Tensor* c, Tensor* y, int threads) const {
+  Status run_onednn(const ir::Node& node, const MatMulPlan& p, const GemmShape& g, const Tensor& a, const Tensor& b,
+                    const Tensor* c, Tensor* y, int threads) const {
     const float* bias = nullptr;
     if (p.bias_from_c) {
       // beta * C as a [1, N] row (C is [N], [1, N], [1] or a scalar).
@@ -557,8 +580,8 @@ class GemmKernel final : public OnednnMatMulBase {
       } else {
         float* row;
         try {
-          row = static_cast<float*>(
-              onednn::thread_buffer(onednn::Slot::kBias, sizeof(float) * static_cast<size_t>(g.n)));
+          row =
+              static_cast<float*>(onednn::thread_buffer(onednn::Slot::kBias, sizeof(float) * static_cast<size_t>(g.n)));
         } catch (const std::bad_alloc&) {
           return ir::node_error(node, StatusCode::kOutOfMemory, "could not allocate the bias row");
         }
@@ -589,8 +612,8 @@ Expected<std::unique_ptr<Kernel>> make_gemm(const KernelInfo& info) {
   const Tensor* b = info.constant_inputs.size() > 1 ? info.constant_inputs[1] : nullptr;
   const bool onednn = onednn::enabled() && (b == nullptr || b->dtype() == DataType::kFloat32);
   const bool pack = onednn && b != nullptr && b->rank() == 2 && b->element_count() > 0;
-  auto kernel = std::make_unique<GemmKernel>(at, pack ? *b : Tensor(), onednn,
-                                             onednn ? "f32_gemm__onednn" : "gemm__reference");
+  auto kernel =
+      std::make_unique<GemmKernel>(at, pack ? *b : Tensor(), onednn, onednn ? "f32_gemm__onednn" : "gemm__reference");
   if (pack) {
     GemmShape g;
     g.m = 64;

@@ -1,8 +1,9 @@
 #pragma once
-/// \file conv_epilogue.h
-/// The elementwise epilogue of com.edgemm FusedConv / FusedConvTranspose (ir::Step lists, see
-/// ir/elementwise_steps.h) as oneDNN post-ops ("Primitive Attributes: Post-ops", oneDNN v2.6:
-/// eltwise and binary post-ops) and as a reference loop for the paths oneDNN does not take.
+/// \file epilogue.h
+/// The elementwise epilogue of com.edgemm FusedConv / FusedConvTranspose / FusedMatMul
+/// (ir::Step lists, see ir/elementwise_steps.h) as oneDNN post-ops ("Primitive Attributes:
+/// Post-ops", oneDNN v2.6: eltwise and binary post-ops), and in loops for the paths oneDNN does
+/// not take.
 
 #include <dnnl.hpp>
 #include <vector>

@@ -1,8 +1,9 @@
-/// \file conv_fusion.cc
+/// \file epilogue_fusion.cc
 /// Fuses the elementwise ops that follow a Conv / ConvTranspose into its epilogue: the node
 /// becomes com.edgemm FusedConv / FusedConvTranspose (inputs X, W, B or "", then the operands
 /// of binary steps) carrying ir::Step attributes, which the kernel runs as oneDNN post-ops, so
-/// the output is written once instead of once per op.
+/// the output is written once instead of once per op. A com.edgemm FusedMatMul (MatMul + bias)
+/// takes the unary ops that follow it the same way (e.g. the Swish of a transformer MLP).
 
 #include <cfloat>
 #include <optional>
@@ -26,6 +27,7 @@ struct Epilogue {
   std::vector<Step> steps;
   std::vector<Dim> out_shape;  // shape of the convolution's output
   int64_t channels = 0;        // output channels (axis 1), -1 when unknown
+  bool unary_only = false;     // FusedMatMul: no operands, only unary steps
 };
 
 int add_operand(Epilogue& e, const std::string& name) {
@@ -86,6 +88,7 @@ bool absorb(const ir::Graph& graph, const GraphView& view, const ir::Node& n, co
   if (n.domain == ir::kEdgemmDomain && n.op_type == "ElementwiseChain") {
     auto chain = ir::read_steps(n);
     if (!chain || n.inputs.empty() || n.inputs[0] != value) return false;
+    if (e.unary_only && n.inputs.size() > 1) return false;
     for (size_t i = 1; i < n.inputs.size(); ++i) {
       auto s = value_shape(graph, n.inputs[i]);
       if (n.inputs[i] == value || !s || !operand_fits(*s, e) || depends_on_node(graph, view, n.inputs[i], e.conv)) {
@@ -119,7 +122,7 @@ bool absorb(const ir::Graph& graph, const GraphView& view, const ir::Node& n, co
     return true;
   }
   auto s = value_shape(graph, *other);
-  if (!s || !operand_fits(*s, e) || depends_on_node(graph, view, *other, e.conv)) return false;
+  if (e.unary_only || !s || !operand_fits(*s, e) || depends_on_node(graph, view, *other, e.conv)) return false;
   StepKind kind;
   if (op == "Add")
     kind = StepKind::kAdd;
@@ -140,6 +143,10 @@ bool is_plain_conv(const ir::Node& n) {
          n.inputs.size() >= 2;
 }
 
+bool is_fused_matmul(const ir::Node& n) {
+  return n.domain == ir::kEdgemmDomain && n.op_type == "FusedMatMul" && n.outputs.size() == 1;
+}
+
 /// Output channels of a convolution with constant weights, or -1.
 int64_t output_channels(const ir::Graph& graph, const ir::Node& conv) {
   const Tensor* w = constant(graph, conv.inputs[1]);
@@ -151,19 +158,27 @@ int64_t output_channels(const ir::Graph& graph, const ir::Node& conv) {
 
 }  // namespace
 
-void fuse_conv_epilogue(ir::Model& model, PassReport& report) {
+void fuse_epilogues(ir::Model& model, PassReport& report) {
   ir::Graph& graph = model.graph;
   GraphView view(graph);
   std::vector<bool> dead(graph.nodes.size(), false);
   bool fused_any = false;
   for (int k = 0; k < static_cast<int>(graph.nodes.size()); ++k) {
-    ir::Node& conv = graph.nodes[k];
-    if (dead[k] || !is_plain_conv(conv)) continue;
-    auto shape = value_shape(graph, conv.outputs[0]);
-    if (!shape) continue;
-    Epilogue e{k, conv.inputs, {}, *shape, output_channels(graph, conv)};
-    e.inputs.resize(3);
-    std::string value = conv.outputs[0];
+    ir::Node& producer = graph.nodes[k];
+    const bool matmul = is_fused_matmul(producer);
+    if (dead[k] || !(is_plain_conv(producer) || matmul)) continue;
+    auto shape = value_shape(graph, producer.outputs[0]);
+    if (!shape && !matmul) continue;
+    Epilogue e{k, producer.inputs, {}, shape.value_or(std::vector<Dim>{}), -1, matmul};
+    if (matmul) {
+      auto existing = ir::read_steps(producer);
+      if (!existing) continue;
+      e.steps = *existing;
+    } else {
+      e.channels = output_channels(graph, producer);
+      e.inputs.resize(3);
+    }
+    std::string value = producer.outputs[0];
     std::vector<int> absorbed;
     while (view.single_use(value)) {
       const int next = view.consumers(value)[0];
@@ -173,13 +188,15 @@ void fuse_conv_epilogue(ir::Model& model, PassReport& report) {
     }
     if (absorbed.empty()) continue;
     for (int n : absorbed) dead[n] = true;
-    ++report.patterns[conv.op_type + " epilogue"];
+    ++report.patterns[producer.op_type + " epilogue"];
     report.patterns["epilogue ops absorbed"] += static_cast<int>(absorbed.size());
-    conv.op_type = conv.op_type == "Conv" ? "FusedConv" : "FusedConvTranspose";
-    conv.domain = ir::kEdgemmDomain;
-    conv.inputs = e.inputs;
-    conv.outputs[0] = value;
-    ir::write_steps(conv, e.steps);
+    if (!matmul) {
+      producer.op_type = producer.op_type == "Conv" ? "FusedConv" : "FusedConvTranspose";
+      producer.domain = ir::kEdgemmDomain;
+      producer.inputs = e.inputs;
+    }
+    producer.outputs[0] = value;
+    ir::write_steps(producer, e.steps);
     fused_any = true;
   }
   remove_nodes(graph, dead);

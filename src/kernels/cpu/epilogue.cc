@@ -1,4 +1,4 @@
-#include "kernels/cpu/conv_epilogue.h"
+#include "kernels/cpu/epilogue.h"
 
 #include <algorithm>
 
