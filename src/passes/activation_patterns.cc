@@ -12,8 +12,8 @@
 
 #include "ir/elementwise_steps.h"
 #include "passes/graph_view.h"
-#include "passes/pass_util.h"
 #include "passes/passes.h"
+#include "passes/pattern_util.h"
 
 namespace edgemm::passes {
 namespace {
@@ -21,7 +21,7 @@ namespace {
 using ir::Step;
 using ir::StepKind;
 
-bool near(float a, float b) { return std::fabs(a - b) <= 1e-6f * std::max(1.f, std::fabs(b)); }
+bool close_to(float a, float b) { return std::fabs(a - b) <= 1e-6f * std::max(1.f, std::fabs(b)); }
 
 /// The node reading `value` when it is its only reader (and `value` is not a graph output).
 const ir::Node* only_reader(const ir::Graph& graph, const GraphView& view, const std::string& value) {
@@ -34,14 +34,14 @@ bool is_op(const ir::Node* n, const char* op) { return n != nullptr && n->domain
 bool scales_by(const ir::Graph& graph, const ir::Node* n, const std::string& input, float factor) {
   bool first = false;
   if (is_op(n, "Mul")) {
-    auto other = other_input(*n, input, &first);
+    auto other = other_operand(*n, input, &first);
     auto c = other ? scalar_constant(graph, *other) : std::nullopt;
-    return c && near(*c, factor);
+    return c && close_to(*c, factor);
   }
   if (is_op(n, "Div")) {
-    auto other = other_input(*n, input, &first);
+    auto other = other_operand(*n, input, &first);
     auto c = other ? scalar_constant(graph, *other) : std::nullopt;
-    return first && c && near(1.f / *c, factor);
+    return first && c && close_to(1.f / *c, factor);
   }
   return false;
 }
@@ -62,7 +62,7 @@ std::optional<Match> match_hardswish(const ir::Graph& graph, const GraphView& vi
   const int x_index = scalar_constant(graph, add.inputs[1]) ? 0 : 1;
   const std::string& x = add.inputs[x_index];
   auto three = scalar_constant(graph, add.inputs[1 - x_index]);
-  if (!three || !near(*three, 3.f)) return std::nullopt;
+  if (!three || !close_to(*three, 3.f)) return std::nullopt;
   const ir::Node* clip = only_reader(graph, view, add.outputs[0]);
   auto bounds = is_op(clip, "Clip") ? clip_bounds(graph, *clip) : std::nullopt;
   if (!bounds || bounds->first != 0.f || bounds->second != 6.f) return std::nullopt;
@@ -70,7 +70,7 @@ std::optional<Match> match_hardswish(const ir::Graph& graph, const GraphView& vi
   // Either (x·clip)/6 or x·(clip/6).
   const ir::Node* after = only_reader(graph, view, clip->outputs[0]);
   bool first = false;
-  if (is_op(after, "Mul") && other_input(*after, clip->outputs[0], &first) == x) {
+  if (is_op(after, "Mul") && other_operand(*after, clip->outputs[0], &first) == x) {
     const ir::Node* scale = only_reader(graph, view, after->outputs[0]);
     if (!scales_by(graph, scale, after->outputs[0], 1.f / 6.f)) return std::nullopt;
     m.nodes.push_back(index_of(graph, after));
@@ -80,7 +80,7 @@ std::optional<Match> match_hardswish(const ir::Graph& graph, const GraphView& vi
   }
   if (scales_by(graph, after, clip->outputs[0], 1.f / 6.f)) {
     const ir::Node* mul = only_reader(graph, view, after->outputs[0]);
-    if (!is_op(mul, "Mul") || other_input(*mul, after->outputs[0], &first) != x) return std::nullopt;
+    if (!is_op(mul, "Mul") || other_operand(*mul, after->outputs[0], &first) != x) return std::nullopt;
     m.nodes.push_back(index_of(graph, after));
     m.nodes.push_back(index_of(graph, mul));
     m.output = mul->outputs[0];
@@ -101,7 +101,7 @@ std::optional<Match> match_gated(const ir::Graph& graph, const GraphView& view, 
     if (is_op(&gn, "HardSigmoid") && gn.inputs[0] == x) {
       auto a = gn.attr_float("alpha", 0.2f);
       auto b = gn.attr_float("beta", 0.5f);
-      if (a && b && near(*a, 1.f / 6.f) && near(*b, 0.5f)) {
+      if (a && b && close_to(*a, 1.f / 6.f) && close_to(*b, 0.5f)) {
         return Match{{g, index_of(graph, &mul)}, x, mul.outputs[0], {StepKind::kHardSwish}};
       }
     }
@@ -111,7 +111,7 @@ std::optional<Match> match_gated(const ir::Graph& graph, const GraphView& view, 
     if (s < 0 || !view.single_use(gn.inputs[0])) continue;
     bool first = false;
     const ir::Node& scale = graph.nodes[s];
-    auto other = is_op(&scale, "Mul") ? other_input(scale, x, &first) : std::nullopt;
+    auto other = is_op(&scale, "Mul") ? other_operand(scale, x, &first) : std::nullopt;
     auto beta = other ? scalar_constant(graph, *other) : std::nullopt;
     if (beta) return Match{{s, g, index_of(graph, &mul)}, x, mul.outputs[0], {StepKind::kSwish, *beta}};
   }

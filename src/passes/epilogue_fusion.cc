@@ -11,8 +11,8 @@
 
 #include "ir/elementwise_steps.h"
 #include "passes/graph_view.h"
-#include "passes/pass_util.h"
 #include "passes/passes.h"
+#include "passes/pattern_util.h"
 
 namespace edgemm::passes {
 namespace {
@@ -106,7 +106,7 @@ bool absorb(const ir::Graph& graph, const GraphView& view, const ir::Node& n, co
   const std::string& op = n.op_type;
   const bool arithmetic = op == "Add" || op == "Sub" || op == "Mul" || op == "Div";
   bool first = false;
-  auto other = n.domain.empty() && arithmetic ? other_input(n, value, &first) : std::nullopt;
+  auto other = n.domain.empty() && arithmetic ? other_operand(n, value, &first) : std::nullopt;
   if (!other) return false;
   if (auto c = scalar_constant(graph, *other)) {
     if (op == "Add")

@@ -20,8 +20,8 @@
 
 #include "ir/elementwise_steps.h"
 #include "passes/graph_view.h"
-#include "passes/pass_util.h"
 #include "passes/passes.h"
+#include "passes/pattern_util.h"
 
 namespace edgemm::passes {
 namespace {

@@ -1,12 +1,13 @@
 #pragma once
 /// \file pattern_util.h
-/// Matching and rewiring helpers shared by the transformer fusion passes (LayerNormalization,
-/// GELU, MatMul+Add, Transpose/Reshape pairs). They read a GraphView built before the pass
+/// Matching and rewiring helpers shared by the fusion passes (activation patterns, epilogues,
+/// layouts, LayerNormalization, GELU, MatMul+Add, Transpose/Reshape pairs). They read a GraphView built before the pass
 /// started; a Rewrite tracks which nodes a pass already changed in the current sweep so one
 /// node never takes part in two rewrites against a stale view.
 
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "edgemm/inferencer.h"
@@ -63,5 +64,25 @@ bool replace_uses(ir::Graph& graph, const GraphView& view, Rewrite& rw, const st
 /// constant `axes` input (18), or nullopt when it reduces several or all axes, has keepdims 0,
 /// or its axes are not constant.
 std::optional<int64_t> single_reduce_axis(const ir::Graph& graph, const ir::Node& node);
+
+/// The (min, max) bounds of a Clip node when they are constants (Clip-6 attributes or Clip-11
+/// scalar inputs; an absent bound is ∓FLT_MAX), or nullopt.
+std::optional<std::pair<float, float>> clip_bounds(const ir::Graph& graph, const ir::Node& clip);
+
+/// What the graph knows of a value's shape: from graph inputs, inferred value_infos or the
+/// initializer. nullopt when the rank is unknown.
+std::optional<std::vector<Dim>> value_shape(const ir::Graph& graph, const std::string& value);
+
+/// True when both shapes are known to be equal: same rank and each axis the same fixed extent
+/// or the same symbol.
+bool same_shape(const std::vector<Dim>& a, const std::vector<Dim>& b);
+
+/// True when `value` is computed (directly or through other nodes) from the output of node
+/// `source` (an index in graph.nodes).
+bool depends_on_node(const ir::Graph& graph, const GraphView& view, const std::string& value, int source);
+
+/// The node's input that is not `value`, for a two-input node reading `value` exactly once;
+/// `first` tells whether `value` is input 0. nullopt otherwise.
+std::optional<std::string> other_operand(const ir::Node& node, const std::string& value, bool* first);
 
 }  // namespace edgemm::passes
