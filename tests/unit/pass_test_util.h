@@ -16,6 +16,15 @@
 
 namespace edgemm::testutil {
 
+/// `n` seeded values uniform in [lo, hi).
+inline std::vector<float> seeded_values(size_t n, uint32_t seed, float lo = -1.f, float hi = 1.f) {
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<float> u(lo, hi);
+  std::vector<float> v(n);
+  for (float& x : v) x = u(rng);
+  return v;
+}
+
 /// A float32 tensor of `shape` filled with seeded values uniform in [lo, hi).
 inline Tensor seeded_f32(const Shape& shape, uint32_t seed, float lo = -1.f, float hi = 1.f) {
   auto t = Tensor::create(DataType::kFloat32, shape);

@@ -10,46 +10,29 @@
 
 #include "kernels/cpu/onednn.h"
 #include "model_builder.h"
+#include "onnx_attr_util.h"
 #include "pass_test_util.h"
 
 namespace edgemm {
 namespace {
 
 using testing::ModelBuilder;
+using testing::set_int;
+using testing::set_ints;
 using testutil::count_ops;
 using testutil::optimized_model;
 using testutil::optimized_vs_original;
 using testutil::seeded_f32;
+using testutil::seeded_values;
 constexpr int kF = onnx::TensorProto::FLOAT;
-
-std::vector<float> seeded(size_t n, uint32_t seed, float lo = -1.f, float hi = 1.f) {
-  std::mt19937 rng(seed);
-  std::uniform_real_distribution<float> u(lo, hi);
-  std::vector<float> v(n);
-  for (float& x : v) x = u(rng);
-  return v;
-}
-
-void set_ints(onnx::NodeProto* n, const std::string& name, const std::vector<int64_t>& v) {
-  auto* a = n->add_attribute();
-  a->set_name(name);
-  a->set_type(onnx::AttributeProto::INTS);
-  for (int64_t x : v) a->add_ints(x);
-}
-void set_int(onnx::NodeProto* n, const std::string& name, int64_t v) {
-  auto* a = n->add_attribute();
-  a->set_name(name);
-  a->set_type(onnx::AttributeProto::INT);
-  a->set_i(v);
-}
 
 /// A 3x3 (pad 1) Conv from C to M channels named "conv" reading `x`, writing `y`.
 void add_conv(ModelBuilder& b, const std::string& x, const std::string& y, int64_t c, int64_t m, int64_t group = 1,
               bool bias = true, uint32_t seed = 1) {
-  b.initializer_floats(y + "_w", {m, c / group, 3, 3}, seeded(static_cast<size_t>(m * (c / group) * 9), seed));
+  b.initializer_floats(y + "_w", {m, c / group, 3, 3}, seeded_values(static_cast<size_t>(m * (c / group) * 9), seed));
   std::vector<std::string> inputs = {x, y + "_w"};
   if (bias) {
-    b.initializer_floats(y + "_b", {m}, seeded(static_cast<size_t>(m), seed + 1));
+    b.initializer_floats(y + "_b", {m}, seeded_values(static_cast<size_t>(m), seed + 1));
     inputs.push_back(y + "_b");
   }
   auto* n = b.node("Conv", inputs, {y});
@@ -59,10 +42,10 @@ void add_conv(ModelBuilder& b, const std::string& x, const std::string& y, int64
 }
 
 void add_batch_norm(ModelBuilder& b, const std::string& x, const std::string& y, int64_t c, uint32_t seed) {
-  b.initializer_floats(y + "_scale", {c}, seeded(static_cast<size_t>(c), seed, 0.5f, 1.5f));
-  b.initializer_floats(y + "_bias", {c}, seeded(static_cast<size_t>(c), seed + 1));
-  b.initializer_floats(y + "_mean", {c}, seeded(static_cast<size_t>(c), seed + 2));
-  b.initializer_floats(y + "_var", {c}, seeded(static_cast<size_t>(c), seed + 3, 0.1f, 2.f));
+  b.initializer_floats(y + "_scale", {c}, seeded_values(static_cast<size_t>(c), seed, 0.5f, 1.5f));
+  b.initializer_floats(y + "_bias", {c}, seeded_values(static_cast<size_t>(c), seed + 1));
+  b.initializer_floats(y + "_mean", {c}, seeded_values(static_cast<size_t>(c), seed + 2));
+  b.initializer_floats(y + "_var", {c}, seeded_values(static_cast<size_t>(c), seed + 3, 0.1f, 2.f));
   b.node("BatchNormalization", {x, y + "_scale", y + "_bias", y + "_mean", y + "_var"}, {y});
 }
 
@@ -79,8 +62,8 @@ TEST(ConvFolding, BatchNormAndConstantAffineFoldIntoConvWeights) {
   add_conv(b, "x", "c", 4, 8, 1, false);
   add_batch_norm(b, "c", "bn", 8, 3);
   b.initializer_floats("s", {1}, {1.5f});
-  b.initializer_floats("t", {1, 8, 1, 1}, seeded(8, 4));
-  b.initializer_floats("u", {8, 1, 1}, seeded(8, 5));
+  b.initializer_floats("t", {1, 8, 1, 1}, seeded_values(8, 4));
+  b.initializer_floats("u", {8, 1, 1}, seeded_values(8, 5));
   b.initializer_floats("d", {}, {4.f});
   b.node("Mul", {"s", "bn"}, {"m"});
   b.node("Add", {"m", "t"}, {"a"});
@@ -102,7 +85,7 @@ TEST(ConvFolding, DepthwiseAndGroupedConvTransposeFold) {
   add_conv(b, "x", "dw", 6, 6, 6, true, 11);
   add_batch_norm(b, "dw", "bn1", 6, 12);
   // ConvTranspose, group 2: weights [C=6, M/group=2, 2, 2], stride 2 → 4 channels.
-  b.initializer_floats("tw", {6, 2, 2, 2}, seeded(48, 13));
+  b.initializer_floats("tw", {6, 2, 2, 2}, seeded_values(48, 13));
   auto* t = b.node("ConvTranspose", {"bn1", "tw"}, {"ct"});
   set_ints(t, "strides", {2, 2});
   set_int(t, "group", 2);
@@ -119,12 +102,12 @@ TEST(ConvFolding, LeavesSharedOutputsAndSpatialConstantsAlone) {
   ModelBuilder b(11);
   b.input("x", kF, {1, 2, 5, 5}).output("y", kF, {1, 2, 5, 5}).output("c", kF, {1, 2, 5, 5});
   add_conv(b, "x", "c", 2, 2);
-  b.initializer_floats("k", {1, 1, 1, 5}, seeded(5, 9));
+  b.initializer_floats("k", {1, 1, 1, 5}, seeded_values(5, 9));
   b.node("Mul", {"c", "k"}, {"y"});
   ModelBuilder b2(11);
   b2.input("x", kF, {1, 2, 5, 5}).output("y", kF, {1, 2, 5, 5});
   add_conv(b2, "x", "c", 2, 2);
-  b2.initializer_floats("k", {1, 1, 1, 5}, seeded(5, 9));
+  b2.initializer_floats("k", {1, 1, 1, 5}, seeded_values(5, 9));
   b2.node("Mul", {"c", "k"}, {"y"});
   for (const auto& [builder, name] : {std::pair{&b, "shared"}, std::pair{&b2, "spatial"}}) {
     const std::string path = save(*builder, name);
@@ -184,8 +167,8 @@ TEST(ConvFusion, ResidualAndPerChannelOperandsAndTransposeBias) {
   b.node("Mul", {"re", "g"}, {"m"});
   b.initializer_floats("half", {}, {0.5f});
   b.node("Add", {"m", "half"}, {"p"});
-  b.initializer_floats("tw", {8, 8, 2, 2}, seeded(256, 21));
-  b.initializer_floats("tb", {8}, seeded(8, 22));
+  b.initializer_floats("tw", {8, 8, 2, 2}, seeded_values(256, 21));
+  b.initializer_floats("tb", {8}, seeded_values(8, 22));
   auto* t = b.node("ConvTranspose", {"p", "tw", "tb"}, {"ct"});
   set_ints(t, "strides", {2, 2});
   b.node("Relu", {"ct"}, {"y"});

@@ -19,6 +19,7 @@
 #include "kernels/cpu/onednn.h"
 #include "model_builder.h"
 #include "nn_test_util.h"
+#include "onnx_attr_util.h"
 #include "pass_test_util.h"
 #include "runtime/compiled_graph.h"
 #include "runtime/executor.h"
@@ -27,34 +28,17 @@ namespace edgemm {
 namespace {
 
 using testing::ModelBuilder;
+using testing::set_int;
+using testing::set_ints;
 using testutil::count_ops;
 using testutil::optimized_model;
 using testutil::optimized_vs_original;
 using testutil::seeded_f32;
+using testutil::seeded_values;
 constexpr int kF = onnx::TensorProto::FLOAT;
 constexpr const char* kEdgemm = "com.edgemm";
 const passes::PassOptions kLayoutsOn{true};
 
-std::vector<float> seeded(size_t n, uint32_t seed, float lo = -1.f, float hi = 1.f) {
-  std::mt19937 rng(seed);
-  std::uniform_real_distribution<float> u(lo, hi);
-  std::vector<float> v(n);
-  for (float& x : v) x = u(rng);
-  return v;
-}
-
-void set_ints(onnx::NodeProto* n, const std::string& name, const std::vector<int64_t>& v) {
-  auto* a = n->add_attribute();
-  a->set_name(name);
-  a->set_type(onnx::AttributeProto::INTS);
-  for (int64_t x : v) a->add_ints(x);
-}
-void set_int(onnx::NodeProto* n, const std::string& name, int64_t v) {
-  auto* a = n->add_attribute();
-  a->set_name(name);
-  a->set_type(onnx::AttributeProto::INT);
-  a->set_i(v);
-}
 void set_string(onnx::NodeProto* n, const std::string& name, const std::string& v) {
   auto* a = n->add_attribute();
   a->set_name(name);
@@ -69,8 +53,8 @@ void add_conv(ModelBuilder& b, const std::string& x, const std::string& y, int64
               int64_t k = 3, uint32_t seed = 1) {
   const int64_t fan_in = c / group * k * k;
   const float r = 1.f / std::sqrt(static_cast<float>(fan_in));
-  b.initializer_floats(y + "_w", {m, c / group, k, k}, seeded(static_cast<size_t>(m * fan_in), seed, -r, r));
-  b.initializer_floats(y + "_b", {m}, seeded(static_cast<size_t>(m), seed + 1));
+  b.initializer_floats(y + "_w", {m, c / group, k, k}, seeded_values(static_cast<size_t>(m * fan_in), seed, -r, r));
+  b.initializer_floats(y + "_b", {m}, seeded_values(static_cast<size_t>(m), seed + 1));
   auto* n = b.node("Conv", {x, y + "_w", y + "_b"}, {y});
   set_ints(n, "pads", {k / 2, k / 2, k / 2, k / 2});
   set_ints(n, "kernel_shape", {k, k});
@@ -385,8 +369,8 @@ TEST(LayoutPass, ConvTransposeAndOpset11ResizeWithEmptyRoi) {
   b.initializer_floats("scales", {4}, {1.f, 1.f, 2.f, 2.f});
   auto* rs = b.node("Resize", {"c", "roi", "scales"}, {"up"});
   set_string(rs, "mode", "nearest");
-  b.initializer_floats("tw", {16, 8, 2, 2}, seeded(16 * 8 * 4, 41, -0.25f, 0.25f));
-  b.initializer_floats("tb", {8}, seeded(8, 42));
+  b.initializer_floats("tw", {16, 8, 2, 2}, seeded_values(16 * 8 * 4, 41, -0.25f, 0.25f));
+  b.initializer_floats("tb", {8}, seeded_values(8, 42));
   auto* ct = b.node("ConvTranspose", {"up", "tw", "tb"}, {"ct"});
   set_ints(ct, "strides", {2, 2});
   b.node("Relu", {"ct"}, {"ctr"});
@@ -430,8 +414,8 @@ TEST(LayoutPass, PerChannelConstantsAreRewrittenToBlockedShape) {
   ModelBuilder b(13);
   b.input("x", kF, {1, 3, 6, 6}).output("y", kF, {1, 4, 6, 6});
   add_blocked_concat(b);
-  b.initializer_floats("k1", {1, 16, 1, 1}, seeded(16, 21, 0.5f, 2.f));
-  b.initializer_floats("k2", {16, 1, 1}, seeded(16, 22));
+  b.initializer_floats("k1", {1, 16, 1, 1}, seeded_values(16, 21, 0.5f, 2.f));
+  b.initializer_floats("k2", {16, 1, 1}, seeded_values(16, 22));
   b.initializer_floats("lo", {}, {-0.25f});
   b.node("Mul", {"cat", "k1"}, {"m"});
   b.node("Add", {"m", "k2"}, {"a"});
@@ -471,7 +455,7 @@ TEST(LayoutPass, ConstantsVaryingAlongHeightOrWidthKeepTheOpNchw) {
                                                   : std::vector<int64_t>{1, 16, 16, 1};
     int64_t count = 1;
     for (int64_t d : dims) count *= d;
-    b.initializer_floats(k, dims, seeded(static_cast<size_t>(count), 31));
+    b.initializer_floats(k, dims, seeded_values(static_cast<size_t>(count), 31));
     b.node("Mul", {"cat", k}, {"m"});
     add_conv(b, "m", "y", 16, 4, 1, 3, 5);
     const std::string path = save(b, std::string("spatial_") + which);

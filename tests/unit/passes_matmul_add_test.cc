@@ -15,14 +15,9 @@ using testutil::count_ops;
 using testutil::optimized_model;
 using testutil::optimized_vs_original;
 using testutil::seeded_f32;
+using testutil::seeded_values;
 constexpr int kFloat = onnx::TensorProto::FLOAT;
 constexpr int64_t kK = 16, kN = 12;
-
-/// Seeded values for a constant of `count` elements.
-std::vector<float> seeded_values(int64_t count, uint32_t seed) {
-  Tensor t = seeded_f32({count}, seed);
-  return std::vector<float>(t.data<float>(), t.data<float>() + count);
-}
 
 /// y = MatMul(a, w [K, N]) + bias (bias dims as given; `bias_first` puts it as Add's input 0).
 /// With `weights_input` w is a graph input instead of a constant; with `expose_product` the
