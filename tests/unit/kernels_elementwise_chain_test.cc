@@ -191,6 +191,15 @@ TEST(ElementwiseChain, OperandMayBroadcastTheOutputAndInputZeroMayBeBroadcast) {
   expect_matches({binary(StepKind::kMul, 0), binary(StepKind::kAdd, 0)}, {x});
 }
 
+TEST(ElementwiseChain, InputZeroBroadcastOverLongRows) {
+  // Input 0 is one value per row (squeeze-excitation written Mul(gate, x)) or a single value,
+  // broadcast over rows long enough that a tile holds one row.
+  expect_matches({binary(StepKind::kMul, 1), unary(StepKind::kRelu)},
+                 {seeded({1, 3, 1, 1}, 23, -1.f, 2.f), seeded({1, 3, 64, 64}, 24, -1.f, 1.f)});
+  expect_matches({binary(StepKind::kAdd, 1), unary(StepKind::kRelu)},
+                 {seeded({1}, 25, -1.f, 1.f), seeded({2, 4, 40, 40}, 26, -1.f, 1.f)}, 1e-6f, 2);
+}
+
 TEST(ElementwiseChain, ShortRowsGroupedAndLongRowsSplitIntoTiles) {
   // Rows of 3 (operand broadcast along the last axis): many rows per tile.
   expect_matches({binary(StepKind::kMul, 1), unary(StepKind::kClip, -0.5f, 0.5f)},

@@ -188,6 +188,31 @@ TEST(ConvFusion, ResidualAndPerChannelOperandsAndTransposeBias) {
   }
 }
 
+TEST(ConvFusion, RepeatedActivationsWithOtherParametersStayCorrect) {
+  // Conv → Relu → ·3 → Relu → +0.5 and Conv → HardSigmoid → +0.5: each epilogue holds an
+  // eltwise algorithm twice with different parameters, which oneDNN 2.6 computes wrongly as
+  // post-ops (18 instead of 6.5): they must still match the unfused graph.
+  for (int variant = 0; variant < 2; ++variant) {
+    ModelBuilder b(13);
+    b.input("x", kF, {1, 8, 6, 6}).output("y", kF, {1, 8, 6, 6});
+    add_conv(b, "x", "c", 8, 8);
+    b.initializer_floats("three", {}, {3.f});
+    b.initializer_floats("half", {}, {0.5f});
+    if (variant == 0) {
+      b.node("Relu", {"c"}, {"r1"});
+      b.node("Mul", {"r1", "three"}, {"m"});
+      b.node("Relu", {"m"}, {"r2"});
+      b.node("Add", {"r2", "half"}, {"y"});
+    } else {
+      b.node("HardSigmoid", {"c"}, {"h"});
+      b.node("Add", {"h", "half"}, {"y"});
+    }
+    const std::string path = save(b, "repeated_" + std::to_string(variant));
+    EXPECT_EQ(optimized_model(path).graph.nodes.size(), 1u);
+    EXPECT_LE(optimized_vs_original(path, input_x({1, 8, 6, 6})), 1e-5) << variant;
+  }
+}
+
 TEST(ConvFusion, OperandComputedFromTheConvIsNotFused) {
   // Squeeze-and-excitation: the gate is computed from the Conv output, which has two readers.
   ModelBuilder b(13);

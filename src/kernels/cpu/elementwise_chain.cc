@@ -355,6 +355,8 @@ void run_tile(const ChainRun& run, int64_t tile, RowCursor& cursor, std::vector<
     }
   } else if (in0 == TileAccess::kOneRun) {
     std::memcpy(v, src0, static_cast<size_t>(n) * sizeof(float));
+  } else if (in0 == TileAccess::kShared && p.inner_stride[0] == 0) {
+    std::fill_n(v, n, *src0);  // one value for the whole tile (input 0 broadcast over it)
   } else if (in0 == TileAccess::kShared) {
     for (int64_t r = 0; r < rows; ++r) std::copy_n(src0, len, v + r * len);
   } else {

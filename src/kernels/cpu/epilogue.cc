@@ -1,6 +1,7 @@
 #include "kernels/cpu/epilogue.h"
 
 #include <algorithm>
+#include <tuple>
 
 #include "kernels/cpu/common.h"
 #include "kernels/cpu/elementwise_chain.h"
@@ -99,10 +100,9 @@ memory::desc broadcast_md(OperandBroadcast b, const Shape& output) {
   return memory::desc(dims, memory::data_type::f32, onednn::plain_tag(static_cast<int64_t>(output.size())));
 }
 
-/// Consecutive linear steps composed into one: a2·(a1·v + b1) + b2 = (a2·a1)·v + (a2·b1 + b2).
-/// Besides saving a pass, this avoids a oneDNN 2.6 defect: two consecutive eltwise_linear
-/// post-ops on the x64 jit convolutions (jit:avx2, jit_dw:avx2) give wrong results (seen as
-/// errors of 5-16 on outputs of magnitude ~10).
+/// Consecutive linear steps composed into one: a2·(a1·v + b1) + b2 = (a2·a1)·v + (a2·b1 + b2),
+/// which saves a pass and keeps PP-OCR's conv → hardswish → affine epilogues within the rule of
+/// repeats_with_other_parameters().
 std::vector<ir::Step> merge_linear_steps(const std::vector<ir::Step>& steps) {
   std::vector<ir::Step> merged;
   for (const ir::Step& s : steps) {
@@ -115,6 +115,25 @@ std::vector<ir::Step> merge_linear_steps(const std::vector<ir::Step>& steps) {
     }
   }
   return merged;
+}
+
+/// True when some eltwise algorithm appears twice in `ops` with different alpha/beta. oneDNN
+/// 2.6's x64 jit convolutions (jit:avx2, jit_dw:avx2) then apply the first one's parameters
+/// to both (seen: Conv → Relu → ·3 → Relu → +0.5 giving 18 instead of 6.5; conv → linear →
+/// linear off by 5-16), so such chains run their epilogue in our loops instead.
+bool repeats_with_other_parameters(const dnnl::post_ops& ops) {
+  std::vector<std::tuple<algorithm, float, float>> seen;
+  for (int i = 0; i < ops.len(); ++i) {
+    if (ops.kind(i) != dnnl::primitive::kind::eltwise) continue;
+    float scale = 0, alpha = 0, beta = 0;
+    algorithm alg;
+    ops.get_params_eltwise(i, scale, alg, alpha, beta);
+    for (const auto& [a, al, be] : seen) {
+      if (a == alg && (al != alpha || be != beta)) return true;
+    }
+    seen.emplace_back(alg, alpha, beta);
+  }
+  return false;
 }
 
 }  // namespace
@@ -141,11 +160,9 @@ EpiloguePostOps make_post_ops(const std::vector<ir::Step>& steps, const std::vec
     result.binaries.push_back({result.ops.len(), input, b, md});
     result.ops.append_binary(alg, md);
   };
-  bool after_linear = false;  // the last post-op is an eltwise_linear (see merge_linear_steps)
   for (const ir::Step& s : merge_linear_steps(steps)) {
     if (!s.binary()) {
       if (!append_unary(s, result.ops)) result.supported = false;
-      after_linear = s.kind == ir::StepKind::kLinear || s.kind == ir::StepKind::kNeg;
       continue;
     }
     algorithm alg;
@@ -156,11 +173,10 @@ EpiloguePostOps make_post_ops(const std::vector<ir::Step>& steps, const std::vec
       result.supported = false;
       continue;
     }
-    if (negate_first && after_linear) result.supported = false;
     if (negate_first) result.ops.append_eltwise(1.f, algorithm::eltwise_linear, -1.f, 0.f);
     add_binary(alg, s.operand, b);
-    after_linear = false;
   }
+  if (repeats_with_other_parameters(result.ops)) result.supported = false;
   return result;
 }
 
