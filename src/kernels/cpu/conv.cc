@@ -25,8 +25,8 @@
 
 #include "ir/elementwise_steps.h"
 #include "kernels/cpu/common.h"
-#include "kernels/cpu/epilogue.h"
 #include "kernels/cpu/conv_reference.h"
+#include "kernels/cpu/epilogue.h"
 #include "kernels/cpu/families.h"
 #include "kernels/cpu/layout.h"
 #include "kernels/cpu/onednn.h"
@@ -185,7 +185,7 @@ class ConvKernel final : public Kernel {
     const Shape y_shape = g.output_shape();
     EDGEMM_ASSIGN_OR_RETURN(Tensor * y, ctx.allocate_output(0, dt, dst_blocked_ ? blocked_shape(y_shape) : y_shape));
     if (y->element_count() == 0) return Status::ok();
-    const int threads = ctx.threads();
+    const int threads = work_threads(g, y->element_count(), ctx.threads());
     if (dt == DataType::kFloat64) {
       run_reference<double>(g, *x, *w, b, y, threads);
       return Status::ok();
@@ -216,6 +216,15 @@ class ConvKernel final : public Kernel {
     run_reference<float>(g, plain_x, w, b, &plain_y, threads);
     if (dst_blocked_) to_blocked(plain_y.data<float>(), y->data<float>(), plain_y.shape(), threads);
     return Status::ok();
+  }
+
+  // One thread for convolutions too small to split: below ~2 MFLOP (PP-OCR cls's 1-2 MFLOP
+  // convolutions) an OpenMP fork/join costs more than the second thread saves.
+  static int work_threads(const ConvGeometry& g, int64_t outputs, int threads) {
+    constexpr int64_t kMinParallelFlops = 2'000'000;
+    int64_t per_output = 2 * (g.in_channels / g.group);
+    for (int64_t k : g.kernel) per_output *= k;
+    return outputs * per_output < kMinParallelFlops ? 1 : threads;
   }
 
   // Logical shapes of the node inputs that epilogue steps read (blocked operands of a blocked
