@@ -1,5 +1,7 @@
+#include <algorithm>
 #include <unordered_set>
 
+#include "passes/graph_view.h"
 #include "passes/passes.h"
 #include "runtime/compiled_graph.h"
 #include "runtime/single_node.h"
@@ -117,13 +119,13 @@ void fold_constants(ir::Model& model, PassReport& report) {
 void eliminate_dead_nodes(ir::Graph& graph, PassReport& report) {
   std::unordered_set<std::string> live;
   for (const auto& o : graph.outputs) live.insert(o.name);
-  std::vector<bool> keep(graph.nodes.size(), false);
+  std::vector<bool> dead(graph.nodes.size(), true);
   for (size_t k = graph.nodes.size(); k-- > 0;) {
     const ir::Node& node = graph.nodes[k];
     bool needed = false;
     for (const auto& out : node.outputs) needed = needed || (!out.empty() && live.count(out));
     if (!needed) continue;
-    keep[k] = true;
+    dead[k] = false;
     for (const auto& in : node.inputs) live.insert(in);
     for (const auto& [key, attr] : node.attributes) {
       if (attr.kind == ir::Attribute::Kind::kGraph && attr.g) {
@@ -131,14 +133,8 @@ void eliminate_dead_nodes(ir::Graph& graph, PassReport& report) {
       }
     }
   }
-  std::vector<ir::Node> kept;
-  for (size_t k = 0; k < graph.nodes.size(); ++k) {
-    if (keep[k])
-      kept.push_back(std::move(graph.nodes[k]));
-    else
-      ++report.removed_nodes;
-  }
-  graph.nodes = std::move(kept);
+  report.removed_nodes += static_cast<int>(std::count(dead.begin(), dead.end(), true));
+  remove_nodes(graph, dead);
   for (auto it = graph.initializers.begin(); it != graph.initializers.end();) {
     it = live.count(it->first) ? std::next(it) : graph.initializers.erase(it);
   }

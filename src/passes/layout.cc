@@ -43,11 +43,7 @@ bool is_elementwise(const ir::Node& n) {
 
 /// Channels of a float32 rank-4 value with a fixed channel axis, or -1.
 int64_t channels_of(const ir::Graph& graph, const std::string& value) {
-  auto it = graph.value_infos.find(value);
-  const ValueInfo* info = it != graph.value_infos.end() ? &it->second : nullptr;
-  for (const auto& o : graph.outputs) {
-    if (o.name == value) info = &o;
-  }
+  const ValueInfo* info = value_info(graph, value);
   if (info == nullptr || !info->rank_known || info->shape.size() != 4) return -1;
   if (info->dtype != DataType::kFloat32 || !info->shape[1].is_static()) return -1;
   return info->shape[1].value;
@@ -98,8 +94,9 @@ class LayoutPlanner {
   /// Rewrites `node` to work on blocked values when it can; false when it must read NCHW.
   bool place(ir::Node& node, std::vector<ir::Node>& out) {
     if (is_conv(node)) return place_conv(node, out);
-    const std::string& y = node.outputs.empty() ? std::string() : node.outputs[0];
-    if (node.outputs.size() != 1 || channels_of(graph_, y) % kBlock != 0 || channels_of(graph_, y) <= 0) return false;
+    if (node.outputs.size() != 1) return false;
+    const int64_t channels = channels_of(graph_, node.outputs[0]);
+    if (channels <= 0 || channels % kBlock != 0) return false;
     if (is_elementwise(node)) return place_elementwise(node);
     if (node.domain.empty() && node.op_type == "Concat") return place_concat(node);
     if (node.domain.empty() && node.op_type == "Resize") return place_resize(node);
