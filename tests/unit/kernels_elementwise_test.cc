@@ -7,8 +7,11 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <functional>
 #include <limits>
+#include <numeric>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "edgemm/tensor.h"
@@ -465,6 +468,38 @@ TEST(ElementwiseBinary, LargeBroadcastWithThreads) {
   const auto prod = values<float>(*p);
   for (int i = 0; i < 4096; i += 37)
     for (int j = 0; j < 64; ++j) ASSERT_EQ(prod[i * 64 + j], static_cast<float>(i * j));
+}
+
+TEST(ElementwiseBinary, Float32ArithmeticMatchesFloat64OnEveryBroadcastShape) {
+  // float32 Add/Sub/Mul/Div run through the ElementwiseChain loop, float64 through binary_loop:
+  // the float32 results must be the float64 results rounded (exact for Add/Sub/Mul of these
+  // small values, correctly rounded for Div). Shapes: a per-channel operand of an nChw8c
+  // value, input 0 broadcast, equal shapes, scalar.
+  const std::vector<std::pair<Shape, Shape>> shapes = {{{1, 3, 4, 5, 8}, {1, 3, 1, 1, 8}},
+                                                       {{1, 3, 1, 1, 8}, {1, 3, 4, 5, 8}},
+                                                       {{2, 7, 9}, {2, 7, 9}},
+                                                       {{2, 7, 9}, {}},
+                                                       {{6, 1}, {1, 5}}};
+  for (const auto& [sa, sb] : shapes) {
+    const auto count = [](const Shape& s) {
+      return std::accumulate(s.begin(), s.end(), int64_t{1}, std::multiplies<>());
+    };
+    std::vector<float> a(count(sa)), b(count(sb));
+    std::vector<double> a64(a.size()), b64(b.size());
+    for (size_t i = 0; i < a.size(); ++i) a64[i] = a[i] = static_cast<float>(static_cast<int>(i * 7 % 23) - 11);
+    for (size_t i = 0; i < b.size(); ++i) b64[i] = b[i] = static_cast<float>(static_cast<int>(i * 5 % 13) + 1);
+    for (const char* op : {"Add", "Sub", "Mul", "Div"}) {
+      auto y = run(make_node(op, 2), {f32(sa, a), f64(sb, b64)}, 17);
+      EXPECT_FALSE(y.has_value()) << op << ": mixed dtypes must be refused";
+      y = run(make_node(op, 2), {f32(sa, a), f32(sb, b)}, 17);
+      auto y64 = run(make_node(op, 2), {f64(sa, a64), f64(sb, b64)}, 17);
+      ASSERT_TRUE(y.has_value() && y64.has_value()) << op;
+      ASSERT_EQ(y->shape(), y64->shape()) << op;
+      const auto got = values<float>(*y);
+      const auto want = values<double>(*y64);
+      for (size_t i = 0; i < got.size(); ++i) ASSERT_EQ(got[i], static_cast<float>(want[i])) << op << " at " << i;
+    }
+  }
 }
 
 // ---------------------------------------------------------------------------------------

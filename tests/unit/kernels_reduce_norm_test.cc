@@ -70,14 +70,12 @@ void set_string(ir::Node& n, const std::string& key, const std::string& v) {
 }
 
 /// Runs the node; all outputs.
-std::vector<Tensor> run_all(const ir::Node& node, const std::vector<Tensor>& inputs, int64_t opset,
-                            int threads = 1) {
+std::vector<Tensor> run_all(const ir::Node& node, const std::vector<Tensor>& inputs, int64_t opset, int threads = 1) {
   auto out = runtime::run_node(node, inputs, opset, threads);
   EXPECT_TRUE(out.has_value()) << out.status().to_string();
   return out.has_value() ? *out : std::vector<Tensor>(node.outputs.size());
 }
-Tensor run1(const ir::Node& node, const std::vector<Tensor>& inputs, int64_t opset,
-            int threads = 1) {
+Tensor run1(const ir::Node& node, const std::vector<Tensor>& inputs, int64_t opset, int threads = 1) {
   return run_all(node, inputs, opset, threads)[0];
 }
 Status run_error(const ir::Node& node, const std::vector<Tensor>& inputs, int64_t opset) {
@@ -86,8 +84,7 @@ Status run_error(const ir::Node& node, const std::vector<Tensor>& inputs, int64_
   return out.status();
 }
 
-void expect_f32(const Tensor& got, const Shape& shape, const std::vector<float>& want,
-                float tol = 1e-5f) {
+void expect_f32(const Tensor& got, const Shape& shape, const std::vector<float>& want, float tol = 1e-5f) {
   ASSERT_EQ(shape_to_string(got.shape()), shape_to_string(shape));
   ASSERT_EQ(got.dtype(), DataType::kFloat32);
   const auto v = values<float>(got);
@@ -156,14 +153,11 @@ TEST(ReduceTest, NormsAndLogs) {
   expect_f32(run1(reduce_node("ReduceL1", {}, 0), {f32({4}, {1, -2, 3, -4})}, 13), {}, {10});
   expect_f32(run1(reduce_node("ReduceL2", {}, 0), {f32({2}, {3, -4})}, 13), {}, {5});
   expect_f32(run1(reduce_node("ReduceSumSquare", {}, 0), {f32({3}, {1, 2, -3})}, 13), {}, {14});
-  expect_f32(run1(reduce_node("ReduceLogSum", {}, 0), {f32({3}, {1, 2, 3})}, 13), {},
-             {std::log(6.0f)});
+  expect_f32(run1(reduce_node("ReduceLogSum", {}, 0), {f32({3}, {1, 2, 3})}, 13), {}, {std::log(6.0f)});
   // log(e^0 + e^ln3) = ln 4.
-  expect_f32(run1(reduce_node("ReduceLogSumExp", {}, 0), {f32({2}, {0, std::log(3.0f)})}, 13), {},
-             {std::log(4.0f)});
+  expect_f32(run1(reduce_node("ReduceLogSumExp", {}, 0), {f32({2}, {0, std::log(3.0f)})}, 13), {}, {std::log(4.0f)});
   // Stable for large inputs: log(2 e^1000) = 1000 + ln 2.
-  expect_f32(run1(reduce_node("ReduceLogSumExp", {}, 0), {f32({2}, {1000, 1000})}, 13), {},
-             {1000.0f + std::log(2.0f)});
+  expect_f32(run1(reduce_node("ReduceLogSumExp", {}, 0), {f32({2}, {1000, 1000})}, 13), {}, {1000.0f + std::log(2.0f)});
 }
 
 TEST(ReduceTest, MiddleAndSplitAxes) {
@@ -177,19 +171,16 @@ TEST(ReduceTest, MiddleAndSplitAxes) {
   expect_f32(run1(reduce_node("ReduceSum", {0, 2}, 0), {x}, 11), {3}, {14, 22, 30});
   expect_f32(run1(reduce_node("ReduceMax", {2, 0}, 1), {x}, 11), {1, 3, 1}, {7, 9, 11});
   // LogSumExp over the middle axis of [1,2,2]: log(e^0 + e^ln3) = ln 4 in both columns.
-  expect_f32(run1(reduce_node("ReduceLogSumExp", {1}, 0),
-                  {f32({1, 2, 2}, {0, 0, std::log(3.0f), std::log(3.0f)})}, 13),
+  expect_f32(run1(reduce_node("ReduceLogSumExp", {1}, 0), {f32({1, 2, 2}, {0, 0, std::log(3.0f), std::log(3.0f)})}, 13),
              {1, 2}, {std::log(4.0f), std::log(4.0f)});
 }
 
 TEST(ReduceTest, IntegerAndDoubleTypes) {
-  expect_exact<int64_t>(
-      run1(reduce_node("ReduceSum", {1}, 0), {i64({2, 2}, {int64_t{1} << 40, 1, -3, 4})}, 11),
-      DataType::kInt64, {2}, {(int64_t{1} << 40) + 1, 1});
-  expect_exact<int32_t>(run1(reduce_node("ReduceMax", {0}, 0), {i32({2, 2}, {1, 7, 5, -2})}, 13),
-                        DataType::kInt32, {2}, {5, 7});
-  expect_exact<int8_t>(run1(reduce_node("ReduceMin", {}, 0), {i8({3}, {4, -9, 2})}, 12),
-                       DataType::kInt8, {}, {-9});
+  expect_exact<int64_t>(run1(reduce_node("ReduceSum", {1}, 0), {i64({2, 2}, {int64_t{1} << 40, 1, -3, 4})}, 11),
+                        DataType::kInt64, {2}, {(int64_t{1} << 40) + 1, 1});
+  expect_exact<int32_t>(run1(reduce_node("ReduceMax", {0}, 0), {i32({2, 2}, {1, 7, 5, -2})}, 13), DataType::kInt32, {2},
+                        {5, 7});
+  expect_exact<int8_t>(run1(reduce_node("ReduceMin", {}, 0), {i8({3}, {4, -9, 2})}, 12), DataType::kInt8, {}, {-9});
   auto mean = run1(reduce_node("ReduceMean", {}, 0), {f64({4}, {0.1, 0.2, 0.3, 0.4})}, 13);
   ASSERT_EQ(mean.dtype(), DataType::kFloat64);
   EXPECT_NEAR(values<double>(mean)[0], 0.25, 1e-15);
@@ -230,10 +221,8 @@ TEST(ReduceTest, Errors) {
   EXPECT_EQ(bad_axis.code(), StatusCode::kInvalidArgument);
   EXPECT_NE(bad_axis.message().find("my_ReduceSum"), std::string::npos) << bad_axis.message();
   EXPECT_NE(bad_axis.message().find("axis 2"), std::string::npos) << bad_axis.message();
-  EXPECT_EQ(run_error(reduce_node("ReduceMean", {1, -1}, 1), {x}, 13).code(),
-            StatusCode::kInvalidArgument);
-  Status dtype =
-      run_error(reduce_node("ReduceSum", {}, 1), {make<uint8_t>(DataType::kBool, {2}, {1, 0})}, 13);
+  EXPECT_EQ(run_error(reduce_node("ReduceMean", {1, -1}, 1), {x}, 13).code(), StatusCode::kInvalidArgument);
+  Status dtype = run_error(reduce_node("ReduceSum", {}, 1), {make<uint8_t>(DataType::kBool, {2}, {1, 0})}, 13);
   EXPECT_EQ(dtype.code(), StatusCode::kUnsupported);
   EXPECT_NE(dtype.message().find("bool"), std::string::npos) << dtype.message();
 }
@@ -249,8 +238,7 @@ TEST(ArgReduceTest, ArgMaxArgMin) {
   ir::Node m = node_of("ArgMin", 1);  // axis 0 by default
   expect_exact<int64_t>(run1(m, {x}, 11), DataType::kInt64, {1, 3}, {0, 1, 0});
   set_int(m, "axis", -1);
-  expect_exact<int64_t>(run1(m, {i64({2, 2}, {9, -9, 4, 4})}, 13), DataType::kInt64, {2, 1},
-                        {1, 0});
+  expect_exact<int64_t>(run1(m, {i64({2, 2}, {9, -9, 4, 4})}, 13), DataType::kInt64, {2, 1}, {1, 0});
   set_int(n, "axis", 2);
   Status bad = run_error(n, {x}, 13);
   EXPECT_EQ(bad.code(), StatusCode::kInvalidArgument);
@@ -291,11 +279,9 @@ TEST(SoftmaxTest, Coerce2dBeforeOpset13AndSingleAxisFrom13) {
   // Opset 11: rows of 4 elements.
   expect_f32(run1(n, {x}, 11), {2, 2, 2}, {0.25f, 0.25f, 0.25f, 0.25f, 0.1f, 0.2f, 0.3f, 0.4f});
   // Opset 13: along axis 1 only (columns of 2).
-  expect_f32(run1(n, {x}, 13), {2, 2, 2},
-             {0.5f, 0.5f, 0.5f, 0.5f, 0.25f, 2 / 6.0f, 0.75f, 4 / 6.0f});
+  expect_f32(run1(n, {x}, 13), {2, 2, 2}, {0.5f, 0.5f, 0.5f, 0.5f, 0.25f, 2 / 6.0f, 0.75f, 4 / 6.0f});
   // Default axis is 1 before 13 and -1 from 13.
-  expect_f32(run1(node_of("Softmax", 1), {x}, 9), {2, 2, 2},
-             {0.25f, 0.25f, 0.25f, 0.25f, 0.1f, 0.2f, 0.3f, 0.4f});
+  expect_f32(run1(node_of("Softmax", 1), {x}, 9), {2, 2, 2}, {0.25f, 0.25f, 0.25f, 0.25f, 0.1f, 0.2f, 0.3f, 0.4f});
   expect_f32(run1(node_of("Softmax", 1), {x}, 13), {2, 2, 2},
              {0.5f, 0.5f, 0.5f, 0.5f, 1 / 3.0f, 2 / 3.0f, 3 / 7.0f, 4 / 7.0f});
 }
@@ -330,10 +316,36 @@ TEST(SoftmaxTest, LongRowsMatchFormula) {
   expect_f32(run1(n, {f32({1003, 3}, vt)}, 13), {1003, 3}, want_t, 1e-5f);
 }
 
+TEST(SoftmaxTest, WideRangeRelativeAccuracyAndNaN) {
+  // Terms from e^0 down to e^-75 keep ~1e-6 relative accuracy against the double formula (the
+  // float32 path uses exp_approx); terms below e^-80 may come out as up to e^-80/sum instead of
+  // their (denormal or zero) value. A NaN makes its whole row NaN.
+  std::vector<float> row;
+  for (int i = 0; i < 1000; ++i) row.push_back(-0.075f * static_cast<float>(i));
+  for (float v : {-85.f, -100.f, -200.f, -1e30f}) row.push_back(v);
+  const int64_t n = static_cast<int64_t>(row.size());
+  std::vector<float> v = row;
+  v.insert(v.end(), row.begin(), row.end());
+  v[n + 17] = std::nanf("");
+  const Tensor y = run1(node_of("Softmax", 1), {f32({2, n}, v)}, 13);
+  const float* got = y.data<float>();
+  double s = 0;
+  for (float x : row) s += std::exp(static_cast<double>(x));
+  for (int64_t i = 0; i < n; ++i) {
+    const double want = std::exp(static_cast<double>(row[i])) / s;
+    if (row[i] >= -75.f) {
+      EXPECT_NEAR(got[i], want, 1e-6 * want) << "element " << i;
+    } else {
+      EXPECT_LE(got[i], std::exp(-80.0) / s * 1.001) << "element " << i;
+      EXPECT_GE(got[i], 0.f) << "element " << i;
+    }
+    EXPECT_TRUE(std::isnan(got[n + i])) << "element " << n + i;
+  }
+}
+
 TEST(SoftmaxTest, Hardmax) {
   // First maximum wins.
-  expect_f32(run1(node_of("Hardmax", 1), {f32({2, 3}, {1, 3, 3, 7, 2, 7})}, 13), {2, 3},
-             {0, 1, 0, 1, 0, 0});
+  expect_f32(run1(node_of("Hardmax", 1), {f32({2, 3}, {1, 3, 3, 7, 2, 7})}, 13), {2, 3}, {0, 1, 0, 1, 0, 0});
   ir::Node n = node_of("Hardmax", 1);
   set_int(n, "axis", 0);
   expect_f32(run1(n, {f32({2, 2}, {1, 5, 4, 5})}, 13), {2, 2}, {0, 1, 1, 0});
@@ -351,8 +363,7 @@ TEST(SoftmaxTest, DoubleAndErrors) {
   Status bad = run_error(n, {f32({2, 2}, {1, 2, 3, 4})}, 13);
   EXPECT_EQ(bad.code(), StatusCode::kInvalidArgument);
   EXPECT_NE(bad.message().find("my_Softmax"), std::string::npos) << bad.message();
-  EXPECT_EQ(run_error(node_of("Softmax", 1), {i32({2}, {1, 2})}, 13).code(),
-            StatusCode::kUnsupported);
+  EXPECT_EQ(run_error(node_of("Softmax", 1), {i32({2}, {1, 2})}, 13).code(), StatusCode::kUnsupported);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -395,11 +406,9 @@ TEST(TopKTest, Errors) {
   Status big = run_error(n, {f32({3}, {1, 2, 3}), i64({1}, {4})}, 11);
   EXPECT_EQ(big.code(), StatusCode::kInvalidArgument);
   EXPECT_NE(big.message().find("my_TopK"), std::string::npos) << big.message();
-  EXPECT_EQ(run_error(n, {f32({3}, {1, 2, 3}), i64({1}, {-1})}, 11).code(),
-            StatusCode::kInvalidArgument);
+  EXPECT_EQ(run_error(n, {f32({3}, {1, 2, 3}), i64({1}, {-1})}, 11).code(), StatusCode::kInvalidArgument);
   set_int(n, "axis", 1);
-  EXPECT_EQ(run_error(n, {f32({3}, {1, 2, 3}), i64({1}, {1})}, 11).code(),
-            StatusCode::kInvalidArgument);
+  EXPECT_EQ(run_error(n, {f32({3}, {1, 2, 3}), i64({1}, {1})}, 11).code(), StatusCode::kInvalidArgument);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -409,8 +418,7 @@ TEST(NormalizationTest, LayerNormLastAxisWithStatistics) {
   // Rows [1,2,3] (mean 2, var 2/3) and [2,4,6] (mean 4, var 8/3); epsilon 0.
   ir::Node n = node_of("LayerNormalization", 3, 3);
   set_float(n, "epsilon", 0.0f);
-  auto out = run_all(
-      n, {f32({2, 3}, {1, 2, 3, 2, 4, 6}), f32({3}, {1, 2, 3}), f32({3}, {0.5f, 0, -0.5f})}, 17);
+  auto out = run_all(n, {f32({2, 3}, {1, 2, 3, 2, 4, 6}), f32({3}, {1, 2, 3}), f32({3}, {0.5f, 0, -0.5f})}, 17);
   const float k = std::sqrt(1.5f);  // (x - mean) * inv_std for the ends of each row
   expect_f32(out[0], {2, 3}, {-k + 0.5f, 0, 3 * k - 0.5f, -k + 0.5f, 0, 3 * k - 0.5f});
   expect_f32(out[1], {2, 1}, {2, 4});
@@ -423,11 +431,9 @@ TEST(NormalizationTest, LayerNormAxisZeroBroadcastScaleNoBias) {
   set_int(n, "axis", 0);
   set_float(n, "epsilon", 0.0f);
   const float s = 1 / std::sqrt(1.25f);
-  expect_f32(run1(n, {f32({2, 2}, {1, 2, 3, 4}), f32({1}, {2})}, 17), {2, 2},
-             {-3 * s, -s, s, 3 * s});
+  expect_f32(run1(n, {f32({2, 2}, {1, 2, 3, 4}), f32({1}, {2})}, 17), {2, 2}, {-3 * s, -s, s, 3 * s});
   // LayerNormalization does not exist before opset 17.
-  EXPECT_EQ(run_error(n, {f32({2, 2}, {1, 2, 3, 4}), f32({1}, {2})}, 16).code(),
-            StatusCode::kUnsupported);
+  EXPECT_EQ(run_error(n, {f32({2, 2}, {1, 2, 3, 4}), f32({1}, {2})}, 16).code(), StatusCode::kUnsupported);
   Status bad = run_error(n, {f32({2, 2}, {1, 2, 3, 4}), f32({3}, {1, 1, 1})}, 17);
   EXPECT_EQ(bad.code(), StatusCode::kInvalidArgument);
   EXPECT_NE(bad.message().find("my_LayerNormalization"), std::string::npos) << bad.message();
@@ -437,8 +443,8 @@ TEST(NormalizationTest, BatchNormInference) {
   // c0: (x - 1) / 2; c1: 2 (x - 3) + 1 (epsilon 0).
   ir::Node n = node_of("BatchNormalization", 5);
   set_float(n, "epsilon", 0.0f);
-  const std::vector<Tensor> in = {f32({1, 2, 1, 2}, {1, 2, 3, 4}), f32({2}, {1, 2}),
-                                  f32({2}, {0, 1}), f32({2}, {1, 3}), f32({2}, {4, 1})};
+  const std::vector<Tensor> in = {f32({1, 2, 1, 2}, {1, 2, 3, 4}), f32({2}, {1, 2}), f32({2}, {0, 1}), f32({2}, {1, 3}),
+                                  f32({2}, {4, 1})};
   expect_f32(run1(n, in, 15), {1, 2, 1, 2}, {0, 0.5f, 1, 3});
   expect_f32(run1(n, in, 9), {1, 2, 1, 2}, {0, 0.5f, 1, 3});
   ir::Node train = n;
@@ -465,8 +471,7 @@ TEST(NormalizationTest, InstanceNorm) {
 }
 
 TEST(NormalizationTest, LpNorm) {
-  expect_f32(run1(node_of("LpNormalization", 1), {f32({2, 2}, {3, 4, 0, 0})}, 1), {2, 2},
-             {0.6f, 0.8f, 0, 0});
+  expect_f32(run1(node_of("LpNormalization", 1), {f32({2, 2}, {3, 4, 0, 0})}, 1), {2, 2}, {0.6f, 0.8f, 0, 0});
   ir::Node n = node_of("LpNormalization", 1);
   set_int(n, "axis", 0);
   set_int(n, "p", 1);
@@ -477,8 +482,8 @@ TEST(NormalizationTest, LpNorm) {
 
 TEST(NormalizationTest, MeanVarianceNormalization) {
   // Default axes [0,2,3]: channel 0 {1,3} -> {-1,1}; channel 1 {5,5} -> 0.
-  expect_f32(run1(node_of("MeanVarianceNormalization", 1), {f32({1, 2, 1, 2}, {1, 3, 5, 5})}, 13),
-             {1, 2, 1, 2}, {-1, 1, 0, 0});
+  expect_f32(run1(node_of("MeanVarianceNormalization", 1), {f32({1, 2, 1, 2}, {1, 3, 5, 5})}, 13), {1, 2, 1, 2},
+             {-1, 1, 0, 0});
   ir::Node n = node_of("MeanVarianceNormalization", 1);
   set_ints(n, "axes", {1});
   // Over axis 1 of [2,2]: rows {1,3} and {2,6}.
@@ -562,8 +567,7 @@ TEST(EinsumTest, HandComputed) {
   expect_f32(einsum("ii", {sq}), {}, {15});  // trace
   expect_f32(einsum("i,i", {f32({3}, {1, 2, 3}), f32({3}, {4, 5, 6})}), {}, {32});
   expect_f32(einsum("i,j->ij", {f32({2}, {1, 2}), f32({2}, {3, 4})}), {2, 2}, {3, 4, 6, 8});
-  expect_exact<int64_t>(einsum("ij,jk", {i64({1, 2}, {2, 3}), i64({2, 1}, {4, 5})}),
-                        DataType::kInt64, {1, 1}, {23});
+  expect_exact<int64_t>(einsum("ij,jk", {i64({1, 2}, {2, 3}), i64({2, 1}, {4, 5})}), DataType::kInt64, {1, 1}, {23});
   auto d = einsum("bij,bjk->bik", {f64({1, 1, 2}, {0.5, 0.25}), f64({1, 2, 1}, {2, 4})});
   ASSERT_EQ(d.dtype(), DataType::kFloat64);
   EXPECT_DOUBLE_EQ(values<double>(d)[0], 2.0);
@@ -590,8 +594,7 @@ TEST(EinsumTest, EllipsisBroadcast) {
     for (int i = 0; i < 2; ++i) {
       for (int k = 0; k < 2; ++k) {
         double s = 0;
-        for (int j = 0; j < 3; ++j)
-          s += a.data<float>()[n * 6 + i * 3 + j] * b.data<float>()[j * 2 + k];
+        for (int j = 0; j < 3; ++j) s += a.data<float>()[n * 6 + i * 3 + j] * b.data<float>()[j * 2 + k];
         want[n * 4 + i * 2 + k] = static_cast<float>(s);
       }
     }
@@ -609,15 +612,13 @@ TEST(EinsumTest, Errors) {
   EXPECT_EQ(parse.code(), StatusCode::kInvalidModel);
   EXPECT_NE(parse.message().find("my_Einsum"), std::string::npos) << parse.message();
   set_string(n, "equation", "ij,jk->ik");
-  Status dims =
-      run_error(n, {f32({2, 3}, std::vector<float>(6)), f32({4, 2}, std::vector<float>(8))}, 12);
+  Status dims = run_error(n, {f32({2, 3}, std::vector<float>(6)), f32({4, 2}, std::vector<float>(8))}, 12);
   EXPECT_EQ(dims.code(), StatusCode::kInvalidArgument);
   EXPECT_NE(dims.message().find("'j'"), std::string::npos) << dims.message();
   Status rank = run_error(n, {f32({2}, {1, 2}), f32({2, 2}, {1, 2, 3, 4})}, 12);
   EXPECT_EQ(rank.code(), StatusCode::kInvalidArgument);
   set_string(n, "equation", "ij,jk->iz");
-  EXPECT_EQ(run_error(n, {f32({1, 1}, {1}), f32({1, 1}, {1})}, 12).code(),
-            StatusCode::kInvalidArgument);
+  EXPECT_EQ(run_error(n, {f32({1, 1}, {1}), f32({1, 1}, {1})}, 12).code(), StatusCode::kInvalidArgument);
   set_string(n, "equation", "ij,jk->ik");
   EXPECT_EQ(run_error(n, {i8({1, 1}, {1}), i8({1, 1}, {1})}, 12).code(), StatusCode::kUnsupported);
 }

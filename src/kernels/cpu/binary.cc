@@ -31,10 +31,13 @@
 
 #include <cmath>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <type_traits>
 
+#include "ir/elementwise_steps.h"
 #include "kernels/cpu/elementwise.h"
+#include "kernels/cpu/elementwise_chain.h"
 #include "kernels/cpu/families.h"
 
 namespace edgemm::kernels {
@@ -282,6 +285,18 @@ Expected<Operands> prepare(KernelContext& ctx, DTypeSet allowed, bool same_dtype
   return ops;
 }
 
+/// The ElementwiseChain step computing Op on float32 with the same formula, if there is one: those
+/// ops run float32 through the chain's tiled loop (vectorized, and fast for broadcasts with short
+/// rows such as a per-channel operand of an nChw8c tensor) instead of binary_loop.
+template <typename Op>
+constexpr std::optional<ir::StepKind> chain_step() {
+  if constexpr (std::is_same_v<Op, AddOp>) return ir::StepKind::kAdd;
+  if constexpr (std::is_same_v<Op, SubOp>) return ir::StepKind::kSub;
+  if constexpr (std::is_same_v<Op, MulOp>) return ir::StepKind::kMul;
+  if constexpr (std::is_same_v<Op, DivOp>) return ir::StepKind::kDiv;
+  return std::nullopt;
+}
+
 template <typename Op>
 Status run_binary(KernelContext& ctx, const Op& op, DTypeSet allowed, const LegacyBroadcast& legacy = {}) {
   const ir::Node& node = ctx.node();
@@ -289,8 +304,15 @@ Status run_binary(KernelContext& ctx, const Op& op, DTypeSet allowed, const Lega
   const DataType dt = in.a->dtype();
   const DataType out_dt = Op::kPredicate ? DataType::kBool : dt;
   EDGEMM_ASSIGN_OR_RETURN(Tensor * y, ctx.allocate_output(0, out_dt, in.shape));
-  const BroadcastPlan plan = make_broadcast_plan(in.shape, {&in.a->shape(), &in.b_shape});
   const int threads = ctx.threads();
+  if constexpr (chain_step<Op>().has_value()) {
+    if (dt == DataType::kFloat32 && !legacy.enabled) {
+      const ir::Step step{*chain_step<Op>(), 0.f, 0.f, 1};
+      run_elementwise_chain({step}, {in.a, in.b}, in.shape, y->data<float>(), threads);
+      return Status::ok();
+    }
+  }
+  const BroadcastPlan plan = make_broadcast_plan(in.shape, {&in.a->shape(), &in.b_shape});
 
   if (dt == DataType::kBool) {
     if constexpr (Op::kBoolInputs) {

@@ -15,7 +15,6 @@
 #include "kernels/cpu/elementwise_chain.h"
 
 #include <algorithm>
-#include <bit>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -26,6 +25,7 @@
 #include "ir/elementwise_steps.h"
 #include "kernels/cpu/elementwise.h"
 #include "kernels/cpu/families.h"
+#include "kernels/cpu/vector_math.h"
 
 namespace edgemm::kernels {
 namespace {
@@ -34,53 +34,11 @@ using elementwise::BroadcastPlan;
 using ir::Step;
 using ir::StepKind;
 
-// On x86-64 the step loops are also compiled for AVX2 (8 floats a vector instead of SSE2's 4; no
-// FMA, so both variants round alike), chosen once per process by the loader (GCC target_clones).
-#if defined(__x86_64__) && defined(__GNUC__)
-#define EDGEMM_STEP_CLONES [[gnu::target_clones("avx2", "default")]]
 /// The step-loop variant the loader chose, for profiles.
-const char* variant_name() {
-  return __builtin_cpu_supports("avx2") ? "f32_elementwise_chain__avx2" : "f32_elementwise_chain";
-}
-#else
-#define EDGEMM_STEP_CLONES
-const char* variant_name() { return "f32_elementwise_chain"; }
-#endif
+const char* variant_name() { return avx2_clones_selected() ? "f32_elementwise_chain__avx2" : "f32_elementwise_chain"; }
 
 /// Elements per tile: 4 KiB of output plus the operand pieces fit L1 comfortably.
 constexpr int64_t kTileElements = 1024;
-
-// ---------------------------------------------------------------------------------------
-// Vectorizable math.
-
-/// 2^k as a float for k in [-126, 127] (built from the exponent bits).
-inline float pow2(int32_t k) { return std::bit_cast<float>(static_cast<uint32_t>(k + 127) << 23); }
-
-/// e^x: x = n·ln 2 + r with n = round(x·log2 e) and |r| <= ln2/2 (ln 2 in two parts, Cody–Waite),
-/// e^r by its degree-7 Taylor polynomial (truncation < 6e-9 relative), 2^n applied as two
-/// factors 2^(n/2) so that overflow gives inf and underflow goes through denormals to 0.
-/// NaN propagates. Within ~3e-7 relative of std::exp.
-inline float exp_approx(float x) {
-  constexpr float kRound = 12582912.f;  // 1.5·2^23: adding it rounds to an integer
-  x = x < -104.f ? -104.f : x;          // e^-104 rounds to 0, e^89 to inf
-  x = x > 89.f ? 89.f : x;
-  const float t = x * 1.44269504088896341f + kRound;
-  const float n = t - kRound;
-  const int32_t ni = static_cast<int32_t>(std::bit_cast<uint32_t>(t) - std::bit_cast<uint32_t>(kRound));
-  const float r = (x - n * 0.693359375f) + n * 2.12194440e-4f;
-  float p = 1.f / 5040;
-  p = p * r + 1.f / 720;
-  p = p * r + 1.f / 120;
-  p = p * r + 1.f / 24;
-  p = p * r + 1.f / 6;
-  p = p * r + 0.5f;
-  p = p * r + 1.f;
-  p = p * r + 1.f;
-  const int32_t half = ni >> 1;
-  return p * pow2(half) * pow2(ni - half);
-}
-
-inline float sigmoid_approx(float v) { return 1.f / (1.f + exp_approx(-v)); }
 
 // ---------------------------------------------------------------------------------------
 // Step loops over a tile (v: the tile's values, updated in place).
@@ -91,7 +49,7 @@ void map_values(float* v, int64_t n, F f) {
 }
 
 /// Applies a unary step to n values; same formulas as ir::apply_unary.
-EDGEMM_STEP_CLONES void apply_unary_tile(const Step& s, float* v, int64_t n) {
+EDGEMM_AVX2_CLONES void apply_unary_tile(const Step& s, float* v, int64_t n) {
   const float a = s.alpha, b = s.beta;
   switch (s.kind) {
     case StepKind::kRelu:
@@ -155,7 +113,7 @@ void combine(float* v, const float* o, int64_t n, int64_t period, F f) {
 
 /// Applies a binary step to a run of n values (operand read as in combine()); same formulas as
 /// ir::apply_binary.
-EDGEMM_STEP_CLONES void apply_binary_run(const Step& s, float* v, const float* o, int64_t n, int64_t period) {
+EDGEMM_AVX2_CLONES void apply_binary_run(const Step& s, float* v, const float* o, int64_t n, int64_t period) {
   switch (s.kind) {
     case StepKind::kAdd:
       return combine(v, o, n, period, [](float x, float y) { return x + y; });

@@ -9,10 +9,10 @@
 /// max))); both subtract the maximum first, so large inputs do not overflow. Hardmax writes 1
 /// at the first maximum of each slice and 0 elsewhere.
 ///
-/// dtypes: float32, float64.
+/// dtypes: float32, float64. float32 exponentials use exp_approx (kernels/cpu/vector_math.h, within
+/// ~3e-7 relative) in loops compiled for SSE2 and AVX2; float64 calls std::exp.
 
 #include <algorithm>
-#include <bit>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -22,79 +22,40 @@
 
 #include "kernels/cpu/common.h"
 #include "kernels/cpu/families.h"
+#include "kernels/cpu/vector_math.h"
 
 namespace edgemm::kernels {
 namespace {
 
 enum class SoftmaxKind { kSoftmax, kLogSoftmax, kHardmax };
 
-/// exp(x) for float32 with about 1 ulp error and no libm call: x = n ln2 + r with |r| <=
-/// ln2/2, exp(r) by a degree-6 polynomial, 2^n through the exponent bits. Returns 0 below
-/// -87.3 (where exp would be subnormal) and clamps above 88. Written once for GCC/Clang
-/// vector extensions (4 lanes: SSE2 on x86-64, NEON on aarch64) and once for scalars.
+/// e^d for float32 softmax terms, d = x - max <= 0: exp_approx (within ~3e-7 relative) with d
+/// raised to -80 first, so terms stay normal floats (denormal arithmetic is slow): a term below
+/// e^-80 ≈ 1.8e-35 comes out as 1.8e-35, an absolute error no float32 consumer can see. NaN
+/// propagates.
+inline float softmax_exp(float d) { return exp_approx(d < -80.f ? -80.f : d); }
+
+/// y[i] = e^(x[i] - m) for i < n.
+EDGEMM_AVX2_CLONES void exp_shift(const float* x, const float* m, float* y, int64_t n) {
+  const float shift = *m;
+  for (int64_t i = 0; i < n; ++i) y[i] = softmax_exp(x[i] - shift);
+}
+
+/// y[i] = e^(x[i] - m[i]) for i < n.
+EDGEMM_AVX2_CLONES void exp_shift_each(const float* x, const float* m, float* y, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) y[i] = softmax_exp(x[i] - m[i]);
+}
+
+inline void exp_shift(const double* x, const double* m, double* y, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) y[i] = std::exp(x[i] - *m);
+}
+
+inline void exp_shift_each(const double* x, const double* m, double* y, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) y[i] = std::exp(x[i] - m[i]);
+}
+
+/// 4-lane float vectors (GCC/Clang vector extensions: SSE2 on x86-64, NEON on aarch64).
 typedef float F4 __attribute__((vector_size(16)));
-typedef int32_t I4 __attribute__((vector_size(16)));
-
-template <typename V, typename I>
-inline V exp_poly(V x, V lo, V hi) {
-  V c = x < lo ? lo : x;
-  c = c > hi ? hi : c;
-  const V round = lo * 0.0f + 12582912.0f;  // 1.5 * 2^23: adding it rounds to an integer
-  const V shifted = c * 1.44269504088896341f + round;
-  const V n = shifted - round;
-  const I n_bits = std::bit_cast<I>(shifted) - std::bit_cast<I>(round);
-  const V r = (c - n * 0.693359375f) - n * -2.12194440e-4f;
-  V p = lo * 0.0f + 1.0f / 720.0f;
-  p = p * r + 1.0f / 120.0f;
-  p = p * r + 1.0f / 24.0f;
-  p = p * r + 1.0f / 6.0f;
-  p = p * r + 0.5f;
-  p = p * r + 1.0f;
-  p = p * r + 1.0f;
-  const V result = p * std::bit_cast<V>((n_bits + 127) << 23);
-  return x < lo ? lo * 0.0f : result;
-}
-
-inline F4 exp_f4(F4 x) { return exp_poly<F4, I4>(x, F4{} - 87.3f, F4{} + 88.0f); }
-
-inline float exp_f32(float x) {
-  if (x != x) return x;  // NaN
-  if (x < -87.3f) return 0.0f;
-  const float c = x > 88.0f ? 88.0f : x;
-  const float shifted = c * 1.44269504088896341f + 12582912.0f;
-  const float n = shifted - 12582912.0f;
-  const int32_t n_bits = std::bit_cast<int32_t>(shifted) - std::bit_cast<int32_t>(12582912.0f);
-  const float r = (c - n * 0.693359375f) - n * -2.12194440e-4f;
-  float p = 1.0f / 720.0f;
-  p = p * r + 1.0f / 120.0f;
-  p = p * r + 1.0f / 24.0f;
-  p = p * r + 1.0f / 6.0f;
-  p = p * r + 0.5f;
-  p = p * r + 1.0f;
-  p = p * r + 1.0f;
-  return p * std::bit_cast<float>((n_bits + 127) << 23);
-}
-
-/// y[i] = exp(x[i] - m[i or 0]) for i < n; `m_stride` is 0 (one shift) or 1 (per element).
-inline void exp_shift(const float* x, const float* m, int64_t m_stride, float* y, int64_t n) {
-  int64_t i = 0;
-  for (; i + 4 <= n; i += 4) {
-    F4 v, mv;
-    std::memcpy(&v, x + i, sizeof v);
-    if (m_stride == 0) {
-      mv = F4{} + m[0];
-    } else {
-      std::memcpy(&mv, m + i, sizeof mv);
-    }
-    const F4 e = exp_f4(v - mv);
-    std::memcpy(y + i, &e, sizeof e);
-  }
-  for (; i < n; ++i) y[i] = exp_f32(x[i] - m[i * m_stride]);
-}
-
-inline void exp_shift(const double* x, const double* m, int64_t m_stride, double* y, int64_t n) {
-  for (int64_t i = 0; i < n; ++i) y[i] = std::exp(x[i] - m[i * m_stride]);
-}
 
 /// Maximum of n > 0 values (NaN is skipped here; it still propagates through exp).
 inline float max_of(const float* x, int64_t n) {
@@ -161,7 +122,7 @@ void row_contiguous(const T* x, T* y, int64_t n) {
       return;
     }
     // y holds exp(x - m) first; both variants finish from it.
-    exp_shift(x, &m, 0, y, n);
+    exp_shift(x, &m, y, n);
     const double s = sum_lanes(y, n);
     if constexpr (kKind == SoftmaxKind::kSoftmax) {
       const T inv = static_cast<T>(1.0 / s);
@@ -208,7 +169,7 @@ void block_strided(const T* x, T* y, int64_t n, int64_t inner, int64_t b0, int64
       const T* row = x + r * inner + b0;
       T* out = y + r * inner + b0;
       if (finite) {
-        exp_shift(row, m, 1, out, width);
+        exp_shift_each(row, m, out, width);
         for (int64_t j = 0; j < width; ++j) s[j] += out[j];
       } else {
         for (int64_t j = 0; j < width; ++j) {
@@ -285,14 +246,14 @@ class SoftmaxKernel final : public Kernel {
     EDGEMM_ASSIGN_OR_RETURN(Tensor * y, ctx.allocate_output(0, x->dtype(), x->shape()));
     if (x->element_count() == 0) return Status::ok();
     if (x->dtype() == DataType::kFloat32) {
-      softmax_tensor<kKind, float>(x->data<float>(), y->data<float>(), outer, n, inner,
-                                   ctx.threads());
+      softmax_tensor<kKind, float>(x->data<float>(), y->data<float>(), outer, n, inner, ctx.threads());
     } else {
-      softmax_tensor<kKind, double>(x->data<double>(), y->data<double>(), outer, n, inner,
-                                    ctx.threads());
+      softmax_tensor<kKind, double>(x->data<double>(), y->data<double>(), outer, n, inner, ctx.threads());
     }
     return Status::ok();
   }
+
+  const char* name() const override { return avx2_clones_selected() ? "softmax__avx2" : "softmax"; }
 
  private:
   int64_t axis_;

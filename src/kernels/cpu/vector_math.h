@@ -1,0 +1,60 @@
+/// \file vector_math.h
+/// Scalar float32 math written so that GCC vectorizes loops calling it (compile such files with
+/// -fno-trapping-math, see CMakeLists.txt, or the clamps stay branches), and the attribute that
+/// also compiles such loops for AVX2. Shared by the elementwise-chain and softmax kernels.
+#pragma once
+
+#include <bit>
+#include <cstdint>
+
+/// On x86-64 GCC, marks a loop function to be compiled twice, for AVX2 (8 floats a vector) and
+/// for the baseline (SSE2, 4 floats); the loader picks one per process (GCC `target_clones`).
+/// No FMA in either variant, so both round alike. Empty elsewhere (aarch64 compiles NEON loops).
+#if defined(__x86_64__) && defined(__GNUC__)
+#define EDGEMM_AVX2_CLONES [[gnu::target_clones("avx2", "default")]]
+#else
+#define EDGEMM_AVX2_CLONES
+#endif
+
+namespace edgemm::kernels {
+
+/// True when EDGEMM_AVX2_CLONES functions run their AVX2 variant in this process.
+inline bool avx2_clones_selected() {
+#if defined(__x86_64__) && defined(__GNUC__)
+  return __builtin_cpu_supports("avx2");
+#else
+  return false;
+#endif
+}
+
+/// 2^k as a float for k in [-126, 127] (built from the exponent bits).
+inline float pow2(int32_t k) { return std::bit_cast<float>(static_cast<uint32_t>(k + 127) << 23); }
+
+/// e^x: x = n·ln 2 + r with n = round(x·log2 e) and |r| <= ln2/2 (ln 2 in two parts, Cody–Waite),
+/// e^r by its degree-7 Taylor polynomial (truncation < 6e-9 relative), 2^n applied as two
+/// factors 2^(n/2) so that overflow gives inf and underflow goes through denormals to 0.
+/// NaN propagates. Within ~3e-7 relative of std::exp.
+inline float exp_approx(float x) {
+  constexpr float kRound = 12582912.f;  // 1.5·2^23: adding it rounds to an integer
+  x = x < -104.f ? -104.f : x;          // e^-104 rounds to 0, e^89 to inf
+  x = x > 89.f ? 89.f : x;
+  const float t = x * 1.44269504088896341f + kRound;
+  const float n = t - kRound;
+  const int32_t ni = static_cast<int32_t>(std::bit_cast<uint32_t>(t) - std::bit_cast<uint32_t>(kRound));
+  const float r = (x - n * 0.693359375f) + n * 2.12194440e-4f;
+  float p = 1.f / 5040;
+  p = p * r + 1.f / 720;
+  p = p * r + 1.f / 120;
+  p = p * r + 1.f / 24;
+  p = p * r + 1.f / 6;
+  p = p * r + 0.5f;
+  p = p * r + 1.f;
+  p = p * r + 1.f;
+  const int32_t half = ni >> 1;
+  return p * pow2(half) * pow2(ni - half);
+}
+
+/// 1 / (1 + e^-v) through exp_approx.
+inline float sigmoid_approx(float v) { return 1.f / (1.f + exp_approx(-v)); }
+
+}  // namespace edgemm::kernels
