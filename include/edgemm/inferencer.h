@@ -35,6 +35,15 @@ struct ValueInfo {
 struct InferencerConfig {
   std::string model_path;  ///< .onnx file; external data is read relative to its folder
   int threads = 0;         ///< intra-op threads, at most 1024; 0 = all hardware threads
+  /// Backend that runs the graph: "native" (edgemm's CPU kernels), "opencv" (OpenCV DNN; only in
+  /// programs that link the edgemm_backend_opencv object library, as the `edgemm` CLI does), or
+  /// "plugin" (a vendor plugin loaded from `plugin_path`, see edgemm/plugin_abi.h). Nodes the
+  /// backend refuses run on native: placement() lists them with the backend's reasons, and
+  /// create() prints one warning naming them to stderr.
+  std::string backend = "native";
+  std::string plugin_path;         ///< shared library for backend "plugin"
+  std::string device = "cpu";      ///< must be one of the backend's declared devices
+  std::string precision = "fp32";  ///< must be one of the backend's declared precisions
   /// Optional fixed input shapes (name → shape). Symbolic axes are pinned to these values at
   /// load so that shape-dependent subgraphs (Shape → Gather → Concat ...) fold to constants.
   std::map<std::string, Shape> fixed_input_shapes;
@@ -49,6 +58,17 @@ struct MemoryReport {
   int64_t planned_peak_bytes = 0;  ///< arena size chosen by the buffer-reuse planner
   int64_t unplanned_bytes = 0;     ///< sum of all intermediates if none were reused
   int64_t weight_bytes = 0;        ///< initializers and folded constants
+};
+
+/// Where one node of the loaded graph runs (Inferencer::placement).
+struct NodePlacement {
+  std::string node;     ///< ONNX node name (the graph after the standard-op passes, see docs/backends.md)
+  std::string op_type;  ///< ONNX op, e.g. "Conv"
+  std::string backend;  ///< backend that runs it: the requested one, or "native" for a fallback
+  /// Why the requested backend refused the node (empty when it runs there), e.g. "Clip with min/max
+  /// given as inputs (OpenCV DNN 4.6 reads them only as attributes)".
+  std::string reason;
+  bool operator==(const NodePlacement&) const = default;
 };
 
 /// One node execution of a profiled run (Inferencer::run_profiled).
@@ -111,6 +131,14 @@ class Inferencer {
 
   /// Memory plan of the most recent run shape (zeros before the first run).
   virtual MemoryReport memory_report() const = 0;
+
+  /// Backend of every node, in execution order. With backend "native" every entry says
+  /// "native" and lists the graph after all passes; with another backend it lists the graph
+  /// that was partitioned (after the standard-op passes, before edgemm's own fusions).
+  virtual const std::vector<NodePlacement>& placement() const = 0;
+
+  /// Name of the backend asked for in the config ("native", "opencv", or the plugin's name).
+  virtual const std::string& backend() const = 0;
 };
 
 }  // namespace edgemm

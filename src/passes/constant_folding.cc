@@ -140,6 +140,16 @@ void eliminate_dead_nodes(ir::Graph& graph, PassReport& report) {
   }
 }
 
+void simplify(ir::Model& model, PassReport& report) {
+  report.nodes_before = static_cast<int>(model.graph.nodes.size());
+  fold_constants(model, report);
+  eliminate_dead_nodes(model.graph, report);
+  simplify_transpose_reshape(model, report);
+  fold_conv_affine(model, report);
+  eliminate_dead_nodes(model.graph, report);
+  report.nodes_after = static_cast<int>(model.graph.nodes.size());
+}
+
 void optimize(ir::Model& model, PassReport& report, const PassOptions& options) {
   report.nodes_before = static_cast<int>(model.graph.nodes.size());
   fold_constants(model, report);

@@ -94,6 +94,11 @@ struct PassOptions {
   bool blocked_layouts = true;
 };
 
+/// The passes whose result any ONNX runtime can run (standard ops only): fold_constants,
+/// eliminate_dead_nodes, simplify_transpose_reshape, fold_conv_affine. Used before a graph is
+/// handed to another backend and by `edgemm convert --simplify`.
+void simplify(ir::Model& model, PassReport& report);
+
 /// Runs all load-time passes in order.
 void optimize(ir::Model& model, PassReport& report, const PassOptions& options = {});
 

@@ -58,7 +58,8 @@ int CompiledGraph::value_index(const std::string& name) const {
 
 Expected<std::shared_ptr<CompiledGraph>> CompiledGraph::compile(std::shared_ptr<const ir::Graph> graph,
                                                                 const std::map<std::string, int64_t>& opsets,
-                                                                const std::unordered_set<std::string>& outer_names) {
+                                                                const std::unordered_set<std::string>& outer_names,
+                                                                const kernels::KernelRegistry* extra) {
   auto cg = std::shared_ptr<CompiledGraph>(new CompiledGraph());
   cg->graph_ = graph;
   const ir::Graph& g = *graph;
@@ -78,7 +79,9 @@ Expected<std::shared_ptr<CompiledGraph>> CompiledGraph::compile(std::shared_ptr<
   for (size_t n = 0; n < g.nodes.size(); ++n) {
     for (const auto& out : g.nodes[n].outputs) {
       if (out.empty()) continue;
-      if (cg->index_.count(out) && (g.initializers.count(out) || std::any_of(g.inputs.begin(), g.inputs.end(), [&](const ValueInfo& v) { return v.name == out; }))) {
+      if (cg->index_.count(out) &&
+          (g.initializers.count(out) ||
+           std::any_of(g.inputs.begin(), g.inputs.end(), [&](const ValueInfo& v) { return v.name == out; }))) {
         return ir::node_error(g.nodes[n], StatusCode::kInvalidModel,
                               "output '" + out + "' redefines a graph input or initializer");
       }
@@ -183,20 +186,22 @@ Expected<std::shared_ptr<CompiledGraph>> CompiledGraph::compile(std::shared_ptr<
     const std::string domain = node.domain == "ai.onnx" ? "" : node.domain;
     auto opset_it = opsets.find(domain);
     const int64_t opset = opset_it == opsets.end() ? 0 : opset_it->second;
-    const kernels::KernelFactory* factory = registry.find(domain, node.op_type, opset);
+    const kernels::KernelFactory* factory = extra != nullptr ? extra->find(domain, node.op_type, opset) : nullptr;
+    if (factory == nullptr) factory = registry.find(domain, node.op_type, opset);
     if (factory == nullptr) {
       unsupported.push_back(node.describe() + " (" + (domain.empty() ? "ai.onnx" : domain) + " opset " +
                             std::to_string(opset) + ")");
       continue;
     }
     std::unordered_set<std::string> sub_outer = visible;
-    kernels::KernelInfo info{node, opset, constants,
-                             [&opsets, sub_outer](const ir::Graph& sub) -> Expected<std::shared_ptr<kernels::Subgraph>> {
-                               // Subgraph attributes live as long as the node that owns them.
-                               auto shared = std::shared_ptr<const ir::Graph>(std::shared_ptr<const ir::Graph>(), &sub);
-                               EDGEMM_ASSIGN_OR_RETURN(auto compiled, CompiledGraph::compile(shared, opsets, sub_outer));
-                               return std::shared_ptr<kernels::Subgraph>(std::move(compiled));
-                             }};
+    kernels::KernelInfo info{
+        node, opset, constants,
+        [&opsets, sub_outer, extra](const ir::Graph& sub) -> Expected<std::shared_ptr<kernels::Subgraph>> {
+          // Subgraph attributes live as long as the node that owns them.
+          auto shared = std::shared_ptr<const ir::Graph>(std::shared_ptr<const ir::Graph>(), &sub);
+          EDGEMM_ASSIGN_OR_RETURN(auto compiled, CompiledGraph::compile(shared, opsets, sub_outer, extra));
+          return std::shared_ptr<kernels::Subgraph>(std::move(compiled));
+        }};
     EDGEMM_ASSIGN_OR_RETURN(cn.kernel, (*factory)(info));
     cg->nodes_.push_back(std::move(cn));
   }

@@ -31,12 +31,14 @@ struct CompiledNode {
 class CompiledGraph : public kernels::Subgraph {
  public:
   /// Compiles `graph` with the model's opsets. `outer_names` are the names visible from
-  /// enclosing graphs (empty for the main graph). Kernels come from the CPU registry.
+  /// enclosing graphs (empty for the main graph). Kernels come from `extra` (nullable; searched
+  /// first, e.g. backends::partition_kernels) and then the CPU registry.
   /// Errors: kUnsupported listing every node without a kernel; kInvalidModel for cycles or
   /// inputs that nothing defines; errors from kernel factories.
   static Expected<std::shared_ptr<CompiledGraph>> compile(std::shared_ptr<const ir::Graph> graph,
                                                           const std::map<std::string, int64_t>& opsets,
-                                                          const std::unordered_set<std::string>& outer_names);
+                                                          const std::unordered_set<std::string>& outer_names,
+                                                          const kernels::KernelRegistry* extra = nullptr);
 
   const std::vector<std::string>& input_names() const override { return input_names_; }
   const std::vector<std::string>& output_names() const override { return output_names_; }

@@ -7,12 +7,15 @@
 #include <omp.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <cstdlib>
 #include <fstream>
 #include <map>
 #include <mutex>
 #include <unordered_map>
 
+#include "backends/backend.h"
+#include "backends/partition.h"
 #include "ir/onnx_import.h"
 #include "kernels/cpu/onednn.h"
 #include "kernels/cpu_features.h"
@@ -158,6 +161,7 @@ class NativeInferencer final : public Inferencer {
       return make_error(StatusCode::kInvalidArgument, "threads must be in [0, " + std::to_string(kMaxThreads) +
                                                           "] (0 = all cores), got " + std::to_string(config.threads));
     }
+    EDGEMM_ASSIGN_OR_RETURN(std::unique_ptr<backends::Backend> backend, backends::make_backend(config));
     ir::ImportOptions import_options;
     import_options.fixed_input_shapes = config.fixed_input_shapes;
     EDGEMM_ASSIGN_OR_RETURN(ir::Model model, ir::import_onnx_file(config.model_path, import_options));
@@ -166,22 +170,32 @@ class NativeInferencer final : public Inferencer {
     self->threads_ = config.threads > 0 ? config.threads : omp_get_num_procs();
     self->inputs_ = model.graph.inputs;
     self->outputs_ = model.graph.outputs;
+    self->backend_name_ = backend ? backend->name() : "native";
+    if (backend) EDGEMM_RETURN_IF_ERROR(self->delegate(model, *backend));
     if (config.optimize) {
       passes::PassReport report;
       passes::optimize(model, report, passes::PassOptions{kernels::onednn::enabled()});
     }
     for (const auto& [name, t] : model.graph.initializers) self->weight_bytes_ += static_cast<int64_t>(t.byte_size());
     auto graph = std::make_shared<const ir::Graph>(std::move(model.graph));
-    auto compiled = CompiledGraph::compile(graph, model.opsets, {});
+    auto compiled = CompiledGraph::compile(graph, model.opsets, {}, self->partition_kernels_.get());
     if (!compiled) {
       return Status(compiled.status().code(), "'" + config.model_path + "': " + compiled.status().message());
     }
     self->compiled_ = std::move(compiled).value();
+    if (!backend) {
+      for (const auto& node : self->compiled_->nodes()) {
+        self->placement_.push_back({node.node->name, node.node->op_type, "native", ""});
+      }
+    }
     return std::unique_ptr<Inferencer>(std::move(self));
   }
 
   const std::vector<ValueInfo>& inputs() const override { return inputs_; }
   const std::vector<ValueInfo>& outputs() const override { return outputs_; }
+
+  const std::vector<NodePlacement>& placement() const override { return placement_; }
+  const std::string& backend() const override { return backend_name_; }
 
   MemoryReport memory_report() const override {
     std::lock_guard<std::mutex> lock(mutex_);
@@ -266,6 +280,39 @@ class NativeInferencer final : public Inferencer {
   }
 
   NativeInferencer() = default;
+
+  /// Hands `backend` the nodes it can run: simplifies the graph to standard ops the backend may
+  /// know (when passes are on), partitions it, compiles every partition, and warns on stderr
+  /// about the nodes left to the native kernels.
+  Status delegate(ir::Model& model, const backends::Backend& backend) {
+    if (config_.optimize) {
+      passes::PassReport report;
+      passes::simplify(model, report);
+    }
+    backends::PartitionedGraph parts = backends::partition_graph(model, backend);
+    const backends::BackendOptions options{config_.device, config_.precision, threads_};
+    std::vector<std::shared_ptr<const backends::CompiledPartition>> compiled;
+    for (const ir::Model& part : parts.partitions) {
+      auto partition = backend.compile(part, options);
+      if (!partition) {
+        return Status(partition.status().code(), "'" + config_.model_path + "': backend '" + backend.name() +
+                                                     "' failed to compile a partition of " +
+                                                     std::to_string(part.graph.nodes.size()) +
+                                                     " nodes: " + partition.status().message());
+      }
+      compiled.push_back(std::move(partition).value());
+    }
+    partition_kernels_ = backends::partition_kernels(std::move(compiled), backend.name());
+    placement_ = std::move(parts.placement);
+    const auto fallbacks = std::count_if(placement_.begin(), placement_.end(),
+                                         [&](const NodePlacement& p) { return p.backend != backend.name(); });
+    if (fallbacks > 0) {
+      std::fprintf(stderr, "edgemm: warning: backend '%s' cannot run %d of %d nodes of '%s'; they run on native: %s\n",
+                   backend.name().c_str(), static_cast<int>(fallbacks), static_cast<int>(placement_.size()),
+                   config_.model_path.c_str(), backends::describe_fallbacks(placement_, backend.name()).c_str());
+    }
+    return Status::ok();
+  }
 
   Expected<std::vector<Tensor>> order_inputs(const std::vector<std::pair<std::string, Tensor>>& given) const {
     std::vector<Tensor> ordered(inputs_.size());
@@ -383,6 +430,9 @@ class NativeInferencer final : public Inferencer {
   int threads_ = 1;
   int64_t weight_bytes_ = 0;
   std::vector<ValueInfo> inputs_, outputs_;
+  std::string backend_name_;
+  std::vector<NodePlacement> placement_;
+  std::unique_ptr<kernels::KernelRegistry> partition_kernels_;  ///< kernels of the backend's partitions
   std::shared_ptr<CompiledGraph> compiled_;
   mutable std::mutex mutex_;
   mutable std::vector<std::pair<std::string, std::shared_ptr<PlanEntry>>> plans_;  // most recent first

@@ -253,4 +253,31 @@ void ProgressBar::update(size_t done, const std::string& current) {
             << done << "/" << total_ << " " << name << std::flush;
 }
 
+void BackendArgs::add_to(CLI::App* cmd) {
+  cmd->add_option("--backend", backend,
+                  "backend: native (edgemm's CPU kernels), opencv (OpenCV DNN) or plugin (--plugin); nodes it "
+                  "cannot run fall back to native, with a warning")
+      ->capture_default_str();
+  cmd->add_option("--device", device, "device of the backend")->capture_default_str();
+  cmd->add_option("--precision", precision, "precision the backend runs in")->capture_default_str();
+  cmd->add_option("--plugin", plugin, "vendor plugin library for --backend plugin (edgemm/plugin_abi.h)");
+}
+
+void BackendArgs::apply(InferencerConfig& config) const {
+  config.backend = backend;
+  config.device = device;
+  config.precision = precision;
+  config.plugin_path = plugin;
+}
+
+nlohmann::json placement_json(const Inferencer& inferencer) {
+  nlohmann::json nodes = nlohmann::json::array();
+  int fallbacks = 0;
+  for (const NodePlacement& p : inferencer.placement()) {
+    nodes.push_back({{"node", p.node}, {"op_type", p.op_type}, {"backend", p.backend}, {"reason", p.reason}});
+    if (p.backend != inferencer.backend()) ++fallbacks;
+  }
+  return {{"backend", inferencer.backend()}, {"nodes", nodes}, {"fallback_nodes", fallbacks}};
+}
+
 }  // namespace edgemm::cli

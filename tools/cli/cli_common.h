@@ -3,6 +3,7 @@
 /// Helpers shared by the `edgemm` subcommands: argument parsing of shapes and name=value
 /// pairs, error printing with exit codes, and tensor summaries.
 
+#include <CLI/CLI.hpp>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -34,6 +35,22 @@ Status write_text_file(const std::string& path, const std::string& text);
 void set_invocation(int argc, char** argv);
 /// The recorded command line, arguments with spaces or quotes single-quoted.
 const std::string& invocation();
+
+/// --backend, --device, --precision and --plugin, shared by the commands that run models.
+struct BackendArgs {
+  std::string backend = "native";
+  std::string device = "cpu";
+  std::string precision = "fp32";
+  std::string plugin;
+  /// Adds the four options to `cmd`.
+  void add_to(CLI::App* cmd);
+  /// Copies them into `config`.
+  void apply(InferencerConfig& config) const;
+};
+
+/// JSON of Inferencer::placement(): {"backend", "nodes": [{"node", "op_type", "backend",
+/// "reason"}], "fallback_nodes": count of nodes not on the requested backend}.
+nlohmann::json placement_json(const Inferencer& inferencer);
 
 /// Most intra-op threads a command accepts (more only thrashes; thousands crash OpenMP).
 inline constexpr int kMaxThreads = 256;

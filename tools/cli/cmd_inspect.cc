@@ -19,6 +19,7 @@ struct InspectArgs {
   std::vector<std::string> shapes;
   bool json = false;
   bool optimized = false;
+  BackendArgs backend;
 };
 
 bool all_inputs_static(const ir::Graph& g) {
@@ -67,7 +68,34 @@ void print_pass_report(const passes::PassReport& r) {
   }
 }
 
+/// Placement on a backend other than native: created through Inferencer like a run would be.
+Expected<nlohmann::json> backend_placement(const InspectArgs& args) {
+  InferencerConfig config;
+  config.model_path = args.model;
+  args.backend.apply(config);
+  EDGEMM_ASSIGN_OR_RETURN(config.fixed_input_shapes, parse_named_shapes(args.shapes));
+  EDGEMM_ASSIGN_OR_RETURN(auto inferencer, Inferencer::create(config));
+  return placement_json(*inferencer);
+}
+
+void print_placement(const nlohmann::json& placement) {
+  const std::string backend = placement["backend"].get<std::string>();
+  const int total = static_cast<int>(placement["nodes"].size());
+  const int fallbacks = placement["fallback_nodes"].get<int>();
+  std::cout << "  placement: " << total - fallbacks << " of " << total << " nodes on " << backend << ", " << fallbacks
+            << " on native\n";
+  for (const auto& n : placement["nodes"]) {
+    if (n["backend"] == backend) continue;
+    std::cout << "    " << padded(n["op_type"].get<std::string>() + " '" + n["node"].get<std::string>() + "'", 40)
+              << " native: " << n["reason"].get<std::string>() << "\n";
+  }
+}
+
 Status inspect_command(const InspectArgs& args) {
+  nlohmann::json placement;
+  if (args.backend.backend != "native") {
+    EDGEMM_ASSIGN_OR_RETURN(placement, backend_placement(args));
+  }
   ir::ImportOptions options;
   EDGEMM_ASSIGN_OR_RETURN(options.fixed_input_shapes, parse_named_shapes(args.shapes));
   EDGEMM_ASSIGN_OR_RETURN(ir::Model model, ir::import_onnx_file(args.model, options));
@@ -115,6 +143,7 @@ Status inspect_command(const InspectArgs& args) {
   } else {
     j["flops"] = nullptr;
   }
+  if (!placement.is_null()) j["placement"] = placement;
   if (args.json) {
     std::cout << json_text(j) << std::endl;
     return Status::ok();
@@ -132,6 +161,7 @@ Status inspect_command(const InspectArgs& args) {
   std::cout << "  nodes: " << g.nodes.size() << "\n  parameters: " << params << " (" << std::fixed
             << std::setprecision(2) << param_bytes / 1048576.0 << " MiB)\n";
   if (args.optimized) print_pass_report(report);
+  if (!placement.is_null()) print_placement(placement);
   if (shapes_known) {
     std::cout << "  FLOPs: " << std::setprecision(3) << flops.total / 1e9 << " G";
     if (flops.unknown_nodes) std::cout << " (" << flops.unknown_nodes << " nodes without inferred shapes not counted)";
@@ -163,6 +193,7 @@ void add_inspect_command(CLI::App& app, int& exit_code) {
   cmd->add_flag("--optimized", args->optimized,
                 "show the graph after the load-time passes (what edgemm runs) and what they rewrote");
   cmd->add_flag("--json", args->json, "print a JSON report");
+  args->backend.add_to(cmd);
   cmd->callback([args, &exit_code] {
     Status status = inspect_command(*args);
     if (!status.is_ok()) exit_code = report_error("inspect", status, args->json);

@@ -24,6 +24,7 @@ struct RunArgs {
   int warmup = 0;
   double above = 0.5;
   bool json = false;
+  BackendArgs backend;
 };
 
 Expected<std::vector<std::pair<std::string, Tensor>>> load_inputs(const std::vector<std::string>& specs) {
@@ -41,6 +42,7 @@ Status run_command(const RunArgs& args) {
   config.model_path = args.model;
   config.threads = args.threads;
   config.profile_path = args.profile;
+  args.backend.apply(config);
   EDGEMM_ASSIGN_OR_RETURN(config.fixed_input_shapes, parse_named_shapes(args.shapes));
   EDGEMM_ASSIGN_OR_RETURN(auto inputs, load_inputs(args.inputs));
   EDGEMM_ASSIGN_OR_RETURN(auto inferencer, Inferencer::create(config));
@@ -75,6 +77,7 @@ Status run_command(const RunArgs& args) {
   j["threads"] = args.threads;
   j["planned_peak_bytes"] = mem.planned_peak_bytes;
   j["unplanned_bytes"] = mem.unplanned_bytes;
+  j["placement"] = placement_json(*inferencer);
   j["outputs"] = nlohmann::json::array();
   for (size_t i = 0; i < outputs.size(); ++i) {
     const TensorStats s = tensor_stats(outputs[i], args.above);
@@ -96,6 +99,11 @@ Status run_command(const RunArgs& args) {
             << (args.repeat > 1 ? " (median of " + std::to_string(args.repeat) + " runs)" : "")
             << ", planned activation memory " << mem.planned_peak_bytes / 1048576.0 << " MiB (without reuse "
             << mem.unplanned_bytes / 1048576.0 << " MiB)\n";
+  if (inferencer->backend() != "native") {
+    const int fallbacks = j["placement"]["fallback_nodes"].get<int>();
+    std::cout << "backend " << inferencer->backend() << ": " << inferencer->placement().size() - fallbacks << " of "
+              << inferencer->placement().size() << " nodes (" << fallbacks << " on native)\n";
+  }
   for (const auto& o : j["outputs"]) {
     std::cout << "  " << o["name"].get<std::string>() << " " << o["dtype"].get<std::string>() << " "
               << shape_to_string(o["shape"].get<Shape>()) << std::setprecision(4) << "  min " << o["min"].get<double>()
@@ -121,6 +129,7 @@ void add_run_command(CLI::App& app, int& exit_code) {
   cmd->add_option("--warmup", args->warmup, "untimed runs before the timed ones")->check(CLI::NonNegativeNumber);
   cmd->add_option("--above", args->above, "summary: share of output elements above this value");
   cmd->add_option("--profile", args->profile, "write a per-node Chrome trace JSON to this file");
+  args->backend.add_to(cmd);
   cmd->add_flag("--json", args->json, "print a JSON report");
   cmd->callback([args, &exit_code] {
     Status status = run_command(*args);
