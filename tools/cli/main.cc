@@ -22,6 +22,7 @@ int main(int argc, char** argv) {
   edgemm::cli::add_ocr_command(app, exit_code);
   edgemm::cli::add_eval_command(app, exit_code);
   edgemm::cli::add_bench_command(app, exit_code);
+  edgemm::cli::add_convert_command(app, exit_code);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
