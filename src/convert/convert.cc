@@ -133,8 +133,11 @@ Status convert_model(ir::Model& model, const ConvertOptions& options, ConvertRep
   if (!options.fixed_shapes.empty() || options.simplify) {
     EDGEMM_RETURN_IF_ERROR(fold_until_stable(model, options.simplify, report));
   }
-  if (report.target_opset != report.source_opset)
+  if (report.target_opset != report.source_opset) {
     EDGEMM_RETURN_IF_ERROR(convert_opset(model, report.target_opset, report));
+    // What the opset rewrites wrote (a decomposed LayerNormalization) may be simplified in turn.
+    if (options.simplify) EDGEMM_RETURN_IF_ERROR(fold_until_stable(model, true, report));
+  }
   EDGEMM_RETURN_IF_ERROR(check_strict(model));
   report.nodes_after = static_cast<int>(model.graph.nodes.size());
   report.ops_after = op_histogram(model.graph);

@@ -41,16 +41,64 @@ void hardswish_to_hard_sigmoid(ir::Graph& graph, std::map<std::string, int>& cou
   passes::sort_topologically(graph);
 }
 
-void clip_to_relu(ir::Graph& graph, std::map<std::string, int>& counts) {
-  for (ir::Node& node : graph.nodes) {
-    if (!node.domain.empty() || node.op_type != "Clip") continue;
-    auto bounds = passes::clip_bounds(graph, node);
-    if (!bounds || bounds->first != 0.f || bounds->second < FLT_MAX) continue;
-    node.op_type = "Relu";
-    node.inputs.resize(1);
-    node.attributes.clear();
-    ++counts["Clip(0, ∞) → Relu"];
+constexpr int64_t kClipBoundsAsInputsOpset = 11;
+
+/// Appends the nodes computing Clip(x, lo, hi) from Relu/HardSigmoid/Add/Sub/Mul to `out`, the
+/// last one writing `node`'s output. `lo` / `hi` at ∓FLT_MAX mean "no bound".
+void emit_clip_replacement(ir::Graph& graph, const ir::Node& node, float lo, float hi, RewriteContext& names,
+                           std::vector<ir::Node>& out) {
+  const std::string& x = node.inputs[0];
+  const std::string& y = node.outputs[0];
+  auto value = [&](const char* what) { return names.fresh_name(node.name + "/" + what + "_output"); };
+  auto scalar = [&](const char* what, float v) {
+    return passes::add_initializer(graph, node.name + "/" + what, Tensor::from_floats({}, {v}));
+  };
+  auto add_node = [&](const char* op, std::vector<std::string> inputs, std::string output) -> ir::Node& {
+    out.push_back(ir::Node{names.fresh_name(node.name + "/" + op), op, "", std::move(inputs), {std::move(output)}, {}});
+    return out.back();
+  };
+  const bool has_lo = lo > -FLT_MAX, has_hi = hi < FLT_MAX;
+  if (has_lo && has_hi) {  // lo + (hi - lo) · HardSigmoid(x; 1 / (hi - lo), -lo / (hi - lo))
+    const std::string gate = value("HardSigmoid"), scaled = value("Mul");
+    ir::Node& hs = add_node("HardSigmoid", {x}, gate);
+    hs.attributes["alpha"] = float_attribute(1.f / (hi - lo));
+    hs.attributes["beta"] = float_attribute(-lo / (hi - lo));
+    add_node("Mul", {gate, scalar("range", hi - lo)}, lo == 0.f ? y : scaled);
+    if (lo != 0.f) add_node("Add", {scaled, scalar("lo", lo)}, y);
+  } else if (has_lo) {  // Relu(x - lo) + lo
+    const std::string shifted = value("Sub"), rectified = value("Relu");
+    add_node("Sub", {x, scalar("lo", lo)}, shifted);
+    add_node("Relu", {shifted}, rectified);
+    add_node("Add", {rectified, scalar("lo", lo)}, y);
+  } else if (has_hi) {  // hi - Relu(hi - x)
+    const std::string gap = value("Sub"), rectified = value("Relu");
+    add_node("Sub", {scalar("hi", hi), x}, gap);
+    add_node("Relu", {gap}, rectified);
+    add_node("Sub", {scalar("hi", hi), rectified}, y);
+  } else {
+    add_node("Identity", {x}, y);
   }
+}
+
+void rewrite_constant_clips(ir::Model& model, std::map<std::string, int>& counts) {
+  ir::Graph& graph = model.graph;
+  RewriteContext names(graph, 0, 0);
+  std::vector<ir::Node> out;
+  for (ir::Node& node : graph.nodes) {
+    auto bounds = node.domain.empty() && node.op_type == "Clip" ? passes::clip_bounds(graph, node) : std::nullopt;
+    if (bounds && bounds->first == 0.f && bounds->second >= FLT_MAX) {
+      node.op_type = "Relu";
+      node.inputs.resize(1);
+      node.attributes.clear();
+      ++counts["Clip(0, ∞) → Relu"];
+    } else if (bounds && model.opset("") >= kClipBoundsAsInputsOpset && node.inputs.size() > 1) {
+      emit_clip_replacement(graph, node, bounds->first, bounds->second, names, out);
+      ++counts["Clip with constant bounds → HardSigmoid/Relu form"];
+      continue;
+    }
+    out.push_back(std::move(node));
+  }
+  graph.nodes = std::move(out);
 }
 
 /// `value` broadcast to `shape` (numpy rules; `value`'s shape must broadcast into `shape`).
@@ -117,7 +165,7 @@ void expand_broadcast_constants(ir::Graph& graph, std::map<std::string, int>& co
 
 void simplify_extra(ir::Model& model, std::map<std::string, int>& counts) {
   hardswish_to_hard_sigmoid(model.graph, counts);
-  clip_to_relu(model.graph, counts);
+  rewrite_constant_clips(model, counts);
   expand_broadcast_constants(model.graph, counts);
 }
 

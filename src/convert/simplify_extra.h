@@ -18,6 +18,12 @@ namespace edgemm::convert {
 ///   max(0, min(1, alpha·x + beta))). Removes Clip-11 nodes with bounds as inputs, which OpenCV
 ///   4.6 refuses ("node_proto.input_size() == 1").
 /// - "Clip(0, ∞) → Relu": a Clip with constant bounds 0 and none (or +FLT_MAX) is a Relu.
+/// - "Clip with constant bounds → HardSigmoid/Relu form": at opset 11+, where Clip takes its
+///   bounds as inputs (which OpenCV 4.6 refuses), other constant bounds become
+///   lo + (hi - lo)·HardSigmoid(x; 1/(hi - lo), -lo/(hi - lo)) (the Add left out when lo is 0),
+///   Relu(x - lo) + lo (no upper bound) or hi - Relu(hi - x) (no lower bound); values agree
+///   within a few float32 ulps of the bounds. A node or two more than Clip for runtimes that take
+///   Clip-11 as it is.
 /// - "Mul/Div constant expanded": a float32 constant operand of Mul/Div with more than one
 ///   element that does not vary along axis 1 only (e.g. a LayerNormalization scale [C] against
 ///   [N, T, C]) is broadcast to the other operand's static shape (ONNX "Broadcasting in ONNX"),

@@ -99,6 +99,11 @@ Expected<Named> given_inputs(const ModelSignature& sig, const Named& random, con
       return make_error(StatusCode::kInvalidArgument,
                         "--input names '" + name + "', which is not an input of the model");
     }
+    if (auto shape = options.shapes.find(name); shape != options.shapes.end() && shape->second != tensor.shape()) {
+      return make_error(StatusCode::kInvalidArgument,
+                        "--input " + name + " has shape " + shape_to_string(tensor.shape()) +
+                            " but the shape given for '" + name + "' is " + shape_to_string(shape->second));
+    }
     it->second = tensor;
   }
   return feeds;
@@ -196,8 +201,13 @@ struct TempDir {
 Expected<Named> run_ort(const std::string& path, const Named& feeds, const std::vector<std::string>& outputs,
                         const std::string& reference_dir) {
   TempDir dir;
-  std::vector<std::string> argv = {"node", (fs::path(reference_dir) / "ort_run.js").string(), path, "--output-dir",
-                                   (dir.path / "out").string()};
+  std::vector<std::string> argv = {"node",
+                                   (fs::path(reference_dir) / "ort_run.js").string(),
+                                   path,
+                                   "--output-dir",
+                                   (dir.path / "out").string(),
+                                   "--opt-level",
+                                   "disabled"};
   for (const auto& [name, t] : feeds) {
     const std::string file = (dir.path / ("in_" + npy_file_name(name))).string();
     EDGEMM_RETURN_IF_ERROR(write_npy(file, t));

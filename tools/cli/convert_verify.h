@@ -1,9 +1,10 @@
 #pragma once
 /// \file convert_verify.h
 /// The verification step of `edgemm convert`: runs the input model and the converted one on the
-/// same inputs with edgemm's engine (Inferencer) and with ONNX Runtime 1.30 (node,
-/// tools/reference/ort_run.js), optionally the converted one with OpenCV DNN, and reports the
-/// largest absolute difference per output and engine.
+/// same inputs with edgemm's engine (Inferencer, with its load-time passes, as `edgemm run` runs
+/// models) and with ONNX Runtime 1.30 (node, tools/reference/ort_run.js, graph optimizations
+/// off so that it runs each graph as written), optionally the converted one with OpenCV DNN,
+/// and reports the largest absolute difference per output and engine.
 
 #include <functional>
 #include <map>
