@@ -37,4 +37,8 @@ Status downgrade_clip(RewriteContext& ctx, const ir::Node& node);
 /// become empty float32 constants (resize_downgrade.cc).
 Status downgrade_resize(RewriteContext& ctx, const ir::Node& node);
 
+/// Slice-10+ (starts/ends/axes/steps inputs) → Slice-1 (attributes; constants only, steps 1),
+/// and negative axes made non-negative below opset 11 (slice_downgrade.cc).
+Status downgrade_slice(RewriteContext& ctx, const ir::Node& node);
+
 }  // namespace edgemm::convert

@@ -28,6 +28,7 @@ constexpr OpChange kChanges[] = {
     {"AveragePool", 10, K::kDefaultAttrs, "ceil_mode=0"},
     {"MaxPool", 10, K::kDefaultAttrs, "ceil_mode=0;dilations="},
     {"Dropout", 10, K::kTypes, "mask output type"},
+    {"Slice", 10, K::kRewrite, "starts/ends/axes/steps become inputs"},
     {"ThresholdedRelu", 10, K::kTypes, "promoted from experimental"},
     // Opset 11: negative axes everywhere; Clip bounds become inputs; padding docs clarified.
     {"ArgMax", 11, K::kNegativeAxes, "negative axis"},
@@ -57,6 +58,7 @@ constexpr OpChange kChanges[] = {
     {"ReduceSum", 11, K::kRewrite, "negative axes"},
     {"ReduceSumSquare", 11, K::kRewrite, "negative axes"},
     {"Round", 11, K::kTypes, "new op"},
+    {"Slice", 11, K::kRewrite, "negative axes"},
     {"Softmax", 11, K::kRewrite, "negative axis"},
     {"Split", 11, K::kRewrite, "negative axis"},
     {"Squeeze", 11, K::kRewrite, "negative axes"},

@@ -5,6 +5,7 @@
 #include <functional>
 #include <sstream>
 #include <unordered_map>
+#include <unordered_set>
 
 #include "convert/downgrade_rewrites.h"
 #include "convert/opset_changes.h"
@@ -37,6 +38,7 @@ const Rewriter* family_rewrite(const std::string& op) {
       {"Hardmax", downgrade_softmax},
       {"Clip", downgrade_clip},
       {"Resize", downgrade_resize},
+      {"Slice", downgrade_slice},
   };
   auto it = kRewrites.find(op);
   return it == kRewrites.end() ? nullptr : &it->second;
@@ -243,6 +245,14 @@ void constants_to_initializers(ir::Graph& graph) {
   graph.nodes = std::move(kept);
 }
 
+/// Drops initializers no node reads any more (axes and bounds that became attributes).
+void drop_unread_initializers(ir::Graph& graph) {
+  std::unordered_set<std::string> read;
+  for (const ir::Node& node : graph.nodes) read.insert(node.inputs.begin(), node.inputs.end());
+  for (const ValueInfo& output : graph.outputs) read.insert(output.name);
+  std::erase_if(graph.initializers, [&](const auto& entry) { return read.count(entry.first) == 0; });
+}
+
 }  // namespace
 
 Status downgrade_opset(ir::Model& model, int64_t target, std::map<std::string, int>& counts) {
@@ -252,6 +262,7 @@ Status downgrade_opset(ir::Model& model, int64_t target, std::map<std::string, i
   RewriteContext ctx(graph, source, target);
   for (const ir::Node& node : graph.nodes) EDGEMM_RETURN_IF_ERROR(downgrade_node(ctx, node));
   ctx.finish();
+  drop_unread_initializers(graph);
   model.graph = std::move(graph);
   model.opsets[""] = target;
   for (const auto& [name, n] : ctx.counts()) counts[name] += n;

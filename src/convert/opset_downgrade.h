@@ -11,7 +11,7 @@
 ///   node leaves it at the default;
 /// - negative axes (accepted from opset 11): normalized with the input's known rank;
 /// - a real change: the op family's rewrite (layer_norm_downgrade.cc, axes_downgrade.cc,
-///   softmax_downgrade.cc, clip_downgrade.cc, resize_downgrade.cc).
+///   softmax_downgrade.cc, clip_downgrade.cc, resize_downgrade.cc, slice_downgrade.cc).
 /// An op that does not exist at the target, or a change without a rule, is an error naming
 /// the node, op, version and target opset; the model is then left unchanged.
 

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # edgemm convert: exit codes and messages for bad input, the transformer fixture converted to
 # opsets 11 and 13 (checker, ONNX Runtime, edgemm, PyTorch reference), PP-OCRv4 cls with fixed
-# shapes and --simplify, verified with edgemm and ONNX Runtime.
+# shapes and --simplify, verified with edgemm, ONNX Runtime and OpenCV DNN (which refuses the
+# original file).
 # Usage: convert_cli_test.sh EDGEMM_BINARY REPO_ROOT
 set -uo pipefail
 bin="$1"
@@ -74,14 +75,15 @@ check_fixture 13 --verify-shape x=2,8,32
 
 cls="$root/models/ppocrv4/ch_ppocr_mobile_v2.0_cls_infer.onnx"
 if [ -f "$cls" ]; then
-  check cls-convert 0 "$bin" convert "$cls" -o "$tmp/cls.onnx" --fix-shape x=1,3,48,192 --simplify --json
+  check cls-convert 0 "$bin" convert "$cls" -o "$tmp/cls.onnx" --fix-shape x=1,3,48,192 --simplify --verify-opencv --json
   cp "$tmp/out" "$tmp/cls.json"
   check cls-report 0 $py -c '
 import json, sys
 r = json.load(open(sys.argv[1]))
 v = r["verification"]
 ran = [c for c in v["checks"] if "skipped" not in c]
-assert v["passed"] and {c["engine"] for c in ran} == {"edgemm", "onnxruntime"}, v
+assert v["passed"] and {c["engine"] for c in ran} == {"edgemm", "onnxruntime", "opencv"}, v
+assert "Shape" in v["opencv_original"], v  # OpenCV DNN 4.6 refuses the original (dynamic Shape)
 assert r["nodes"]["after"] < r["nodes"]["before"] and "BatchNormalization" not in r["ops_after"], r
 ' "$tmp/cls.json"
 else

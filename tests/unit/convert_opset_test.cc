@@ -145,6 +145,24 @@ TEST(ConvertOpset, ClipBoundsBecomeAttributesBelow11) {
   EXPECT_FLOAT_EQ(clip.attributes.at("max").f, 0.5f);
 }
 
+TEST(ConvertOpset, SliceInputsBecomeAttributesBelow10) {
+  const auto dir = testing::temp_dir("convert_slice");
+  ModelBuilder b(13);
+  b.input("x", kFloat, {4, 6}).output("y", kFloat, {3, 4});
+  b.initializer_int64s("starts", {2}, {1, 1});
+  b.initializer_int64s("ends", {2}, {4, -1});
+  b.initializer_int64s("axes", {2}, {0, -1});
+  b.initializer_int64s("steps", {2}, {1, 1});
+  b.node("Slice", {"x", "starts", "ends", "axes", "steps"}, {"y"});
+  testutil::Converted c;
+  expect_equivalent(b.save(dir / "slice.onnx"), 9, seeded_f32({4, 6}, 10), &c);
+  const ir::Node& slice = c.model.graph.nodes[0];
+  EXPECT_EQ(slice.inputs.size(), 1u);
+  EXPECT_EQ(slice.attributes.at("axes").ints, (std::vector<int64_t>{0, 1}));
+  EXPECT_EQ(slice.attributes.at("ends").ints, (std::vector<int64_t>{4, -1}));
+  EXPECT_TRUE(c.model.graph.initializers.empty());  // the inputs that became attributes are gone
+}
+
 TEST(ConvertOpset, UnchangedAndTypeOnlyOpsAreRelabelled) {
   const auto dir = testing::temp_dir("convert_relabel");
   ModelBuilder b(17);
