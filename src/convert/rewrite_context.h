@@ -24,13 +24,15 @@ class RewriteContext {
   /// `graph` is rewritten in place by finish(); its value_infos are read for ranks and dtypes.
   RewriteContext(ir::Graph& graph, int64_t source_opset, int64_t target_opset);
 
+  /// The model's ai.onnx opset before the rewrite.
   int64_t source_opset() const { return source_; }
+  /// The opset the emitted nodes must satisfy.
   int64_t target_opset() const { return target_; }
-  const ir::Graph& graph() const { return graph_; }
 
   /// Appends a node (a copy of an original or a new one) to the replacement list.
   void emit(ir::Node node);
-  /// Appends a new default-domain node named `<base>/<op_type>` (made unique) and returns it.
+  /// Appends a new default-domain node named `<base>/<op_type>` (made unique) and returns it;
+  /// the reference is valid until the next emit.
   ir::Node& emit(const std::string& op_type, const std::string& base, std::vector<std::string> inputs,
                  std::vector<std::string> outputs);
   /// A value name not used in the graph, derived from `hint`.
@@ -56,6 +58,7 @@ class RewriteContext {
 
   /// Counts one application of the rewrite `name` (ConvertReport::rewrites).
   void count(const std::string& name) { ++counts_[name]; }
+  /// Rewrites counted so far, by name.
   const std::map<std::string, int>& counts() const { return counts_; }
 
   /// Replaces the graph's nodes by the emitted ones.

@@ -43,6 +43,7 @@ struct EngineCheck {
   std::vector<std::pair<std::string, double>> max_abs_error;  ///< per output, in output order
   std::string skipped;  ///< why the engine did not run (tool missing), empty when it ran
   std::string failed;   ///< why a run failed (a load or run error), empty when it ran
+  /// The largest error over the outputs (0 when nothing was compared).
   double worst() const;
 };
 
