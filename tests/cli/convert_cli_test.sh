@@ -33,6 +33,8 @@ cp "$block" "$tmp/in.onnx"
 check output-is-input 2 "$bin" convert "$tmp/in.onnx" -o "$tmp/in.onnx" --no-verify
 check symbolic-needs-shape 2 "$bin" convert "$block" -o "$tmp/o.onnx" --opset 13
 expect_text symbolic-needs-shape-says "$tmp/err" "verify-shape"
+check input-contradicts-shape 2 "$bin" convert "$block" -o "$tmp/o.onnx" --fix-shape x=1,8,32 --input x="$x"
+expect_text input-contradicts-shape-says "$tmp/err" "has shape \[2,8,32\]"
 [ -e "$tmp/o.onnx" ] && { failed=$((failed + 1)); echo "FAIL: a refused conversion wrote its output"; }
 
 # The fixture at opsets 11 and 13: verified by the command, then checked against PyTorch.
