@@ -162,7 +162,8 @@ void add_convert_command(CLI::App& app, int& exit_code) {
                   "what depends on it");
   cmd->add_flag("--simplify", args->simplify,
                 "constant folding, dead nodes, Transpose/Reshape/Identity clean-up, "
-                "BatchNormalization and affine folding into Conv");
+                "BatchNormalization and affine folding into Conv, and the HardSwish, Clip and broadcast-constant "
+                "forms OpenCV DNN reads (docs/convert.md)");
   cmd->add_option("--opset", args->opset, "target ai.onnx opset (7-17; default: keep)");
   cmd->add_flag("--no-verify", args->no_verify, "skip running both models to compare their outputs");
   cmd->add_option("--verify-shape", args->verify_shapes,
