@@ -84,7 +84,9 @@ Status upgrade_opset(ir::Model& model, int64_t target) {
   } catch (const std::exception& e) {
     return make_error(StatusCode::kUnsupported, "libonnx's version converter could not convert opset " +
                                                     std::to_string(source) + " to " + std::to_string(target) + ": " +
-                                                    e.what());
+                                                    e.what() +
+                                                    " (its adapters need inferred shapes: static input shapes from "
+                                                    "--fix-shape usually provide them)");
   }
   converted.set_ir_version(std::max<int64_t>(converted.ir_version(), ir_version_for_opset(target)));
   return from_proto(converted, model);

@@ -30,7 +30,8 @@ Status check_strict(const ir::Model& model);
 /// Softmax 12→13 coerced 2-D to one axis, which needs the input's shape). Raises the IR version
 /// to the one the target opset came with (ONNX "Versioning": opset 9 IR 4, 10 IR 5, 11 IR 6,
 /// 12–14 IR 7, 15–17 IR 8) when the model's is older. Errors: kUnsupported with the converter's
-/// message (naming the adapter that failed).
+/// message (naming the adapter that failed, e.g. Softmax 12→13 on an input of unknown rank, as in
+/// PP-OCRv4 rec without fixed shapes).
 Status upgrade_opset(ir::Model& model, int64_t target);
 
 }  // namespace edgemm::convert
