@@ -65,12 +65,14 @@ Status fold_until_stable(ir::Model& model, bool simplify, ConvertReport& report)
   return Status::ok();
 }
 
+Status check_target_opset(int64_t target) {
+  if (target >= kMinOpset && target <= kMaxOpset) return Status::ok();
+  return make_error(StatusCode::kUnsupported, "target opset " + std::to_string(target) + " is outside the range " +
+                                                  std::to_string(kMinOpset) + "–" + std::to_string(kMaxOpset) +
+                                                  " edgemm converts between");
+}
+
 Status convert_opset(ir::Model& model, int64_t target, ConvertReport& report) {
-  if (target < kMinOpset || target > kMaxOpset) {
-    return make_error(StatusCode::kUnsupported, "target opset " + std::to_string(target) + " is outside the range " +
-                                                    std::to_string(kMinOpset) + "–" + std::to_string(kMaxOpset) +
-                                                    " edgemm converts between");
-  }
   const int64_t source = model.opset("");
   if (target > source) {
     EDGEMM_RETURN_IF_ERROR(upgrade_opset(model, target));
@@ -126,9 +128,7 @@ Status convert_model(ir::Model& model, const ConvertOptions& options, ConvertRep
   report.nodes_before = static_cast<int>(model.graph.nodes.size());
   report.ops_before = op_histogram(model.graph);
   EDGEMM_RETURN_IF_ERROR(validate_fixed_shapes(model.graph, options.fixed_shapes));
-  if (options.target_opset != 0 && (options.target_opset < kMinOpset || options.target_opset > kMaxOpset)) {
-    return convert_opset(model, options.target_opset, report);  // the range error, before any work
-  }
+  if (options.target_opset != 0) EDGEMM_RETURN_IF_ERROR(check_target_opset(options.target_opset));
   if (!options.fixed_shapes.empty()) EDGEMM_RETURN_IF_ERROR(pin_inputs(model, options.fixed_shapes));
   if (!options.fixed_shapes.empty() || options.simplify) {
     EDGEMM_RETURN_IF_ERROR(fold_until_stable(model, options.simplify, report));
