@@ -280,4 +280,17 @@ nlohmann::json placement_json(const Inferencer& inferencer) {
   return {{"backend", inferencer.backend()}, {"nodes", nodes}, {"fallback_nodes", fallbacks}};
 }
 
+nlohmann::json placement_summary_json(const Inferencer& inferencer) {
+  nlohmann::json fallbacks = nlohmann::json::array();
+  for (const NodePlacement& p : inferencer.placement()) {
+    if (p.backend != inferencer.backend()) {
+      fallbacks.push_back({{"node", p.node}, {"op_type", p.op_type}, {"reason", p.reason}});
+    }
+  }
+  return {{"backend", inferencer.backend()},
+          {"nodes", inferencer.placement().size()},
+          {"fallback_nodes", fallbacks.size()},
+          {"fallbacks", fallbacks}};
+}
+
 }  // namespace edgemm::cli
