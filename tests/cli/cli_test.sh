@@ -108,4 +108,22 @@ check profile-text 0 "$bin" profile "$cls" --shape x=1,3,48,192 --iters 1 --warm
 expect_text profile-text-header "$tmp/out" 'median wall time'
 expect_text profile-text-top "$tmp/out" '(3 of '
 
+# Reports never overwrite what they read: --profile and --output-dir aimed at the model or an input.
+cp "$cls" "$tmp/cls.onnx"
+/usr/bin/python3 -c 'import numpy as np, sys; np.save(sys.argv[1], np.zeros((1,3,48,192), np.float32))' "$tmp/x.npy"
+check run-profile-onto-model 2 "$bin" run "$tmp/cls.onnx" --input x="$tmp/x.npy" --profile "$tmp/cls.onnx"
+check run-profile-onto-input 2 "$bin" run "$tmp/cls.onnx" --input x="$tmp/x.npy" --profile "$tmp/x.npy"
+check run-profile-model-intact 0 cmp -s "$cls" "$tmp/cls.onnx"
+output_name="$(/usr/bin/python3 -c 'import onnx, sys; print(onnx.load(sys.argv[1]).graph.output[0].name)' "$cls")"
+cp "$tmp/x.npy" "$tmp/$output_name.npy"
+check run-output-dir-onto-input 2 "$bin" run "$tmp/cls.onnx" --input x="$tmp/$output_name.npy" --output-dir "$tmp"
+check run-above-nan 2 "$bin" run "$tmp/cls.onnx" --input x="$tmp/x.npy" --above nan
+# Backend options: unknown backend, unsupported precision/device (named in the message).
+check run-unknown-backend 2 "$bin" run "$tmp/cls.onnx" --input x="$tmp/x.npy" --backend tpu9000
+expect_text run-unknown-backend-message "$tmp/err" "unknown backend 'tpu9000'"
+check run-native-fp16 2 "$bin" run "$tmp/cls.onnx" --input x="$tmp/x.npy" --precision fp16
+expect_text run-native-fp16-message "$tmp/err" "does not support precision 'fp16'"
+check run-placement-json 0 "$bin" run "$tmp/cls.onnx" --input x="$tmp/x.npy" --json
+expect_text run-placement-in-json "$tmp/out" '"fallback_nodes": 0'
+
 report_and_exit

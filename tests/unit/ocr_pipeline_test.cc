@@ -211,6 +211,15 @@ TEST(OcrImageInput, BadFilesGetClearErrors) {
   write_bytes(dir / "truncated.png", png.substr(0, png.size() / 3));
   expect_error(pipelines::read_image_bgr((dir / "truncated.png").string()).status(), StatusCode::kInvalidArgument,
                "cannot decode");
+  // libjpeg decodes a truncated JPEG to gray rows with only a warning: refused instead. The
+  // whole file, and one with bytes after its end marker (as some cameras append), are read.
+  const std::string jpeg = read_bytes(kDemo);
+  write_bytes(dir / "truncated.jpg", jpeg.substr(0, jpeg.size() / 3));
+  expect_error(pipelines::read_image_bgr((dir / "truncated.jpg").string()).status(), StatusCode::kInvalidArgument,
+               "truncated or corrupt JPEG");
+  write_bytes(dir / "trailing.jpg", jpeg + std::string(1000, '\0'));
+  EXPECT_TRUE(pipelines::read_image_bgr((dir / "trailing.jpg").string()).has_value());
+  EXPECT_TRUE(pipelines::read_image_bgr(kDemo).has_value());
   expect_error(pipelines::read_image_bgr(dir.string()).status(), StatusCode::kIo, "is a directory");
   ASSERT_EQ(mkfifo((dir / "fifo").c_str(), 0600), 0);  // opening it would block forever
   expect_error(pipelines::read_image_bgr((dir / "fifo").string()).status(), StatusCode::kInvalidArgument,

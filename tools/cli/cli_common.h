@@ -56,6 +56,10 @@ nlohmann::json placement_json(const Inferencer& inferencer);
 /// "fallback_nodes" (count), "fallbacks": [{"node", "op_type", "reason"}]}.
 nlohmann::json placement_summary_json(const Inferencer& inferencer);
 
+/// CLI11 validator for a number in [lo, hi] that also refuses NaN (CLI::Range lets NaN through,
+/// since every comparison with it is false).
+CLI::Validator finite_range(double lo, double hi);
+
 /// Most intra-op threads a command accepts (more only thrashes; thousands crash OpenMP).
 inline constexpr int kMaxThreads = 256;
 
