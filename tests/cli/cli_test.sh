@@ -13,6 +13,8 @@ det="$root/models/ppocrv4/ch_PP-OCRv4_det_infer.onnx"
 check help 0 "$bin" --help
 for c in run inspect profile; do check "help-$c" 0 "$bin" "$c" --help; done
 check no-subcommand 2 "$bin"
+check unknown-subcommand 2 "$bin" bogus
+expect_text unknown-subcommand-message "$tmp/err" "unknown command 'bogus'"
 
 : >"$tmp/empty.onnx"
 check empty-model 3 "$bin" run "$tmp/empty.onnx"

@@ -137,8 +137,8 @@ void add_run_command(CLI::App& app, int& exit_code) {
   cmd->add_option("-s,--shape", args->shapes, "pin a symbolic input shape at load, name=1,3,640,640");
   cmd->add_option("-o,--output-dir", args->output_dir, "write each output to DIR/<name>.npy");
   cmd->add_option("-t,--threads", args->threads, "intra-op threads (0 = all cores)")->check(CLI::Range(0, kMaxThreads));
-  cmd->add_option("--repeat", args->repeat, "timed runs; the median is reported")->check(CLI::PositiveNumber);
-  cmd->add_option("--warmup", args->warmup, "untimed runs before the timed ones")->check(CLI::NonNegativeNumber);
+  cmd->add_option("--repeat", args->repeat, "timed runs; the median is reported")->check(CLI::Range(1, 1000000));
+  cmd->add_option("--warmup", args->warmup, "untimed runs before the timed ones")->check(CLI::Range(0, 1000000));
   cmd->add_option("--above", args->above, "summary: share of output elements above this value")
       ->check(finite_range(-1e30, 1e30));
   cmd->add_option("--profile", args->profile, "write a per-node Chrome trace JSON to this file");
