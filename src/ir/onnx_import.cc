@@ -259,6 +259,30 @@ Status pin_input_shapes(onnx::ModelProto& model, const std::map<std::string, Sha
   return Status::ok();
 }
 
+/// onnx::checker::check_model, except that main-graph inputs and outputs may omit their shape
+/// (libonnx 1.12's checker requires one; later ONNX versions and ONNX Runtime accept unknown
+/// shapes, which shape inference then fills in). Such values get an empty shape only while the
+/// checker runs.
+Status run_checker(onnx::ModelProto& proto) {
+  std::vector<onnx::TypeProto_Tensor*> shapeless;
+  for (auto* list : {proto.mutable_graph()->mutable_input(), proto.mutable_graph()->mutable_output()}) {
+    for (auto& vi : *list) {
+      if (vi.type().has_tensor_type() && !vi.type().tensor_type().has_shape()) {
+        shapeless.push_back(vi.mutable_type()->mutable_tensor_type());
+        shapeless.back()->mutable_shape();
+      }
+    }
+  }
+  Status status = Status::ok();
+  try {
+    onnx::checker::check_model(proto);
+  } catch (const std::exception& e) {
+    status = invalid(std::string("the ONNX checker rejected the model: ") + e.what());
+  }
+  for (auto* tensor_type : shapeless) tensor_type->clear_shape();
+  return status;
+}
+
 /// Window attributes ONNX shape inference divides by or sizes with (libonnx 1.12's
 /// convPoolShapeInference divides by strides unchecked: a 0 crashes the process with SIGFPE).
 /// Checks every Conv-like and pooling node, in subgraphs too: strides, dilations and
@@ -317,13 +341,7 @@ Expected<Model> import_model_proto(onnx::ModelProto& proto, const std::string& b
   }
   EDGEMM_RETURN_IF_ERROR(inline_graph_external_data(*proto.mutable_graph(), base_dir));
   EDGEMM_RETURN_IF_ERROR(pin_input_shapes(proto, options.fixed_input_shapes));
-  if (options.run_checker) {
-    try {
-      onnx::checker::check_model(proto);
-    } catch (const std::exception& e) {
-      return invalid(std::string("the ONNX checker rejected the model: ") + e.what());
-    }
-  }
+  if (options.run_checker) EDGEMM_RETURN_IF_ERROR(run_checker(proto));
   EDGEMM_RETURN_IF_ERROR(check_window_attributes(proto.graph()));
   if (options.infer_shapes) {
     try {
