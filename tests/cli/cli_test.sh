@@ -1,9 +1,13 @@
 #!/usr/bin/env bash
 # CLI behaviour: --help everywhere, exit codes for bad input (never a signal), run/inspect on
-# the real PP-OCRv4 det model. Usage: cli_test.sh EDGEMM_BINARY REPO_ROOT
+# the real PP-OCRv4 det model, the reference vendor plugin and bad plugins.
+# Usage: cli_test.sh EDGEMM_BINARY REPO_ROOT REFERENCE_PLUGIN WRONG_ABI_PLUGIN NOT_A_PLUGIN
 set -uo pipefail
 bin="$1"
 root="$2"
+reference_plugin="$3"
+wrong_abi_plugin="$4"
+not_a_plugin="$5"
 tmp="$(mktemp -d)"
 trap 'rm -rf "$tmp"' EXIT
 # shellcheck source=check_lib.sh
@@ -127,5 +131,44 @@ check run-native-fp16 2 "$bin" run "$tmp/cls.onnx" --input x="$tmp/x.npy" --prec
 expect_text run-native-fp16-message "$tmp/err" "does not support precision 'fp16'"
 check run-placement-json 0 "$bin" run "$tmp/cls.onnx" --input x="$tmp/x.npy" --json
 expect_text run-placement-in-json "$tmp/out" '"fallback_nodes": 0'
+# Vendor plugins (docs/plugins.md): the reference plugin runs det's Conv/Relu/Add/Mul/... and leaves the rest
+# (Sigmoid, Resize, ...) to native with its reasons; the output matches the native run's.
+det_input=x="$root/data/demo/photo_det_input.npy"
+check plugin-native-run 0 "$bin" run "$det" --input "$det_input" --threads 1 --json
+cp "$tmp/out" "$tmp/native_run.json"
+check plugin-run 0 "$bin" run "$det" --input "$det_input" --threads 1 --json --backend plugin --plugin "$reference_plugin"
+cp "$tmp/out" "$tmp/plugin_run.json"
+check plugin-run-placement 0 /usr/bin/python3 -c '
+import json, sys
+run, native = json.load(open(sys.argv[1])), json.load(open(sys.argv[2]))
+p = run["placement"]
+assert p["backend"] == "reference", p["backend"]
+on = [n for n in p["nodes"] if n["backend"] == "reference"]
+off = [n for n in p["nodes"] if n["backend"] == "native"]
+assert on and off and len(on) + len(off) == len(p["nodes"]) and p["fallback_nodes"] == len(off), p
+assert {n["op_type"] for n in on} <= {"Add", "Conv", "Gemm", "MatMul", "MaxPool", "Mul", "Relu"}, on
+assert all(n["reason"] == "" for n in on) and all(n["reason"] for n in off)
+assert any(n["op_type"] == "Sigmoid" and n["reason"].startswith("Sigmoid is not among the reference plugin") for n in off)
+for a, b in zip(run["outputs"], native["outputs"]):
+    assert a["shape"] == b["shape"], (a, b)
+    for k in ("min", "max", "mean", "std"):
+        assert abs(a[k] - b[k]) < 1e-4, (k, a[k], b[k])
+' "$tmp/plugin_run.json" "$tmp/native_run.json"
+check plugin-inspect 0 "$bin" inspect "$det" --backend plugin --plugin "$reference_plugin"
+expect_text plugin-inspect-placement "$tmp/out" 'nodes on reference'
+check plugin-no-path 2 "$bin" run "$det" --input "$det_input" --backend plugin
+expect_text plugin-no-path-message "$tmp/err" 'needs a plugin library'
+check plugin-missing 6 "$bin" run "$det" --input "$det_input" --backend plugin --plugin "$tmp/libnone.so"
+expect_text plugin-missing-message "$tmp/err" "plugin library '$tmp/libnone.so' does not exist"
+echo "not a library" >"$tmp/libtext.so"
+check plugin-text-file 4 "$bin" inspect "$det" --backend plugin --plugin "$tmp/libtext.so"
+expect_text plugin-text-file-message "$tmp/err" "plugin '$tmp/libtext.so' is not a loadable shared library"
+check plugin-no-entry-point 4 "$bin" run "$det" --input "$det_input" --backend plugin --plugin "$not_a_plugin"
+expect_text plugin-no-entry-point-message "$tmp/err" "does not export edgemm_plugin_get_api"
+check plugin-wrong-abi 4 "$bin" run "$det" --input "$det_input" --backend plugin --plugin "$wrong_abi_plugin"
+expect_text plugin-wrong-abi-message "$tmp/err" "has ABI version 999; this edgemm needs 1"
+check plugin-wrong-device 2 "$bin" run "$det" --input "$det_input" --backend plugin --plugin "$reference_plugin" \
+  --device npu
+expect_text plugin-wrong-device-message "$tmp/err" "backend 'reference' does not support device 'npu'"
 
 report_and_exit
