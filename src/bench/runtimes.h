@@ -21,9 +21,9 @@ namespace edgemm::bench {
 /// plugin_path; docs/backends.md). Peers ignore it.
 struct EdgemmBackend {
   std::string backend = "native";  ///< "native", "opencv" (when linked) or "plugin"
-  std::string device = "cpu";
-  std::string precision = "fp32";
-  std::string plugin_path;  ///< for backend "plugin"
+  std::string device = "cpu";      ///< one of the backend's devices
+  std::string precision = "fp32";  ///< one of the backend's precisions
+  std::string plugin_path;         ///< for backend "plugin"
 };
 
 /// What every runtime of one comparison is given.

@@ -71,9 +71,6 @@ class DnnNet {
   /// allocate its blobs and report shape errors at load rather than at the first run.
   Status forward_zeros();
 
-  const std::vector<NamedShape>& inputs() const { return inputs_; }
-  const std::vector<NamedShape>& outputs() const { return outputs_; }
-
  private:
   DnnNet(cv::dnn::Net net, std::vector<NamedShape> inputs, std::vector<NamedShape> outputs)
       : net_(std::move(net)), inputs_(std::move(inputs)), outputs_(std::move(outputs)) {}

@@ -247,9 +247,10 @@ void prepare_child(int socket_fd, int memfd) {
   ::setrlimit(RLIMIT_CORE, &no_core);
   cv::utils::logging::setLogLevel(cv::utils::logging::LOG_LEVEL_SILENT);
   use_threads(1);
-  // Blobs of every size come and go with each probe: keep them in the heap instead of fresh
-  // mmap()ed pages that fault in, get zeroed and are unmapped again every time.
-  ::mallopt(M_MMAP_THRESHOLD, 1 << 30);
+  // Blobs of every size come and go with each probe: keep them (up to glibc's largest mmap
+  // threshold, 32 MiB) in the heap instead of fresh mmap()ed pages that fault in, get zeroed and
+  // are unmapped again every time.
+  ::mallopt(M_MMAP_THRESHOLD, 32 << 20);
   ::mallopt(M_TRIM_THRESHOLD, 1 << 30);
 }
 

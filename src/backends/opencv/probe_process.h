@@ -58,6 +58,7 @@ inline constexpr double kProbeTolerance = 1e-3;
 /// nothing (stdout and stderr go to /dev/null, no core dumps) and leaves through _exit.
 class ProbeProcess {
  public:
+  /// No child yet: the first submit() forks it.
   ProbeProcess();
   ProbeProcess(const ProbeProcess&) = delete;
   ProbeProcess& operator=(const ProbeProcess&) = delete;
