@@ -6,6 +6,7 @@
 #include <mutex>
 
 #include "backends/backend.h"
+#include "backends/plugin.h"
 
 namespace edgemm::backends {
 namespace {
@@ -45,7 +46,7 @@ void register_backend(const std::string& name, BackendFactory factory) {
 std::vector<std::string> backend_names() {
   Registry& r = registry();
   std::lock_guard<std::mutex> lock(r.mutex);
-  std::vector<std::string> names = {"native"};
+  std::vector<std::string> names = {"native", "plugin"};
   for (const auto& [name, factory] : r.factories) names.push_back(name);
   std::sort(names.begin(), names.end());
   return names;
@@ -58,7 +59,9 @@ Expected<std::unique_ptr<Backend>> make_backend(const InferencerConfig& config) 
     return std::unique_ptr<Backend>();
   }
   BackendFactory factory;
-  {
+  if (config.backend == "plugin") {
+    factory = load_plugin_backend;
+  } else {
     Registry& r = registry();
     std::lock_guard<std::mutex> lock(r.mutex);
     auto it = r.factories.find(config.backend);

@@ -115,13 +115,15 @@ Tensor Tensor::from_storage(DataType dtype, Shape shape, std::shared_ptr<void> s
 
 Tensor Tensor::from_floats(Shape shape, const std::vector<float>& values) {
   Tensor t = std::move(create(DataType::kFloat32, std::move(shape)).value());
-  std::memcpy(t.data_, values.data(), std::min(values.size() * 4, t.byte_size()));
+  const size_t bytes = std::min(values.size() * 4, t.byte_size());
+  if (bytes > 0) std::memcpy(t.data_, values.data(), bytes);
   return t;
 }
 
 Tensor Tensor::from_int64s(Shape shape, const std::vector<int64_t>& values) {
   Tensor t = std::move(create(DataType::kInt64, std::move(shape)).value());
-  std::memcpy(t.data_, values.data(), std::min(values.size() * 8, t.byte_size()));
+  const size_t bytes = std::min(values.size() * 8, t.byte_size());
+  if (bytes > 0) std::memcpy(t.data_, values.data(), bytes);
   return t;
 }
 

@@ -4,10 +4,14 @@
 #include <onnx/onnx_pb.h>
 #include <onnx/shape_inference/implementation.h>
 
+#include <algorithm>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <set>
 #include <sstream>
+#include <string>
+#include <vector>
 
 namespace edgemm::ir {
 
@@ -130,8 +134,10 @@ ValueInfo value_info_from_proto(const onnx::ValueInfoProto& vi) {
       info.rank_known = true;
       for (const auto& d : tt.shape().dim()) {
         Dim dim;
-        if (d.has_dim_value()) dim.value = d.dim_value();
-        else dim.symbol = d.dim_param();
+        if (d.has_dim_value())
+          dim.value = d.dim_value();
+        else
+          dim.symbol = d.dim_param();
         info.shape.push_back(dim);
       }
     }
@@ -145,9 +151,18 @@ Expected<Attribute> attribute_from_proto(const onnx::AttributeProto& a, const st
   Attribute attr;
   using AP = onnx::AttributeProto;
   switch (a.type()) {
-    case AP::FLOAT: attr.kind = Attribute::Kind::kFloat; attr.f = a.f(); break;
-    case AP::INT: attr.kind = Attribute::Kind::kInt; attr.i = a.i(); break;
-    case AP::STRING: attr.kind = Attribute::Kind::kString; attr.s = a.s(); break;
+    case AP::FLOAT:
+      attr.kind = Attribute::Kind::kFloat;
+      attr.f = a.f();
+      break;
+    case AP::INT:
+      attr.kind = Attribute::Kind::kInt;
+      attr.i = a.i();
+      break;
+    case AP::STRING:
+      attr.kind = Attribute::Kind::kString;
+      attr.s = a.s();
+      break;
     case AP::TENSOR: {
       attr.kind = Attribute::Kind::kTensor;
       EDGEMM_ASSIGN_OR_RETURN(attr.t, tensor_from_proto(a.t(), base_dir));
@@ -159,9 +174,18 @@ Expected<Attribute> attribute_from_proto(const onnx::AttributeProto& a, const st
       attr.g = std::make_shared<Graph>(std::move(g));
       break;
     }
-    case AP::FLOATS: attr.kind = Attribute::Kind::kFloats; attr.floats.assign(a.floats().begin(), a.floats().end()); break;
-    case AP::INTS: attr.kind = Attribute::Kind::kInts; attr.ints.assign(a.ints().begin(), a.ints().end()); break;
-    case AP::STRINGS: attr.kind = Attribute::Kind::kStrings; attr.strings.assign(a.strings().begin(), a.strings().end()); break;
+    case AP::FLOATS:
+      attr.kind = Attribute::Kind::kFloats;
+      attr.floats.assign(a.floats().begin(), a.floats().end());
+      break;
+    case AP::INTS:
+      attr.kind = Attribute::Kind::kInts;
+      attr.ints.assign(a.ints().begin(), a.ints().end());
+      break;
+    case AP::STRINGS:
+      attr.kind = Attribute::Kind::kStrings;
+      attr.strings.assign(a.strings().begin(), a.strings().end());
+      break;
     default:
       return make_error(StatusCode::kUnsupported, "attribute '" + a.name() + "' has a type (" +
                                                       std::to_string(a.type()) + ") edgemm does not support");
@@ -209,26 +233,94 @@ Status pin_input_shapes(onnx::ModelProto& model, const std::map<std::string, Sha
       if (vi.name() == name) target = &vi;
     }
     if (target == nullptr) {
-      return make_error(StatusCode::kInvalidArgument, "fixed shape given for '" + name + "', which is not a model input");
+      return make_error(StatusCode::kInvalidArgument,
+                        "fixed shape given for '" + name + "', which is not a model input");
     }
     auto* tt = target->mutable_type()->mutable_tensor_type();
     if (tt->has_shape() && tt->shape().dim_size() != static_cast<int>(shape.size())) {
-      return make_error(StatusCode::kInvalidArgument,
-                        "fixed shape " + shape_to_string(shape) + " for input '" + name + "' has rank " +
-                            std::to_string(shape.size()) + " but the model declares rank " +
-                            std::to_string(tt->shape().dim_size()));
+      return make_error(StatusCode::kInvalidArgument, "fixed shape " + shape_to_string(shape) + " for input '" + name +
+                                                          "' has rank " + std::to_string(shape.size()) +
+                                                          " but the model declares rank " +
+                                                          std::to_string(tt->shape().dim_size()));
     }
     auto* sp = tt->mutable_shape();
     for (size_t i = 0; i < shape.size(); ++i) {
       if (static_cast<int>(i) < sp->dim_size() && sp->dim(static_cast<int>(i)).has_dim_value() &&
           sp->dim(static_cast<int>(i)).dim_value() != shape[i]) {
-        return make_error(StatusCode::kInvalidArgument,
-                          "fixed shape " + shape_to_string(shape) + " for input '" + name + "' conflicts with axis " +
-                              std::to_string(i) + " declared as " + std::to_string(sp->dim(static_cast<int>(i)).dim_value()));
+        return make_error(StatusCode::kInvalidArgument, "fixed shape " + shape_to_string(shape) + " for input '" +
+                                                            name + "' conflicts with axis " + std::to_string(i) +
+                                                            " declared as " +
+                                                            std::to_string(sp->dim(static_cast<int>(i)).dim_value()));
       }
     }
     sp->Clear();
     for (int64_t d : shape) sp->add_dim()->set_dim_value(d);
+  }
+  return Status::ok();
+}
+
+/// onnx::checker::check_model, except that main-graph inputs and outputs may omit their shape
+/// (libonnx 1.12's checker requires one; later ONNX versions and ONNX Runtime accept unknown
+/// shapes, which shape inference then fills in). Such values get an empty shape only while the
+/// checker runs.
+Status run_checker(onnx::ModelProto& proto) {
+  std::vector<onnx::TypeProto_Tensor*> shapeless;
+  for (auto* list : {proto.mutable_graph()->mutable_input(), proto.mutable_graph()->mutable_output()}) {
+    for (auto& vi : *list) {
+      if (vi.type().has_tensor_type() && !vi.type().tensor_type().has_shape()) {
+        shapeless.push_back(vi.mutable_type()->mutable_tensor_type());
+        shapeless.back()->mutable_shape();
+      }
+    }
+  }
+  Status status = Status::ok();
+  try {
+    onnx::checker::check_model(proto);
+  } catch (const std::exception& e) {
+    status = invalid(std::string("the ONNX checker rejected the model: ") + e.what());
+  }
+  for (auto* tensor_type : shapeless) tensor_type->clear_shape();
+  return status;
+}
+
+/// Window attributes ONNX shape inference divides by or sizes with (libonnx 1.12's
+/// convPoolShapeInference divides by strides unchecked: a 0 crashes the process with SIGFPE).
+/// Checks every Conv-like and pooling node, in subgraphs too: strides, dilations and
+/// kernel_shape must be positive, pads non-negative, ConvTranspose output_padding below
+/// max(stride, dilation) (the ConvTranspose spec; ONNX Runtime checks the same).
+Status check_window_attributes(const onnx::GraphProto& graph) {
+  static const std::set<std::string> kWindowOps = {"Conv",    "ConvInteger", "QLinearConv", "ConvTranspose",
+                                                   "MaxPool", "AveragePool", "LpPool",      "MaxUnpool"};
+  for (const auto& node : graph.node()) {
+    for (const auto& attr : node.attribute()) {
+      if (attr.has_g()) EDGEMM_RETURN_IF_ERROR(check_window_attributes(attr.g()));
+      for (const auto& g : attr.graphs()) EDGEMM_RETURN_IF_ERROR(check_window_attributes(g));
+    }
+    if (!(node.domain().empty() || node.domain() == "ai.onnx") || !kWindowOps.count(node.op_type())) continue;
+    const std::string who = node.op_type() + " '" + node.name() + "': ";
+    std::vector<int64_t> strides, dilations, output_padding;
+    for (const auto& attr : node.attribute()) {
+      const std::vector<int64_t> values(attr.ints().begin(), attr.ints().end());
+      const bool positive = attr.name() == "strides" || attr.name() == "dilations" || attr.name() == "kernel_shape";
+      for (int64_t v : values) {
+        if ((positive && v <= 0) || (attr.name() == "pads" && v < 0)) {
+          return invalid(who + "attribute " + attr.name() + " has " + std::to_string(v) + "; " + attr.name() +
+                         (positive ? " must be positive" : " must not be negative"));
+        }
+      }
+      if (attr.name() == "strides") strides = values;
+      if (attr.name() == "dilations") dilations = values;
+      if (attr.name() == "output_padding") output_padding = values;
+    }
+    for (size_t i = 0; i < output_padding.size(); ++i) {
+      const int64_t stride = i < strides.size() ? strides[i] : 1;
+      const int64_t dilation = i < dilations.size() ? dilations[i] : 1;
+      if (output_padding[i] < 0 || output_padding[i] >= std::max(stride, dilation)) {
+        return invalid(who + "output_padding[" + std::to_string(i) + "] is " + std::to_string(output_padding[i]) +
+                       "; it must be in [0, max(stride, dilation)) = [0, " +
+                       std::to_string(std::max(stride, dilation)) + ")");
+      }
+    }
   }
   return Status::ok();
 }
@@ -249,13 +341,8 @@ Expected<Model> import_model_proto(onnx::ModelProto& proto, const std::string& b
   }
   EDGEMM_RETURN_IF_ERROR(inline_graph_external_data(*proto.mutable_graph(), base_dir));
   EDGEMM_RETURN_IF_ERROR(pin_input_shapes(proto, options.fixed_input_shapes));
-  if (options.run_checker) {
-    try {
-      onnx::checker::check_model(proto);
-    } catch (const std::exception& e) {
-      return invalid(std::string("the ONNX checker rejected the model: ") + e.what());
-    }
-  }
+  if (options.run_checker) EDGEMM_RETURN_IF_ERROR(run_checker(proto));
+  EDGEMM_RETURN_IF_ERROR(check_window_attributes(proto.graph()));
   if (options.infer_shapes) {
     try {
       onnx::shape_inference::InferShapes(proto);
@@ -277,7 +364,8 @@ Expected<Tensor> tensor_from_proto(const onnx::TensorProto& proto, const std::st
   }
   const auto dtype = static_cast<DataType>(proto.data_type());
   const std::string what = "tensor '" + proto.name() + "'";
-  if (dtype == DataType::kString) return make_error(StatusCode::kUnsupported, what + " holds strings, which edgemm does not support");
+  if (dtype == DataType::kString)
+    return make_error(StatusCode::kUnsupported, what + " holds strings, which edgemm does not support");
   if (!dtype_supported(dtype)) {
     return invalid(what + " has unknown data type " + std::to_string(proto.data_type()));
   }
@@ -315,22 +403,36 @@ Expected<Tensor> tensor_from_proto(const onnx::TensorProto& proto, const std::st
     case DataType::kUInt32:
     case DataType::kUInt64:
       if (proto.uint64_data_size() != count) return size_error(proto.uint64_data_size());
-      if (dtype == DataType::kUInt32) copy_typed(proto.uint64_data(), t.data<uint32_t>(), count);
-      else copy_typed(proto.uint64_data(), t.data<uint64_t>(), count);
+      if (dtype == DataType::kUInt32)
+        copy_typed(proto.uint64_data(), t.data<uint32_t>(), count);
+      else
+        copy_typed(proto.uint64_data(), t.data<uint64_t>(), count);
       break;
     default: {
       if (proto.int32_data_size() != count) return size_error(proto.int32_data_size());
       for (int64_t i = 0; i < count; ++i) {
         const int32_t v = proto.int32_data(static_cast<int>(i));
         switch (dtype) {
-          case DataType::kInt32: t.data<int32_t>()[i] = v; break;
-          case DataType::kInt8: t.data<int8_t>()[i] = static_cast<int8_t>(v); break;
-          case DataType::kUInt8: case DataType::kBool: t.data<uint8_t>()[i] = static_cast<uint8_t>(v); break;
-          case DataType::kInt16: t.data<int16_t>()[i] = static_cast<int16_t>(v); break;
-          case DataType::kUInt16: case DataType::kFloat16: case DataType::kBFloat16:
+          case DataType::kInt32:
+            t.data<int32_t>()[i] = v;
+            break;
+          case DataType::kInt8:
+            t.data<int8_t>()[i] = static_cast<int8_t>(v);
+            break;
+          case DataType::kUInt8:
+          case DataType::kBool:
+            t.data<uint8_t>()[i] = static_cast<uint8_t>(v);
+            break;
+          case DataType::kInt16:
+            t.data<int16_t>()[i] = static_cast<int16_t>(v);
+            break;
+          case DataType::kUInt16:
+          case DataType::kFloat16:
+          case DataType::kBFloat16:
             t.data<uint16_t>()[i] = static_cast<uint16_t>(v);
             break;
-          default: return invalid(what + " has no data for dtype " + dtype_name(dtype));
+          default:
+            return invalid(what + " has no data for dtype " + dtype_name(dtype));
         }
       }
     }

@@ -6,6 +6,8 @@
 ///   multiplication by 1/6) before or after the product, or x·HardSigmoid(x; 1/6, 1/2);
 /// - Swish / SiLU (x·sigmoid(β·x)) as Mul(x, Sigmoid(x)) or Mul(x, Sigmoid(Mul(x, β))).
 
+#include "passes/activation_patterns.h"
+
 #include <cmath>
 #include <optional>
 #include <vector>
@@ -56,37 +58,11 @@ struct Match {
 
 int index_of(const ir::Graph& graph, const ir::Node* n) { return static_cast<int>(n - graph.nodes.data()); }
 
-/// x·Clip(x + 3, 0, 6)/6 starting at the Add node `add` (x is its non-constant input).
+/// The HardSwish pattern (activation_patterns.h) as a one-step chain.
 std::optional<Match> match_hardswish(const ir::Graph& graph, const GraphView& view, const ir::Node& add) {
-  if (!is_op(&add, "Add") || add.inputs.size() != 2) return std::nullopt;
-  const int x_index = scalar_constant(graph, add.inputs[1]) ? 0 : 1;
-  const std::string& x = add.inputs[x_index];
-  auto three = scalar_constant(graph, add.inputs[1 - x_index]);
-  if (!three || !close_to(*three, 3.f)) return std::nullopt;
-  const ir::Node* clip = only_reader(graph, view, add.outputs[0]);
-  auto bounds = is_op(clip, "Clip") ? clip_bounds(graph, *clip) : std::nullopt;
-  if (!bounds || bounds->first != 0.f || bounds->second != 6.f) return std::nullopt;
-  Match m{{index_of(graph, &add), index_of(graph, clip)}, x, "", {StepKind::kHardSwish}};
-  // Either (x·clip)/6 or x·(clip/6).
-  const ir::Node* after = only_reader(graph, view, clip->outputs[0]);
-  bool first = false;
-  if (is_op(after, "Mul") && other_operand(*after, clip->outputs[0], &first) == x) {
-    const ir::Node* scale = only_reader(graph, view, after->outputs[0]);
-    if (!scales_by(graph, scale, after->outputs[0], 1.f / 6.f)) return std::nullopt;
-    m.nodes.push_back(index_of(graph, after));
-    m.nodes.push_back(index_of(graph, scale));
-    m.output = scale->outputs[0];
-    return m;
-  }
-  if (scales_by(graph, after, clip->outputs[0], 1.f / 6.f)) {
-    const ir::Node* mul = only_reader(graph, view, after->outputs[0]);
-    if (!is_op(mul, "Mul") || other_operand(*mul, after->outputs[0], &first) != x) return std::nullopt;
-    m.nodes.push_back(index_of(graph, after));
-    m.nodes.push_back(index_of(graph, mul));
-    m.output = mul->outputs[0];
-    return m;
-  }
-  return std::nullopt;
+  auto m = match_hardswish_pattern(graph, view, add);
+  if (!m) return std::nullopt;
+  return Match{m->nodes, m->input, m->output, {StepKind::kHardSwish}};
 }
 
 /// x·Sigmoid(x) or x·Sigmoid(β·x) ending at `mul`; x·HardSigmoid(x; 1/6, 1/2) as HardSwish.
@@ -119,6 +95,39 @@ std::optional<Match> match_gated(const ir::Graph& graph, const GraphView& view, 
 }
 
 }  // namespace
+
+std::optional<HardSwishMatch> match_hardswish_pattern(const ir::Graph& graph, const GraphView& view,
+                                                      const ir::Node& add) {
+  if (!is_op(&add, "Add") || add.inputs.size() != 2) return std::nullopt;
+  const int x_index = scalar_constant(graph, add.inputs[1]) ? 0 : 1;
+  const std::string& x = add.inputs[x_index];
+  auto three = scalar_constant(graph, add.inputs[1 - x_index]);
+  if (!three || !close_to(*three, 3.f)) return std::nullopt;
+  const ir::Node* clip = only_reader(graph, view, add.outputs[0]);
+  auto bounds = is_op(clip, "Clip") ? clip_bounds(graph, *clip) : std::nullopt;
+  if (!bounds || bounds->first != 0.f || bounds->second != 6.f) return std::nullopt;
+  HardSwishMatch m{{index_of(graph, &add), index_of(graph, clip)}, x, ""};
+  // Either (x·clip)/6 or x·(clip/6).
+  const ir::Node* after = only_reader(graph, view, clip->outputs[0]);
+  bool first = false;
+  if (is_op(after, "Mul") && other_operand(*after, clip->outputs[0], &first) == x) {
+    const ir::Node* scale = only_reader(graph, view, after->outputs[0]);
+    if (!scales_by(graph, scale, after->outputs[0], 1.f / 6.f)) return std::nullopt;
+    m.nodes.push_back(index_of(graph, after));
+    m.nodes.push_back(index_of(graph, scale));
+    m.output = scale->outputs[0];
+    return m;
+  }
+  if (scales_by(graph, after, clip->outputs[0], 1.f / 6.f)) {
+    const ir::Node* mul = only_reader(graph, view, after->outputs[0]);
+    if (!is_op(mul, "Mul") || other_operand(*mul, after->outputs[0], &first) != x) return std::nullopt;
+    m.nodes.push_back(index_of(graph, after));
+    m.nodes.push_back(index_of(graph, mul));
+    m.output = mul->outputs[0];
+    return m;
+  }
+  return std::nullopt;
+}
 
 void recognize_activations(ir::Model& model, PassReport& report) {
   ir::Graph& graph = model.graph;

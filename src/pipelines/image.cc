@@ -93,6 +93,25 @@ cv::Mat to_bgr8(const cv::Mat& decoded) {
   }
 }
 
+/// True when a JPEG's last scan (from its last SOS marker, FF DA) reaches an end-of-image
+/// marker (FF D9) — false for a truncated file, which libjpeg would decode partially, filling the
+/// missing rows with gray, with only a warning (ITU-T T.81, B.2: inside entropy-coded data an FF
+/// byte is always followed by 00 or a restart marker, so FF DA / FF D9 there are real markers).
+bool jpeg_has_end_marker(const std::vector<uint8_t>& bytes) {
+  size_t last_scan = bytes.size();
+  for (size_t i = bytes.size(); i-- > 1;) {
+    if (bytes[i - 1] == 0xFF && bytes[i] == 0xDA) {
+      last_scan = i;
+      break;
+    }
+  }
+  if (last_scan == bytes.size()) return false;
+  for (size_t i = last_scan + 1; i + 1 < bytes.size(); ++i) {
+    if (bytes[i] == 0xFF && bytes[i + 1] == 0xD9) return true;
+  }
+  return false;
+}
+
 }  // namespace
 
 Expected<cv::Mat> read_image_bgr(const std::string& path) {
@@ -119,11 +138,15 @@ Expected<cv::Mat> read_image_bgr(const std::string& path) {
   if (const auto [width, height] = declared_size(bytes); width * height > kMaxImagePixels) {
     EDGEMM_RETURN_IF_ERROR(check_pixel_count(width, height, "image '" + path + "'"));
   }
+  const bool jpeg = bytes.size() > 2 && bytes[0] == 0xFF && bytes[1] == 0xD8;
+  if (jpeg && !jpeg_has_end_marker(bytes)) {
+    return Status(StatusCode::kInvalidArgument,
+                  "image '" + path + "' is a truncated or corrupt JPEG: its last scan has no end-of-image marker");
+  }
   cv::Mat decoded;
   try {
     // JPEG has no alpha and may carry an EXIF orientation, which IMREAD_COLOR applies (phones
     // store portrait photos sideways); everything else is decoded as stored, alpha included.
-    const bool jpeg = bytes.size() > 2 && bytes[0] == 0xFF && bytes[1] == 0xD8;
     decoded = cv::imdecode(bytes, jpeg ? cv::IMREAD_COLOR : cv::IMREAD_UNCHANGED);
   } catch (const cv::Exception& e) {
     return Status(StatusCode::kInvalidArgument, "cannot decode image '" + path + "': " + e.what());

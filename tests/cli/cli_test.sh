@@ -1,9 +1,13 @@
 #!/usr/bin/env bash
 # CLI behaviour: --help everywhere, exit codes for bad input (never a signal), run/inspect on
-# the real PP-OCRv4 det model, on native and on the opencv backend. Usage: cli_test.sh EDGEMM_BINARY REPO_ROOT
+# the real PP-OCRv4 det model, on native, on the opencv backend, through the reference vendor plugin
+# and bad plugins. Usage: cli_test.sh EDGEMM_BINARY REPO_ROOT REFERENCE_PLUGIN WRONG_ABI_PLUGIN NOT_A_PLUGIN
 set -uo pipefail
 bin="$1"
 root="$2"
+reference_plugin="$3"
+wrong_abi_plugin="$4"
+not_a_plugin="$5"
 tmp="$(mktemp -d)"
 trap 'rm -rf "$tmp"' EXIT
 # shellcheck source=check_lib.sh
@@ -13,6 +17,8 @@ det="$root/models/ppocrv4/ch_PP-OCRv4_det_infer.onnx"
 check help 0 "$bin" --help
 for c in run inspect profile; do check "help-$c" 0 "$bin" "$c" --help; done
 check no-subcommand 2 "$bin"
+check unknown-subcommand 2 "$bin" bogus
+expect_text unknown-subcommand-message "$tmp/err" "unknown command 'bogus'"
 
 : >"$tmp/empty.onnx"
 check empty-model 3 "$bin" run "$tmp/empty.onnx"
@@ -116,7 +122,7 @@ expect_text opencv-fp16-message "$tmp/err" "backend 'opencv' does not support pr
 check opencv-gpu 2 "$bin" inspect "$cls" --shape x=1,3,48,192 --backend opencv --device gpu
 expect_text opencv-gpu-message "$tmp/err" "backend 'opencv' does not support device 'gpu' (it supports: cpu)"
 check opencv-unknown-backend 2 "$bin" run "$det" --input x="$photo" --backend tpu9000
-expect_text opencv-unknown-backend-lists "$tmp/err" "available: native, opencv"
+expect_text opencv-unknown-backend-lists "$tmp/err" "available: native, opencv, plugin"
 check opencv-inspect 0 "$bin" inspect "$cls" --shape x=1,3,48,192 --backend opencv --json
 cp "$tmp/out" "$tmp/inspect_opencv.json"
 check opencv-inspect-all-nodes 0 /usr/bin/python3 -c '
@@ -140,5 +146,61 @@ assert p["fallback_nodes"] == 24 and all(x["op_type"] == "Clip" and "input_size(
 a, b = n["outputs"][0], o["outputs"][0]
 assert a["shape"] == b["shape"] and all(abs(a[k] - b[k]) < 1e-4 for k in ("min", "max", "mean", "std", "share_above")), (a, b)
 ' "$tmp/run_native.json" "$tmp/run_opencv.json"
+# Reports never overwrite what they read: --profile and --output-dir aimed at the model or an input.
+cp "$cls" "$tmp/cls.onnx"
+/usr/bin/python3 -c 'import numpy as np, sys; np.save(sys.argv[1], np.zeros((1,3,48,192), np.float32))' "$tmp/x.npy"
+check run-profile-onto-model 2 "$bin" run "$tmp/cls.onnx" --input x="$tmp/x.npy" --profile "$tmp/cls.onnx"
+check run-profile-onto-input 2 "$bin" run "$tmp/cls.onnx" --input x="$tmp/x.npy" --profile "$tmp/x.npy"
+check run-profile-model-intact 0 cmp -s "$cls" "$tmp/cls.onnx"
+output_name="$(/usr/bin/python3 -c 'import onnx, sys; print(onnx.load(sys.argv[1]).graph.output[0].name)' "$cls")"
+cp "$tmp/x.npy" "$tmp/$output_name.npy"
+check run-output-dir-onto-input 2 "$bin" run "$tmp/cls.onnx" --input x="$tmp/$output_name.npy" --output-dir "$tmp"
+check run-above-nan 2 "$bin" run "$tmp/cls.onnx" --input x="$tmp/x.npy" --above nan
+# Backend options: unknown backend, unsupported precision/device (named in the message).
+check run-unknown-backend 2 "$bin" run "$tmp/cls.onnx" --input x="$tmp/x.npy" --backend tpu9000
+expect_text run-unknown-backend-message "$tmp/err" "unknown backend 'tpu9000'"
+check run-native-fp16 2 "$bin" run "$tmp/cls.onnx" --input x="$tmp/x.npy" --precision fp16
+expect_text run-native-fp16-message "$tmp/err" "does not support precision 'fp16'"
+check run-placement-json 0 "$bin" run "$tmp/cls.onnx" --input x="$tmp/x.npy" --json
+expect_text run-placement-in-json "$tmp/out" '"fallback_nodes": 0'
+# Vendor plugins (docs/plugins.md): the reference plugin runs det's Conv/Relu/Add/Mul/... and leaves the rest
+# (Sigmoid, Resize, ...) to native with its reasons; the output matches the native run's.
+det_input=x="$root/data/demo/photo_det_input.npy"
+check plugin-native-run 0 "$bin" run "$det" --input "$det_input" --threads 1 --json
+cp "$tmp/out" "$tmp/native_run.json"
+check plugin-run 0 "$bin" run "$det" --input "$det_input" --threads 1 --json --backend plugin --plugin "$reference_plugin"
+cp "$tmp/out" "$tmp/plugin_run.json"
+check plugin-run-placement 0 /usr/bin/python3 -c '
+import json, sys
+run, native = json.load(open(sys.argv[1])), json.load(open(sys.argv[2]))
+p = run["placement"]
+assert p["backend"] == "reference", p["backend"]
+on = [n for n in p["nodes"] if n["backend"] == "reference"]
+off = [n for n in p["nodes"] if n["backend"] == "native"]
+assert on and off and len(on) + len(off) == len(p["nodes"]) and p["fallback_nodes"] == len(off), p
+assert {n["op_type"] for n in on} <= {"Add", "Conv", "Gemm", "MatMul", "MaxPool", "Mul", "Relu"}, on
+assert all(n["reason"] == "" for n in on) and all(n["reason"] for n in off)
+assert any(n["op_type"] == "Sigmoid" and n["reason"].startswith("Sigmoid is not among the reference plugin") for n in off)
+for a, b in zip(run["outputs"], native["outputs"]):
+    assert a["shape"] == b["shape"], (a, b)
+    for k in ("min", "max", "mean", "std"):
+        assert abs(a[k] - b[k]) < 1e-4, (k, a[k], b[k])
+' "$tmp/plugin_run.json" "$tmp/native_run.json"
+check plugin-inspect 0 "$bin" inspect "$det" --backend plugin --plugin "$reference_plugin"
+expect_text plugin-inspect-placement "$tmp/out" 'nodes on reference'
+check plugin-no-path 2 "$bin" run "$det" --input "$det_input" --backend plugin
+expect_text plugin-no-path-message "$tmp/err" 'needs a plugin library'
+check plugin-missing 6 "$bin" run "$det" --input "$det_input" --backend plugin --plugin "$tmp/libnone.so"
+expect_text plugin-missing-message "$tmp/err" "plugin library '$tmp/libnone.so' does not exist"
+echo "not a library" >"$tmp/libtext.so"
+check plugin-text-file 4 "$bin" inspect "$det" --backend plugin --plugin "$tmp/libtext.so"
+expect_text plugin-text-file-message "$tmp/err" "plugin '$tmp/libtext.so' is not a loadable shared library"
+check plugin-no-entry-point 4 "$bin" run "$det" --input "$det_input" --backend plugin --plugin "$not_a_plugin"
+expect_text plugin-no-entry-point-message "$tmp/err" "does not export edgemm_plugin_get_api"
+check plugin-wrong-abi 4 "$bin" run "$det" --input "$det_input" --backend plugin --plugin "$wrong_abi_plugin"
+expect_text plugin-wrong-abi-message "$tmp/err" "has ABI version 999; this edgemm needs 1"
+check plugin-wrong-device 2 "$bin" run "$det" --input "$det_input" --backend plugin --plugin "$reference_plugin" \
+  --device npu
+expect_text plugin-wrong-device-message "$tmp/err" "backend 'reference' does not support device 'npu'"
 
 report_and_exit

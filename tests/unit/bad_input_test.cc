@@ -168,6 +168,47 @@ TEST(BadModel, MalformedGraphs) {
   EXPECT_EQ(load_status(cycle.save(dir / "cycle.onnx")).code(), StatusCode::kInvalidModel);
 }
 
+TEST(BadModel, ZeroStridesAndBadWindowAttributesAreRefusedBeforeShapeInference) {
+  // libonnx 1.12's Conv/pool shape inference divides by the strides unchecked: a zero stride
+  // used to kill the process with SIGFPE.
+  auto dir = testing::temp_dir("window_attrs");
+  struct Case {
+    std::string op, attr;
+    std::vector<int64_t> values;
+    std::string fragment;
+  };
+  const std::vector<Case> cases = {
+      {"Conv", "strides", {0, 0}, "Conv 'window': attribute strides has 0; strides must be positive"},
+      {"Conv", "strides", {0, 1}, "strides must be positive"},
+      {"MaxPool", "strides", {0, 0}, "MaxPool 'window': attribute strides has 0"},
+      {"AveragePool", "strides", {0, 0}, "AveragePool 'window': attribute strides has 0"},
+      {"Conv", "dilations", {1, 0}, "dilations must be positive"},
+      {"Conv", "pads", {0, -1, 0, 0}, "pads must not be negative"},
+      {"ConvTranspose", "output_padding", {5, 5}, "output_padding[0] is 5; it must be in [0, max(stride, dilation))"},
+  };
+  for (const Case& c : cases) {
+    ModelBuilder b;
+    b.input("x", onnx::TensorProto::FLOAT, {1, 1, 8, 8});
+    b.initializer_floats("w", {1, 1, 3, 3}, std::vector<float>(9, 1.f));
+    const bool conv = c.op == "Conv" || c.op == "ConvTranspose";
+    auto* node =
+        b.node(c.op, conv ? std::vector<std::string>{"x", "w"} : std::vector<std::string>{"x"}, {"y"}, "window");
+    if (!conv) {
+      auto* k = node->add_attribute();
+      k->set_name("kernel_shape");
+      k->set_type(onnx::AttributeProto::INTS);
+      k->add_ints(2);
+      k->add_ints(2);
+    }
+    auto* a = node->add_attribute();
+    a->set_name(c.attr);
+    a->set_type(onnx::AttributeProto::INTS);
+    for (int64_t v : c.values) a->add_ints(v);
+    b.output("y", onnx::TensorProto::FLOAT, {-1, -1, -1, -1});
+    expect_error(load_status(b.save(dir / (c.op + "_" + c.attr + ".onnx"))), StatusCode::kInvalidModel, c.fragment);
+  }
+}
+
 TEST(BadInput, WrongNameRankDtypeAndMissing) {
   auto dir = testing::temp_dir("bad_inputs");
   InferencerConfig config;

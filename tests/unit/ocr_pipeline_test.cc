@@ -211,6 +211,15 @@ TEST(OcrImageInput, BadFilesGetClearErrors) {
   write_bytes(dir / "truncated.png", png.substr(0, png.size() / 3));
   expect_error(pipelines::read_image_bgr((dir / "truncated.png").string()).status(), StatusCode::kInvalidArgument,
                "cannot decode");
+  // libjpeg decodes a truncated JPEG to gray rows with only a warning: refused instead. The
+  // whole file, and one with bytes after its end marker (as some cameras append), are read.
+  const std::string jpeg = read_bytes(kDemo);
+  write_bytes(dir / "truncated.jpg", jpeg.substr(0, jpeg.size() / 3));
+  expect_error(pipelines::read_image_bgr((dir / "truncated.jpg").string()).status(), StatusCode::kInvalidArgument,
+               "truncated or corrupt JPEG");
+  write_bytes(dir / "trailing.jpg", jpeg + std::string(1000, '\0'));
+  EXPECT_TRUE(pipelines::read_image_bgr((dir / "trailing.jpg").string()).has_value());
+  EXPECT_TRUE(pipelines::read_image_bgr(kDemo).has_value());
   expect_error(pipelines::read_image_bgr(dir.string()).status(), StatusCode::kIo, "is a directory");
   ASSERT_EQ(mkfifo((dir / "fifo").c_str(), 0600), 0);  // opening it would block forever
   expect_error(pipelines::read_image_bgr((dir / "fifo").string()).status(), StatusCode::kInvalidArgument,
@@ -267,6 +276,51 @@ TEST(OcrPipelineOptions, DictionaryThatDoesNotMatchTheRecognizerIsRefused) {
   options.use_cls = false;
   expect_error(OcrPipeline::create(options).status(), StatusCode::kInvalidArgument,
                "gives 5 classes (blank + characters + space) but the recognizer outputs 6625");
+}
+
+/// Copies PP-OCRv4 model `file` into `dir` with its input pinned to `dims` (as `edgemm convert
+/// --fix-shape` would declare it; the rest of the graph is left as exported).
+void write_pinned_model(const fs::path& dir, const std::string& file, const std::vector<int64_t>& dims) {
+  onnx::ModelProto model;
+  std::ifstream in(kSource + "/models/ppocrv4/" + file, std::ios::binary);
+  ASSERT_TRUE(model.ParseFromIstream(&in)) << file;
+  auto* shape = model.mutable_graph()->mutable_input(0)->mutable_type()->mutable_tensor_type()->mutable_shape();
+  shape->clear_dim();
+  for (int64_t d : dims) shape->add_dim()->set_dim_value(d);
+  std::ofstream out(dir / file, std::ios::binary);
+  ASSERT_TRUE(model.SerializeToOstream(&out)) << file;
+}
+
+TEST(OcrStaticShapes, ModelsWithStaticInputsAreFedAtExactlyThoseShapes) {
+  // det 640×640 (the 960×640 photo is stretched), cls 1×48×192, rec 1×48×320 (one crop a run,
+  // wider crops squeezed): the demo photo is still read close to its labels.
+  const fs::path dir = edgemm::testing::temp_dir("ocr_static");
+  write_pinned_model(dir, "ch_PP-OCRv4_det_infer.onnx", {1, 3, 640, 640});
+  write_pinned_model(dir, "ch_ppocr_mobile_v2.0_cls_infer.onnx", {1, 3, 48, 192});
+  write_pinned_model(dir, "ch_PP-OCRv4_rec_infer.onnx", {1, 3, 48, 320});
+  fs::copy_file(kSource + "/models/ppocrv4/ppocr_keys_v1.txt", dir / "ppocr_keys_v1.txt");
+  OcrOptions options;
+  options.models_dir = dir.string();
+  options.threads = 2;
+  auto pipeline = OcrPipeline::create(options);
+  ASSERT_TRUE(pipeline.has_value()) << pipeline.status().to_string();
+  auto result = (*pipeline)->run_file(kDemo);
+  ASSERT_TRUE(result.has_value()) << result.status().to_string();
+  const OcrScoreTotals totals = score(*result, demo_truth(false));
+  EXPECT_LE(totals.cer(), 0.15) << "edits " << totals.edits << " of " << totals.truth_chars;
+  EXPECT_GE(totals.recall(), 9.0 / 11);
+}
+
+TEST(OcrStaticShapes, ARecognizerWithAnotherStaticLineHeightIsRefused) {
+  const fs::path dir = edgemm::testing::temp_dir("ocr_static_height");
+  write_pinned_model(dir, "ch_PP-OCRv4_det_infer.onnx", {1, 3, 640, 640});
+  write_pinned_model(dir, "ch_PP-OCRv4_rec_infer.onnx", {1, 3, 32, 320});
+  fs::copy_file(kSource + "/models/ppocrv4/ppocr_keys_v1.txt", dir / "ppocr_keys_v1.txt");
+  OcrOptions options;
+  options.models_dir = dir.string();
+  options.use_cls = false;
+  expect_error(OcrPipeline::create(options).status(), StatusCode::kInvalidArgument,
+               "recognizer input 'x' has a static height of 32; the pipeline feeds text lines 48 pixels high");
 }
 
 }  // namespace

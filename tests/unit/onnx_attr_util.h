@@ -32,4 +32,12 @@ inline void set_ints(onnx::NodeProto* node, const std::string& name, const std::
   for (int64_t v : values) a->add_ints(v);
 }
 
+/// Adds a STRING attribute to `node`.
+inline void set_string(onnx::NodeProto* node, const std::string& name, const std::string& value) {
+  auto* a = node->add_attribute();
+  a->set_name(name);
+  a->set_type(onnx::AttributeProto::STRING);
+  a->set_s(value);
+}
+
 }  // namespace edgemm::testing

@@ -7,6 +7,7 @@
 
 #include "edgemm/inferencer.h"
 #include "model_builder.h"
+#include "tensor_test_util.h"
 
 namespace edgemm {
 namespace {
@@ -166,7 +167,8 @@ TEST(Runtime, ConcurrentRunsMatchSerialRuns) {
   constexpr int kThreads = 4, kRuns = 50;
   auto input_for = [](int t, int r) {
     std::vector<float> v(4 * 3);
-    for (size_t i = 0; i < v.size(); ++i) v[i] = static_cast<float>((t * 131 + r * 17 + static_cast<int>(i) * 7) % 23) - 11.0f;
+    for (size_t i = 0; i < v.size(); ++i)
+      v[i] = static_cast<float>((t * 131 + r * 17 + static_cast<int>(i) * 7) % 23) - 11.0f;
     return Tensor::from_floats({3, 4}, v);
   };
   std::vector<std::vector<std::vector<float>>> serial(kThreads, std::vector<std::vector<float>>(kRuns));
@@ -183,7 +185,8 @@ TEST(Runtime, ConcurrentRunsMatchSerialRuns) {
     workers.emplace_back([&, t] {
       for (int r = 0; r < kRuns; ++r) {
         auto out = inf->run({{"x", input_for(t, r)}});
-        if (!out.has_value() || std::vector<float>((*out)[0].data<float>(), (*out)[0].data<float>() + 12) != serial[t][r]) {
+        if (!out.has_value() ||
+            std::vector<float>((*out)[0].data<float>(), (*out)[0].data<float>() + 12) != serial[t][r]) {
           ++mismatches[t];
         }
       }
@@ -191,6 +194,26 @@ TEST(Runtime, ConcurrentRunsMatchSerialRuns) {
   }
   for (auto& w : workers) w.join();
   for (int t = 0; t < kThreads; ++t) EXPECT_EQ(mismatches[t], 0) << "thread " << t;
+}
+
+TEST(Runtime, GraphOutputsWithoutADeclaredShapeAreInferred) {
+  // libonnx 1.12's checker demands a shape on main-graph outputs; ONNX Runtime runs such files
+  // (shapes come from inference), and so does edgemm. relu([-1, 2]) = [0, 2].
+  ModelBuilder b;
+  b.input("x", onnx::TensorProto::FLOAT, {2});
+  b.node("Relu", {"x"}, {"y"}, "relu");
+  auto* out = b.model.mutable_graph()->add_output();
+  out->set_name("y");
+  out->mutable_type()->mutable_tensor_type()->set_elem_type(onnx::TensorProto::FLOAT);
+  InferencerConfig config;
+  config.model_path = b.save(testing::temp_dir("shapeless_output") / "m.onnx");
+  auto inf = Inferencer::create(config);
+  ASSERT_TRUE(inf.has_value()) << inf.status().to_string();
+  auto y = (*inf)->run({{"x", testutil::f32({2}, {-1, 2})}});
+  ASSERT_TRUE(y.has_value()) << y.status().to_string();
+  EXPECT_EQ((*y)[0].shape(), (Shape{2}));
+  EXPECT_EQ((*y)[0].data<float>()[0], 0.f);
+  EXPECT_EQ((*y)[0].data<float>()[1], 2.f);
 }
 
 }  // namespace

@@ -253,6 +253,23 @@ void ProgressBar::update(size_t done, const std::string& current) {
             << done << "/" << total_ << " " << name << std::flush;
 }
 
+CLI::Validator finite_range(double lo, double hi) {
+  return CLI::Validator(
+      [lo, hi](std::string& text) -> std::string {
+        double value = 0;
+        try {
+          value = std::stod(text);
+        } catch (const std::exception&) {
+          return "'" + text + "' is not a number";
+        }
+        if (!(value >= lo && value <= hi)) {
+          return "'" + text + "' is not in [" + CLI::detail::to_string(lo) + ", " + CLI::detail::to_string(hi) + "]";
+        }
+        return std::string();
+      },
+      "NUMBER in [" + CLI::detail::to_string(lo) + ", " + CLI::detail::to_string(hi) + "]");
+}
+
 void BackendArgs::add_to(CLI::App* cmd) {
   cmd->add_option("--backend", backend,
                   "backend: native (edgemm's CPU kernels), opencv (OpenCV DNN) or plugin (--plugin); nodes it "
@@ -278,6 +295,19 @@ nlohmann::json placement_json(const Inferencer& inferencer) {
     if (p.backend != inferencer.backend()) ++fallbacks;
   }
   return {{"backend", inferencer.backend()}, {"nodes", nodes}, {"fallback_nodes", fallbacks}};
+}
+
+nlohmann::json placement_summary_json(const Inferencer& inferencer) {
+  nlohmann::json fallbacks = nlohmann::json::array();
+  for (const NodePlacement& p : inferencer.placement()) {
+    if (p.backend != inferencer.backend()) {
+      fallbacks.push_back({{"node", p.node}, {"op_type", p.op_type}, {"reason", p.reason}});
+    }
+  }
+  return {{"backend", inferencer.backend()},
+          {"nodes", inferencer.placement().size()},
+          {"fallback_nodes", fallbacks.size()},
+          {"fallbacks", fallbacks}};
 }
 
 }  // namespace edgemm::cli

@@ -52,6 +52,14 @@ struct BackendArgs {
 /// "reason"}], "fallback_nodes": count of nodes not on the requested backend}.
 nlohmann::json placement_json(const Inferencer& inferencer);
 
+/// Shorter placement for reports covering several models: {"backend", "nodes" (count),
+/// "fallback_nodes" (count), "fallbacks": [{"node", "op_type", "reason"}]}.
+nlohmann::json placement_summary_json(const Inferencer& inferencer);
+
+/// CLI11 validator for a number in [lo, hi] that also refuses NaN (CLI::Range lets NaN through,
+/// since every comparison with it is false).
+CLI::Validator finite_range(double lo, double hi);
+
 /// Most intra-op threads a command accepts (more only thrashes; thousands crash OpenMP).
 inline constexpr int kMaxThreads = 256;
 

@@ -277,7 +277,7 @@ void add_eval_command(CLI::App& app, int& exit_code) {
                   "running edgemm");
   cmd->add_option("--save-predictions", args->save_predictions, "write edgemm's predictions (ocr --json schema)");
   cmd->add_option("--iou", args->iou, "IoU at which a predicted line matches a true line")
-      ->check(CLI::Range(0.01, 1.0))
+      ->check(finite_range(0.01, 1.0))
       ->capture_default_str();
   cmd->add_flag("--json", args->json, "print a JSON report");
   add_ocr_pipeline_options(cmd, args->pipeline);

@@ -86,6 +86,8 @@ int ocr_command(OcrArgs& args) {
   auto pipeline = ocr::OcrPipeline::create(options);
   if (!pipeline.has_value()) return report_error("ocr", pipeline.status(), args.json);
   nlohmann::json document = ocr_document_json(options);
+  for (const auto& [stage, model] : (*pipeline)->models())
+    document["placement"][stage] = placement_summary_json(*model);
   int exit_code = 0;
   auto fail = [&](const Status& status) {
     if (exit_code == 0) exit_code = edgemm::exit_code(status);

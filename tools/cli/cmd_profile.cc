@@ -134,7 +134,7 @@ void add_profile_command(CLI::App& app, int& exit_code) {
   cmd->add_option("-s,--shape", args->shapes, "input shape name=1,3,640,640 (needed for symbolic inputs)");
   cmd->add_option("-i,--input", args->inputs, "input as name=file.npy (default: seeded synthetic data)");
   cmd->add_option("-t,--threads", args->threads, "intra-op threads (0 = all cores)")->check(CLI::Range(0, kMaxThreads));
-  cmd->add_option("--warmup", args->warmup, "untimed runs first (default 2)")->check(CLI::NonNegativeNumber);
+  cmd->add_option("--warmup", args->warmup, "untimed runs first (default 2)")->check(CLI::Range(0, 1000000));
   cmd->add_option("--iters", args->iterations, "profiled runs; node times are medians (default 10)")
       ->check(CLI::Range(1, 1000000));
   cmd->add_option("--top", args->top, "node rows shown, longest first (default 20 in text, all in Markdown)")

@@ -44,8 +44,22 @@ Status run_command(const RunArgs& args) {
   config.profile_path = args.profile;
   args.backend.apply(config);
   EDGEMM_ASSIGN_OR_RETURN(config.fixed_input_shapes, parse_named_shapes(args.shapes));
+  std::vector<std::string> input_files = {args.model};
+  for (const auto& spec : args.inputs) {
+    EDGEMM_ASSIGN_OR_RETURN(auto kv, split_assignment(spec, "--input"));
+    input_files.push_back(kv.second);
+  }
+  if (!args.profile.empty()) EDGEMM_RETURN_IF_ERROR(check_output_path(args.profile, input_files));
   EDGEMM_ASSIGN_OR_RETURN(auto inputs, load_inputs(args.inputs));
   EDGEMM_ASSIGN_OR_RETURN(auto inferencer, Inferencer::create(config));
+  if (!args.output_dir.empty()) {
+    std::error_code ec;
+    std::filesystem::create_directories(args.output_dir, ec);
+    for (const ValueInfo& out : inferencer->outputs()) {
+      const auto path = std::filesystem::path(args.output_dir) / npy_file_name(out.name);
+      EDGEMM_RETURN_IF_ERROR(check_output_path(path.string(), input_files));
+    }
+  }
   std::vector<Tensor> outputs;
   for (int r = 0; r < args.warmup; ++r) {
     EDGEMM_ASSIGN_OR_RETURN(outputs, inferencer->run(inputs));
@@ -60,8 +74,6 @@ Status run_command(const RunArgs& args) {
   std::sort(sorted.begin(), sorted.end());
   const double median_ms = sorted[sorted.size() / 2];
   if (!args.output_dir.empty()) {
-    std::error_code ec;
-    std::filesystem::create_directories(args.output_dir, ec);
     for (size_t i = 0; i < outputs.size(); ++i) {
       const auto path = std::filesystem::path(args.output_dir) / npy_file_name(inferencer->outputs()[i].name);
       EDGEMM_RETURN_IF_ERROR(write_npy(path.string(), outputs[i]));
@@ -125,9 +137,10 @@ void add_run_command(CLI::App& app, int& exit_code) {
   cmd->add_option("-s,--shape", args->shapes, "pin a symbolic input shape at load, name=1,3,640,640");
   cmd->add_option("-o,--output-dir", args->output_dir, "write each output to DIR/<name>.npy");
   cmd->add_option("-t,--threads", args->threads, "intra-op threads (0 = all cores)")->check(CLI::Range(0, kMaxThreads));
-  cmd->add_option("--repeat", args->repeat, "timed runs; the median is reported")->check(CLI::PositiveNumber);
-  cmd->add_option("--warmup", args->warmup, "untimed runs before the timed ones")->check(CLI::NonNegativeNumber);
-  cmd->add_option("--above", args->above, "summary: share of output elements above this value");
+  cmd->add_option("--repeat", args->repeat, "timed runs; the median is reported")->check(CLI::Range(1, 1000000));
+  cmd->add_option("--warmup", args->warmup, "untimed runs before the timed ones")->check(CLI::Range(0, 1000000));
+  cmd->add_option("--above", args->above, "summary: share of output elements above this value")
+      ->check(finite_range(-1e30, 1e30));
   cmd->add_option("--profile", args->profile, "write a per-node Chrome trace JSON to this file");
   args->backend.add_to(cmd);
   cmd->add_flag("--json", args->json, "print a JSON report");

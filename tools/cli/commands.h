@@ -19,6 +19,9 @@ void add_ocr_command(CLI::App& app, int& exit_code);
 /// `edgemm eval ocr --set DIR`: CER and detection precision/recall on a labelled set.
 void add_eval_command(CLI::App& app, int& exit_code);
 
+/// `edgemm convert MODEL -o OUT`: fixed shapes, simplification, opset conversion, verification.
+void add_convert_command(CLI::App& app, int& exit_code);
+
 /// `edgemm bench MODEL | --pipeline ocr --set DIR`: latency, memory, energy, peers (--compare).
 void add_bench_command(CLI::App& app, int& exit_code);
 

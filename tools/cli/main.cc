@@ -22,6 +22,17 @@ int main(int argc, char** argv) {
   edgemm::cli::add_ocr_command(app, exit_code);
   edgemm::cli::add_eval_command(app, exit_code);
   edgemm::cli::add_bench_command(app, exit_code);
+  edgemm::cli::add_convert_command(app, exit_code);
+  std::string names;
+  bool known = false;
+  for (const CLI::App* sub : app.get_subcommands({})) {
+    names += (names.empty() ? "" : ", ") + sub->get_name();
+    known = known || (argc > 1 && sub->get_name() == argv[1]);
+  }
+  if (argc > 1 && argv[1][0] != '-' && !known) {
+    std::cerr << "edgemm: unknown command '" << argv[1] << "' (commands: " << names << ")\n";
+    return edgemm::exit_code(edgemm::Status(edgemm::StatusCode::kInvalidArgument, "unknown command"));
+  }
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -34,7 +34,7 @@ nlohmann::json ocr_image_json(const std::string& file, const ocr::OcrResult& res
 nlohmann::json ocr_document_json(const ocr::OcrOptions& options) {
   return {{"tool", "edgemm"},
           {"version", "0.1.0"},
-          {"backend", "native"},
+          {"backend", options.backend},
           {"threads", options.threads > 0 ? options.threads : static_cast<int>(std::thread::hardware_concurrency())},
           {"models",
            {{"dir", options.models_dir},

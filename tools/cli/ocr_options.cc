@@ -8,6 +8,10 @@ ocr::OcrOptions OcrPipelineArgs::resolved() const {
   ocr::OcrOptions out = options;
   out.models_dir = models.empty() ? default_ocr_models_dir() : models;
   out.use_cls = !no_cls;
+  out.backend = backend.backend;
+  out.plugin_path = backend.plugin;
+  out.device = backend.device;
+  out.precision = backend.precision;
   return out;
 }
 
@@ -22,6 +26,7 @@ void add_ocr_pipeline_options(CLI::App* cmd, OcrPipelineArgs& args) {
   cmd->add_option("--models", args.models,
                   "folder with the PP-OCRv4 det/cls/rec models and ppocr_keys_v1.txt "
                   "(default: $EDGEMM_MODELS_DIR or models/ppocrv4)");
+  args.backend.add_to(cmd);
 }
 
 }  // namespace edgemm::cli

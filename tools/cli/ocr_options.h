@@ -5,17 +5,21 @@
 #include <CLI/CLI.hpp>
 #include <string>
 
+#include "cli_common.h"
 #include "edgemm/pipelines/ocr.h"
 
 namespace edgemm::cli {
 
-/// --models, --no-cls, --threads and --det-limit-side, and the pipeline options they set.
+/// --models, --no-cls, --threads, --det-limit-side and the backend options, and the pipeline
+/// options they set.
 struct OcrPipelineArgs {
   std::string models;  ///< empty: default_ocr_models_dir()
   bool no_cls = false;
   ocr::OcrOptions options;
+  BackendArgs backend;
 
-  /// `options` with models_dir and use_cls filled in from --models and --no-cls.
+  /// `options` with models_dir, use_cls and the backend filled in from --models, --no-cls and
+  /// --backend/--device/--precision/--plugin.
   ocr::OcrOptions resolved() const;
 };
 

@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "edgemm/inferencer.h"
 #include "edgemm/status.h"
 
 namespace edgemm::ocr {
@@ -36,6 +37,14 @@ struct OcrOptions {
   int threads =
       0;  ///< intra-op threads per model and for OpenCV (cv::setNumThreads, process-wide); 0 = all hardware threads
   bool use_cls = true;  ///< run the 0°/180° angle classifier on each crop
+  /// Backend settings for the three models (see InferencerConfig::backend: "native", "opencv",
+  /// "plugin"). Models with static input shapes (`edgemm convert --fix-shape`) are fed at exactly
+  /// those shapes: the image is resized to det's height × width, crops are cut to rec/cls's width
+  /// and batched by their batch size.
+  std::string backend = "native";
+  std::string plugin_path;
+  std::string device = "cpu";
+  std::string precision = "fp32";
 
   // Detection pre-processing.
   int det_limit_side = 960;  ///< longer side limited to this (pixels), then each side rounded to a multiple of 32
@@ -125,6 +134,10 @@ class OcrPipeline {
   virtual Expected<OcrResult> run(const ImageView& image) const = 0;
 
   virtual const OcrOptions& options() const = 0;
+
+  /// The loaded models by stage ("det", "cls" when enabled, "rec"): their backend and node
+  /// placement (Inferencer::backend, Inferencer::placement).
+  virtual std::vector<std::pair<std::string, const Inferencer*>> models() const = 0;
 };
 
 /// Writes `image_path` with every line of `result` drawn on it: its polygon outlined and its

@@ -45,8 +45,9 @@ cv::Size det_input_size(int width, int height, int limit_side) {
   return {round32(static_cast<int>(width * ratio)), round32(static_cast<int>(height * ratio))};
 }
 
-Expected<Tensor> det_preprocess(const cv::Mat& bgr, int limit_side) {
-  const cv::Size size = det_input_size(bgr.cols, bgr.rows, limit_side);
+Expected<Tensor> det_preprocess(const cv::Mat& bgr, int limit_side, cv::Size fixed_size) {
+  const cv::Size size =
+      fixed_size.width > 0 && fixed_size.height > 0 ? fixed_size : det_input_size(bgr.cols, bgr.rows, limit_side);
   cv::Mat resized;
   cv::resize(bgr, resized, size, 0, 0, cv::INTER_LINEAR);
   EDGEMM_ASSIGN_OR_RETURN(Tensor input, Tensor::create(DataType::kFloat32, {1, 3, size.height, size.width}));

@@ -22,10 +22,12 @@ using Quad = std::array<Point, 4>;
 /// (at least 32). PaddleOCR DetResizeForTest with limit_type "max".
 cv::Size det_input_size(int width, int height, int limit_side);
 
-/// Resizes (bilinear) an 8-bit BGR image to det_input_size and normalizes it with ImageNet
-/// mean/std in BGR channel order → float tensor [1, 3, H', W'].
+/// Resizes (bilinear) an 8-bit BGR image to det_input_size, or to `fixed_size` when both its
+/// sides are positive (a det model with a static input shape; the aspect ratio is not kept, as
+/// PaddleOCR's DetResizeForTest with image_shape does), and normalizes it with ImageNet mean/std
+/// in BGR channel order → float tensor [1, 3, H', W']. db_postprocess maps boxes back per axis.
 /// Errors: kOutOfMemory when the tensor cannot be allocated.
-Expected<Tensor> det_preprocess(const cv::Mat& bgr, int limit_side);
+Expected<Tensor> det_preprocess(const cv::Mat& bgr, int limit_side, cv::Size fixed_size = {});
 
 /// DB post-processing parameters (see OcrOptions for their meaning and defaults).
 struct DbParams {

@@ -53,6 +53,10 @@ Expected<std::unique_ptr<Inferencer>> load_model(const OcrOptions& options, cons
   InferencerConfig config;
   config.model_path = path;
   config.threads = options.threads;
+  config.backend = options.backend;
+  config.plugin_path = options.plugin_path;
+  config.device = options.device;
+  config.precision = options.precision;
   return Inferencer::create(config);
 }
 
@@ -86,10 +90,20 @@ class NativeOcrPipeline final : public OcrPipeline {
 
   const OcrOptions& options() const override { return options_; }
 
+  std::vector<std::pair<std::string, const Inferencer*>> models() const override {
+    std::vector<std::pair<std::string, const Inferencer*>> list = {{"det", det_.get()}};
+    if (cls_ != nullptr) list.emplace_back("cls", cls_.get());
+    list.emplace_back("rec", rec_.get());
+    return list;
+  }
+
  private:
   Expected<std::vector<DetectedBox>> detect(const cv::Mat& bgr, OcrTimings& timings) const {
     Clock::time_point start = Clock::now();
-    EDGEMM_ASSIGN_OR_RETURN(Tensor input, det_preprocess(bgr, options_.det_limit_side));
+    const FixedGeometry fixed = fixed_geometry(*det_);
+    EDGEMM_ASSIGN_OR_RETURN(Tensor input,
+                            det_preprocess(bgr, options_.det_limit_side,
+                                           cv::Size(static_cast<int>(fixed.width), static_cast<int>(fixed.height))));
     EDGEMM_ASSIGN_OR_RETURN(std::vector<Tensor> outputs, run_single_input(*det_, std::move(input)));
     timings.det_ms = elapsed_ms(start);
     start = Clock::now();
@@ -169,6 +183,15 @@ Status check_rec_classes(const Inferencer& rec, size_t table_size, const std::st
   return Status::ok();
 }
 
+/// A cls or rec model with a static input height must have PP-OCR's line height.
+Status check_line_height(const Inferencer& model, const std::string& what) {
+  const int64_t height = fixed_geometry(model).height;
+  if (height == 0 || height == kLineHeight) return Status::ok();
+  return Status(StatusCode::kInvalidArgument,
+                what + " input '" + model.inputs().at(0).name + "' has a static height of " + std::to_string(height) +
+                    "; the pipeline feeds text lines " + std::to_string(kLineHeight) + " pixels high");
+}
+
 }  // namespace
 
 Expected<std::unique_ptr<OcrPipeline>> OcrPipeline::create(const OcrOptions& options) {
@@ -187,8 +210,10 @@ Expected<std::unique_ptr<OcrPipeline>> OcrPipeline::create(const OcrOptions& opt
   std::unique_ptr<Inferencer> cls;
   if (options.use_cls) {
     EDGEMM_ASSIGN_OR_RETURN(cls, load_model(options, options.files.cls));
+    EDGEMM_RETURN_IF_ERROR(check_line_height(*cls, "angle classifier"));
   }
   EDGEMM_ASSIGN_OR_RETURN(std::unique_ptr<Inferencer> rec, load_model(options, options.files.rec));
+  EDGEMM_RETURN_IF_ERROR(check_line_height(*rec, "recognizer"));
   EDGEMM_RETURN_IF_ERROR(check_rec_classes(*rec, table.size(), dictionary));
   return std::unique_ptr<OcrPipeline>(
       new NativeOcrPipeline(options, std::move(det), std::move(cls), std::move(rec), std::move(table)));

@@ -17,6 +17,18 @@ double aspect_ratio(const cv::Mat& crop) { return static_cast<double>(crop.cols)
 
 }  // namespace
 
+FixedGeometry fixed_geometry(const Inferencer& model) {
+  FixedGeometry g;
+  if (model.inputs().empty()) return g;
+  const ValueInfo& in = model.inputs()[0];
+  if (!in.rank_known || in.shape.size() != 4) return g;
+  auto extent = [](const Dim& d) { return d.is_static() ? d.value : int64_t{0}; };
+  g.batch = extent(in.shape[0]);
+  g.height = extent(in.shape[2]);
+  g.width = extent(in.shape[3]);
+  return g;
+}
+
 Expected<std::vector<Tensor>> run_single_input(const Inferencer& model, Tensor input) {
   std::vector<std::pair<std::string, Tensor>> inputs;
   inputs.emplace_back(model.inputs().at(0).name, std::move(input));
@@ -32,10 +44,9 @@ std::vector<size_t> order_by_aspect_ratio(const std::vector<cv::Mat>& crops) {
 }
 
 Expected<Tensor> line_batch_input(const std::vector<cv::Mat>& crops, const std::vector<size_t>& order, size_t begin,
-                                  size_t end, int width) {
-  const int64_t count = static_cast<int64_t>(end - begin);
-  // Zero-initialised: the right padding of narrower crops stays 0.
-  EDGEMM_ASSIGN_OR_RETURN(Tensor input, Tensor::create(DataType::kFloat32, {count, 3, kLineHeight, width}));
+                                  size_t end, int width, int64_t rows) {
+  // Zero-initialised: the right padding of narrower crops and the rows beyond them stay 0.
+  EDGEMM_ASSIGN_OR_RETURN(Tensor input, Tensor::create(DataType::kFloat32, {rows, 3, kLineHeight, width}));
   for (size_t i = begin; i < end; ++i) {
     const cv::Mat& crop = crops[order[i]];
     const int resized_width = std::min(width, static_cast<int>(std::ceil(kLineHeight * aspect_ratio(crop))));
@@ -53,16 +64,19 @@ Expected<std::vector<bool>> classify_and_flip(const Inferencer& cls, std::vector
                                               float threshold) {
   std::vector<bool> flipped(crops.size(), false);
   const std::vector<size_t> order = order_by_aspect_ratio(crops);
-  for (size_t begin = 0; begin < order.size(); begin += batch) {
-    const size_t end = std::min(order.size(), begin + static_cast<size_t>(batch));
-    EDGEMM_ASSIGN_OR_RETURN(Tensor input, line_batch_input(crops, order, begin, end, kClsWidth));
+  const FixedGeometry fixed = fixed_geometry(cls);
+  const size_t step = fixed.batch > 0 ? static_cast<size_t>(fixed.batch) : static_cast<size_t>(batch);
+  const int width = fixed.width > 0 ? static_cast<int>(fixed.width) : kClsWidth;
+  for (size_t begin = 0; begin < order.size(); begin += step) {
+    const size_t end = std::min(order.size(), begin + step);
+    const int64_t rows = fixed.batch > 0 ? fixed.batch : static_cast<int64_t>(end - begin);
+    EDGEMM_ASSIGN_OR_RETURN(Tensor input, line_batch_input(crops, order, begin, end, width, rows));
     EDGEMM_ASSIGN_OR_RETURN(std::vector<Tensor> outputs, run_single_input(cls, std::move(input)));
     const Tensor& probs = outputs.at(0);
-    if (probs.dtype() != DataType::kFloat32 || probs.rank() != 2 || probs.dim(0) != static_cast<int64_t>(end - begin) ||
-        probs.dim(1) != 2) {
+    if (probs.dtype() != DataType::kFloat32 || probs.rank() != 2 || probs.dim(0) != rows || probs.dim(1) != 2) {
       return Status(StatusCode::kInvalidModel, "angle classifier output '" + cls.outputs().at(0).name + "' is " +
                                                    shape_to_string(probs.shape()) + "; expected float [" +
-                                                   std::to_string(end - begin) + ", 2] (0° and 180° probabilities)");
+                                                   std::to_string(rows) + ", 2] (0° and 180° probabilities)");
     }
     for (size_t i = begin; i < end; ++i) {
       const float* row = probs.data<float>() + 2 * (i - begin);
@@ -79,18 +93,21 @@ Expected<std::vector<CtcLine>> recognize(const Inferencer& rec, const std::vecto
                                          const std::vector<std::string>& table) {
   std::vector<CtcLine> lines(crops.size());
   const std::vector<size_t> order = order_by_aspect_ratio(crops);
-  for (size_t begin = 0; begin < order.size(); begin += batch) {
-    const size_t end = std::min(order.size(), begin + static_cast<size_t>(batch));
+  const FixedGeometry fixed = fixed_geometry(rec);
+  const size_t step = fixed.batch > 0 ? static_cast<size_t>(fixed.batch) : static_cast<size_t>(batch);
+  for (size_t begin = 0; begin < order.size(); begin += step) {
+    const size_t end = std::min(order.size(), begin + step);
+    const int64_t rows = fixed.batch > 0 ? fixed.batch : static_cast<int64_t>(end - begin);
     double widest = static_cast<double>(kRecMinWidth) / kLineHeight;
     for (size_t i = begin; i < end; ++i) widest = std::max(widest, aspect_ratio(crops[order[i]]));
-    EDGEMM_ASSIGN_OR_RETURN(Tensor input,
-                            line_batch_input(crops, order, begin, end, static_cast<int>(kLineHeight * widest)));
+    const int width = fixed.width > 0 ? static_cast<int>(fixed.width) : static_cast<int>(kLineHeight * widest);
+    EDGEMM_ASSIGN_OR_RETURN(Tensor input, line_batch_input(crops, order, begin, end, width, rows));
     EDGEMM_ASSIGN_OR_RETURN(std::vector<Tensor> outputs, run_single_input(rec, std::move(input)));
     const Tensor& probs = outputs.at(0);
-    if (probs.dtype() != DataType::kFloat32 || probs.rank() != 3 || probs.dim(0) != static_cast<int64_t>(end - begin)) {
+    if (probs.dtype() != DataType::kFloat32 || probs.rank() != 3 || probs.dim(0) != rows) {
       return Status(StatusCode::kInvalidModel, "recognizer output '" + rec.outputs().at(0).name + "' is " +
                                                    shape_to_string(probs.shape()) + "; expected float [" +
-                                                   std::to_string(end - begin) + ", T, classes]");
+                                                   std::to_string(rows) + ", T, classes]");
     }
     const int64_t steps = probs.dim(1);
     const int64_t classes = probs.dim(2);

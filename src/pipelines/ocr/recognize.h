@@ -20,22 +20,34 @@ inline constexpr int kClsWidth = 192;
 /// Smallest recognizer input width (PP-OCRv4 rec_image_shape 3,48,320).
 inline constexpr int kRecMinWidth = 320;
 
+/// Extents a model's first input fixes ([N, C, H, W]); 0 where the axis is symbolic.
+struct FixedGeometry {
+  int64_t batch = 0;
+  int64_t height = 0;
+  int64_t width = 0;
+};
+
+/// The static extents of `model`'s first input (all 0 when its rank is not 4 or unknown).
+FixedGeometry fixed_geometry(const Inferencer& model);
+
 /// Runs a model that has one input (det, cls, rec) on `input`, fed under the model's input name.
 /// Errors: those of Inferencer::run.
 Expected<std::vector<Tensor>> run_single_input(const Inferencer& model, Tensor input);
 
-/// Builds the [n, 3, 48, width] input of `crops[order[begin..end)]`: each crop resized to
-/// height 48 with width ceil(48 × w / h) capped at `width` (Lanczos when enlarging, area
-/// averaging when shrinking; PaddleOCR uses bilinear for both), scaled to [−1, 1]
-/// ((x / 255 − 0.5) / 0.5) and right-padded with 0. Errors: kOutOfMemory.
+/// Builds the [rows, 3, 48, width] input of `crops[order[begin..end)]` (rows >= end − begin;
+/// rows beyond the crops stay 0, for models with a static batch): each crop resized to height
+/// 48 with width ceil(48 × w / h) capped at `width` (Lanczos when enlarging, area averaging
+/// when shrinking; PaddleOCR uses bilinear for both), scaled to [−1, 1] ((x / 255 − 0.5) / 0.5)
+/// and right-padded with 0. Errors: kOutOfMemory.
 Expected<Tensor> line_batch_input(const std::vector<cv::Mat>& crops, const std::vector<size_t>& order, size_t begin,
-                                  size_t end, int width);
+                                  size_t end, int width, int64_t rows);
 
 /// Indices of `crops` sorted by aspect ratio (width / height), ascending, so that batches
 /// hold crops of similar width (PaddleOCR sorts the same way before batching).
 std::vector<size_t> order_by_aspect_ratio(const std::vector<cv::Mat>& crops);
 
-/// Runs the angle classifier over `crops` in batches of `batch` and rotates by 180° (in
+/// Runs the angle classifier over `crops` in batches of `batch` (the model's static batch size
+/// when it has one; its static width replaces kClsWidth) and rotates by 180° (in
 /// place) every crop classified "180" with a score above `threshold`. Returns, per crop,
 /// whether it was flipped. Errors: from the classifier's run, or kInvalidModel when its
 /// output is not [n, 2].
@@ -43,7 +55,8 @@ Expected<std::vector<bool>> classify_and_flip(const Inferencer& cls, std::vector
                                               float threshold);
 
 /// Recognizes every crop: batches of `batch` crops of similar aspect ratio, each batch
-/// `48 × max(320 / 48, widest ratio in the batch)` wide, then CTC greedy decoding with
+/// `48 × max(320 / 48, widest ratio in the batch)` wide (a model with a static batch or width
+/// gets exactly those; wider crops are squeezed to the width), then CTC greedy decoding with
 /// `table`. Returns one line per crop, in the crops' order. Errors: from the recognizer's
 /// run, or kInvalidModel when its output is not [n, T, table.size()].
 Expected<std::vector<CtcLine>> recognize(const Inferencer& rec, const std::vector<cv::Mat>& crops, int batch,

@@ -1,0 +1,71 @@
+#pragma once
+/// \file convert.h
+/// `edgemm convert`: rewrites an ONNX model so that stricter runtimes (OpenCV DNN, vendor
+/// converters) accept it, using standard ONNX ops only (the com.edgemm fusions of
+/// passes::optimize are never used here). Three independent steps, in this order:
+/// 1. fixed input shapes (ImportOptions-style pinning, then constant folding and ONNX shape
+///    inference repeated until nothing changes, so Shape → Gather → Concat → Reshape chains and
+///    bounds computed from shapes become constants);
+/// 2. simplification (passes::simplify plus the runtime-neutral rewrites of simplify_extra.h,
+///    repeated with shape inference until nothing changes);
+/// 3. opset conversion: up through libonnx's version converter, down through edgemm's own
+///    per-op rewrites (opset_downgrade.h).
+/// The result passes onnx::checker and strict ONNX shape inference at its opset (check_strict).
+/// docs/convert.md describes the options, rewrites and measured results.
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "edgemm/status.h"
+#include "edgemm/tensor.h"
+#include "ir/graph.h"
+
+namespace edgemm::convert {
+
+/// Lowest and highest ai.onnx opset edgemm reads, writes and converts between.
+inline constexpr int64_t kMinOpset = 7;
+inline constexpr int64_t kMaxOpset = 17;
+
+/// What to do with a model.
+struct ConvertOptions {
+  /// Input name → static shape (every extent ≥ 1). See validate_fixed_shapes for the checks.
+  std::map<std::string, Shape> fixed_shapes;
+  bool simplify = false;
+  /// Target ai.onnx opset; 0 keeps the model's.
+  int64_t target_opset = 0;
+};
+
+/// What the conversion did, for reports (`edgemm convert --json`).
+struct ConvertReport {
+  int64_t source_opset = 0;
+  int64_t target_opset = 0;
+  int nodes_before = 0;
+  int nodes_after = 0;
+  int folded_nodes = 0;   ///< nodes replaced by constants (all rounds)
+  int removed_nodes = 0;  ///< dead nodes dropped (all rounds)
+  int rounds = 0;         ///< fold/simplify + shape inference rounds until nothing changed
+  /// Rewrites applied, by name (e.g. "LayerNormalization-17 decomposed": 2, "Clip bounds to
+  /// attributes": 1, "relabelled": 40), from the simplification and opset steps.
+  std::map<std::string, int> rewrites;
+  std::map<std::string, int> ops_before;  ///< op histogram of the input model
+  std::map<std::string, int> ops_after;   ///< op histogram of the result
+};
+
+/// Checks `fixed` against the model's declared inputs before anything is changed.
+/// Errors (kInvalidArgument, each naming the input): a name the model does not have (the
+/// message lists the model's inputs), a rank different from the declared one (the message
+/// gives the declared rank and dims), an extent below 1, an extent that contradicts a fixed
+/// declared dim.
+Status validate_fixed_shapes(const ir::Graph& graph, const std::map<std::string, Shape>& fixed);
+
+/// Runs the steps `options` asks for on `model` (imported by ir::import_onnx_file) in place.
+/// Errors: those of validate_fixed_shapes; kUnsupported for a target opset outside
+/// [kMinOpset, kMaxOpset] or a node that cannot be expressed at it (the message names the node,
+/// op and target opset); kInvalidModel when the checker or shape inference rejects the result.
+Status convert_model(ir::Model& model, const ConvertOptions& options, ConvertReport& report);
+
+/// Op histogram of a graph ("Conv": 62, ...); nodes of other domains as "domain:Op".
+std::map<std::string, int> op_histogram(const ir::Graph& graph);
+
+}  // namespace edgemm::convert

@@ -1,0 +1,272 @@
+#include "convert/opset_downgrade.h"
+
+#include <onnx/defs/schema.h>
+
+#include <functional>
+#include <sstream>
+#include <unordered_map>
+#include <unordered_set>
+
+#include "convert/downgrade_rewrites.h"
+#include "convert/opset_changes.h"
+#include "convert/rewrite_context.h"
+
+namespace edgemm::convert {
+
+namespace {
+
+using Rewriter = std::function<Status(RewriteContext&, const ir::Node&)>;
+
+const Rewriter* family_rewrite(const std::string& op) {
+  static const std::unordered_map<std::string, Rewriter> kRewrites = {
+      {"LayerNormalization", downgrade_layer_norm},
+      {"Split", downgrade_axes},
+      {"Squeeze", downgrade_axes},
+      {"Unsqueeze", downgrade_axes},
+      {"ReduceL1", downgrade_axes},
+      {"ReduceL2", downgrade_axes},
+      {"ReduceLogSum", downgrade_axes},
+      {"ReduceLogSumExp", downgrade_axes},
+      {"ReduceMax", downgrade_axes},
+      {"ReduceMean", downgrade_axes},
+      {"ReduceMin", downgrade_axes},
+      {"ReduceProd", downgrade_axes},
+      {"ReduceSum", downgrade_axes},
+      {"ReduceSumSquare", downgrade_axes},
+      {"Softmax", downgrade_softmax},
+      {"LogSoftmax", downgrade_softmax},
+      {"Hardmax", downgrade_softmax},
+      {"Clip", downgrade_clip},
+      {"Resize", downgrade_resize},
+      {"Slice", downgrade_slice},
+  };
+  auto it = kRewrites.find(op);
+  return it == kRewrites.end() ? nullptr : &it->second;
+}
+
+/// The versions of `op` above `target` up to the one in force at `source`, newest first, and
+/// whether the op exists at `target` at all.
+struct VersionSpan {
+  std::vector<int> versions;
+  bool exists_at_target = true;
+  int introduced = 0;
+};
+
+Expected<VersionSpan> version_span(const ir::Node& node, int64_t source, int64_t target) {
+  const onnx::OpSchema* schema = onnx::OpSchemaRegistry::Schema(node.op_type, static_cast<int>(source), "");
+  if (schema == nullptr) {
+    return cannot_convert(node, target,
+                          "'" + node.op_type + "' is not an ai.onnx op at opset " + std::to_string(source));
+  }
+  VersionSpan span;
+  while (schema != nullptr && schema->since_version() > target) {
+    span.versions.push_back(schema->since_version());
+    span.introduced = schema->since_version();
+    schema = onnx::OpSchemaRegistry::Schema(node.op_type, schema->since_version() - 1, "");
+  }
+  span.exists_at_target = schema != nullptr;
+  return span;
+}
+
+/// "tensor(float)" style name of a dtype, as ONNX type constraints list them.
+std::string onnx_type_string(DataType dtype) {
+  switch (dtype) {
+    case DataType::kFloat32:
+      return "tensor(float)";
+    case DataType::kFloat64:
+      return "tensor(double)";
+    case DataType::kFloat16:
+      return "tensor(float16)";
+    case DataType::kBFloat16:
+      return "tensor(bfloat16)";
+    case DataType::kBool:
+      return "tensor(bool)";
+    case DataType::kString:
+      return "tensor(string)";
+    default:
+      return "tensor(" + std::string(dtype_name(dtype)) + ")";
+  }
+}
+
+/// Checks the node's input dtypes against the type constraints of its op at the target.
+Status check_input_types(const RewriteContext& ctx, const ir::Node& node) {
+  const onnx::OpSchema* schema = onnx::OpSchemaRegistry::Schema(node.op_type, static_cast<int>(ctx.target_opset()), "");
+  const auto& formal = schema->inputs();
+  for (size_t i = 0; i < node.inputs.size() && !formal.empty(); ++i) {
+    const DataType dtype = ctx.dtype(node.inputs[i]);
+    if (node.inputs[i].empty() || dtype == DataType::kUndefined) continue;
+    const auto& param = formal[std::min(i, formal.size() - 1)];
+    const std::string wanted = onnx_type_string(dtype);
+    bool allowed = false;
+    for (const auto* type : param.GetTypes()) allowed = allowed || *type == wanted;
+    if (!allowed) {
+      return cannot_convert(node, ctx.target_opset(),
+                            "input '" + node.inputs[i] + "' is " + wanted + ", which " + node.op_type + "-" +
+                                std::to_string(schema->since_version()) + " does not accept");
+    }
+  }
+  return Status::ok();
+}
+
+/// kDefaultAttrs: every listed attribute absent or at its default, then dropped.
+Status drop_default_attrs(const OpChange& change, ir::Node& node, int64_t target) {
+  std::istringstream list(change.detail);
+  std::string item;
+  while (std::getline(list, item, ';')) {
+    const auto eq = item.find('=');
+    const std::string key = item.substr(0, eq);
+    const std::string fallback = item.substr(eq + 1);
+    auto it = node.attributes.find(key);
+    if (it == node.attributes.end()) continue;
+    const ir::Attribute& attr = it->second;
+    const bool at_default =
+        !fallback.empty() && ((attr.kind == ir::Attribute::Kind::kInt && std::to_string(attr.i) == fallback) ||
+                              (attr.kind == ir::Attribute::Kind::kString && attr.s == fallback));
+    if (!at_default) {
+      return cannot_convert(node, target,
+                            "attribute '" + key + "' (added in " + node.op_type + "-" + std::to_string(change.version) +
+                                ") is set to a value older versions cannot express");
+    }
+    node.attributes.erase(it);
+  }
+  return Status::ok();
+}
+
+/// kNegativeAxes: makes `axis` / `axes` non-negative with the rank of input 0.
+Status normalize_axes(const RewriteContext& ctx, ir::Node& node) {
+  for (const char* key : {"axis", "axes"}) {
+    auto it = node.attributes.find(key);
+    if (it == node.attributes.end()) continue;
+    ir::Attribute& attr = it->second;
+    std::vector<int64_t*> values;
+    if (attr.kind == ir::Attribute::Kind::kInt) values.push_back(&attr.i);
+    for (int64_t& v : attr.ints) values.push_back(&v);
+    const int64_t rank = ctx.rank(node.inputs.empty() ? "" : node.inputs[0]);
+    for (int64_t* v : values) {
+      if (*v >= 0) continue;
+      if (rank < 0) {
+        return cannot_convert(
+            node, ctx.target_opset(),
+            "negative '" + std::string(key) + "' needs the input's rank, which is unknown (try --fix-shape)");
+      }
+      *v += rank;
+    }
+  }
+  return Status::ok();
+}
+
+/// kGatherIndices: Gather below 11 takes only non-negative indices.
+Status check_gather_indices(const RewriteContext& ctx, const ir::Node& node) {
+  auto indices = ctx.constant_ints(node.inputs.size() > 1 ? node.inputs[1] : "");
+  if (!indices) {
+    return cannot_convert(
+        node, ctx.target_opset(),
+        "Gather below opset 11 needs indices known to be non-negative; these are computed at run time");
+  }
+  for (int64_t v : *indices) {
+    if (v < 0) return cannot_convert(node, ctx.target_opset(), "negative Gather indices exist only from opset 11");
+  }
+  return Status::ok();
+}
+
+Status apply_change(RewriteContext& ctx, const OpChange& change, ir::Node& node) {
+  switch (change.kind) {
+    case ChangeKind::kTypes:
+      return Status::ok();
+    case ChangeKind::kDefaultAttrs:
+      return drop_default_attrs(change, node, ctx.target_opset());
+    case ChangeKind::kSingleInput:
+      if (node.inputs.size() > 1) {
+        return cannot_convert(node, ctx.target_opset(),
+                              "inputs after the first (" + std::string(change.detail) + ") exist only from " +
+                                  node.op_type + "-" + std::to_string(change.version));
+      }
+      return Status::ok();
+    case ChangeKind::kNegativeAxes:
+      return normalize_axes(ctx, node);
+    case ChangeKind::kGatherIndices:
+      EDGEMM_RETURN_IF_ERROR(normalize_axes(ctx, node));
+      return check_gather_indices(ctx, node);
+    case ChangeKind::kRewrite:
+      break;
+  }
+  return make_error(StatusCode::kInternal, "rewrite rows are dispatched before apply_change");
+}
+
+Status downgrade_node(RewriteContext& ctx, const ir::Node& node) {
+  if (!node.domain.empty())
+    return cannot_convert(node, ctx.target_opset(), "domain '" + node.domain + "' is not ai.onnx");
+  for (const auto& [key, attr] : node.attributes) {
+    if (attr.kind == ir::Attribute::Kind::kGraph) {
+      return cannot_convert(node, ctx.target_opset(),
+                            "nodes with subgraphs (attribute '" + key + "') are not converted down");
+    }
+  }
+  EDGEMM_ASSIGN_OR_RETURN(VersionSpan span, version_span(node, ctx.source_opset(), ctx.target_opset()));
+  if (span.versions.empty()) {
+    ctx.emit(node);
+    return Status::ok();
+  }
+  const Rewriter* rewrite = family_rewrite(node.op_type);
+  if (rewrite != nullptr) return (*rewrite)(ctx, node);
+  if (!span.exists_at_target) {
+    return cannot_convert(node, ctx.target_opset(),
+                          node.op_type + " exists only from opset " + std::to_string(span.introduced) +
+                              " and edgemm has no rewrite for it");
+  }
+  ir::Node relabelled = node;
+  for (int version : span.versions) {
+    const OpChange* change = find_op_change(node.op_type, version);
+    if (change == nullptr) {
+      return cannot_convert(
+          node, ctx.target_opset(),
+          node.op_type + "-" + std::to_string(version) +
+              " changed from the previous version and edgemm has no rule to express it at the target");
+    }
+    EDGEMM_RETURN_IF_ERROR(apply_change(ctx, *change, relabelled));
+  }
+  EDGEMM_RETURN_IF_ERROR(check_input_types(ctx, relabelled));
+  ctx.count("relabelled");
+  ctx.emit(std::move(relabelled));
+  return Status::ok();
+}
+
+/// Constant nodes become initializers so that rewrites see axes, bounds and sizes as constants.
+void constants_to_initializers(ir::Graph& graph) {
+  std::vector<ir::Node> kept;
+  for (ir::Node& node : graph.nodes) {
+    const Tensor* value = node.domain.empty() && node.op_type == "Constant" ? node.attr_tensor("value") : nullptr;
+    if (value != nullptr && node.outputs.size() == 1) {
+      graph.initializers[node.outputs[0]] = *value;
+    } else {
+      kept.push_back(std::move(node));
+    }
+  }
+  graph.nodes = std::move(kept);
+}
+
+/// Drops initializers no node reads any more (axes and bounds that became attributes).
+void drop_unread_initializers(ir::Graph& graph) {
+  std::unordered_set<std::string> read;
+  for (const ir::Node& node : graph.nodes) read.insert(node.inputs.begin(), node.inputs.end());
+  for (const ValueInfo& output : graph.outputs) read.insert(output.name);
+  std::erase_if(graph.initializers, [&](const auto& entry) { return read.count(entry.first) == 0; });
+}
+
+}  // namespace
+
+Status downgrade_opset(ir::Model& model, int64_t target, std::map<std::string, int>& counts) {
+  const int64_t source = model.opset("");
+  ir::Graph graph = model.graph;
+  constants_to_initializers(graph);
+  RewriteContext ctx(graph, source, target);
+  for (const ir::Node& node : graph.nodes) EDGEMM_RETURN_IF_ERROR(downgrade_node(ctx, node));
+  ctx.finish();
+  drop_unread_initializers(graph);
+  model.graph = std::move(graph);
+  model.opsets[""] = target;
+  for (const auto& [name, n] : ctx.counts()) counts[name] += n;
+  return Status::ok();
+}
+
+}  // namespace edgemm::convert

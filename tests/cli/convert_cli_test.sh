@@ -1,0 +1,104 @@
+#!/usr/bin/env bash
+# edgemm convert: exit codes and messages for bad input, the transformer fixture converted to
+# opsets 11 and 13 (checker, ONNX Runtime, edgemm, PyTorch reference), PP-OCRv4 cls, rec and det
+# with fixed shapes and --simplify, verified with edgemm, ONNX Runtime and OpenCV DNN (which
+# refuses the original files).
+# Usage: convert_cli_test.sh EDGEMM_BINARY REPO_ROOT
+set -uo pipefail
+bin="$1"
+root="$2"
+tmp="$(mktemp -d)"
+trap 'rm -rf "$tmp"' EXIT
+# shellcheck source=check_lib.sh
+source "$(dirname "${BASH_SOURCE[0]}")/check_lib.sh"
+fixtures="$root/tests/fixtures"
+block="$fixtures/transformer_block.onnx"
+x="$fixtures/transformer_block_x.npy"
+py=/usr/bin/python3
+
+check help 0 "$bin" convert --help
+check missing-output 2 "$bin" convert "$block"
+check unknown-input 2 "$bin" convert "$block" -o "$tmp/o.onnx" --fix-shape images=2,8,32
+expect_text unknown-input-lists "$tmp/err" "inputs: x \[batch,seq,32\]"
+check wrong-rank 2 "$bin" convert "$block" -o "$tmp/o.onnx" --fix-shape x=2,8
+expect_text wrong-rank-says "$tmp/err" "has rank 3 \[batch,seq,32\]"
+check zero-extent 2 "$bin" convert "$block" -o "$tmp/o.onnx" --fix-shape x=0,8,32
+check contradiction 2 "$bin" convert "$block" -o "$tmp/o.onnx" --fix-shape x=2,8,16
+expect_text contradiction-says "$tmp/err" "fixed to 32"
+check opset-too-low 4 "$bin" convert "$block" -o "$tmp/o.onnx" --opset 5 --no-verify
+expect_text opset-too-low-says "$tmp/err" "target opset 5 is outside"
+check opset-too-high 4 "$bin" convert "$block" -o "$tmp/o.onnx" --opset 99 --no-verify
+check unwritable-output 6 "$bin" convert "$block" -o "$tmp/no/such/dir/o.onnx" --no-verify
+cp "$block" "$tmp/in.onnx"
+check output-is-input 2 "$bin" convert "$tmp/in.onnx" -o "$tmp/in.onnx" --no-verify
+check symbolic-needs-shape 2 "$bin" convert "$block" -o "$tmp/o.onnx" --opset 13
+expect_text symbolic-needs-shape-says "$tmp/err" "verify-shape"
+check input-contradicts-shape 2 "$bin" convert "$block" -o "$tmp/o.onnx" --fix-shape x=1,8,32 --input x="$x"
+expect_text input-contradicts-shape-says "$tmp/err" "has shape \[2,8,32\]"
+[ -e "$tmp/o.onnx" ] && { failed=$((failed + 1)); echo "FAIL: a refused conversion wrote its output"; }
+
+# The fixture at opsets 11 and 13: verified by the command, then checked against PyTorch.
+check_fixture() {  # check_fixture OPSET EXTRA_ARGS...
+  local opset="$1" out="$tmp/block_$1.onnx"
+  shift
+  check "fixture-$opset" 0 "$bin" convert "$block" -o "$out" --opset "$opset" --input x="$x" --json "$@"
+  cp "$tmp/out" "$tmp/block_$opset.json"
+  check "fixture-$opset-report" 0 $py -c '
+import json, sys
+r = json.load(open(sys.argv[1]))
+v = r["verification"]
+assert r["opset"]["to"] == int(sys.argv[2]) and v["passed"], v
+engines = {(c["engine"], c["input_set"]) for c in v["checks"] if "skipped" not in c}
+assert {e for e, _ in engines} == {"edgemm", "onnxruntime"}, v["checks"]
+assert all(c["max_abs_error"] <= 1e-4 for c in v["checks"] if "skipped" not in c), v["checks"]
+assert "LayerNormalization" not in r["ops_after"] and r["ops_after"].get("ReduceMean", 0) >= 4, r["ops_after"]
+' "$tmp/block_$opset.json" "$opset"
+  check "fixture-$opset-checker" 0 $py -c '
+import onnx, sys
+m = onnx.load(sys.argv[1])
+onnx.checker.check_model(m, full_check=True)
+assert [o.version for o in m.opset_import if o.domain in ("", "ai.onnx")] == [int(sys.argv[2])]
+' "$out" "$opset"
+  check "fixture-$opset-edgemm-run" 0 "$bin" run "$out" --input x="$x" --output-dir "$tmp/edgemm_$opset"
+  check "fixture-$opset-ort-run" 0 node "$root/tools/reference/ort_run.js" "$out" --input x="$x" --output-dir "$tmp/ort_$opset"
+  check "fixture-$opset-vs-pytorch" 0 $py -c '
+import numpy as np, sys
+fixtures, tmp, opset = sys.argv[1:4]
+for engine in ("edgemm", "ort"):
+    for name in ("y", "pooled"):
+        want = np.load(f"{fixtures}/transformer_block_{name}.npy")
+        got = np.load(f"{tmp}/{engine}_{opset}/{name}.npy")
+        err = float(np.abs(got - want).max())
+        assert got.shape == want.shape and err <= 1e-4, (engine, name, err)
+' "$fixtures" "$tmp" "$opset"
+}
+check_fixture 11 --fix-shape x=2,8,32
+check_fixture 13 --verify-shape x=2,8,32
+
+# PP-OCRv4 with fixed shapes and --simplify: edgemm, ONNX Runtime and OpenCV DNN 4.6 (which
+# refuses each original file) within 1e-4. det and rec guard the rewrites OpenCV needs
+# (HardSwish without Clip-11, LayerNorm scales at full shape).
+check_ppocr() {  # check_ppocr NAME FILE SHAPE
+  local name="$1" model="$root/models/ppocrv4/$2"
+  if [ ! -f "$model" ]; then
+    echo "skip: PP-OCRv4 $name model missing ($model)"
+    return
+  fi
+  check "$name-convert" 0 "$bin" convert "$model" -o "$tmp/$name.onnx" --fix-shape "x=$3" --simplify --verify-opencv \
+    --threads 2 --json
+  cp "$tmp/out" "$tmp/$name.json"
+  check "$name-report" 0 $py -c '
+import json, sys
+r = json.load(open(sys.argv[1]))
+v = r["verification"]
+ran = [c for c in v["checks"] if "skipped" not in c]
+assert v["passed"] and {c["engine"] for c in ran} == {"edgemm", "onnxruntime", "opencv"}, v
+assert v.get("opencv_original"), v  # OpenCV DNN 4.6 refuses the original (det: Clip inputs, else Shape)
+assert r["nodes"]["after"] < r["nodes"]["before"] and "BatchNormalization" not in r["ops_after"], r
+assert "Clip" not in r["ops_after"] or r["opset"]["to"] < 11, r["ops_after"]
+' "$tmp/$name.json"
+}
+check_ppocr cls ch_ppocr_mobile_v2.0_cls_infer.onnx 1,3,48,192
+check_ppocr rec ch_PP-OCRv4_rec_infer.onnx 1,3,48,320
+check_ppocr det ch_PP-OCRv4_det_infer.onnx 1,3,640,640
+report_and_exit

@@ -1,0 +1,187 @@
+/// `edgemm convert MODEL -o OUT`: fixed shapes, simplification and opset conversion with
+/// standard ONNX ops only (src/convert/convert.h), then verification against the input model
+/// (convert_verify.h). docs/convert.md describes the options and the rewrites.
+#include <chrono>
+#include <cmath>
+#include <iomanip>
+#include <iostream>
+
+#include "cli_common.h"
+#include "commands.h"
+#include "convert/convert.h"
+#include "convert_verify.h"
+#include "core/npy.h"
+#include "ir/onnx_export.h"
+#include "ir/onnx_import.h"
+
+namespace edgemm::cli {
+
+namespace {
+
+/// Exit code when the verification finds a difference above the tolerance (or an engine fails).
+constexpr int kVerifyFailedExit = 1;
+
+struct ConvertArgs {
+  std::string model;
+  std::string output;
+  std::vector<std::string> fix_shapes;
+  std::vector<std::string> verify_shapes;
+  std::vector<std::string> inputs;
+  bool simplify = false;
+  int64_t opset = 0;
+  bool no_verify = false;
+  bool verify_opencv = false;
+  double tolerance = 1e-4;
+  uint32_t seed = 1;
+  int threads = 1;
+  std::string reference_dir;
+  bool json = false;
+};
+
+void progress(const ConvertArgs& args, const std::string& step) {
+  std::cerr << "edgemm convert: " << step << "..." << std::endl;
+}
+
+nlohmann::json report_json(const ConvertArgs& args, const convert::ConvertReport& r) {
+  return {{"model", args.model},
+          {"output", args.output},
+          {"opset", {{"from", r.source_opset}, {"to", r.target_opset}}},
+          {"nodes", {{"before", r.nodes_before}, {"after", r.nodes_after}}},
+          {"folded_nodes", r.folded_nodes},
+          {"removed_nodes", r.removed_nodes},
+          {"rounds", r.rounds},
+          {"rewrites", r.rewrites},
+          {"ops_before", r.ops_before},
+          {"ops_after", r.ops_after}};
+}
+
+std::string error_text(double err) {
+  if (!std::isfinite(err)) return "inf";
+  std::ostringstream s;
+  s << std::scientific << std::setprecision(2) << err;
+  return s.str();
+}
+
+void print_text(const convert::ConvertReport& r, const ConvertArgs& args, const VerifyReport* verify) {
+  std::cout << "wrote " << args.output << ": opset " << r.source_opset << " → " << r.target_opset << ", "
+            << r.nodes_before << " → " << r.nodes_after << " nodes (" << r.folded_nodes << " folded, "
+            << r.removed_nodes << " removed)\n";
+  for (const auto& [name, n] : r.rewrites) std::cout << "  " << name << ": " << n << "\n";
+  if (verify == nullptr) return;
+  std::cout << "verification (max abs error, tolerance " << error_text(verify->tolerance) << "):\n";
+  for (const EngineCheck& c : verify->checks) {
+    std::cout << "  " << std::left << std::setw(12) << c.engine << c.input_set << ", " << c.compared << ": ";
+    if (!c.skipped.empty()) {
+      std::cout << "skipped (" << c.skipped << ")\n";
+      continue;
+    }
+    if (!c.failed.empty()) {
+      std::cout << "FAILED (" << c.failed << ")\n";
+      continue;
+    }
+    for (size_t i = 0; i < c.max_abs_error.size(); ++i) {
+      std::cout << (i ? ", " : "") << c.max_abs_error[i].first << " " << error_text(c.max_abs_error[i].second);
+    }
+    std::cout << (c.worst() > verify->tolerance ? "  ABOVE TOLERANCE" : "") << "\n";
+  }
+  if (args.verify_opencv) {
+    std::cout << "  OpenCV DNN on the input model: "
+              << (verify->opencv_original.empty() ? "loads and runs" : verify->opencv_original) << "\n";
+  }
+}
+
+Expected<VerifyOptions> verify_options(const ConvertArgs& args, const std::map<std::string, Shape>& fixed) {
+  VerifyOptions options;
+  EDGEMM_ASSIGN_OR_RETURN(options.shapes, parse_named_shapes(args.verify_shapes));
+  for (const auto& [name, shape] : fixed) options.shapes[name] = shape;
+  for (const std::string& spec : args.inputs) {
+    EDGEMM_ASSIGN_OR_RETURN(auto kv, split_assignment(spec, "--input"));
+    EDGEMM_ASSIGN_OR_RETURN(Tensor t, read_npy(kv.second));
+    options.given.emplace_back(kv.first, std::move(t));
+  }
+  options.seed = args.seed;
+  options.tolerance = args.tolerance;
+  options.opencv = args.verify_opencv;
+  options.threads = args.threads;
+  options.reference_dir =
+      args.reference_dir.empty() ? default_repo_dir("EDGEMM_REFERENCE_DIR", "tools/reference") : args.reference_dir;
+  options.progress = [&args](const std::string& step) { progress(args, step); };
+  return options;
+}
+
+/// Converts and writes; returns the exit code (0, or kVerifyFailedExit) or an error.
+Expected<int> convert_command(const ConvertArgs& args) {
+  EDGEMM_RETURN_IF_ERROR(check_output_path(args.output, {args.model}));
+  convert::ConvertOptions options;
+  EDGEMM_ASSIGN_OR_RETURN(options.fixed_shapes, parse_named_shapes(args.fix_shapes));
+  options.simplify = args.simplify;
+  options.target_opset = args.opset;
+  progress(args, "reading " + args.model);
+  EDGEMM_ASSIGN_OR_RETURN(ir::Model model, ir::import_onnx_file(args.model));
+  EDGEMM_RETURN_IF_ERROR(convert::validate_fixed_shapes(model.graph, options.fixed_shapes));
+  std::optional<VerifyOptions> verify;
+  if (!args.no_verify) {
+    EDGEMM_ASSIGN_OR_RETURN(verify, verify_options(args, options.fixed_shapes));
+    EDGEMM_RETURN_IF_ERROR(check_verify_inputs(args.model, *verify));
+  }
+  progress(args, "converting");
+  convert::ConvertReport report;
+  EDGEMM_RETURN_IF_ERROR(convert::convert_model(model, options, report));
+  EDGEMM_RETURN_IF_ERROR(ir::export_onnx_file(model, args.output));
+  std::optional<VerifyReport> checked;
+  if (verify) {
+    EDGEMM_ASSIGN_OR_RETURN(checked, verify_conversion(args.model, args.output, *verify));
+  }
+  if (args.json) {
+    nlohmann::json j = report_json(args, report);
+    j["verification"] = checked ? verify_json(*checked) : nlohmann::json(nullptr);
+    std::cout << json_text(j) << std::endl;
+  } else {
+    print_text(report, args, checked ? &*checked : nullptr);
+  }
+  if (checked && !checked->passed) {
+    std::cerr << "edgemm convert: error: the converted model differs from the input by more than " << args.tolerance
+              << " (or an engine failed); see the verification above. " << args.output << " was kept for inspection."
+              << std::endl;
+    return kVerifyFailedExit;
+  }
+  return 0;
+}
+
+}  // namespace
+
+void add_convert_command(CLI::App& app, int& exit_code) {
+  auto args = std::make_shared<ConvertArgs>();
+  CLI::App* cmd = app.add_subcommand(
+      "convert",
+      "Rewrite a model for stricter runtimes: fixed shapes, simplification, opset conversion (standard ops only)");
+  cmd->add_option("model", args->model, "ONNX model file")->required();
+  cmd->add_option("-o,--output", args->output, "converted model file (must differ from MODEL)")->required();
+  cmd->add_option("--fix-shape", args->fix_shapes,
+                  "static input shape, name=1,3,640,640 (repeat per input); folds "
+                  "what depends on it");
+  cmd->add_flag("--simplify", args->simplify,
+                "constant folding, dead nodes, Transpose/Reshape/Identity clean-up, "
+                "BatchNormalization and affine folding into Conv, and the HardSwish, Clip and broadcast-constant "
+                "forms OpenCV DNN reads (docs/convert.md)");
+  cmd->add_option("--opset", args->opset, "target ai.onnx opset (7-17; default: keep)");
+  cmd->add_flag("--no-verify", args->no_verify, "skip running both models to compare their outputs");
+  cmd->add_option("--verify-shape", args->verify_shapes,
+                  "input shape for the verification's random inputs when the "
+                  "model's is symbolic and not fixed, name=dims");
+  cmd->add_option("-i,--input", args->inputs, "also verify on this input, name=file.npy (repeatable)");
+  cmd->add_option("--tolerance", args->tolerance, "largest absolute output difference accepted")->capture_default_str();
+  cmd->add_option("--seed", args->seed, "seed of the random verification inputs")->capture_default_str();
+  cmd->add_flag("--verify-opencv", args->verify_opencv, "also run the converted model with OpenCV DNN");
+  cmd->add_option("-t,--threads", args->threads, "threads for edgemm and OpenCV in the verification")
+      ->check(CLI::Range(1, kMaxThreads))
+      ->capture_default_str();
+  cmd->add_option("--reference-dir", args->reference_dir, "folder of ort_run.js (default: tools/reference)");
+  cmd->add_flag("--json", args->json, "print a JSON report");
+  cmd->callback([args, &exit_code] {
+    auto result = convert_command(*args);
+    exit_code = result ? *result : report_error("convert", result.status(), args->json);
+  });
+}
+
+}  // namespace edgemm::cli
