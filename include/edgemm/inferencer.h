@@ -35,11 +35,12 @@ struct ValueInfo {
 struct InferencerConfig {
   std::string model_path;  ///< .onnx file; external data is read relative to its folder
   int threads = 0;         ///< intra-op threads, at most 1024; 0 = all hardware threads
-  /// Backend that runs the graph: "native" (edgemm's CPU kernels), "opencv" (OpenCV DNN; only in
-  /// programs that link the edgemm_backend_opencv object library, as the `edgemm` CLI does), or
-  /// "plugin" (a vendor plugin loaded from `plugin_path`, see edgemm/plugin_abi.h). Nodes the
-  /// backend refuses run on native: placement() lists them with the backend's reasons, and
-  /// create() prints one warning naming them to stderr.
+  /// Backend that runs the graph: "native" (edgemm's CPU kernels), "opencv" (OpenCV DNN 4.6; only
+  /// in programs that link the CMake object library edgemm_backend_opencv, whose static
+  /// initializer registers it, as the `edgemm` CLI and the unit tests do), or "plugin" (a vendor
+  /// plugin loaded from `plugin_path`, see edgemm/plugin_abi.h). Nodes the backend refuses, and
+  /// partitions it fails to compile, run on native: placement() lists them with the reasons, and
+  /// create() prints warnings naming them to stderr (docs/backends.md).
   std::string backend = "native";
   std::string plugin_path;         ///< shared library for backend "plugin"
   std::string device = "cpu";      ///< must be one of the backend's declared devices
@@ -65,8 +66,10 @@ struct NodePlacement {
   std::string node;     ///< ONNX node name (the graph after the standard-op passes, see docs/backends.md)
   std::string op_type;  ///< ONNX op, e.g. "Conv"
   std::string backend;  ///< backend that runs it: the requested one, or "native" for a fallback
-  /// Why the requested backend refused the node (empty when it runs there), e.g. "Clip with min/max
-  /// given as inputs (OpenCV DNN 4.6 reads them only as attributes)".
+  /// Why the requested backend refused the node (empty when it runs there), e.g. "dynamic input
+  /// shape [?,3,?,?] (OpenCV DNN 4.6 needs static shapes; pin them with --shape or `edgemm convert
+  /// --fix-shape`)", or why its partition failed to compile ("its partition of 3 nodes failed to
+  /// compile: ...").
   std::string reason;
   bool operator==(const NodePlacement&) const = default;
 };

@@ -3,16 +3,26 @@
 
 #include "backends/partition.h"
 
+#include <algorithm>
 #include <cstring>
 #include <set>
 #include <unordered_map>
 #include <unordered_set>
 #include <utility>
 
+#include "ir/onnx_export.h"
+#include "ir/onnx_import.h"
 #include "passes/graph_view.h"
+#include "passes/passes.h"
 
 namespace edgemm::backends {
 namespace {
+
+/// Initializers up to this many elements keep their values for shape inference (shapes, axes,
+/// scales); larger ones (weights) become typed graph inputs.
+constexpr int64_t kInferenceConstantElements = 64;
+/// Most simplify / shape inference rounds of simplify_for_backend (PP-OCRv4 rec needs 3).
+constexpr int kMaxSimplifyRounds = 8;
 
 bool has_subgraph(const ir::Node& node) {
   for (const auto& [key, attr] : node.attributes) {
@@ -105,6 +115,16 @@ ir::Node partition_node(const ir::Model& part, int index, const std::string& bac
   return node;
 }
 
+/// Places the nodes of a run whose partition failed to compile back on native, with the error.
+void fall_back(const std::vector<int>& run, const Status& error, PartitionedGraph& result) {
+  const std::string count = std::to_string(run.size()) + (run.size() == 1 ? " node" : " nodes");
+  for (int n : run) {
+    result.placement[n].backend = "native";
+    result.placement[n].reason = "its partition of " + count + " failed to compile: " + error.message();
+  }
+  result.compile_failures.push_back(count + ": " + error.message());
+}
+
 /// Runs one partition through its backend.
 class PartitionKernel final : public kernels::Kernel {
  public:
@@ -139,9 +159,69 @@ class PartitionKernel final : public kernels::Kernel {
   std::string name_;
 };
 
+/// Known axes of `info`: -1 for an unknown rank, else the number of static extents.
+int known_axes(const ValueInfo& info) {
+  if (!info.rank_known) return -1;
+  return static_cast<int>(
+      std::count_if(info.shape.begin(), info.shape.end(), [](const Dim& d) { return d.is_static(); }));
+}
+
+/// `info` replaced by `inferred` when that has the same (or an unknown) dtype and more known axes.
+void take_if_better(ValueInfo& info, const ValueInfo& inferred) {
+  const bool same_dtype = info.dtype == DataType::kUndefined || info.dtype == inferred.dtype;
+  if (same_dtype && known_axes(inferred) > known_axes(info)) {
+    const std::string name = info.name;
+    info = inferred;
+    info.name = name;
+  }
+}
+
+/// ONNX shape inference over `model` (see simplify_for_backend), merged into its value_infos
+/// and graph outputs.
+void infer_shapes(ir::Model& model) {
+  ir::Model skeleton;
+  skeleton.ir_version = model.ir_version;
+  skeleton.opsets = model.opsets;
+  skeleton.graph.nodes = model.graph.nodes;
+  skeleton.graph.inputs = model.graph.inputs;
+  skeleton.graph.outputs = model.graph.outputs;
+  for (const auto& [name, tensor] : model.graph.initializers) {
+    if (tensor.element_count() <= kInferenceConstantElements) {
+      skeleton.graph.initializers.emplace(name, tensor);
+      continue;
+    }
+    ValueInfo weight{name, tensor.dtype(), {}, true};
+    for (int64_t d : tensor.shape()) weight.shape.push_back(Dim{d, ""});
+    skeleton.graph.inputs.push_back(std::move(weight));
+  }
+  auto bytes = ir::export_onnx_bytes(skeleton);
+  if (!bytes) return;
+  ir::ImportOptions options;
+  options.run_checker = false;
+  auto inferred = ir::import_onnx_bytes(*bytes, "", options);
+  if (!inferred) return;
+  for (const auto& [name, info] : inferred->graph.value_infos) {
+    auto [it, added] = model.graph.value_infos.emplace(name, info);
+    if (!added) take_if_better(it->second, info);
+  }
+  for (size_t i = 0; i < model.graph.outputs.size() && i < inferred->graph.outputs.size(); ++i) {
+    take_if_better(model.graph.outputs[i], inferred->graph.outputs[i]);
+  }
+}
+
 }  // namespace
 
-PartitionedGraph partition_graph(ir::Model& model, const Backend& backend) {
+void simplify_for_backend(ir::Model& model) {
+  for (int round = 0; round < kMaxSimplifyRounds; ++round) {
+    const size_t before = model.graph.nodes.size();
+    passes::PassReport report;
+    passes::simplify(model, report);
+    if (round > 0 && model.graph.nodes.size() == before) return;
+    infer_shapes(model);
+  }
+}
+
+PartitionedGraph partition_graph(ir::Model& model, const Backend& backend, const BackendOptions& options) {
   passes::sort_topologically(model.graph);
   ir::Graph& graph = model.graph;
   const std::vector<NodeSupport> verdicts = backend.capability(model);
@@ -165,15 +245,21 @@ PartitionedGraph partition_graph(ir::Model& model, const Backend& backend) {
   if (runs.empty()) return result;
 
   std::vector<bool> dead(graph.nodes.size(), false);
-  for (size_t k = 0; k < runs.size(); ++k) {
-    ir::Model part = extract(model, runs[k]);
-    ir::Node stand_in = partition_node(part, static_cast<int>(k), backend.name());
-    for (size_t i = 1; i < runs[k].size(); ++i) dead[runs[k][i]] = true;
-    graph.nodes[runs[k].front()] = std::move(stand_in);
-    result.partitions.push_back(std::move(part));
+  std::vector<std::pair<int, ir::Node>> stand_ins;  // (first node of the run, its replacement)
+  for (const std::vector<int>& run : runs) {
+    const ir::Model part = extract(model, run);
+    auto compiled = backend.compile(part, options);
+    if (!compiled) {
+      fall_back(run, compiled.status(), result);
+      continue;
+    }
+    stand_ins.emplace_back(run.front(), partition_node(part, static_cast<int>(result.compiled.size()), backend.name()));
+    result.compiled.push_back(std::move(compiled).value());
+    for (size_t i = 1; i < run.size(); ++i) dead[run[i]] = true;
   }
+  for (auto& [n, stand_in] : stand_ins) graph.nodes[n] = std::move(stand_in);
   passes::remove_nodes(graph, dead);
-  passes::use_edgemm_domain(model);
+  if (!stand_ins.empty()) passes::use_edgemm_domain(model);
   return result;
 }
 

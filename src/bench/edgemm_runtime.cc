@@ -7,6 +7,14 @@ namespace edgemm::bench {
 
 namespace {
 
+/// {"nodes", "on_backend", "fallback_nodes"} of Inferencer::placement().
+nlohmann::json placement_counts(const Inferencer& inferencer) {
+  int on_backend = 0;
+  for (const NodePlacement& p : inferencer.placement()) on_backend += p.backend == inferencer.backend() ? 1 : 0;
+  const int nodes = static_cast<int>(inferencer.placement().size());
+  return {{"nodes", nodes}, {"on_backend", on_backend}, {"fallback_nodes", nodes - on_backend}};
+}
+
 class EdgemmRuntime : public BenchRuntime {
  public:
   explicit EdgemmRuntime(const RuntimeSetup& setup) : setup_(setup) {}
@@ -16,7 +24,12 @@ class EdgemmRuntime : public BenchRuntime {
   nlohmann::json settings() const override {
     nlohmann::json fixed = nlohmann::json::object();
     for (const auto& [name, shape] : setup_.fixed_shapes) fixed[name] = shape;
-    return {{"threads", setup_.threads}, {"optimize", true}, {"fixed_input_shapes", fixed}};
+    const EdgemmBackend& b = setup_.edgemm_backend;
+    nlohmann::json settings = {{"threads", setup_.threads}, {"optimize", true},   {"fixed_input_shapes", fixed},
+                               {"backend", b.backend},      {"device", b.device}, {"precision", b.precision}};
+    if (!b.plugin_path.empty()) settings["plugin"] = b.plugin_path;
+    if (inferencer_) settings["placement"] = placement_counts(*inferencer_);
+    return settings;
   }
 
   Expected<double> load() override {
@@ -24,6 +37,10 @@ class EdgemmRuntime : public BenchRuntime {
     config.model_path = setup_.model_path;
     config.threads = setup_.threads;
     config.fixed_input_shapes = setup_.fixed_shapes;
+    config.backend = setup_.edgemm_backend.backend;
+    config.device = setup_.edgemm_backend.device;
+    config.precision = setup_.edgemm_backend.precision;
+    config.plugin_path = setup_.edgemm_backend.plugin_path;
     const auto start = std::chrono::steady_clock::now();
     EDGEMM_ASSIGN_OR_RETURN(inferencer_, Inferencer::create(config));
     return ms_since(start);

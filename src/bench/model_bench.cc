@@ -68,6 +68,7 @@ Expected<BenchPoint> bench_point(const ModelBenchOptions& options, const std::ve
   setup.threads = threads;
   setup.reference_dir = options.reference_dir;
   setup.timeout_s = options.timeout_s;
+  setup.edgemm_backend = options.edgemm_backend;
 
   BenchPoint point;
   point.threads = threads;

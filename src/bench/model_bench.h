@@ -28,6 +28,7 @@ struct ModelBenchOptions {
   std::vector<int> threads = {1};  ///< one point per count
   Sweep sweep;
   std::vector<std::string> runtimes = {"edgemm"};  ///< canonical names, edgemm first
+  EdgemmBackend edgemm_backend;                    ///< the backend the edgemm runtime runs on
   CompareOptions compare;
   std::string reference_dir;  ///< for the ONNX Runtime peer
   double timeout_s = 600;

@@ -17,6 +17,15 @@
 
 namespace edgemm::bench {
 
+/// The backend edgemm's own runtime runs on (InferencerConfig backend, device, precision,
+/// plugin_path; docs/backends.md). Peers ignore it.
+struct EdgemmBackend {
+  std::string backend = "native";  ///< "native", "opencv" (when linked) or "plugin"
+  std::string device = "cpu";      ///< one of the backend's devices
+  std::string precision = "fp32";  ///< one of the backend's precisions
+  std::string plugin_path;         ///< for backend "plugin"
+};
+
 /// What every runtime of one comparison is given.
 struct RuntimeSetup {
   std::string model_path;                     ///< .onnx file
@@ -25,6 +34,7 @@ struct RuntimeSetup {
   int threads = 1;                            ///< intra-op threads, ≥ 1
   std::string reference_dir;                  ///< folder with ort_server.js and its node_modules
   double timeout_s = 600;                     ///< longest wait for one load or one block (ORT host)
+  EdgemmBackend edgemm_backend;               ///< the edgemm runtime's backend
 };
 
 /// One runtime under test. Usage: load() once, then run() any number of times.
@@ -63,7 +73,9 @@ Expected<std::unique_ptr<BenchRuntime>> make_runtime(const std::string& name, co
 /// names are returned as is.
 std::string canonical_runtime_name(const std::string& name);
 
-/// Creates edgemm's own runtime (Inferencer with setup.fixed_shapes pinned, setup.threads).
+/// Creates edgemm's own runtime (Inferencer with setup.fixed_shapes pinned, setup.threads, on
+/// setup.edgemm_backend). Its settings() name the backend, device and precision and, once
+/// loaded, the placement counts {"nodes", "on_backend", "fallback_nodes"}.
 std::unique_ptr<BenchRuntime> make_edgemm_runtime(const RuntimeSetup& setup);
 /// Creates the ONNX Runtime peer: `node <reference_dir>/ort_server.js` speaking JSON lines;
 /// session options graphOptimizationLevel "all", intraOpNumThreads = threads,

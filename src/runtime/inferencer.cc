@@ -171,7 +171,7 @@ class NativeInferencer final : public Inferencer {
     self->inputs_ = model.graph.inputs;
     self->outputs_ = model.graph.outputs;
     self->backend_name_ = backend ? backend->name() : "native";
-    if (backend) EDGEMM_RETURN_IF_ERROR(self->delegate(model, *backend));
+    if (backend) self->delegate(model, *backend);
     if (config.optimize) {
       passes::PassReport report;
       passes::optimize(model, report, passes::PassOptions{kernels::onednn::enabled()});
@@ -282,28 +282,19 @@ class NativeInferencer final : public Inferencer {
   NativeInferencer() = default;
 
   /// Hands `backend` the nodes it can run: simplifies the graph to standard ops the backend may
-  /// know (when passes are on), partitions it, compiles every partition, and warns on stderr
-  /// about the nodes left to the native kernels.
-  Status delegate(ir::Model& model, const backends::Backend& backend) {
-    if (config_.optimize) {
-      passes::PassReport report;
-      passes::simplify(model, report);
-    }
-    backends::PartitionedGraph parts = backends::partition_graph(model, backend);
+  /// know, with the shapes folding makes static (when passes are on), partitions and compiles it, and warns on stderr
+  /// about the nodes left to the native kernels (one line per partition that failed to compile, one naming the refused
+  /// nodes).
+  void delegate(ir::Model& model, const backends::Backend& backend) {
+    if (config_.optimize) backends::simplify_for_backend(model);
     const backends::BackendOptions options{config_.device, config_.precision, threads_};
-    std::vector<std::shared_ptr<const backends::CompiledPartition>> compiled;
-    for (const ir::Model& part : parts.partitions) {
-      auto partition = backend.compile(part, options);
-      if (!partition) {
-        return Status(partition.status().code(), "'" + config_.model_path + "': backend '" + backend.name() +
-                                                     "' failed to compile a partition of " +
-                                                     std::to_string(part.graph.nodes.size()) +
-                                                     " nodes: " + partition.status().message());
-      }
-      compiled.push_back(std::move(partition).value());
-    }
-    partition_kernels_ = backends::partition_kernels(std::move(compiled), backend.name());
+    backends::PartitionedGraph parts = backends::partition_graph(model, backend, options);
+    partition_kernels_ = backends::partition_kernels(std::move(parts.compiled), backend.name());
     placement_ = std::move(parts.placement);
+    for (const std::string& failure : parts.compile_failures) {
+      std::fprintf(stderr, "edgemm: warning: backend '%s' failed to compile a partition of %s; they run on native\n",
+                   backend.name().c_str(), failure.c_str());
+    }
     const auto fallbacks = std::count_if(placement_.begin(), placement_.end(),
                                          [&](const NodePlacement& p) { return p.backend != backend.name(); });
     if (fallbacks > 0) {
@@ -311,7 +302,6 @@ class NativeInferencer final : public Inferencer {
                    backend.name().c_str(), static_cast<int>(fallbacks), static_cast<int>(placement_.size()),
                    config_.model_path.c_str(), backends::describe_fallbacks(placement_, backend.name()).c_str());
     }
-    return Status::ok();
   }
 
   Expected<std::vector<Tensor>> order_inputs(const std::vector<std::pair<std::string, Tensor>>& given) const {

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # CLI behaviour: --help everywhere, exit codes for bad input (never a signal), run/inspect on
-# the real PP-OCRv4 det model, the reference vendor plugin and bad plugins.
-# Usage: cli_test.sh EDGEMM_BINARY REPO_ROOT REFERENCE_PLUGIN WRONG_ABI_PLUGIN NOT_A_PLUGIN
+# the real PP-OCRv4 det model, on native, on the opencv backend, through the reference vendor plugin
+# and bad plugins. Usage: cli_test.sh EDGEMM_BINARY REPO_ROOT REFERENCE_PLUGIN WRONG_ABI_PLUGIN NOT_A_PLUGIN
 set -uo pipefail
 bin="$1"
 root="$2"
@@ -114,6 +114,38 @@ check profile-text 0 "$bin" profile "$cls" --shape x=1,3,48,192 --iters 1 --warm
 expect_text profile-text-header "$tmp/out" 'median wall time'
 expect_text profile-text-top "$tmp/out" '(3 of '
 
+# --backend opencv (docs/backends.md): settings it cannot honour exit 2; inspect and run report the
+# placement with OpenCV's reasons; outputs equal native's.
+photo="$root/data/demo/photo_det_input.npy"
+check opencv-fp16 2 "$bin" run "$det" --input x="$photo" --backend opencv --precision fp16
+expect_text opencv-fp16-message "$tmp/err" "backend 'opencv' does not support precision 'fp16' (it supports: fp32)"
+check opencv-gpu 2 "$bin" inspect "$cls" --shape x=1,3,48,192 --backend opencv --device gpu
+expect_text opencv-gpu-message "$tmp/err" "backend 'opencv' does not support device 'gpu' (it supports: cpu)"
+check opencv-unknown-backend 2 "$bin" run "$det" --input x="$photo" --backend tpu9000
+expect_text opencv-unknown-backend-lists "$tmp/err" "available: native, opencv, plugin"
+check opencv-inspect 0 "$bin" inspect "$cls" --shape x=1,3,48,192 --backend opencv --json
+cp "$tmp/out" "$tmp/inspect_opencv.json"
+check opencv-inspect-all-nodes 0 /usr/bin/python3 -c '
+import json, sys
+p = json.load(open(sys.argv[1]))["placement"]
+assert p["backend"] == "opencv" and p["fallback_nodes"] == 0 and len(p["nodes"]) > 100, p["fallback_nodes"]
+' "$tmp/inspect_opencv.json"
+check opencv-dynamic 0 "$bin" inspect "$cls" --backend opencv
+expect_text opencv-dynamic-reason "$tmp/out" 'dynamic input shape \[?,3,?,?\] (OpenCV DNN 4.6 needs static shapes'
+check opencv-run-native 0 "$bin" run "$det" --input x="$photo" --threads 1 --json
+cp "$tmp/out" "$tmp/run_native.json"
+check opencv-run 0 "$bin" run "$det" --input x="$photo" --shape x=1,3,416,640 --backend opencv --threads 1 --json
+cp "$tmp/out" "$tmp/run_opencv.json"
+expect_text opencv-run-warning "$tmp/err" "backend 'opencv' cannot run 24 of 269 nodes"
+check opencv-run-matches-native 0 /usr/bin/python3 -c '
+import json, sys
+n, o = json.load(open(sys.argv[1])), json.load(open(sys.argv[2]))
+p = o["placement"]
+assert p["fallback_nodes"] == 24 and all(x["op_type"] == "Clip" and "input_size() == 1" in x["reason"]
+                                         for x in p["nodes"] if x["backend"] != "opencv"), p["fallback_nodes"]
+a, b = n["outputs"][0], o["outputs"][0]
+assert a["shape"] == b["shape"] and all(abs(a[k] - b[k]) < 1e-4 for k in ("min", "max", "mean", "std", "share_above")), (a, b)
+' "$tmp/run_native.json" "$tmp/run_opencv.json"
 # Reports never overwrite what they read: --profile and --output-dir aimed at the model or an input.
 cp "$cls" "$tmp/cls.onnx"
 /usr/bin/python3 -c 'import numpy as np, sys; np.save(sys.argv[1], np.zeros((1,3,48,192), np.float32))' "$tmp/x.npy"

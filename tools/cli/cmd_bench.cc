@@ -4,6 +4,7 @@
 #include <iostream>
 #include <optional>
 
+#include "backends/backend.h"
 #include "bench/energy.h"
 #include "bench/model_bench.h"
 #include "bench/pipeline_bench.h"
@@ -37,7 +38,8 @@ struct BenchArgs {
   double timeout = 600;
   bool json = false;
   std::string markdown;
-  std::string report;  ///< HTML report file
+  std::string report;   ///< HTML report file
+  BackendArgs backend;  ///< the edgemm runtime's backend (models only)
 };
 
 std::string utc_now() {
@@ -117,6 +119,7 @@ Expected<std::vector<bench::BenchPoint>> measure(const BenchArgs& args, bench::C
     EDGEMM_ASSIGN_OR_RETURN(options.sweep, bench::parse_sweep(args.sweep));
   }
   options.runtimes = runtimes;
+  options.edgemm_backend = {args.backend.backend, args.backend.device, args.backend.precision, args.backend.plugin};
   options.compare = compare;
   options.reference_dir = reference_dir(args);
   options.timeout_s = args.timeout;
@@ -142,6 +145,12 @@ Status resolve_defaults(BenchArgs& args) {
   if (!args.pipeline.empty() && (!args.shapes.empty() || !args.inputs.empty() || !args.sweep.empty())) {
     return make_error(StatusCode::kInvalidArgument, "--shape, --input and --sweep apply to models, not --pipeline");
   }
+  const BackendArgs native;
+  if (!args.pipeline.empty() && (args.backend.backend != native.backend || args.backend.device != native.device ||
+                                 args.backend.precision != native.precision || !args.backend.plugin.empty())) {
+    return make_error(StatusCode::kInvalidArgument,
+                      "--backend, --device, --precision and --plugin apply to models; --pipeline ocr runs on native");
+  }
   if (args.pipeline.empty()) {
     if (args.iters == 0 && args.seconds == 0) args.iters = 20;
     if (args.warmup < 0) args.warmup = 2;
@@ -164,6 +173,14 @@ Status check_outputs(const BenchArgs& args) {
   return Status::ok();
 }
 
+/// A backend, device or precision the edgemm runtime cannot use fails before anything is
+/// measured (the same check Inferencer::create makes).
+Status check_backend(const BenchArgs& args) {
+  InferencerConfig config;
+  args.backend.apply(config);
+  return backends::make_backend(config).status();
+}
+
 /// edgemm's own first failure: the report keeps it, and the command's exit code says it.
 std::optional<Status> edgemm_failure(const bench::BenchReport& report) {
   for (const auto& p : report.points) {
@@ -184,6 +201,7 @@ Expected<int> bench_command(const BenchArgs& args) {
     return make_error(StatusCode::kInvalidArgument, "give either MODEL or --pipeline ocr --set DIR");
   }
   EDGEMM_ASSIGN_OR_RETURN(std::vector<std::string> runtimes, runtime_list(args));
+  EDGEMM_RETURN_IF_ERROR(check_backend(args));
   EDGEMM_RETURN_IF_ERROR(check_outputs(args));
   bench::EnergyOptions energy_options;
   energy_options.power_command = args.power_cmd;
@@ -260,6 +278,7 @@ void add_bench_command(CLI::App& app, int& exit_code) {
   cmd->add_option("--reference-dir", args->reference_dir, "folder of ort_server.js (default: tools/reference)");
   cmd->add_option("--timeout", args->timeout, "longest wait in seconds for a peer's load or block (default 600)")
       ->check(CLI::Range(1.0, 86400.0));
+  args->backend.add_to(cmd);
   cmd->add_flag("--json", args->json, "print the JSON report (schema edgemm.bench/1)");
   cmd->add_option("--markdown", args->markdown, "also write the Markdown report to this file");
   cmd->add_option("--report", args->report,
