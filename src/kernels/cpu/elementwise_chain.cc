@@ -212,11 +212,13 @@ struct Tiling {
   int64_t count = 0;
 };
 
-/// Tiles of the plan's rows; pieces of long rows are a multiple of `align` elements.
+/// Tiles of the plan's rows; pieces of long rows are a multiple of `align` elements and never
+/// longer than kTileElements (`align` is at most kTileElements / 4: merge_periodic_axis).
 Tiling make_tiling(const BroadcastPlan& plan, int64_t align) {
   Tiling t;
   if (plan.inner >= kTileElements) {
-    t.row_pieces = (plan.inner + kTileElements - 1) / kTileElements;
+    const int64_t longest = kTileElements / align * align;
+    t.row_pieces = (plan.inner + longest - 1) / longest;
     t.piece = ((plan.inner + t.row_pieces - 1) / t.row_pieces + align - 1) / align * align;
     t.row_pieces = (plan.inner + t.piece - 1) / t.piece;
     t.count = plan.outer * t.row_pieces;
