@@ -275,19 +275,26 @@ TEST(BackendPlugin, CapabilityFailureRefusesEveryNodeWithThePluginsMessage) {
   EXPECT_EQ((*silent)->placement()[0].reason, "plugin 'faulty' gave no reason");
 }
 
-TEST(BackendPlugin, CompileErrorsCarryThePluginsMessage) {
+TEST(BackendPlugin, CompileFailuresFallBackToNativeWithThePluginsMessage) {
   const std::string model = relu_model(testing::temp_dir("plugin_compile"));
-  const Status failed = create_error(plugin_config(model, EDGEMM_FAULTY_PLUGIN, "compile-fails"));
-  EXPECT_EQ(failed.code(), StatusCode::kUnsupported);
-  EXPECT_NE(failed.message().find("plugin 'faulty' compile failed (code 3): faulty compile fails on purpose"),
-            std::string::npos)
-      << failed.message();
-
-  const Status null_partition = create_error(plugin_config(model, EDGEMM_FAULTY_PLUGIN, "null-partition"));
-  EXPECT_EQ(null_partition.code(), StatusCode::kInternal);
-  EXPECT_NE(null_partition.message().find("compile reported success but returned no partition (NULL)"),
-            std::string::npos)
-      << null_partition.message();
+  const struct {
+    const char* device;
+    const char* reason;
+  } cases[] = {
+      {"compile-fails", "plugin 'faulty' compile failed (code 3): faulty compile fails on purpose"},
+      {"null-partition", "plugin 'faulty' compile reported success but returned no partition (NULL)"},
+  };
+  for (const auto& c : cases) {
+    auto inf = Inferencer::create(plugin_config(model, EDGEMM_FAULTY_PLUGIN, c.device));
+    ASSERT_TRUE(inf.has_value()) << c.device << ": " << inf.status().to_string();
+    const auto& placement = (*inf)->placement();
+    ASSERT_EQ(placement.size(), 1u);
+    EXPECT_EQ(placement[0].backend, "native") << c.device;
+    EXPECT_NE(placement[0].reason.find(c.reason), std::string::npos) << placement[0].reason;
+    auto out = (*inf)->run({{"x", testutil::f32({4}, {-1, 2, -3, 4})}});
+    ASSERT_TRUE(out.has_value()) << out.status().to_string();
+    EXPECT_EQ(testutil::values<float>((*out)[0]), (std::vector<float>{0, 2, 0, 4}));
+  }
 }
 
 /// Outputs the faulty plugin handed out and edgemm has not released yet.
