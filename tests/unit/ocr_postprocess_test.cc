@@ -48,6 +48,29 @@ TEST(OcrDetResize, PreprocessNormalizesBgrWithImageNetStatistics) {
   EXPECT_NEAR(data[2 * 32 * 32], (128 / 255.0f - 0.406f) / 0.225f, 1e-5);  // channel 2 = R
 }
 
+TEST(OcrDetResize, StaticInputsAreLetterboxedAndBoxesMappedFromTheImagesPart) {
+  // A 200 × 100 image into a 64 × 64 input: scale min(64 / 200, 64 / 100) = 0.32 → 64 × 32 at
+  // the top-left, rows 32..63 the mean colour (0 after normalization).
+  EXPECT_EQ(det_letterbox_size(cv::Size(200, 100), cv::Size(64, 64)), cv::Size(64, 32));
+  EXPECT_EQ(det_letterbox_size(cv::Size(30, 90), cv::Size(960, 960)), cv::Size(320, 960));
+  EXPECT_EQ(det_letterbox_size(cv::Size(5000, 1), cv::Size(640, 640)), cv::Size(640, 1));
+  cv::Mat image(100, 200, CV_8UC3, cv::Scalar(255, 255, 255));
+  auto input = det_preprocess(image, 960, cv::Size(64, 64));
+  ASSERT_TRUE(input.has_value()) << input.status().to_string();
+  ASSERT_EQ(input->shape(), (Shape{1, 3, 64, 64}));
+  const float* data = input->data<float>();
+  EXPECT_NEAR(data[31 * 64 + 63], (1.0f - 0.485f) / 0.229f, 1e-5);  // last image row, channel B
+  for (int c = 0; c < 3; ++c) EXPECT_NEAR(data[c * 64 * 64 + 32 * 64], 0.0f, 0.02f) << c;  // padding
+  // A map region x 20..59, y 10..21 as in the test above, with the image in the map's top 64 × 32:
+  // map pixels scale by 200 / 64 = 3.125 on both axes (not 100 / 64 = 1.5625 vertically).
+  cv::Mat prob = cv::Mat::zeros(64, 64, CV_32F);
+  prob(cv::Rect(20, 10, 40, 12)).setTo(0.9f);
+  const std::vector<DetectedBox> boxes = db_postprocess(prob, cv::Size(200, 100), DbParams{}, cv::Size(64, 32));
+  ASSERT_EQ(boxes.size(), 1u);
+  // Map box x 13.6..65.4 (clipped to the image: x ≤ 199), y 3.6..27.4 → × 3.125: y 11..86.
+  expect_quad_near(boxes[0].quad, {{{42, 11}, {199, 11}, {199, 86}, {42, 86}}}, 4.0f);
+}
+
 TEST(OcrUnclip, SquareGrowsByAreaTimesRatioOverPerimeterWithRoundCorners) {
   const Quad square = {Point{0, 0}, Point{10, 0}, Point{10, 10}, Point{0, 10}};
   const std::vector<cv::Point2f> expanded = unclip(square, 1.5f);

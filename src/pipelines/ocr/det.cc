@@ -45,11 +45,26 @@ cv::Size det_input_size(int width, int height, int limit_side) {
   return {round32(static_cast<int>(width * ratio)), round32(static_cast<int>(height * ratio))};
 }
 
+cv::Size det_letterbox_size(cv::Size image, cv::Size fixed) {
+  const double scale = std::min(static_cast<double>(fixed.width) / image.width,
+                                static_cast<double>(fixed.height) / image.height);
+  auto side = [&](int extent, int limit) {
+    return std::clamp(static_cast<int>(std::lround(extent * scale)), 1, limit);
+  };
+  return {side(image.width, fixed.width), side(image.height, fixed.height)};
+}
+
 Expected<Tensor> det_preprocess(const cv::Mat& bgr, int limit_side, cv::Size fixed_size) {
-  const cv::Size size =
-      fixed_size.width > 0 && fixed_size.height > 0 ? fixed_size : det_input_size(bgr.cols, bgr.rows, limit_side);
+  const bool fixed = fixed_size.width > 0 && fixed_size.height > 0;
+  const cv::Size size = fixed ? fixed_size : det_input_size(bgr.cols, bgr.rows, limit_side);
+  const cv::Size content = fixed ? det_letterbox_size(bgr.size(), fixed_size) : size;
   cv::Mat resized;
-  cv::resize(bgr, resized, size, 0, 0, cv::INTER_LINEAR);
+  cv::resize(bgr, resized, content, 0, 0, cv::INTER_LINEAR);
+  if (fixed) {
+    cv::Mat canvas(size, CV_8UC3, cv::Scalar(kDetMean[0] * 255, kDetMean[1] * 255, kDetMean[2] * 255));
+    resized.copyTo(canvas(cv::Rect(cv::Point(0, 0), content)));
+    resized = canvas;
+  }
   EDGEMM_ASSIGN_OR_RETURN(Tensor input, Tensor::create(DataType::kFloat32, {1, 3, size.height, size.width}));
   pipelines::write_normalized_chw(resized, kDetMean, kDetStd, input, 0);
   return input;
@@ -108,7 +123,9 @@ float polygon_mean_score(const cv::Mat& prob, const std::vector<cv::Point2f>& po
   return static_cast<float>(cv::mean(prob(cv::Rect(x0, y0, x1 - x0 + 1, y1 - y0 + 1)), mask)[0]);
 }
 
-std::vector<DetectedBox> db_postprocess(const cv::Mat& prob, cv::Size image_size, const DbParams& params) {
+std::vector<DetectedBox> db_postprocess(const cv::Mat& prob, cv::Size image_size, const DbParams& params,
+                                        cv::Size content) {
+  if (content.empty()) content = prob.size();
   cv::Mat bitmap = prob > params.threshold;  // 0 or 255, CV_8U
   std::vector<std::vector<cv::Point>> contours;
   cv::findContours(bitmap, contours, cv::RETR_LIST, cv::CHAIN_APPROX_SIMPLE);
@@ -128,8 +145,8 @@ std::vector<DetectedBox> db_postprocess(const cv::Mat& prob, cv::Size image_size
     auto [box, expanded_short_side] = min_area_quad(expanded);
     if (expanded_short_side < params.min_side + 2) continue;
     for (Point& p : box) {
-      p.x = std::clamp(std::nearbyint(p.x / prob.cols * image_size.width), 0.0f, max_x);
-      p.y = std::clamp(std::nearbyint(p.y / prob.rows * image_size.height), 0.0f, max_y);
+      p.x = std::clamp(std::nearbyint(p.x / content.width * image_size.width), 0.0f, max_x);
+      p.y = std::clamp(std::nearbyint(p.y / content.height * image_size.height), 0.0f, max_y);
     }
     const int width = static_cast<int>(std::hypot(box[1].x - box[0].x, box[1].y - box[0].y));
     const int height = static_cast<int>(std::hypot(box[3].x - box[0].x, box[3].y - box[0].y));

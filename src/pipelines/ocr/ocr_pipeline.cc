@@ -101,9 +101,8 @@ class NativeOcrPipeline final : public OcrPipeline {
   Expected<std::vector<DetectedBox>> detect(const cv::Mat& bgr, OcrTimings& timings) const {
     Clock::time_point start = Clock::now();
     const FixedGeometry fixed = fixed_geometry(*det_);
-    EDGEMM_ASSIGN_OR_RETURN(Tensor input,
-                            det_preprocess(bgr, options_.det_limit_side,
-                                           cv::Size(static_cast<int>(fixed.width), static_cast<int>(fixed.height))));
+    const cv::Size fixed_size(static_cast<int>(fixed.width), static_cast<int>(fixed.height));
+    EDGEMM_ASSIGN_OR_RETURN(Tensor input, det_preprocess(bgr, options_.det_limit_side, fixed_size));
     EDGEMM_ASSIGN_OR_RETURN(std::vector<Tensor> outputs, run_single_input(*det_, std::move(input)));
     timings.det_ms = elapsed_ms(start);
     start = Clock::now();
@@ -121,7 +120,13 @@ class NativeOcrPipeline final : public OcrPipeline {
     params.unclip_ratio = options_.unclip_ratio;
     params.score_mode = options_.score_mode;
     params.min_side = options_.min_box_side;
-    std::vector<DetectedBox> boxes = db_postprocess(prob, bgr.size(), params);
+    cv::Size content;  // the letterboxed image's part of the map (det_preprocess)
+    if (!fixed_size.empty()) {
+      const cv::Size in_input = det_letterbox_size(bgr.size(), fixed_size);
+      content = cv::Size(std::max(1, in_input.width * prob.cols / fixed_size.width),
+                         std::max(1, in_input.height * prob.rows / fixed_size.height));
+    }
+    std::vector<DetectedBox> boxes = db_postprocess(prob, bgr.size(), params, content);
     sort_reading_order(boxes, options_.line_tolerance);
     timings.post_ms = elapsed_ms(start);
     return boxes;
