@@ -161,12 +161,45 @@ void expand_broadcast_constants(ir::Graph& graph, std::map<std::string, int>& co
   }
 }
 
+/// Div(MatMul(a, b), c) / Mul(MatMul(a, b), c) with a scalar constant c and computed a and b
+/// become MatMul(Div(a, c), b) / MatMul(Mul(a, c), b): the scale moves onto the first operand.
+void scale_before_matmul(ir::Graph& graph, std::map<std::string, int>& counts) {
+  passes::GraphView view(graph);
+  RewriteContext names(graph, 0, 0);
+  bool changed = false;
+  for (size_t k = 0; k < graph.nodes.size(); ++k) {
+    ir::Node& scale = graph.nodes[k];
+    if (!scale.domain.empty() || (scale.op_type != "Mul" && scale.op_type != "Div")) continue;
+    std::string product;
+    if (!passes::scalar_operand(graph, scale, &product)) continue;
+    if (scale.op_type == "Div" && product != scale.inputs[0]) continue;
+    const int m = passes::producer_of(view, graph, product, "MatMul");
+    if (m < 0 || !passes::only_read_by(view, product, {static_cast<int>(k)})) continue;
+    ir::Node& matmul = graph.nodes[static_cast<size_t>(m)];
+    if (passes::constant(graph, matmul.inputs[0]) != nullptr || passes::constant(graph, matmul.inputs[1]) != nullptr) {
+      continue;
+    }
+    const std::string scaled = names.fresh_name(scale.name + "_output");
+    for (std::string& input : scale.inputs) {
+      if (input == product) input = matmul.inputs[0];
+    }
+    matmul.inputs[0] = scaled;
+    matmul.outputs[0] = scale.outputs[0];
+    scale.outputs[0] = scaled;
+    graph.value_infos.erase(product);
+    ++counts["scalar Mul/Div moved before MatMul"];
+    changed = true;
+  }
+  if (changed) passes::sort_topologically(graph);
+}
+
 }  // namespace
 
 void simplify_extra(ir::Model& model, std::map<std::string, int>& counts) {
   hardswish_to_hard_sigmoid(model.graph, counts);
   rewrite_constant_clips(model, counts);
   expand_broadcast_constants(model.graph, counts);
+  scale_before_matmul(model.graph, counts);
 }
 
 }  // namespace edgemm::convert

@@ -29,6 +29,11 @@ namespace edgemm::convert {
 ///   [N, T, C]) is broadcast to the other operand's static shape (ONNX "Broadcasting in ONNX"),
 ///   when that is at most 65536 elements. OpenCV 4.6 maps such a Mul to its Scale layer, which
 ///   applies constants from axis 1 and fails ("total: start <= shape.size()").
+/// - "scalar Mul/Div moved before MatMul": Div(MatMul(a, b), c) or Mul(MatMul(a, b), c), with c a
+///   float32 single-element constant and a, b both computed (attention's Q·Kᵀ/√d), becomes
+///   MatMul(Div(a, c), b) / MatMul(Mul(a, c), b), equal up to float rounding. OpenCV 4.6 fuses
+///   such a scale into the InnerProduct layer it makes of a two-input MatMul and then computes a
+///   wrong result (off by 1.3 on the transformer fixture; right with its fusion disabled).
 void simplify_extra(ir::Model& model, std::map<std::string, int>& counts);
 
 }  // namespace edgemm::convert

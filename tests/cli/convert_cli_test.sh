@@ -2,7 +2,7 @@
 # edgemm convert: exit codes and messages for bad input, the transformer fixture converted to
 # opsets 11 and 13 (checker, ONNX Runtime, edgemm, PyTorch reference), PP-OCRv4 cls, rec and det
 # with fixed shapes and --simplify, verified with edgemm, ONNX Runtime and OpenCV DNN (which
-# refuses the original files).
+# refuses the original files), and `edgemm ocr --backend opencv` on them.
 # Usage: convert_cli_test.sh EDGEMM_BINARY REPO_ROOT
 set -uo pipefail
 bin="$1"
@@ -75,6 +75,21 @@ for engine in ("edgemm", "ort"):
 check_fixture 11 --fix-shape x=2,8,32
 check_fixture 13 --verify-shape x=2,8,32
 
+# The fixture at opset 11, batch 1, --simplify: OpenCV DNN 4.6 (which has no LayerNormalization)
+# loads it and matches the original, thanks to the scale moved before attention's Q·Kᵀ MatMul.
+check fixture-opencv 0 "$bin" convert "$block" -o "$tmp/block_opencv.onnx" --opset 11 --fix-shape x=1,8,32 \
+  --simplify --verify-opencv --json
+cp "$tmp/out" "$tmp/block_opencv.json"
+check fixture-opencv-report 0 $py -c '
+import json, sys
+r = json.load(open(sys.argv[1]))
+v = r["verification"]
+ran = [c for c in v["checks"] if "skipped" not in c]
+assert v["passed"] and {c["engine"] for c in ran} == {"edgemm", "onnxruntime", "opencv"}, v
+assert all(c["max_abs_error"] <= 1e-4 for c in ran if "max_abs_error" in c), v
+assert r["rewrites"]["scalar Mul/Div moved before MatMul"] == 1, r["rewrites"]
+' "$tmp/block_opencv.json"
+
 # PP-OCRv4 with fixed shapes and --simplify: edgemm, ONNX Runtime and OpenCV DNN 4.6 (which
 # refuses each original file) within 1e-4. det and rec guard the rewrites OpenCV needs
 # (HardSwish without Clip-11, LayerNorm scales at full shape).
@@ -101,4 +116,30 @@ assert "Clip" not in r["ops_after"] or r["opset"]["to"] < 11, r["ops_after"]
 check_ppocr cls ch_ppocr_mobile_v2.0_cls_infer.onnx 1,3,48,192
 check_ppocr rec ch_PP-OCRv4_rec_infer.onnx 1,3,48,320
 check_ppocr det ch_PP-OCRv4_det_infer.onnx 1,3,640,640
+
+# edgemm ocr on the converted files: the opencv backend runs every node and reads the same text
+# as native on the same files (three images of the set, one upside down).
+if [ -f "$tmp/det.onnx" ] && [ -f "$tmp/rec.onnx" ] && [ -f "$tmp/cls.onnx" ]; then
+  static="$tmp/static_models"
+  mkdir -p "$static"
+  cp "$tmp/det.onnx" "$static/ch_PP-OCRv4_det_infer.onnx"
+  cp "$tmp/rec.onnx" "$static/ch_PP-OCRv4_rec_infer.onnx"
+  cp "$tmp/cls.onnx" "$static/ch_ppocr_mobile_v2.0_cls_infer.onnx"
+  cp "$root/models/ppocrv4/ppocr_keys_v1.txt" "$static/"
+  images=("$root/data/ocr_set/000_photo_chelsea.jpg" "$root/data/ocr_set/002_page_yellow.png"
+    "$root/data/ocr_set/005_photo_rocket.jpg")
+  check ocr-static-native 0 "$bin" ocr --models "$static" --threads 2 --json "${images[@]}"
+  cp "$tmp/out" "$tmp/ocr_native.json"
+  check ocr-static-opencv 0 "$bin" ocr --models "$static" --threads 2 --backend opencv --json "${images[@]}"
+  cp "$tmp/out" "$tmp/ocr_opencv.json"
+  check ocr-opencv-same-text 0 $py -c '
+import json, sys
+native, opencv = json.load(open(sys.argv[1])), json.load(open(sys.argv[2]))
+for stage, p in opencv["placement"].items():
+    assert p["backend"] == "opencv" and p["fallback_nodes"] == 0, (stage, p)
+text = lambda r: [[line["text"] for line in image["lines"]] for image in r["images"]]
+assert text(native) == text(opencv), (text(native), text(opencv))
+assert sum(len(t) for t in text(native)) >= 10 and any(l["rotated_180"] for i in native["images"] for l in i["lines"])
+' "$tmp/ocr_native.json" "$tmp/ocr_opencv.json"
+fi
 report_and_exit

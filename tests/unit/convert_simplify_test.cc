@@ -1,6 +1,6 @@
 // `edgemm convert --simplify` beyond passes::simplify (convert/simplify_extra.h): HardSwish as
 // x·HardSigmoid(x), Clip with constant bounds as Relu / HardSigmoid forms, Mul/Div constants
-// broadcast to full shape. Each rewrite happens, the result passes the ONNX checker and strict
+// broadcast to full shape, scalar scales of a computed MatMul moved onto its first operand. Each rewrite happens, the result passes the ONNX checker and strict
 // shape inference, and edgemm computes the original's outputs within 1e-5.
 #include <gtest/gtest.h>
 
@@ -106,6 +106,34 @@ TEST(ConvertSimplify, LastAxisMulConstantIsBroadcastToFullShape) {
   for (const auto& node : c.model.graph.nodes) {
     if (node.op_type != "Mul") continue;
     EXPECT_EQ(c.model.graph.initializers.at(node.inputs[1]).shape(), (Shape{1, 6, 8}));
+  }
+}
+
+TEST(ConvertSimplify, ScalarScaleOfComputedMatMulMovesToItsFirstOperand) {
+  const auto dir = testing::temp_dir("convert_scale_matmul");
+  ModelBuilder b(13);
+  b.input("x", kFloat, {2, 3, 4}).output("y", kFloat, {2, 3, 3}).output("z", kFloat, {2, 3, 3});
+  b.output("w", kFloat, {2, 3, 5});
+  b.initializer_floats("root", {}, {2.f});
+  b.initializer_floats("half", {1}, {0.5f});
+  b.initializer_floats("weight", {4, 5}, testutil::seeded_values(20, 8));
+  b.node("Relu", {"x"}, {"a"});
+  testing::set_ints(b.node("Transpose", {"x"}, {"t"}), "perm", {0, 2, 1});
+  b.node("MatMul", {"a", "t"}, {"p"});
+  b.node("Div", {"p", "root"}, {"y"});  // moved: Div(a, root)
+  b.node("MatMul", {"x", "t"}, {"q"});
+  b.node("Mul", {"half", "q"}, {"z"});  // moved: Mul(half, x)
+  b.node("MatMul", {"a", "weight"}, {"r"});
+  b.node("Div", {"r", "root"}, {"w"});  // constant weight: kept
+  auto c = simplified(b.save(dir / "scale.onnx"), seeded_f32({2, 3, 4}, 9, -2, 2));
+  EXPECT_EQ(c.report.rewrites["scalar Mul/Div moved before MatMul"], 2);
+  for (const auto& node : c.model.graph.nodes) {
+    if (node.op_type == "MatMul" && node.inputs[1] == "t") {
+      EXPECT_TRUE(node.outputs[0] == "y" || node.outputs[0] == "z") << node.outputs[0];
+    }
+    if (node.op_type == "Div" && node.outputs[0] != "w") {
+      EXPECT_EQ(node.inputs[0], "a");
+    }
   }
 }
 
