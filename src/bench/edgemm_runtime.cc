@@ -5,15 +5,14 @@
 
 namespace edgemm::bench {
 
-namespace {
-
-/// {"nodes", "on_backend", "fallback_nodes"} of Inferencer::placement().
 nlohmann::json placement_counts(const Inferencer& inferencer) {
   int on_backend = 0;
   for (const NodePlacement& p : inferencer.placement()) on_backend += p.backend == inferencer.backend() ? 1 : 0;
   const int nodes = static_cast<int>(inferencer.placement().size());
   return {{"nodes", nodes}, {"on_backend", on_backend}, {"fallback_nodes", nodes - on_backend}};
 }
+
+namespace {
 
 class EdgemmRuntime : public BenchRuntime {
  public:

@@ -22,10 +22,15 @@ class OcrRuntime : public BenchRuntime {
   std::string name() const override { return "edgemm"; }
   std::string version() const override { return EDGEMM_VERSION; }
   nlohmann::json settings() const override {
-    return {{"threads", options_.threads},
-            {"use_cls", options_.use_cls},
-            {"det_limit_side", options_.det_limit_side},
-            {"models", options_.models_dir}};
+    nlohmann::json settings = {{"threads", options_.threads},           {"use_cls", options_.use_cls},
+                               {"det_limit_side", options_.det_limit_side}, {"models", options_.models_dir},
+                               {"backend", options_.backend},               {"device", options_.device},
+                               {"precision", options_.precision}};
+    if (!options_.plugin_path.empty()) settings["plugin"] = options_.plugin_path;
+    if (pipeline_) {
+      for (const auto& [stage, model] : pipeline_->models()) settings["placement"][stage] = placement_counts(*model);
+    }
+    return settings;
   }
 
   Expected<double> load() override {
@@ -123,6 +128,10 @@ Expected<std::vector<BenchPoint>> bench_pipeline(const PipelineBenchOptions& opt
     ocr_options.models_dir = options.models_dir;
     ocr_options.use_cls = options.use_cls;
     ocr_options.threads = threads;
+    ocr_options.backend = options.edgemm_backend.backend;
+    ocr_options.device = options.edgemm_backend.device;
+    ocr_options.precision = options.edgemm_backend.precision;
+    ocr_options.plugin_path = options.edgemm_backend.plugin_path;
     std::vector<std::unique_ptr<BenchRuntime>> runtimes;
     runtimes.push_back(std::make_unique<OcrRuntime>(ocr_options, images));
     auto* ocr_runtime = static_cast<OcrRuntime*>(runtimes.back().get());

@@ -11,6 +11,7 @@
 
 #include "bench/compare.h"
 #include "bench/report.h"
+#include "bench/runtimes.h"
 
 namespace edgemm::bench {
 
@@ -20,6 +21,7 @@ struct PipelineBenchOptions {
   std::string set_dir;           ///< images: .jpg .jpeg .png .bmp .webp .tif .tiff files directly in it
   std::string models_dir;        ///< PP-OCRv4 folder
   bool use_cls = true;
+  EdgemmBackend edgemm_backend;  ///< the backend edgemm's three models run on (docs/backends.md)
   std::vector<int> threads = {1};
   std::vector<std::string> peers;  ///< "guten-ocr" or none
   std::string reference_dir;       ///< folder of guten_server.js

@@ -15,6 +15,10 @@
 
 #include "bench/inputs.h"
 
+namespace edgemm {
+class Inferencer;
+}
+
 namespace edgemm::bench {
 
 /// The backend edgemm's own runtime runs on (InferencerConfig backend, device, precision,
@@ -77,6 +81,9 @@ std::string canonical_runtime_name(const std::string& name);
 /// setup.edgemm_backend). Its settings() name the backend, device and precision and, once
 /// loaded, the placement counts {"nodes", "on_backend", "fallback_nodes"}.
 std::unique_ptr<BenchRuntime> make_edgemm_runtime(const RuntimeSetup& setup);
+/// {"nodes", "on_backend", "fallback_nodes"}: how many of the loaded model's nodes run on its
+/// backend (Inferencer::placement(), Inferencer::backend()) and how many fell back to native.
+nlohmann::json placement_counts(const Inferencer& inferencer);
 /// Creates the ONNX Runtime peer: `node <reference_dir>/ort_server.js` speaking JSON lines;
 /// session options graphOptimizationLevel "all", intraOpNumThreads = threads,
 /// interOpNumThreads 1, executionMode "sequential", CPU execution provider.

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # `edgemm bench` end to end: edgemm vs ONNX Runtime on the PP-OCRv4 angle classifier (small),
 # checked through the JSON report (both runtimes, run counts, ordered statistics, recorded
-# settings; no timing thresholds), edgemm on the opencv backend, the HTML report (well-formed XML, one <svg> per chart), a size sweep, the OCR pipeline on two images, and exit codes
+# settings; no timing thresholds), edgemm (model and OCR pipeline) on the opencv backend, the HTML report (well-formed XML, one <svg> per chart), a size sweep, the OCR pipeline on two images, and exit codes
 # on bad input. Usage: bench_cli_test.sh EDGEMM_BINARY REPO_ROOT
 set -uo pipefail
 bin="$1"
@@ -127,7 +127,13 @@ json_check backend-opencv-settings "$tmp/out" 'r["points"][0]["runtimes"][0]["se
   r["points"][0]["runtimes"][0]["settings"]["placement"] == {"nodes": 180, "on_backend": 180, "fallback_nodes": 0}'
 check backend-opencv-fp16 2 "$bin" bench "$cls" --shape x=1,3,48,192 --backend opencv --precision fp16
 expect_text backend-opencv-fp16-message "$tmp/err" "does not support precision 'fp16'"
-check backend-with-pipeline 2 "$bin" bench --pipeline ocr --set "$tmp/set" --backend opencv
+# The published PP-OCRv4 files have dynamic shapes: on opencv every node falls back, and says so.
+check backend-with-pipeline 0 "$bin" bench --pipeline ocr --set "$tmp/set" --backend opencv --json
+json_check backend-with-pipeline-placement "$tmp/out" 'r["points"][0]["runtimes"][0]["settings"]["backend"] == "opencv" and
+  all(p["on_backend"] == 0 and p["fallback_nodes"] == p["nodes"] > 100
+      for p in r["points"][0]["runtimes"][0]["settings"]["placement"].values())'
+expect_text backend-with-pipeline-warning "$tmp/err" "OpenCV DNN 4.6 needs static shapes"
+check backend-with-pipeline-fp16 2 "$bin" bench --pipeline ocr --set "$tmp/set" --backend opencv --precision fp16
 check json-error 2 "$bin" bench "$cls" --compare nope --json
 expect_text json-error-body "$tmp/out" '"error"'
 

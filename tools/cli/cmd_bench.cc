@@ -39,7 +39,7 @@ struct BenchArgs {
   bool json = false;
   std::string markdown;
   std::string report;   ///< HTML report file
-  BackendArgs backend;  ///< the edgemm runtime's backend (models only)
+  BackendArgs backend;  ///< the backend of edgemm's runtime (the model, or the pipeline's models)
 };
 
 std::string utc_now() {
@@ -98,6 +98,7 @@ Expected<std::vector<bench::BenchPoint>> measure(const BenchArgs& args, bench::C
     options.set_dir = args.set;
     options.models_dir = args.models.empty() ? default_ocr_models_dir() : args.models;
     options.use_cls = !args.no_cls;
+    options.edgemm_backend = {args.backend.backend, args.backend.device, args.backend.precision, args.backend.plugin};
     options.threads = args.threads;
     options.peers.assign(runtimes.begin() + 1, runtimes.end());
     options.reference_dir = reference_dir(args);
@@ -144,12 +145,6 @@ Status resolve_defaults(BenchArgs& args) {
   }
   if (!args.pipeline.empty() && (!args.shapes.empty() || !args.inputs.empty() || !args.sweep.empty())) {
     return make_error(StatusCode::kInvalidArgument, "--shape, --input and --sweep apply to models, not --pipeline");
-  }
-  const BackendArgs native;
-  if (!args.pipeline.empty() && (args.backend.backend != native.backend || args.backend.device != native.device ||
-                                 args.backend.precision != native.precision || !args.backend.plugin.empty())) {
-    return make_error(StatusCode::kInvalidArgument,
-                      "--backend, --device, --precision and --plugin apply to models; --pipeline ocr runs on native");
   }
   if (args.pipeline.empty()) {
     if (args.iters == 0 && args.seconds == 0) args.iters = 20;
