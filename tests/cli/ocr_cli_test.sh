@@ -118,6 +118,13 @@ check eval 0 "$bin" eval ocr --set "$tmp/set" --threads 2 --save-predictions "$t
 expect_text eval-table "$tmp/out" "CER %"
 check eval-predictions 0 "$bin" eval ocr --set "$tmp/set" --predictions "$tmp/pred.json" --json
 expect_text eval-json "$tmp/out" '"cer"'
+# edgemm's graph passes change no text: the same set without them reads the same lines and boxes.
+check eval-no-optimize 0 "$bin" eval ocr --set "$tmp/set" --threads 2 --no-optimize --save-predictions "$tmp/pred_plain.json"
+check passes-keep-text 0 /usr/bin/python3 -c "
+import json, sys
+lines = lambda f: [(l['text'], l['polygon']) for i in json.load(open(f))['images'] for l in i['lines']]
+a, b = lines(sys.argv[1]), lines(sys.argv[2])
+assert len(a) >= 10 and a == b, (len(a), [x for x, y in zip(a, b) if x != y][:3])" "$tmp/pred.json" "$tmp/pred_plain.json"
 check eval-no-set 6 "$bin" eval ocr --set "$tmp/no-set"
 echo '{"images": [{"file": 3}]}' >"$tmp/bad_pred.json"
 check eval-bad-predictions 2 "$bin" eval ocr --set "$tmp/set" --predictions "$tmp/bad_pred.json"

@@ -55,6 +55,22 @@ run ocr_set_nocls "OCR pipeline on data/ocr_set, edgemm without the angle classi
 run ocr_large "OCR pipeline on one large photo (3468×2188), 4 timed runs" \
   --pipeline ocr --set "$out/large" --threads 1,2 --compare guten --warmup 1 --iters 4 --blocks 2
 
+# PP-OCRv4 converted to static shapes with `edgemm convert --fix-shape ... --simplify`, which OpenCV DNN loads.
+static="$out/static"
+mkdir -p "$static"
+for spec in det:ch_PP-OCRv4_det_infer:1,3,640,640 rec:ch_PP-OCRv4_rec_infer:1,3,48,320 \
+  cls:ch_ppocr_mobile_v2.0_cls_infer:1,3,48,192; do
+  IFS=: read -r name file shape <<<"$spec"
+  "$edgemm" convert "$models/$file.onnx" --fix-shape "x=$shape" --simplify --no-verify -o "$static/$name.onnx" \
+    >>"$out/convert.log" 2>&1
+done
+run det_static "PP-OCRv4 det converted to 1×3×640×640 (edgemm convert --fix-shape --simplify), 1 thread" \
+  "$static/det.onnx" --threads 1 --compare ort,opencv --iters "$iters" --blocks "$blocks"
+run rec_static "PP-OCRv4 rec converted to 1×3×48×320, 1 thread" "$static/rec.onnx" --threads 1 --compare ort,opencv \
+  --iters "$iters" --blocks "$blocks"
+run cls_static "PP-OCRv4 cls converted to 1×3×48×192, 1 thread" "$static/cls.onnx" --threads 1 --compare ort,opencv \
+  --iters "$((iters * 3))" --blocks "$blocks"
+
 {
   cat <<'HEAD'
 # Benchmarks
@@ -81,8 +97,9 @@ How the numbers are made:
 - Energy is reported only where the machine has a counter (powercap/RAPL, hwmon, or
   `--power-cmd`); this VM has none, so every report says "energy: not measured (no counter)".
 - OpenCV DNN 4.6 cannot load the PP-OCRv4 exports (dynamic input shapes; Clip with min/max
-  inputs); the reports keep its error. (`edgemm convert --fix-shape`, issue 6, is meant to make
-  such files loadable.)
+  inputs); the reports keep its error. The same files converted with `edgemm convert
+  --fix-shape ... --simplify` load in it: the last three sections compare all three runtimes on
+  those (the converted file is what every runtime runs there).
 - ONNX Runtime's times include onnxruntime-node's per-call cost (tensor wrapping, the JS
   promise: about 0.1–0.5 ms), which matters only for models that run in a few milliseconds.
 - edgemm's two-thread runs use OpenMP (oneDNN's Debian build is OpenMP-only, so our loops use

@@ -8,6 +8,7 @@ ocr::OcrOptions OcrPipelineArgs::resolved() const {
   ocr::OcrOptions out = options;
   out.models_dir = models.empty() ? default_ocr_models_dir() : models;
   out.use_cls = !no_cls;
+  out.optimize = !no_optimize;
   out.backend = backend.backend;
   out.plugin_path = backend.plugin;
   out.device = backend.device;
@@ -17,6 +18,8 @@ ocr::OcrOptions OcrPipelineArgs::resolved() const {
 
 void add_ocr_pipeline_options(CLI::App* cmd, OcrPipelineArgs& args) {
   cmd->add_flag("--no-cls", args.no_cls, "skip the 0°/180° angle classifier");
+  cmd->add_flag("--no-optimize", args.no_optimize,
+                "run the models as the files are, without edgemm's graph passes (fusions, layouts)");
   cmd->add_option("-t,--threads", args.options.threads, "intra-op threads per model (0 = all cores)")
       ->check(CLI::Range(0, kMaxThreads));
   cmd->add_option("--det-limit-side", args.options.det_limit_side,

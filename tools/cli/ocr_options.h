@@ -15,6 +15,7 @@ namespace edgemm::cli {
 struct OcrPipelineArgs {
   std::string models;  ///< empty: default_ocr_models_dir()
   bool no_cls = false;
+  bool no_optimize = false;
   ocr::OcrOptions options;
   BackendArgs backend;
 

@@ -37,10 +37,11 @@ struct OcrOptions {
   int threads =
       0;  ///< intra-op threads per model and for OpenCV (cv::setNumThreads, process-wide); 0 = all hardware threads
   bool use_cls = true;  ///< run the 0°/180° angle classifier on each crop
+  bool optimize = true;  ///< run edgemm's graph passes on the three models (InferencerConfig::optimize)
   /// Backend settings for the three models (see InferencerConfig::backend: "native", "opencv",
   /// "plugin"). Models with static input shapes (`edgemm convert --fix-shape`) are fed at exactly
-  /// those shapes: the image is resized to det's height × width, crops are cut to rec/cls's width
-  /// and batched by their batch size.
+  /// those shapes: the image is letterboxed into det's height × width (det_preprocess), crops are
+  /// cut to rec/cls's width and batched by their batch size.
   std::string backend = "native";
   std::string plugin_path;
   std::string device = "cpu";

@@ -53,6 +53,7 @@ Expected<std::unique_ptr<Inferencer>> load_model(const OcrOptions& options, cons
   InferencerConfig config;
   config.model_path = path;
   config.threads = options.threads;
+  config.optimize = options.optimize;
   config.backend = options.backend;
   config.plugin_path = options.plugin_path;
   config.device = options.device;
