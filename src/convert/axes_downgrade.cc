@@ -32,30 +32,6 @@ Status input_to_attribute(RewriteContext& ctx, ir::Node& node, const std::string
   return Status::ok();
 }
 
-/// Makes the `axis` / `axes` attribute non-negative. Unsqueeze counts axes in its output.
-Status make_axes_non_negative(RewriteContext& ctx, ir::Node& node) {
-  for (const char* key : {"axis", "axes"}) {
-    auto it = node.attributes.find(key);
-    if (it == node.attributes.end()) continue;
-    ir::Attribute& attr = it->second;
-    std::vector<int64_t*> values;
-    if (attr.kind == ir::Attribute::Kind::kInt) values.push_back(&attr.i);
-    for (int64_t& v : attr.ints) values.push_back(&v);
-    int64_t rank = ctx.rank(node.inputs[0]);
-    if (rank >= 0 && node.op_type == "Unsqueeze") rank += static_cast<int64_t>(attr.ints.size());
-    for (int64_t* v : values) {
-      if (*v >= 0) continue;
-      if (rank < 0) {
-        return cannot_convert(
-            node, ctx.target_opset(),
-            "negative axes exist only from opset 11 and the input's rank is unknown (try --fix-shape)");
-      }
-      *v += rank;
-    }
-  }
-  return Status::ok();
-}
-
 }  // namespace
 
 Status downgrade_axes(RewriteContext& ctx, const ir::Node& node) {

@@ -132,29 +132,6 @@ Status drop_default_attrs(const OpChange& change, ir::Node& node, int64_t target
   return Status::ok();
 }
 
-/// kNegativeAxes: makes `axis` / `axes` non-negative with the rank of input 0.
-Status normalize_axes(const RewriteContext& ctx, ir::Node& node) {
-  for (const char* key : {"axis", "axes"}) {
-    auto it = node.attributes.find(key);
-    if (it == node.attributes.end()) continue;
-    ir::Attribute& attr = it->second;
-    std::vector<int64_t*> values;
-    if (attr.kind == ir::Attribute::Kind::kInt) values.push_back(&attr.i);
-    for (int64_t& v : attr.ints) values.push_back(&v);
-    const int64_t rank = ctx.rank(node.inputs.empty() ? "" : node.inputs[0]);
-    for (int64_t* v : values) {
-      if (*v >= 0) continue;
-      if (rank < 0) {
-        return cannot_convert(
-            node, ctx.target_opset(),
-            "negative '" + std::string(key) + "' needs the input's rank, which is unknown (try --fix-shape)");
-      }
-      *v += rank;
-    }
-  }
-  return Status::ok();
-}
-
 /// kGatherIndices: Gather below 11 takes only non-negative indices.
 Status check_gather_indices(const RewriteContext& ctx, const ir::Node& node) {
   auto indices = ctx.constant_ints(node.inputs.size() > 1 ? node.inputs[1] : "");
@@ -183,9 +160,9 @@ Status apply_change(RewriteContext& ctx, const OpChange& change, ir::Node& node)
       }
       return Status::ok();
     case ChangeKind::kNegativeAxes:
-      return normalize_axes(ctx, node);
+      return make_axes_non_negative(ctx, node);
     case ChangeKind::kGatherIndices:
-      EDGEMM_RETURN_IF_ERROR(normalize_axes(ctx, node));
+      EDGEMM_RETURN_IF_ERROR(make_axes_non_negative(ctx, node));
       return check_gather_indices(ctx, node);
     case ChangeKind::kRewrite:
       break;

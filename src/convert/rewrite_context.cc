@@ -120,4 +120,27 @@ Status cannot_convert(const ir::Node& node, int64_t target_opset, const std::str
                         message + " (converting to opset " + std::to_string(target_opset) + ")");
 }
 
+Status make_axes_non_negative(const RewriteContext& ctx, ir::Node& node) {
+  for (const char* key : {"axis", "axes"}) {
+    auto it = node.attributes.find(key);
+    if (it == node.attributes.end()) continue;
+    ir::Attribute& attr = it->second;
+    std::vector<int64_t*> values;
+    if (attr.kind == ir::Attribute::Kind::kInt) values.push_back(&attr.i);
+    for (int64_t& v : attr.ints) values.push_back(&v);
+    int64_t rank = ctx.rank(node.inputs.empty() ? "" : node.inputs[0]);
+    if (rank >= 0 && node.op_type == "Unsqueeze") rank += static_cast<int64_t>(attr.ints.size());
+    for (int64_t* v : values) {
+      if (*v >= 0) continue;
+      if (rank < 0) {
+        return cannot_convert(
+            node, ctx.target_opset(),
+            "negative '" + std::string(key) + "' needs the input's rank, which is unknown (try --fix-shape)");
+      }
+      *v += rank;
+    }
+  }
+  return Status::ok();
+}
+
 }  // namespace edgemm::convert

@@ -83,4 +83,10 @@ ir::Attribute float_attribute(float value);
 /// kUnsupported "<Op> '<name>': <message> (converting to opset <target>)".
 Status cannot_convert(const ir::Node& node, int64_t target_opset, const std::string& message);
 
+/// Makes `node`'s `axis` / `axes` attribute non-negative (negative axes exist from opset 11 and
+/// count from the end): adds the rank of input 0, or for Unsqueeze that of its output (input
+/// rank + number of axes, Operators.md Unsqueeze-11). Errors: cannot_convert when a negative
+/// axis meets an input of unknown rank.
+Status make_axes_non_negative(const RewriteContext& ctx, ir::Node& node);
+
 }  // namespace edgemm::convert

@@ -95,6 +95,26 @@ TEST(ConvertOpset, AxesInputsBecomeAttributes) {
   EXPECT_EQ(c.report.rewrites["Split axes input to attribute"], 1);
 }
 
+TEST(ConvertOpset, NegativeUnsqueezeAxesCountInTheOutputsRank) {
+  // Unsqueeze-11 axes index the output: on x [2, 3], -1 is axis 2 and [0, -1] is [0, 3].
+  const auto dir = testing::temp_dir("convert_unsqueeze_axes");
+  ModelBuilder b(11);
+  b.input("x", kFloat, {2, 3}).output("y", kFloat, {2, 3, 1}).output("z", kFloat, {1, 2, 3, 1});
+  b.output("m", kFloat, {2, 1});
+  testing::set_ints(b.node("Unsqueeze", {"x"}, {"y"}), "axes", {-1});
+  testing::set_ints(b.node("Unsqueeze", {"x"}, {"z"}), "axes", {0, -1});
+  auto* max = b.node("ReduceMax", {"x"}, {"m"});
+  testing::set_ints(max, "axes", {-1});
+  const std::string path = b.save(dir / "unsqueeze.onnx");
+  testutil::Converted c;
+  expect_equivalent(path, 10, seeded_f32({2, 3}, 5), &c);
+  std::map<std::string, std::vector<int64_t>> axes;
+  for (const auto& node : c.model.graph.nodes) axes[node.outputs[0]] = node.attributes.at("axes").ints;
+  EXPECT_EQ(axes["y"], (std::vector<int64_t>{2}));
+  EXPECT_EQ(axes["z"], (std::vector<int64_t>{0, 3}));
+  EXPECT_EQ(axes["m"], (std::vector<int64_t>{1}));
+}
+
 TEST(ConvertOpset, ReduceSumWithoutAxesAndNoopBecomesIdentity) {
   const auto dir = testing::temp_dir("convert_noop");
   ModelBuilder b(13);
