@@ -155,6 +155,25 @@ TEST(OpenCvBackend, SmallConvNetRunsEntirelyOnOpenCvAndMatchesNative) {
   for (const NodePlacement& p : placement) EXPECT_EQ(p.backend, "opencv") << p.node << ": " << p.reason;
 }
 
+TEST(OpenCvBackend, ScaledProductOfTwoComputedOperandsMatchesNative) {
+  // Attention's Q·Kᵀ/√d: OpenCV 4.6 with layer fusion on folds the Div into the InnerProduct
+  // layer of the MatMul and was off by 7.9 here, though each node alone passes its probe.
+  const auto dir = testing::temp_dir("opencv_matmul_div");
+  ModelBuilder b(13);
+  b.input("x", onnx::TensorProto::FLOAT, {1, 8, 32}).output("y", onnx::TensorProto::FLOAT, {1, 8, 8});
+  b.initializer_floats("root", {}, {2.83f});
+  b.node("Relu", {"x"}, {"a"}, "relu");
+  b.node("Sigmoid", {"x"}, {"s"}, "sigmoid");
+  testing::set_ints(b.node("Transpose", {"s"}, {"t"}, "transpose"), "perm", {0, 2, 1});
+  b.node("MatMul", {"a", "t"}, {"p"}, "matmul");
+  b.node("Div", {"p", "root"}, {"y"}, "div");
+  std::vector<NodePlacement> placement;
+  const double diff = max_difference_to_native(opencv_config(b.save(dir / "matmul_div.onnx")),
+                                               {{"x", testutil::seeded_f32({1, 8, 32}, 11, -2, 2)}}, &placement);
+  EXPECT_LE(diff, 1e-4);
+  EXPECT_EQ(count_on(placement, "opencv"), 5);
+}
+
 TEST(OpenCvBackend, ClipWithBoundsAsInputsFallsBackWithOpenCvsReason) {
   InferencerConfig config = opencv_config(conv_net(testing::temp_dir("opencv_clip"), true));
   std::vector<NodePlacement> placement;

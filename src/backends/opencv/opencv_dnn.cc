@@ -117,6 +117,7 @@ Expected<DnnNet> DnnNet::read(const std::string& onnx, std::vector<NamedShape> i
     lock.unlock();
     net.setPreferableBackend(cv::dnn::DNN_BACKEND_OPENCV);
     net.setPreferableTarget(cv::dnn::DNN_TARGET_CPU);
+    net.enableFusion(false);
     return DnnNet(std::move(net), std::move(inputs), std::move(outputs));
   } catch (const cv::Exception& e) {
     const std::string node = name_node ? failing_node(e.what()) : "";

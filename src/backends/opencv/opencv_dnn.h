@@ -45,8 +45,11 @@ void reset_import_mutex_in_child();
 /// parallel framework, TBB in Debian, reads it at every parallel loop).
 void use_threads(int threads);
 
-/// A cv::dnn::Net read from ONNX bytes, on DNN_BACKEND_OPENCV / DNN_TARGET_CPU, with the float32
-/// graph inputs it is fed and the graph outputs it must produce. Not thread-safe (cv::dnn::Net
+/// A cv::dnn::Net read from ONNX bytes, on DNN_BACKEND_OPENCV / DNN_TARGET_CPU with layer fusion
+/// off, with the float32 graph inputs it is fed and the graph outputs it must produce. Fusion is
+/// off because capability is probed node by node: OpenCV 4.6 fuses a scalar Div/Mul into the
+/// InnerProduct layer of a MatMul of two computed operands and then computes wrong values (off by
+/// 7.9 on MatMul → Div by 2.83), though each node alone is right. Not thread-safe (cv::dnn::Net
 /// keeps its blobs inside): callers serialize forward() calls.
 class DnnNet {
  public:
