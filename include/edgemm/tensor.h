@@ -46,8 +46,8 @@ using Shape = std::vector<int64_t>;
 /// "[1,3,640,640]".
 std::string shape_to_string(const Shape& shape);
 
-/// Product of the extents, or an InvalidArgument error when an extent is negative or the
-/// product overflows int64.
+/// Product of the extents. Errors: kInvalidArgument when an extent is negative, kOutOfMemory
+/// when the product overflows int64.
 Expected<int64_t> shape_element_count(const Shape& shape);
 
 /// Upper bound on one tensor's size, in bytes, checked before any allocation

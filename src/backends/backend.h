@@ -82,7 +82,8 @@ std::vector<std::string> backend_names();
 /// everything), the plugin at config.plugin_path for "plugin", else the registered one.
 /// Checks config.device and config.precision against its constraints.
 /// Errors: kInvalidArgument for an unknown name (listing the known ones), an unsupported device
-/// or precision (listing the accepted ones), or "plugin" without a plugin_path; the factory's.
+/// or precision (listing the accepted ones), "plugin" without a plugin_path, a plugin_path with
+/// another backend; the factory's.
 Expected<std::unique_ptr<Backend>> make_backend(const InferencerConfig& config);
 
 }  // namespace edgemm::backends

@@ -290,7 +290,8 @@ std::string describe_fallbacks(const std::vector<NodePlacement>& placement, cons
       ++more;
       continue;
     }
-    text += (listed ? ", " : "") + p.op_type + " '" + p.node + "' (" + p.reason + ")";
+    const std::string node = p.node.empty() ? p.op_type + " (unnamed)" : p.op_type + " '" + p.node + "'";
+    text += (listed ? ", " : "") + node + " (" + p.reason + ")";
     ++listed;
   }
   if (more > 0) text += " and " + std::to_string(more) + " more";

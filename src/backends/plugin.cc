@@ -91,6 +91,9 @@ Expected<std::shared_ptr<PluginLibrary>> open_library(const std::string& path) {
   if (!std::filesystem::exists(path, ec)) {
     return make_error(StatusCode::kIo, "plugin library '" + path + "' does not exist");
   }
+  if (std::filesystem::is_directory(path, ec)) {
+    return make_error(StatusCode::kIo, "plugin library '" + path + "' is a directory, not a shared library");
+  }
   const std::string absolute = std::filesystem::absolute(path, ec).string();
   void* handle = dlopen(absolute.c_str(), RTLD_NOW | RTLD_LOCAL);
   if (handle == nullptr) {
@@ -148,9 +151,10 @@ Status check_api(const std::string& path, const EdgemmPluginApi& api) {
   if (api.name == nullptr || api.name[0] == '\0') {
     return make_error(StatusCode::kUnsupported, "plugin '" + path + "' declares no name");
   }
-  if (std::strcmp(api.name, "native") == 0) {
-    return make_error(StatusCode::kUnsupported,
-                      "plugin '" + path + "' declares the name 'native', which is reserved for edgemm's own kernels");
+  const std::vector<std::string> taken = backend_names();  // native, plugin and the registered ones
+  if (std::find(taken.begin(), taken.end(), api.name) != taken.end()) {
+    return make_error(StatusCode::kUnsupported, "plugin '" + path + "' declares the name '" + api.name +
+                                                    "', which is one of edgemm's own backend names");
   }
   EDGEMM_RETURN_IF_ERROR(check_names(path, "devices", api.device_count, api.devices));
   EDGEMM_RETURN_IF_ERROR(check_names(path, "precisions", api.precision_count, api.precisions));

@@ -118,6 +118,9 @@ Status validate_fixed_shapes(const ir::Graph& graph, const std::map<std::string,
                                 std::to_string(input->shape[i].value) + " by the model " + dims_text(*input));
       }
     }
+    if (!shape_element_count(shape).has_value()) {
+      return invalid_argument(given + " has more elements than int64 can count");
+    }
   }
   return Status::ok();
 }
@@ -138,7 +141,14 @@ Status convert_model(ir::Model& model, const ConvertOptions& options, ConvertRep
     // What the opset rewrites wrote (a decomposed LayerNormalization) may be simplified in turn.
     if (options.simplify) EDGEMM_RETURN_IF_ERROR(fold_until_stable(model, true, report));
   }
-  EDGEMM_RETURN_IF_ERROR(check_strict(model));
+  if (Status strict = check_strict(model); !strict.is_ok()) {
+    if (options.fixed_shapes.empty()) return strict;
+    std::string fixed;
+    for (const auto& [name, shape] : options.fixed_shapes) fixed += " " + name + "=" + shape_to_string(shape);
+    return invalid_argument("with --fix-shape" + fixed + " the model is inconsistent (" + strict.message() +
+                            "); the extents may not suit it, e.g. sizes its strides and upsampling do not divide "
+                            "evenly (PP-OCR det needs multiples of 32)");
+  }
   report.nodes_after = static_cast<int>(model.graph.nodes.size());
   report.ops_after = op_histogram(model.graph);
   return Status::ok();

@@ -56,13 +56,14 @@ struct ConvertReport {
 /// Errors (kInvalidArgument, each naming the input): a name the model does not have (the
 /// message lists the model's inputs), a rank different from the declared one (the message
 /// gives the declared rank and dims), an extent below 1, an extent that contradicts a fixed
-/// declared dim.
+/// declared dim, a shape whose element count overflows int64.
 Status validate_fixed_shapes(const ir::Graph& graph, const std::map<std::string, Shape>& fixed);
 
 /// Runs the steps `options` asks for on `model` (imported by ir::import_onnx_file) in place.
 /// Errors: those of validate_fixed_shapes; kUnsupported for a target opset outside
 /// [kMinOpset, kMaxOpset] or a node that cannot be expressed at it (the message names the node,
-/// op and target opset); kInvalidModel when the checker or shape inference rejects the result.
+/// op and target opset); kInvalidModel when the checker or shape inference rejects the result,
+/// kInvalidArgument instead when shapes were fixed (the extents may not suit the model).
 Status convert_model(ir::Model& model, const ConvertOptions& options, ConvertReport& report);
 
 /// Op histogram of a graph ("Conv": 62, ...); nodes of other domains as "domain:Op".

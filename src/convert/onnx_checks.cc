@@ -35,15 +35,14 @@ Status from_proto(const onnx::ModelProto& proto, ir::Model& model) {
   return Status::ok();
 }
 
-/// The IR version that came with `opset` (onnx/helper.py VERSION_TABLE).
+}  // namespace
+
 int64_t ir_version_for_opset(int64_t opset) {
   if (opset >= 15) return 8;
   if (opset >= 12) return 7;
   if (opset >= 9) return opset - 5;
   return 3;
 }
-
-}  // namespace
 
 Status reinfer_shapes(ir::Model& model) {
   model.graph.value_infos.clear();

@@ -34,4 +34,8 @@ Status check_strict(const ir::Model& model);
 /// PP-OCRv4 rec without fixed shapes).
 Status upgrade_opset(ir::Model& model, int64_t target);
 
+/// The IR version that came with ai.onnx `opset` (onnx/helper.py VERSION_TABLE: 3 up to opset 8,
+/// then 4, 5, 6 for 9–11, 7 for 12–14, 8 for 15–17).
+int64_t ir_version_for_opset(int64_t opset);
+
 }  // namespace edgemm::convert

@@ -2,12 +2,14 @@
 
 #include <onnx/defs/schema.h>
 
+#include <algorithm>
 #include <functional>
 #include <sstream>
 #include <unordered_map>
 #include <unordered_set>
 
 #include "convert/downgrade_rewrites.h"
+#include "convert/onnx_checks.h"
 #include "convert/opset_changes.h"
 #include "convert/rewrite_context.h"
 
@@ -242,6 +244,10 @@ Status downgrade_opset(ir::Model& model, int64_t target, std::map<std::string, i
   drop_unread_initializers(graph);
   model.graph = std::move(graph);
   model.opsets[""] = target;
+  // A runtime of the target opset's time may not read a newer IR version (IR 3 lists the
+  // initializers among the graph inputs: ir::export_onnx does that).
+  const int64_t ir = ir_version_for_opset(target);
+  model.ir_version = model.ir_version > 0 ? std::min(model.ir_version, ir) : ir;
   for (const auto& [name, n] : ctx.counts()) counts[name] += n;
   return Status::ok();
 }

@@ -25,7 +25,9 @@
 namespace edgemm::convert {
 
 /// Rewrites `model` (ai.onnx opset > target) to ai.onnx opset `target` (≥ 7) and sets its
-/// opset import. Subgraphs (If/Loop/Scan bodies) are refused. Counts the rewrites in `counts`.
+/// opset import, lowering the IR version to the one `target` came with when the model's is newer
+/// (ir_version_for_opset). Subgraphs (If/Loop/Scan bodies) are refused. Counts the rewrites in
+/// `counts`.
 /// Errors: kUnsupported naming the node, op, version and target opset.
 Status downgrade_opset(ir::Model& model, int64_t target, std::map<std::string, int>& counts);
 

@@ -82,6 +82,9 @@ struct Model {
   std::string producer_name;
   std::map<std::string, int64_t> opsets;  ///< domain ("" = ai.onnx) → version
   Graph graph;
+  /// Files the tensors' external data was read from at import (canonical paths, each once; empty
+  /// for a self-contained model). Tools that write files check against these.
+  std::vector<std::string> external_data_files;
 
   /// Opset of `domain` ("" and "ai.onnx" are the same), or 0 when not imported.
   int64_t opset(const std::string& domain) const;

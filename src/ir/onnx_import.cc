@@ -60,8 +60,9 @@ Expected<std::string> resolve_external_location(const std::string& tensor_name, 
   return full.string();
 }
 
-/// Reads external data into the proto's raw_data so the rest of the import sees one form.
-Status inline_external_data(onnx::TensorProto& proto, const std::string& base_dir) {
+/// Reads external data into the proto's raw_data so the rest of the import sees one form; adds
+/// the file read to `files` (once).
+Status inline_external_data(onnx::TensorProto& proto, const std::string& base_dir, std::vector<std::string>& files) {
   std::string location;
   int64_t offset = 0, length = -1;
   for (const auto& kv : proto.external_data()) {
@@ -80,6 +81,7 @@ Status inline_external_data(onnx::TensorProto& proto, const std::string& base_di
     return make_error(StatusCode::kIo, "tensor '" + proto.name() + "': external data file '" + location +
                                            "' is missing (looked in '" + base_dir + "')");
   }
+  if (std::find(files.begin(), files.end(), path) == files.end()) files.push_back(path);
   const int64_t file_size = static_cast<int64_t>(fs::file_size(path, ec));
   if (length < 0) length = file_size - offset;
   if (offset < 0 || length < 0 || offset > file_size || length > file_size - offset) {
@@ -98,23 +100,30 @@ Status inline_external_data(onnx::TensorProto& proto, const std::string& base_di
   return Status::ok();
 }
 
-Status inline_graph_external_data(onnx::GraphProto& graph, const std::string& base_dir);
+Status inline_graph_external_data(onnx::GraphProto& graph, const std::string& base_dir,
+                                  std::vector<std::string>& files);
 
-Status inline_attribute_external_data(onnx::AttributeProto& attr, const std::string& base_dir) {
+Status inline_attribute_external_data(onnx::AttributeProto& attr, const std::string& base_dir,
+                                      std::vector<std::string>& files) {
   if (attr.has_t() && attr.t().data_location() == onnx::TensorProto::EXTERNAL) {
-    EDGEMM_RETURN_IF_ERROR(inline_external_data(*attr.mutable_t(), base_dir));
+    EDGEMM_RETURN_IF_ERROR(inline_external_data(*attr.mutable_t(), base_dir, files));
   }
-  if (attr.has_g()) EDGEMM_RETURN_IF_ERROR(inline_graph_external_data(*attr.mutable_g(), base_dir));
-  for (auto& g : *attr.mutable_graphs()) EDGEMM_RETURN_IF_ERROR(inline_graph_external_data(g, base_dir));
+  if (attr.has_g()) EDGEMM_RETURN_IF_ERROR(inline_graph_external_data(*attr.mutable_g(), base_dir, files));
+  for (auto& g : *attr.mutable_graphs()) EDGEMM_RETURN_IF_ERROR(inline_graph_external_data(g, base_dir, files));
   return Status::ok();
 }
 
-Status inline_graph_external_data(onnx::GraphProto& graph, const std::string& base_dir) {
+Status inline_graph_external_data(onnx::GraphProto& graph, const std::string& base_dir,
+                                  std::vector<std::string>& files) {
   for (auto& t : *graph.mutable_initializer()) {
-    if (t.data_location() == onnx::TensorProto::EXTERNAL) EDGEMM_RETURN_IF_ERROR(inline_external_data(t, base_dir));
+    if (t.data_location() == onnx::TensorProto::EXTERNAL) {
+      EDGEMM_RETURN_IF_ERROR(inline_external_data(t, base_dir, files));
+    }
   }
   for (auto& node : *graph.mutable_node()) {
-    for (auto& attr : *node.mutable_attribute()) EDGEMM_RETURN_IF_ERROR(inline_attribute_external_data(attr, base_dir));
+    for (auto& attr : *node.mutable_attribute()) {
+      EDGEMM_RETURN_IF_ERROR(inline_attribute_external_data(attr, base_dir, files));
+    }
   }
   return Status::ok();
 }
@@ -339,7 +348,7 @@ Expected<Model> import_model_proto(onnx::ModelProto& proto, const std::string& b
     return make_error(StatusCode::kUnsupported, "model imports ai.onnx opset " + std::to_string(opset) +
                                                     "; edgemm supports opsets up to " + std::to_string(kMaxOpset));
   }
-  EDGEMM_RETURN_IF_ERROR(inline_graph_external_data(*proto.mutable_graph(), base_dir));
+  EDGEMM_RETURN_IF_ERROR(inline_graph_external_data(*proto.mutable_graph(), base_dir, model.external_data_files));
   EDGEMM_RETURN_IF_ERROR(pin_input_shapes(proto, options.fixed_input_shapes));
   if (options.run_checker) EDGEMM_RETURN_IF_ERROR(run_checker(proto));
   EDGEMM_RETURN_IF_ERROR(check_window_attributes(proto.graph()));
@@ -359,7 +368,8 @@ Expected<Model> import_model_proto(onnx::ModelProto& proto, const std::string& b
 Expected<Tensor> tensor_from_proto(const onnx::TensorProto& proto, const std::string& base_dir) {
   if (proto.data_location() == onnx::TensorProto::EXTERNAL) {
     onnx::TensorProto copy = proto;
-    EDGEMM_RETURN_IF_ERROR(inline_external_data(copy, base_dir));
+    std::vector<std::string> files;
+    EDGEMM_RETURN_IF_ERROR(inline_external_data(copy, base_dir, files));
     return tensor_from_proto(copy, base_dir);
   }
   const auto dtype = static_cast<DataType>(proto.data_type());

@@ -192,6 +192,10 @@ check plugin-no-path 2 "$bin" run "$det" --input "$det_input" --backend plugin
 expect_text plugin-no-path-message "$tmp/err" 'needs a plugin library'
 check plugin-missing 6 "$bin" run "$det" --input "$det_input" --backend plugin --plugin "$tmp/libnone.so"
 expect_text plugin-missing-message "$tmp/err" "plugin library '$tmp/libnone.so' does not exist"
+check plugin-directory 6 "$bin" run "$det" --input "$det_input" --backend plugin --plugin "$tmp"
+expect_text plugin-directory-message "$tmp/err" "is a directory, not a shared library"
+check plugin-without-plugin-backend 2 "$bin" run "$det" --input "$det_input" --backend native --plugin "$reference_plugin"
+expect_text plugin-without-plugin-backend-message "$tmp/err" "choose backend 'plugin' to load it"
 echo "not a library" >"$tmp/libtext.so"
 check plugin-text-file 4 "$bin" inspect "$det" --backend plugin --plugin "$tmp/libtext.so"
 expect_text plugin-text-file-message "$tmp/err" "plugin '$tmp/libtext.so' is not a loadable shared library"

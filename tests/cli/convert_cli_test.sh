@@ -35,7 +35,24 @@ check symbolic-needs-shape 2 "$bin" convert "$block" -o "$tmp/o.onnx" --opset 13
 expect_text symbolic-needs-shape-says "$tmp/err" "verify-shape"
 check input-contradicts-shape 2 "$bin" convert "$block" -o "$tmp/o.onnx" --fix-shape x=1,8,32 --input x="$x"
 expect_text input-contradicts-shape-says "$tmp/err" "has shape \[2,8,32\]"
+check tolerance-nan 2 "$bin" convert "$block" -o "$tmp/o.onnx" --tolerance nan
+check tolerance-negative 2 "$bin" convert "$block" -o "$tmp/o.onnx" --tolerance -1
+check shape-overflow 2 "$bin" convert "$block" -o "$tmp/o.onnx" --no-verify --fix-shape x=4611686018427387904,8,32
+expect_text shape-overflow-says "$tmp/err" "more elements than int64 can count"
 [ -e "$tmp/o.onnx" ] && { failed=$((failed + 1)); echo "FAIL: a refused conversion wrote its output"; }
+# -o never replaces a file the conversion reads: the model's external data, an --input file.
+$py -c '
+import onnx, sys
+m = onnx.load(sys.argv[1])
+onnx.save_model(m, sys.argv[2], save_as_external_data=True, all_tensors_to_one_file=True, location="weights.bin",
+                size_threshold=0)' "$block" "$tmp/external.onnx"
+cp "$tmp/weights.bin" "$tmp/weights.bin.orig"
+check output-is-external-data 2 "$bin" convert "$tmp/external.onnx" -o "$tmp/weights.bin" --fix-shape x=2,8,32
+expect_text output-is-external-data-says "$tmp/err" "it is an input"
+check external-data-intact 0 cmp -s "$tmp/weights.bin" "$tmp/weights.bin.orig"
+cp "$x" "$tmp/given.npy"
+check output-is-given-input 2 "$bin" convert "$block" -o "$tmp/given.npy" --fix-shape x=2,8,32 --input x="$tmp/given.npy"
+check given-input-intact 0 cmp -s "$tmp/given.npy" "$x"
 
 # The fixture at opsets 11 and 13: verified by the command, then checked against PyTorch.
 check_fixture() {  # check_fixture OPSET EXTRA_ARGS...
@@ -116,6 +133,12 @@ assert "Clip" not in r["ops_after"] or r["opset"]["to"] < 11, r["ops_after"]
 check_ppocr cls ch_ppocr_mobile_v2.0_cls_infer.onnx 1,3,48,192
 check_ppocr rec ch_PP-OCRv4_rec_infer.onnx 1,3,48,320
 check_ppocr det ch_PP-OCRv4_det_infer.onnx 1,3,640,640
+# Extents the model cannot take (det's strides and upsampling need multiples of 32): a usage error.
+if [ -f "$root/models/ppocrv4/ch_PP-OCRv4_det_infer.onnx" ]; then
+  check det-bad-extent 2 "$bin" convert "$root/models/ppocrv4/ch_PP-OCRv4_det_infer.onnx" -o "$tmp/det_bad.onnx" \
+    --fix-shape x=1,3,100,3000 --simplify --no-verify
+  expect_text det-bad-extent-says "$tmp/err" "the extents may not suit it"
+fi
 
 # edgemm ocr on the converted files: the opencv backend runs every node and reads the same text
 # as native on the same files (three images of the set, one upside down).
@@ -129,6 +152,8 @@ if [ -f "$tmp/det.onnx" ] && [ -f "$tmp/rec.onnx" ] && [ -f "$tmp/cls.onnx" ]; t
   images=("$root/data/ocr_set/000_photo_chelsea.jpg" "$root/data/ocr_set/002_page_yellow.png"
     "$root/data/ocr_set/005_photo_rocket.jpg")
   check ocr-static-native 0 "$bin" ocr --models "$static" --threads 2 --json "${images[@]}"
+  expect_text ocr-static-det-warning "$tmp/err" "static input is 640x640; images are letterboxed"
+  expect_text ocr-static-rec-warning "$tmp/err" "lines longer than 6.7:1 are squeezed"
   cp "$tmp/out" "$tmp/ocr_native.json"
   check ocr-static-opencv 0 "$bin" ocr --models "$static" --threads 2 --backend opencv --json "${images[@]}"
   cp "$tmp/out" "$tmp/ocr_opencv.json"

@@ -119,7 +119,10 @@ expect_text eval-table "$tmp/out" "CER %"
 check eval-predictions 0 "$bin" eval ocr --set "$tmp/set" --predictions "$tmp/pred.json" --json
 expect_text eval-json "$tmp/out" '"cer"'
 # edgemm's graph passes change no text: the same set without them reads the same lines and boxes.
-check eval-no-optimize 0 "$bin" eval ocr --set "$tmp/set" --threads 2 --no-optimize --save-predictions "$tmp/pred_plain.json"
+check eval-no-optimize 0 "$bin" eval ocr --set "$tmp/set" --threads 2 --no-optimize --save-predictions "$tmp/pred_plain.json" \
+  --json
+expect_text eval-json-backend "$tmp/out" '"backend": "native"'
+expect_text eval-json-placement "$tmp/out" '"placement"'
 check passes-keep-text 0 /usr/bin/python3 -c "
 import json, sys
 lines = lambda f: [(l['text'], l['polygon']) for i in json.load(open(f))['images'] for l in i['lines']]

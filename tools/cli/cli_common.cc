@@ -46,12 +46,13 @@ Expected<std::pair<std::string, Shape>> parse_named_shape(const std::string& tex
   return std::make_pair(kv.first, shape);
 }
 
-Expected<std::map<std::string, Shape>> parse_named_shapes(const std::vector<std::string>& texts) {
+Expected<std::map<std::string, Shape>> parse_named_shapes(const std::vector<std::string>& texts,
+                                                          const std::string& option) {
   std::map<std::string, Shape> shapes;
   for (const auto& t : texts) {
     EDGEMM_ASSIGN_OR_RETURN(auto named, parse_named_shape(t));
     if (!shapes.emplace(named.first, named.second).second) {
-      return make_error(StatusCode::kInvalidArgument, "--shape is given twice for '" + named.first + "'");
+      return make_error(StatusCode::kInvalidArgument, option + " is given twice for '" + named.first + "'");
     }
   }
   return shapes;

@@ -17,8 +17,10 @@ namespace edgemm::cli {
 
 /// Parses "name=1,3,640,640" into (name, shape). Errors: kInvalidArgument.
 Expected<std::pair<std::string, Shape>> parse_named_shape(const std::string& text);
-/// Parses a list of "name=dims" into a map. Errors: kInvalidArgument, also for a name given twice.
-Expected<std::map<std::string, Shape>> parse_named_shapes(const std::vector<std::string>& texts);
+/// Parses a list of "name=dims" into a map. Errors: kInvalidArgument, also for a name given twice
+/// ("<option> is given twice for '<name>'").
+Expected<std::map<std::string, Shape>> parse_named_shapes(const std::vector<std::string>& texts,
+                                                          const std::string& option = "--shape");
 /// Splits "name=value" at the first '='. Errors: kInvalidArgument.
 Expected<std::pair<std::string, std::string>> split_assignment(const std::string& text, const std::string& what);
 

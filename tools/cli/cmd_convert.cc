@@ -92,7 +92,7 @@ void print_text(const convert::ConvertReport& r, const ConvertArgs& args, const 
 
 Expected<VerifyOptions> verify_options(const ConvertArgs& args, const std::map<std::string, Shape>& fixed) {
   VerifyOptions options;
-  EDGEMM_ASSIGN_OR_RETURN(options.shapes, parse_named_shapes(args.verify_shapes));
+  EDGEMM_ASSIGN_OR_RETURN(options.shapes, parse_named_shapes(args.verify_shapes, "--verify-shape"));
   for (const auto& [name, shape] : fixed) options.shapes[name] = shape;
   for (const std::string& spec : args.inputs) {
     EDGEMM_ASSIGN_OR_RETURN(auto kv, split_assignment(spec, "--input"));
@@ -109,15 +109,37 @@ Expected<VerifyOptions> verify_options(const ConvertArgs& args, const std::map<s
   return options;
 }
 
+/// The checks that failed, e.g. "opencv on random (seed 1): failed to run; edgemm on given: 3.1e-03
+/// above 1.0e-04".
+std::string failed_checks(const VerifyReport& report) {
+  std::string text;
+  for (const EngineCheck& c : report.checks) {
+    std::string why;
+    if (!c.failed.empty()) why = "failed to run";
+    if (c.failed.empty() && c.skipped.empty() && c.worst() > report.tolerance) {
+      why = error_text(c.worst()) + " above " + error_text(report.tolerance);
+    }
+    if (why.empty()) continue;
+    text += (text.empty() ? "" : "; ") + c.engine + " on " + c.input_set + ": " + why;
+  }
+  return text;
+}
+
 /// Converts and writes; returns the exit code (0, or kVerifyFailedExit) or an error.
 Expected<int> convert_command(const ConvertArgs& args) {
   EDGEMM_RETURN_IF_ERROR(check_output_path(args.output, {args.model}));
   convert::ConvertOptions options;
-  EDGEMM_ASSIGN_OR_RETURN(options.fixed_shapes, parse_named_shapes(args.fix_shapes));
+  EDGEMM_ASSIGN_OR_RETURN(options.fixed_shapes, parse_named_shapes(args.fix_shapes, "--fix-shape"));
   options.simplify = args.simplify;
   options.target_opset = args.opset;
   progress(args, "reading " + args.model);
   EDGEMM_ASSIGN_OR_RETURN(ir::Model model, ir::import_onnx_file(args.model));
+  std::vector<std::string> read_files = model.external_data_files;  // -o must not replace any of them
+  for (const auto& spec : args.inputs) {
+    EDGEMM_ASSIGN_OR_RETURN(auto kv, split_assignment(spec, "--input"));
+    read_files.push_back(kv.second);
+  }
+  EDGEMM_RETURN_IF_ERROR(check_output_path(args.output, read_files));
   EDGEMM_RETURN_IF_ERROR(convert::validate_fixed_shapes(model.graph, options.fixed_shapes));
   std::optional<VerifyOptions> verify;
   if (!args.no_verify) {
@@ -140,9 +162,8 @@ Expected<int> convert_command(const ConvertArgs& args) {
     print_text(report, args, checked ? &*checked : nullptr);
   }
   if (checked && !checked->passed) {
-    std::cerr << "edgemm convert: error: the converted model differs from the input by more than " << args.tolerance
-              << " (or an engine failed); see the verification above. " << args.output << " was kept for inspection."
-              << std::endl;
+    std::cerr << "edgemm convert: error: verification failed (" << failed_checks(*checked)
+              << "); see the verification above. " << args.output << " was kept for inspection." << std::endl;
     return kVerifyFailedExit;
   }
   return 0;
@@ -170,7 +191,9 @@ void add_convert_command(CLI::App& app, int& exit_code) {
                   "input shape for the verification's random inputs when the "
                   "model's is symbolic and not fixed, name=dims");
   cmd->add_option("-i,--input", args->inputs, "also verify on this input, name=file.npy (repeatable)");
-  cmd->add_option("--tolerance", args->tolerance, "largest absolute output difference accepted")->capture_default_str();
+  cmd->add_option("--tolerance", args->tolerance, "largest absolute output difference accepted")
+      ->check(finite_range(0, 1e30))
+      ->capture_default_str();
   cmd->add_option("--seed", args->seed, "seed of the random verification inputs")->capture_default_str();
   cmd->add_flag("--verify-opencv", args->verify_opencv, "also run the converted model with OpenCV DNN");
   cmd->add_option("-t,--threads", args->threads, "threads for edgemm and OpenCV in the verification")

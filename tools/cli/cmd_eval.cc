@@ -81,6 +81,7 @@ Expected<OcrPredictions> run_edgemm(const EvalArgs& args, const std::vector<Labe
   const ocr::OcrOptions options = args.pipeline.resolved();
   EDGEMM_ASSIGN_OR_RETURN(auto pipeline, ocr::OcrPipeline::create(options));
   document = ocr_document_json(options);
+  for (const auto& [stage, model] : pipeline->models()) document["placement"][stage] = placement_summary_json(*model);
   OcrPredictions predictions{"edgemm", {}};
   ProgressBar progress("eval", images.size());
   for (size_t i = 0; i < images.size(); ++i) {
@@ -181,8 +182,8 @@ Status eval_command(EvalArgs& args, int& exit_code) {
     if (!save) return Status(StatusCode::kIo, "cannot write predictions to '" + args.save_predictions + "'");
   }
   OcrPredictions predictions;
+  nlohmann::json document;  // edgemm's own run: its predictions, backend and placement
   if (args.predictions.empty()) {
-    nlohmann::json document;
     EDGEMM_ASSIGN_OR_RETURN(predictions, run_edgemm(args, images, document));
     if (save.is_open()) {
       save << json_text(document) << "\n";
@@ -236,6 +237,10 @@ Status eval_command(EvalArgs& args, int& exit_code) {
                            {"overall", totals_json(overall)},
                            {"timings_ms_mean", mean_timings(predicted)},
                            {"per_image", per_image}};
+  if (document.contains("backend")) {
+    report["backend"] = document["backend"];
+    report["placement"] = document["placement"];
+  }
   for (const auto& [name, totals] : subsets) report["subsets"][name] = totals_json(totals);
   for (const auto& [name, totals] : by_tag) report["by_tag"][name] = totals_json(totals);
   if (!failed_files.empty()) exit_code = 1;
@@ -243,8 +248,9 @@ Status eval_command(EvalArgs& args, int& exit_code) {
     std::cout << json_text(report) << std::endl;
     return Status::ok();
   }
-  std::cout << std::fixed << std::setprecision(2) << "OCR evaluation of " << tool << " on " << args.set << " ("
-            << images.size() << " images, IoU >= " << args.iou << ")\n";
+  std::cout << std::fixed << std::setprecision(2) << "OCR evaluation of " << tool
+            << (document.contains("backend") ? " (backend " + document["backend"].get<std::string>() + ")" : "")
+            << " on " << args.set << " (" << images.size() << " images, IoU >= " << args.iou << ")\n";
   std::cout << std::left << std::setw(22) << "subset" << std::right << std::setw(8) << "CER %" << std::setw(12)
             << "precision" << std::setw(9) << "recall" << std::setw(8) << "lines" << std::setw(8) << "chars\n";
   auto row = [](const std::string& name, const ocr::OcrScoreTotals& t) {

@@ -1,7 +1,9 @@
 /// OcrPipeline: det → DB post-processing → reading order → crops → (cls) → rec → CTC, in the
 /// order of PaddleOCR's TextSystem (tools/infer/predict_system.py).
 
+#include <algorithm>
 #include <chrono>
+#include <cstdio>
 #include <filesystem>
 #include <opencv2/core.hpp>
 
@@ -189,6 +191,25 @@ Status check_rec_classes(const Inferencer& rec, size_t table_size, const std::st
   return Status::ok();
 }
 
+/// Warns (stderr) about static input shapes that cost accuracy: a det side below 640 (small text
+/// is lost: recall 0.92 on the committed set) and a rec width below 320 (PP-OCR's narrowest; lines
+/// longer than width/48 : 1 are squeezed). docs/ocr.md measures both.
+void warn_about_static_shapes(const Inferencer& det, const Inferencer& rec) {
+  const FixedGeometry d = fixed_geometry(det), r = fixed_geometry(rec);
+  if (d.height > 0 && d.width > 0 && std::min(d.height, d.width) < 640) {
+    std::fprintf(stderr,
+                 "edgemm: warning: the detector's static input is %lldx%lld; images are letterboxed into it and "
+                 "small text is lost (docs/ocr.md: line recall 0.92 at 640x640, 0.98 at 960x960)\n",
+                 static_cast<long long>(d.width), static_cast<long long>(d.height));
+  }
+  if (r.width > 0 && r.width < 320) {
+    std::fprintf(stderr,
+                 "edgemm: warning: the recognizer's static input is %lld wide; lines longer than %.1f:1 are "
+                 "squeezed to that width and misread (docs/ocr.md: 48x960 recommended)\n",
+                 static_cast<long long>(r.width), static_cast<double>(r.width) / kLineHeight);
+  }
+}
+
 /// A cls or rec model with a static input height must have PP-OCR's line height.
 Status check_line_height(const Inferencer& model, const std::string& what) {
   const int64_t height = fixed_geometry(model).height;
@@ -221,6 +242,7 @@ Expected<std::unique_ptr<OcrPipeline>> OcrPipeline::create(const OcrOptions& opt
   EDGEMM_ASSIGN_OR_RETURN(std::unique_ptr<Inferencer> rec, load_model(options, options.files.rec));
   EDGEMM_RETURN_IF_ERROR(check_line_height(*rec, "recognizer"));
   EDGEMM_RETURN_IF_ERROR(check_rec_classes(*rec, table.size(), dictionary));
+  warn_about_static_shapes(*det, *rec);
   return std::unique_ptr<OcrPipeline>(
       new NativeOcrPipeline(options, std::move(det), std::move(cls), std::move(rec), std::move(table)));
 }
