@@ -54,8 +54,9 @@ std::vector<std::string> backend_names() {
 
 Expected<std::unique_ptr<Backend>> make_backend(const InferencerConfig& config) {
   if (config.backend != "plugin" && !config.plugin_path.empty()) {
-    return make_error(StatusCode::kInvalidArgument, "a plugin ('" + config.plugin_path + "') is given but the backend is '" +
-                                                        config.backend + "'; choose backend 'plugin' to load it");
+    return make_error(StatusCode::kInvalidArgument, "a plugin ('" + config.plugin_path +
+                                                        "') is given but the backend is '" + config.backend +
+                                                        "'; choose backend 'plugin' to load it");
   }
   if (config.backend == "native") {
     EDGEMM_RETURN_IF_ERROR(check_one_of("native", "device", config.device, {"cpu"}));

@@ -22,10 +22,10 @@ class OcrRuntime : public BenchRuntime {
   std::string name() const override { return "edgemm"; }
   std::string version() const override { return EDGEMM_VERSION; }
   nlohmann::json settings() const override {
-    nlohmann::json settings = {{"threads", options_.threads},           {"use_cls", options_.use_cls},
-                               {"det_limit_side", options_.det_limit_side}, {"models", options_.models_dir},
-                               {"backend", options_.backend},               {"device", options_.device},
-                               {"precision", options_.precision}};
+    nlohmann::json settings = {
+        {"threads", options_.threads},    {"use_cls", options_.use_cls}, {"det_limit_side", options_.det_limit_side},
+        {"models", options_.models_dir},  {"backend", options_.backend}, {"device", options_.device},
+        {"precision", options_.precision}};
     if (!options_.plugin_path.empty()) settings["plugin"] = options_.plugin_path;
     if (pipeline_) {
       for (const auto& [stage, model] : pipeline_->models()) settings["placement"][stage] = placement_counts(*model);

@@ -9,33 +9,62 @@ namespace edgemm {
 
 size_t dtype_size(DataType dtype) {
   switch (dtype) {
-    case DataType::kFloat32: case DataType::kInt32: case DataType::kUInt32: return 4;
-    case DataType::kUInt8: case DataType::kInt8: case DataType::kBool: return 1;
-    case DataType::kUInt16: case DataType::kInt16: case DataType::kFloat16:
-    case DataType::kBFloat16: return 2;
-    case DataType::kInt64: case DataType::kFloat64: case DataType::kUInt64: return 8;
-    case DataType::kUndefined: case DataType::kString: return 0;
+    case DataType::kFloat32:
+    case DataType::kInt32:
+    case DataType::kUInt32:
+      return 4;
+    case DataType::kUInt8:
+    case DataType::kInt8:
+    case DataType::kBool:
+      return 1;
+    case DataType::kUInt16:
+    case DataType::kInt16:
+    case DataType::kFloat16:
+    case DataType::kBFloat16:
+      return 2;
+    case DataType::kInt64:
+    case DataType::kFloat64:
+    case DataType::kUInt64:
+      return 8;
+    case DataType::kUndefined:
+    case DataType::kString:
+      return 0;
   }
   return 0;
 }
 
 const char* dtype_name(DataType dtype) {
   switch (dtype) {
-    case DataType::kUndefined: return "undefined";
-    case DataType::kFloat32: return "float32";
-    case DataType::kUInt8: return "uint8";
-    case DataType::kInt8: return "int8";
-    case DataType::kUInt16: return "uint16";
-    case DataType::kInt16: return "int16";
-    case DataType::kInt32: return "int32";
-    case DataType::kInt64: return "int64";
-    case DataType::kString: return "string";
-    case DataType::kBool: return "bool";
-    case DataType::kFloat16: return "float16";
-    case DataType::kFloat64: return "float64";
-    case DataType::kUInt32: return "uint32";
-    case DataType::kUInt64: return "uint64";
-    case DataType::kBFloat16: return "bfloat16";
+    case DataType::kUndefined:
+      return "undefined";
+    case DataType::kFloat32:
+      return "float32";
+    case DataType::kUInt8:
+      return "uint8";
+    case DataType::kInt8:
+      return "int8";
+    case DataType::kUInt16:
+      return "uint16";
+    case DataType::kInt16:
+      return "int16";
+    case DataType::kInt32:
+      return "int32";
+    case DataType::kInt64:
+      return "int64";
+    case DataType::kString:
+      return "string";
+    case DataType::kBool:
+      return "bool";
+    case DataType::kFloat16:
+      return "float16";
+    case DataType::kFloat64:
+      return "float64";
+    case DataType::kUInt32:
+      return "uint32";
+    case DataType::kUInt64:
+      return "uint64";
+    case DataType::kBFloat16:
+      return "bfloat16";
   }
   return "unknown";
 }
@@ -55,8 +84,7 @@ Expected<int64_t> shape_element_count(const Shape& shape) {
   int64_t count = 1;
   for (int64_t d : shape) {
     if (d < 0) {
-      return make_error(StatusCode::kInvalidArgument,
-                        "shape " + shape_to_string(shape) + " has a negative extent");
+      return make_error(StatusCode::kInvalidArgument, "shape " + shape_to_string(shape) + " has a negative extent");
     }
     if (d != 0 && count > std::numeric_limits<int64_t>::max() / d) {
       return make_error(StatusCode::kOutOfMemory,
@@ -75,18 +103,17 @@ Expected<Tensor> Tensor::create(DataType dtype, Shape shape) {
   EDGEMM_ASSIGN_OR_RETURN(int64_t count, shape_element_count(shape));
   const int64_t elem = static_cast<int64_t>(dtype_size(dtype));
   if (count > kMaxTensorBytes / elem) {
-    return make_error(StatusCode::kOutOfMemory,
-                      "a " + std::string(dtype_name(dtype)) + " tensor of shape " + shape_to_string(shape) +
-                          " would need more than the " + std::to_string(kMaxTensorBytes >> 30) +
-                          " GiB limit per tensor; refused before allocating");
+    return make_error(StatusCode::kOutOfMemory, "a " + std::string(dtype_name(dtype)) + " tensor of shape " +
+                                                    shape_to_string(shape) + " would need more than the " +
+                                                    std::to_string(kMaxTensorBytes >> 30) +
+                                                    " GiB limit per tensor; refused before allocating");
   }
   size_t bytes = static_cast<size_t>(count * elem);
   size_t rounded = (bytes + 63) / 64 * 64;
   void* p = std::aligned_alloc(64, rounded == 0 ? 64 : rounded);
   if (p == nullptr) {
-    return make_error(StatusCode::kOutOfMemory,
-                      "could not allocate " + std::to_string(bytes) + " bytes for a tensor of shape " +
-                          shape_to_string(shape));
+    return make_error(StatusCode::kOutOfMemory, "could not allocate " + std::to_string(bytes) +
+                                                    " bytes for a tensor of shape " + shape_to_string(shape));
   }
   std::memset(p, 0, rounded == 0 ? 64 : rounded);
   Tensor t;
@@ -185,7 +212,7 @@ uint16_t float_to_half(float f) {
     return static_cast<uint16_t>(sign | 0x7c00 | (abs > 0x7f800000 ? 0x200 | ((abs >> 13) & 0x3ff) : 0));
   }
   if (abs >= 0x477ff000) return static_cast<uint16_t>(sign | 0x7c00);  // rounds to inf
-  if (abs < 0x38800000) {  // subnormal or zero in half
+  if (abs < 0x38800000) {                                              // subnormal or zero in half
     if (abs < 0x33000000) return static_cast<uint16_t>(sign);
     uint32_t exp = abs >> 23;
     uint32_t mant = (abs & 0x7fffff) | 0x800000;

@@ -1,7 +1,7 @@
 // `edgemm convert --simplify` beyond passes::simplify (convert/simplify_extra.h): HardSwish as
 // x·HardSigmoid(x), Clip with constant bounds as Relu / HardSigmoid forms, Mul/Div constants
-// broadcast to full shape, scalar scales of a computed MatMul moved onto its first operand. Each rewrite happens, the result passes the ONNX checker and strict
-// shape inference, and edgemm computes the original's outputs within 1e-5.
+// broadcast to full shape, scalar scales of a computed MatMul moved onto its first operand. Each rewrite happens, the
+// result passes the ONNX checker and strict shape inference, and edgemm computes the original's outputs within 1e-5.
 #include <gtest/gtest.h>
 
 #include <cfloat>

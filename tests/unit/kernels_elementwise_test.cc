@@ -477,10 +477,15 @@ TEST(ElementwiseBinary, Float32ArithmeticMatchesFloat64OnEveryBroadcastShape) {
   // value, input 0 broadcast, equal shapes, scalar, and last-axis operands whose rows merge into
   // long rows cut at multiples of a period that does not divide the 1024-element tile
   // (PP-OCRv4 rec at width 1280: [1,160,120] · [120] overflowed the tile buffer).
-  const std::vector<std::pair<Shape, Shape>> shapes = {
-      {{1, 3, 4, 5, 8}, {1, 3, 1, 1, 8}}, {{1, 3, 1, 1, 8}, {1, 3, 4, 5, 8}}, {{2, 7, 9}, {2, 7, 9}},
-      {{2, 7, 9}, {}},                    {{6, 1}, {1, 5}},                   {{1, 160, 120}, {120}},
-      {{120}, {1, 160, 120}},             {{3, 61, 200}, {1, 1, 200}},        {{1000, 7}, {7}}};
+  const std::vector<std::pair<Shape, Shape>> shapes = {{{1, 3, 4, 5, 8}, {1, 3, 1, 1, 8}},
+                                                       {{1, 3, 1, 1, 8}, {1, 3, 4, 5, 8}},
+                                                       {{2, 7, 9}, {2, 7, 9}},
+                                                       {{2, 7, 9}, {}},
+                                                       {{6, 1}, {1, 5}},
+                                                       {{1, 160, 120}, {120}},
+                                                       {{120}, {1, 160, 120}},
+                                                       {{3, 61, 200}, {1, 1, 200}},
+                                                       {{1000, 7}, {7}}};
   for (const auto& [sa, sb] : shapes) {
     const auto count = [](const Shape& s) {
       return std::accumulate(s.begin(), s.end(), int64_t{1}, std::multiplies<>());

@@ -59,7 +59,7 @@ TEST(OcrDetResize, StaticInputsAreLetterboxedAndBoxesMappedFromTheImagesPart) {
   ASSERT_TRUE(input.has_value()) << input.status().to_string();
   ASSERT_EQ(input->shape(), (Shape{1, 3, 64, 64}));
   const float* data = input->data<float>();
-  EXPECT_NEAR(data[31 * 64 + 63], (1.0f - 0.485f) / 0.229f, 1e-5);  // last image row, channel B
+  EXPECT_NEAR(data[31 * 64 + 63], (1.0f - 0.485f) / 0.229f, 1e-5);                         // last image row, channel B
   for (int c = 0; c < 3; ++c) EXPECT_NEAR(data[c * 64 * 64 + 32 * 64], 0.0f, 0.02f) << c;  // padding
   // A map region x 20..59, y 10..21 as in the test above, with the image in the map's top 64 × 32:
   // map pixels scale by 200 / 64 = 3.125 on both axes (not 100 / 64 = 1.5625 vertically).

@@ -46,8 +46,8 @@ cv::Size det_input_size(int width, int height, int limit_side) {
 }
 
 cv::Size det_letterbox_size(cv::Size image, cv::Size fixed) {
-  const double scale = std::min(static_cast<double>(fixed.width) / image.width,
-                                static_cast<double>(fixed.height) / image.height);
+  const double scale =
+      std::min(static_cast<double>(fixed.width) / image.width, static_cast<double>(fixed.height) / image.height);
   auto side = [&](int extent, int limit) {
     return std::clamp(static_cast<int>(std::lround(extent * scale)), 1, limit);
   };
