@@ -319,6 +319,17 @@ TEST(MatMulInteger, BatchedZeroPointsAndBroadcastB) {
   EXPECT_EQ(values<int32_t>(*y), (std::vector<int32_t>{8, 11}));
 }
 
+TEST(MatMulInteger, AccumulatesInWrapping32Bits) {
+  // 33100 products of 255 * 255 = 65025 sum to 2152327500 > 2^31 - 1: stored modulo 2^32 as a
+  // 32-bit accumulator gives it (the spec allows overflow in 32-bit accumulation only):
+  // 2152327500 - 4294967296 = -2142639796.
+  constexpr int64_t k = 33100;
+  ir::Node node = make_node("MatMulInteger", {"A", "B"});
+  auto y = run(node, {u8({1, k}, std::vector<uint8_t>(k, 255)), u8({k, 1}, std::vector<uint8_t>(k, 255))});
+  ASSERT_TRUE(y.has_value()) << y.status().to_string();
+  EXPECT_EQ(values<int32_t>(*y), (std::vector<int32_t>{-2142639796}));
+}
+
 TEST(MatMulInteger, Errors) {
   ir::Node node = make_node("MatMulInteger", {"A", "B", "a_zero_point", "b_zero_point"});
   const Tensor a = u8({2, 2}, {1, 2, 3, 4});

@@ -111,7 +111,8 @@ Expected<Shape> matmul_param_view(const ir::Node& node, int index, const Shape& 
 Expected<Tensor> widen_minus_zero_point(const Tensor& q, const Shape& shape, const Tensor* zp, const Shape& zp_view);
 
 /// Calls fn(i, offsets) for every element i of `target` (row-major), where offsets[j] is the
-/// element of parameter j (viewed with views[j], broadcast onto target) that applies to it.
+/// element of parameter j that applies to it; strides[j] = broadcast_strides(view_j, target)
+/// (common.h) for the parameter's view (e.g. from matmul_param_view). Single-threaded.
 template <size_t N, typename Fn>
 void for_each_broadcast(const Shape& target, const std::vector<int64_t> (&strides)[N], Fn&& fn) {
   const size_t rank = target.size();
