@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "ir/flops.h"
 #include "nn_test_util.h"
 
 namespace edgemm {
@@ -529,6 +530,23 @@ TEST(QLinearConv, Errors) {
                {"input 7 'y_zero_point'", "int32"});
   expect_error(run_direct(node, {x, one, xz, w, one, wz, f32({2}, {1, 1}), u8({2}, {0, 0}), Tensor()}),
                StatusCode::kInvalidArgument, {"input 6 'y_scale' has shape [2]", "one value"});
+}
+
+// ---------------------------------------------------------------------------------------------
+// FLOPs in profiles (ir::node_flops): as MatMul / Conv, plus one requantization per output.
+
+TEST(QuantFlops, CountedLikeMatMulAndConv) {
+  // [2, 3] x [3, 4]: 2 * 8 outputs * K 3 = 48; QLinearMatMul adds 8 requantizations.
+  const ir::NodeShapes y_mm = {Shape{2, 4}};
+  EXPECT_EQ(ir::node_flops(make_node("MatMulInteger", {"A", "B"}), {Shape{2, 3}, Shape{3, 4}}, y_mm), 48);
+  const ir::NodeShapes qmm_in = {Shape{2, 3}, Shape{}, Shape{}, Shape{3, 4}, Shape{}, Shape{}, Shape{}, Shape{}};
+  EXPECT_EQ(ir::node_flops(qlinear_matmul_node(), qmm_in, y_mm), 56);
+  // x [1, 2, 5, 5], w [4, 2, 3, 3] -> y [1, 4, 3, 3]: 2 * 36 * 18 = 1296; QLinearConv (w at 3) + 36.
+  const ir::NodeShapes y_conv = {Shape{1, 4, 3, 3}};
+  EXPECT_EQ(ir::node_flops(make_node("ConvInteger", {"x", "w"}), {Shape{1, 2, 5, 5}, Shape{4, 2, 3, 3}}, y_conv), 1296);
+  const ir::NodeShapes qconv_in = {Shape{1, 2, 5, 5}, Shape{}, Shape{}, Shape{4, 2, 3, 3},
+                                   Shape{},           Shape{}, Shape{}, Shape{}};
+  EXPECT_EQ(ir::node_flops(qlinear_conv_node(false), qconv_in, y_conv), 1332);
 }
 
 }  // namespace
