@@ -13,6 +13,7 @@
 #include <initializer_list>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "ir/flops.h"
@@ -530,6 +531,27 @@ TEST(QLinearConv, Errors) {
                {"input 7 'y_zero_point'", "int32"});
   expect_error(run_direct(node, {x, one, xz, w, one, wz, f32({2}, {1, 1}), u8({2}, {0, 0}), Tensor()}),
                StatusCode::kInvalidArgument, {"input 6 'y_scale' has shape [2]", "one value"});
+}
+
+// ---------------------------------------------------------------------------------------------
+// Kernel names (profiles, `edgemm inspect --optimized`) say these are the reference loops.
+
+TEST(QuantKernels, NamedReference) {
+  const std::vector<std::pair<ir::Node, std::string>> cases = {
+      {quantize_node("QuantizeLinear", 3), "quantize_linear__reference"},
+      {quantize_node("DequantizeLinear", 3), "dequantize_linear__reference"},
+      {make_node("DynamicQuantizeLinear", {"x"}, {"y", "s", "z"}), "dynamic_quantize_linear__reference"},
+      {make_node("MatMulInteger", {"A", "B"}), "matmul_integer__reference"},
+      {qlinear_matmul_node(), "qlinear_matmul__reference"},
+      {make_node("ConvInteger", {"x", "w"}), "conv_integer__reference"},
+      {qlinear_conv_node(true), "qlinear_conv__reference"}};
+  for (const auto& [node, name] : cases) {
+    for (int64_t opset : {11, 13}) {
+      auto kernel = make_kernel(node, {}, opset);
+      ASSERT_TRUE(kernel.has_value()) << node.op_type << ": " << kernel.status().to_string();
+      EXPECT_EQ(std::string((*kernel)->name()), name) << node.op_type << " opset " << opset;
+    }
+  }
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -160,8 +160,8 @@ Status run_qlinear_matmul(KernelContext& ctx) {
 }  // namespace
 
 void register_quant_matmul_kernels(KernelRegistry& registry) {
-  registry.add("", "MatMulInteger", 10, simple_kernel(run_matmul_integer));
-  registry.add("", "QLinearMatMul", 10, simple_kernel(run_qlinear_matmul));
+  registry.add("", "MatMulInteger", 10, simple_kernel(run_matmul_integer, "matmul_integer__reference"));
+  registry.add("", "QLinearMatMul", 10, simple_kernel(run_qlinear_matmul, "qlinear_matmul__reference"));
 }
 
 }  // namespace edgemm::kernels

@@ -189,15 +189,17 @@ Status run_dynamic_quantize_linear(KernelContext& ctx) {
 }  // namespace
 
 void register_quantize_kernels(KernelRegistry& registry) {
-  registry.add("", "QuantizeLinear", 10,
-               simple_kernel([](KernelContext& ctx) { return run_quantize_linear(ctx, false); }));
-  registry.add("", "QuantizeLinear", 13,
-               simple_kernel([](KernelContext& ctx) { return run_quantize_linear(ctx, true); }));
-  registry.add("", "DequantizeLinear", 10,
-               simple_kernel([](KernelContext& ctx) { return run_dequantize_linear(ctx, false); }));
-  registry.add("", "DequantizeLinear", 13,
-               simple_kernel([](KernelContext& ctx) { return run_dequantize_linear(ctx, true); }));
-  registry.add("", "DynamicQuantizeLinear", 11, simple_kernel(run_dynamic_quantize_linear));
+  for (int since : {10, 13}) {
+    const bool per_axis = since >= 13;
+    registry.add("", "QuantizeLinear", since,
+                 simple_kernel([per_axis](KernelContext& ctx) { return run_quantize_linear(ctx, per_axis); },
+                               "quantize_linear__reference"));
+    registry.add("", "DequantizeLinear", since,
+                 simple_kernel([per_axis](KernelContext& ctx) { return run_dequantize_linear(ctx, per_axis); },
+                               "dequantize_linear__reference"));
+  }
+  registry.add("", "DynamicQuantizeLinear", 11,
+               simple_kernel(run_dynamic_quantize_linear, "dynamic_quantize_linear__reference"));
 }
 
 }  // namespace edgemm::kernels
