@@ -16,7 +16,8 @@
 ///   [0, 255]: y_scale = (max - min) / 255, y_zero_point = round(saturate(-min / y_scale)),
 ///   y = saturate(round(x / y_scale) + y_zero_point). NaNs are left out of min and max. When
 ///   the range is empty (x all zeros, or empty) the spec's formula divides by zero; like ONNX
-///   Runtime we then use y_scale = 1 and y_zero_point = 0.
+///   Runtime we then use y_scale = 1 and y_zero_point = 0 (y is all zero points either way;
+///   onnx.reference in later ONNX releases returns y_scale = 1/255 instead).
 ///
 /// NaN inputs quantize to the zero point; ±inf saturate.
 
