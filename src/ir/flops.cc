@@ -56,15 +56,21 @@ std::optional<int64_t> node_flops(const Node& node, const NodeShapes& inputs, co
   const int64_t epilogue = fused && node.has_attr("steps")
                                ? static_cast<int64_t>(node.attributes.at("steps").strings.size()) * product(*out)
                                : 0;
-  if ((op == "Conv" || (fused && op == "FusedConv")) && w != nullptr && w->size() >= 3) {
+  if ((op == "Conv" || op == "ConvInteger" || (fused && op == "FusedConv")) && w != nullptr && w->size() >= 3) {
     return 2 * product(*out) * product(*w, 1) + epilogue;
   }
+  // QLinearConv: W is input 3; plus one requantization per output element.
+  const Shape* qw = at(inputs, 3);
+  if (op == "QLinearConv" && qw != nullptr && qw->size() >= 3)
+    return 2 * product(*out) * product(*qw, 1) + product(*out);
   // ConvTranspose: each input pixel spreads over M/group × kernel outputs.
   if ((op == "ConvTranspose" || (fused && op == "FusedConvTranspose")) && a != nullptr && w != nullptr &&
       w->size() >= 3) {
     return 2 * product(*a) * product(*w, 1) + epilogue;
   }
-  if (op == "MatMul" && a != nullptr && !a->empty()) return 2 * product(*out) * a->back();
+  if ((op == "MatMul" || op == "MatMulInteger") && a != nullptr && !a->empty()) return 2 * product(*out) * a->back();
+  // QLinearMatMul: MatMul plus one requantization per output element.
+  if (op == "QLinearMatMul" && a != nullptr && !a->empty()) return 2 * product(*out) * a->back() + product(*out);
   // com.edgemm FusedMatMul: MatMul plus one add per output element for the bias.
   if (op == "FusedMatMul" && node.domain == kEdgemmDomain && a != nullptr && !a->empty())
     return 2 * product(*out) * a->back() + product(*out);

@@ -1,7 +1,8 @@
 #pragma once
 /// \file flops.h
 /// FLOPs of nodes from their shapes: 2 × multiply-accumulates of Conv, ConvTranspose, MatMul
-/// and Gemm (the convention of most papers and profilers); other ops count one FLOP per
+/// and Gemm and their integer / quantized forms (the convention of most papers and profilers,
+/// counting integer operations too); other ops count one FLOP per
 /// element of their first output. One rule, node_flops(), serves both the static estimate
 /// from inferred shapes (estimate_flops, `edgemm inspect`) and the runtime profiler (actual
 /// shapes, `edgemm profile`).
@@ -24,6 +25,8 @@ using NodeShapes = std::vector<std::optional<Shape>>;
 /// and `outputs` is node.inputs[i] and node.outputs[i]). Conv: 2 × |Y| × C/group × kernel
 /// (W is M×C/group×k...); ConvTranspose: 2 × |X| × M/group × kernel (W is C×M/group×k...);
 /// MatMul: 2 × |Y| × K (K = last axis of A); Gemm: 2 × |Y| × K (K from A's shape and transA);
+/// ConvInteger and MatMulInteger as Conv and MatMul (integer operations counted alike);
+/// QLinearConv (W is input 3) and QLinearMatMul as Conv and MatMul plus |Y| (requantization);
 /// every other op, or one of these with a needed shape unknown: |first output|.
 /// Returns std::nullopt when the first output's shape is unknown. Subgraphs are not counted.
 std::optional<int64_t> node_flops(const Node& node, const NodeShapes& inputs, const NodeShapes& outputs);

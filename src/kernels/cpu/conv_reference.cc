@@ -1,11 +1,14 @@
 /// \file conv_reference.cc
 /// Shape rules and plain loops for ONNX Conv / ConvTranspose (see conv_reference.h). The loops
-/// accumulate in double so they serve as the oracle for the oneDNN paths.
+/// accumulate floating-point types in double so they serve as the oracle for the oneDNN paths,
+/// and int32 (ConvInteger, QLinearConv) in int64, wrapped to int32 on store.
 
 #include "kernels/cpu/conv_reference.h"
 
 #include <algorithm>
+#include <cstdint>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "kernels/cpu/common.h"
@@ -265,6 +268,8 @@ Expected<ConvGeometry> conv_transpose_geometry(const ir::Node& node, const ConvA
 
 template <typename T>
 void conv_reference(const ConvGeometry& g, const T* x, const T* w, const T* bias, T* y, int threads) {
+  // int32: exact in int64; the store wraps modulo 2^32 (C++20), like a 32-bit accumulator.
+  using Acc = std::conditional_t<std::is_integral_v<T>, int64_t, double>;
   const Geometry3d r = to_3d(g);
   const int64_t m_total = g.out_channels, mg = m_total / g.group, cg = g.in_channels / g.group;
   parallel_for(threads, g.batch * m_total, r.out_size * cg * r.k_size, [&](int64_t begin, int64_t end) {
@@ -275,7 +280,7 @@ void conv_reference(const ConvGeometry& g, const T* x, const T* w, const T* bias
       for (int64_t od = 0; od < r.out[0]; ++od) {
         for (int64_t oh = 0; oh < r.out[1]; ++oh) {
           for (int64_t ow = 0; ow < r.out[2]; ++ow) {
-            double acc = bias != nullptr ? static_cast<double>(bias[m]) : 0.0;
+            Acc acc = bias != nullptr ? static_cast<Acc>(bias[m]) : Acc(0);
             for (int64_t c = 0; c < cg; ++c) {
               const T* xc = x + (n * g.in_channels + grp * cg + c) * r.in_size;
               const T* wc = wm + c * r.k_size;
@@ -290,7 +295,7 @@ void conv_reference(const ConvGeometry& g, const T* x, const T* w, const T* bias
                   for (int64_t kw = 0; kw < r.k[2]; ++kw) {
                     const int64_t iw = ow * r.s[2] - r.pb[2] + kw * r.d[2];
                     if (iw < 0 || iw >= r.in[2]) continue;
-                    acc += static_cast<double>(xrow[iw]) * static_cast<double>(wrow[kw]);
+                    acc += static_cast<Acc>(xrow[iw]) * static_cast<Acc>(wrow[kw]);
                   }
                 }
               }
@@ -347,6 +352,8 @@ void conv_transpose_reference(const ConvGeometry& g, const T* x, const T* w, con
 
 template void conv_reference<float>(const ConvGeometry&, const float*, const float*, const float*, float*, int);
 template void conv_reference<double>(const ConvGeometry&, const double*, const double*, const double*, double*, int);
+template void conv_reference<int32_t>(const ConvGeometry&, const int32_t*, const int32_t*, const int32_t*, int32_t*,
+                                      int);
 template void conv_transpose_reference<float>(const ConvGeometry&, const float*, const float*, const float*, float*,
                                               int);
 template void conv_transpose_reference<double>(const ConvGeometry&, const double*, const double*, const double*,

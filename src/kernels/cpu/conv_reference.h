@@ -87,7 +87,10 @@ Expected<ConvGeometry> conv_transpose_geometry(const ir::Node& node, const ConvA
                                                const Shape& w, const Shape* b);
 
 /// Plain Conv: y[n, m, o] = b[m] + sum_{c in group(m), k} x[n, c, o*s - pad + k*d] * w[m, c, k].
-/// `bias` may be null. T = float or double. Parallel over (n, m) on `threads` OpenMP threads.
+/// `bias` may be null. T = float or double (double accumulation), or int32_t (int64
+/// accumulation, stored modulo 2^32 as a 32-bit accumulator would wrap: ConvInteger and
+/// QLinearConv, which pass operands with their zero points already subtracted, so padding
+/// reads as the zero point). Parallel over (n, m) on `threads` OpenMP threads.
 template <typename T>
 void conv_reference(const ConvGeometry& g, const T* x, const T* w, const T* bias, T* y, int threads);
 

@@ -28,6 +28,9 @@ void register_variadic_kernels(KernelRegistry& registry);  // variadic.cc: Sum, 
 void register_cast_kernels(KernelRegistry& registry);  // cast.cc: Cast, CastLike
 void register_conv_kernels(KernelRegistry& registry);  // conv.cc: Conv, ConvTranspose
 void register_matmul_kernels(KernelRegistry& registry);  // matmul.cc: MatMul, Gemm, com.edgemm FusedMatMul
+void register_quantize_kernels(KernelRegistry& registry);  // quantize.cc: QuantizeLinear, DequantizeLinear, DynamicQuantizeLinear
+void register_quant_matmul_kernels(KernelRegistry& registry);  // quant_matmul.cc: MatMulInteger, QLinearMatMul
+void register_quant_conv_kernels(KernelRegistry& registry);  // quant_conv.cc: ConvInteger, QLinearConv
 void register_pool_kernels(KernelRegistry& registry);  // pool.cc: MaxPool, AveragePool, LpPool, Global*Pool, MaxUnpool
 void register_resize_kernels(KernelRegistry& registry);  // resize.cc: Resize, Upsample
 void register_control_flow_kernels(KernelRegistry& registry);  // control_flow.cc: If, Loop, Scan

@@ -36,6 +36,7 @@
 #include "kernels/cpu/elementwise_chain.h"
 #include "kernels/cpu/epilogue.h"
 #include "kernels/cpu/families.h"
+#include "kernels/cpu/matmul_reference.h"
 #include "kernels/cpu/onednn.h"
 
 namespace edgemm::kernels {
@@ -106,16 +107,11 @@ void dispatch(DataType dt, Fn&& fn) {
   }
 }
 
-// ---------------------------------------------------------------------------------------------
-// MatMul shapes
+}  // namespace
 
-struct MatMulShape {
-  Shape a, b;   // operands with 1-D operands promoted to 2-D
-  Shape batch;  // broadcast batch axes
-  Shape out;    // ONNX output shape (promoted axes removed)
-  int64_t m = 0, k = 0, n = 0;
-  bool b_is_matrix = false;  // every batch axis of B is 1: fold A's batch into M
-};
+// ---------------------------------------------------------------------------------------------
+// MatMul shapes and the reference loops (matmul_reference.h; also used by MatMulInteger and
+// QLinearMatMul in quant_matmul.cc)
 
 Expected<MatMulShape> matmul_shape(const ir::Node& node, const Shape& a_in, const Shape& b_in) {
   if (a_in.empty() || b_in.empty()) {
@@ -177,6 +173,10 @@ void matmul_reference(const MatMulShape& s, const T* a, const T* b, T* y, int th
     }
   });
 }
+
+template void matmul_reference<int32_t>(const MatMulShape&, const int32_t*, const int32_t*, int32_t*, int);
+
+namespace {
 
 // ---------------------------------------------------------------------------------------------
 // oneDNN matmul plans (shared by MatMul and Gemm)
