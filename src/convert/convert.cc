@@ -72,9 +72,31 @@ Status check_target_opset(int64_t target) {
                                                   " edgemm converts between");
 }
 
-Status convert_opset(ir::Model& model, int64_t target, ConvertReport& report) {
+// Adds the ranks that shape inference finds in a copy of `model` pinned to `probe` (and folded,
+// so that shape computations become constants) for values whose rank is unknown in `model`
+// (dims unknown). A probe the model cannot take adds nothing.
+void annotate_ranks(ir::Model& model, const std::map<std::string, Shape>& probe) {
+  if (probe.empty()) return;
+  ir::Model pinned = model;
+  ConvertReport ignored;
+  if (!pin_inputs(pinned, probe).is_ok() || !fold_until_stable(pinned, false, ignored).is_ok()) return;
+  for (const auto& [name, info] : pinned.graph.value_infos) {
+    auto known = model.graph.value_infos.find(name);
+    if (!info.rank_known || (known != model.graph.value_infos.end() && known->second.rank_known)) continue;
+    ValueInfo ranked;
+    ranked.name = name;
+    ranked.dtype = info.dtype;
+    ranked.rank_known = true;
+    ranked.shape.assign(info.shape.size(), Dim{});
+    model.graph.value_infos[name] = ranked;
+  }
+}
+
+Status convert_opset(ir::Model& model, int64_t target, const std::map<std::string, Shape>& probe,
+                     ConvertReport& report) {
   const int64_t source = model.opset("");
   if (target > source) {
+    annotate_ranks(model, probe);
     EDGEMM_RETURN_IF_ERROR(upgrade_opset(model, target));
     report.rewrites["libonnx version converter " + std::to_string(source) + "→" + std::to_string(target)] += 1;
   } else if (target < source) {
@@ -137,7 +159,7 @@ Status convert_model(ir::Model& model, const ConvertOptions& options, ConvertRep
     EDGEMM_RETURN_IF_ERROR(fold_until_stable(model, options.simplify, report));
   }
   if (report.target_opset != report.source_opset) {
-    EDGEMM_RETURN_IF_ERROR(convert_opset(model, report.target_opset, report));
+    EDGEMM_RETURN_IF_ERROR(convert_opset(model, report.target_opset, options.rank_probe_shapes, report));
     // What the opset rewrites wrote (a decomposed LayerNormalization) may be simplified in turn.
     if (options.simplify) EDGEMM_RETURN_IF_ERROR(fold_until_stable(model, true, report));
   }

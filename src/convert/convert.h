@@ -34,6 +34,11 @@ struct ConvertOptions {
   bool simplify = false;
   /// Target ai.onnx opset; 0 keeps the model's.
   int64_t target_opset = 0;
+  /// Input shapes that only help an opset upgrade: libonnx's adapters need the rank of some
+  /// values (e.g. Softmax 12→13) that shape inference of a model with symbolic input shapes can
+  /// leave unknown. A copy pinned to these shapes is inferred, and the ranks it finds are added to
+  /// the model (dims stay unknown; the model keeps its symbolic inputs). Empty: none.
+  std::map<std::string, Shape> rank_probe_shapes;
 };
 
 /// What the conversion did, for reports (`edgemm convert --json`).

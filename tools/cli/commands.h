@@ -22,6 +22,9 @@ void add_eval_command(CLI::App& app, int& exit_code);
 /// `edgemm convert MODEL -o OUT`: fixed shapes, simplification, opset conversion, verification.
 void add_convert_command(CLI::App& app, int& exit_code);
 
+/// `edgemm quantize MODEL -o OUT --scheme int8|fp16`: post-training quantization (src/quant).
+void add_quantize_command(CLI::App& app, int& exit_code);
+
 /// `edgemm bench MODEL | --pipeline ocr --set DIR`: latency, memory, energy, peers (--compare).
 void add_bench_command(CLI::App& app, int& exit_code);
 

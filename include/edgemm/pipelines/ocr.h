@@ -7,6 +7,7 @@
 
 #include <array>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -36,7 +37,7 @@ struct OcrOptions {
   OcrModelFiles files;
   int threads =
       0;  ///< intra-op threads per model and for OpenCV (cv::setNumThreads, process-wide); 0 = all hardware threads
-  bool use_cls = true;  ///< run the 0°/180° angle classifier on each crop
+  bool use_cls = true;   ///< run the 0°/180° angle classifier on each crop
   bool optimize = true;  ///< run edgemm's graph passes on the three models (InferencerConfig::optimize)
   /// Backend settings for the three models (see InferencerConfig::backend: "native", "opencv",
   /// "plugin"). Models with static input shapes (`edgemm convert --fix-shape`) are fed at exactly
@@ -68,6 +69,12 @@ struct OcrOptions {
   // Recognition.
   int rec_batch = 6;                 ///< crops per rec run, grouped by aspect ratio
   float rec_score_threshold = 0.5f;  ///< lines whose mean CTC confidence is below this are dropped
+
+  /// Called with every input tensor the pipeline feeds a model, just before that run, and the
+  /// model's stage ("det", "cls", "rec"). Calibration for quantization (`edgemm quantize
+  /// --stage`) records them, so that it sees exactly what inference sees. Runs on the thread
+  /// that runs the pipeline; the tensor is valid during the call only. Empty: none.
+  std::function<void(const std::string& stage, const Tensor& input)> input_observer;
 };
 
 /// A point in image pixels (x right, y down), origin at the top-left corner of the image.

@@ -46,7 +46,36 @@ Status validate(const OcrOptions& o) {
   return Status::ok();
 }
 
-Expected<std::unique_ptr<Inferencer>> load_model(const OcrOptions& options, const std::string& file) {
+// An Inferencer that shows every run's inputs to OcrOptions::input_observer first.
+class ObservedInferencer final : public Inferencer {
+ public:
+  ObservedInferencer(std::unique_ptr<Inferencer> model, std::string stage, const OcrOptions& options)
+      : model_(std::move(model)), stage_(std::move(stage)), observer_(options.input_observer) {}
+
+  const std::vector<ValueInfo>& inputs() const override { return model_->inputs(); }
+  const std::vector<ValueInfo>& outputs() const override { return model_->outputs(); }
+  Expected<std::vector<Tensor>> run(const std::vector<std::pair<std::string, Tensor>>& inputs,
+                                    const std::vector<std::string>& output_names) const override {
+    for (const auto& [name, t] : inputs) observer_(stage_, t);
+    return model_->run(inputs, output_names);
+  }
+  Expected<ProfiledRun> run_profiled(const std::vector<std::pair<std::string, Tensor>>& inputs,
+                                     const std::vector<std::string>& output_names) const override {
+    for (const auto& [name, t] : inputs) observer_(stage_, t);
+    return model_->run_profiled(inputs, output_names);
+  }
+  MemoryReport memory_report() const override { return model_->memory_report(); }
+  const std::vector<NodePlacement>& placement() const override { return model_->placement(); }
+  const std::string& backend() const override { return model_->backend(); }
+
+ private:
+  std::unique_ptr<Inferencer> model_;
+  std::string stage_;
+  std::function<void(const std::string&, const Tensor&)> observer_;
+};
+
+Expected<std::unique_ptr<Inferencer>> load_model(const OcrOptions& options, const std::string& file,
+                                                 const std::string& stage) {
   const std::string path = (std::filesystem::path(options.models_dir) / file).string();
   if (!std::filesystem::exists(path)) {
     return Status(StatusCode::kIo,
@@ -60,7 +89,9 @@ Expected<std::unique_ptr<Inferencer>> load_model(const OcrOptions& options, cons
   config.plugin_path = options.plugin_path;
   config.device = options.device;
   config.precision = options.precision;
-  return Inferencer::create(config);
+  EDGEMM_ASSIGN_OR_RETURN(std::unique_ptr<Inferencer> model, Inferencer::create(config));
+  if (!options.input_observer) return model;
+  return std::unique_ptr<Inferencer>(new ObservedInferencer(std::move(model), stage, options));
 }
 
 class NativeOcrPipeline final : public OcrPipeline {
@@ -233,13 +264,13 @@ Expected<std::unique_ptr<OcrPipeline>> OcrPipeline::create(const OcrOptions& opt
   // OpenCV's own thread pool (TBB in Debian's build) would run beside the models' OpenMP threads
   // and oversubscribe the cores: give it the same count (process-wide, as cv::setNumThreads is).
   cv::setNumThreads(options.threads > 0 ? options.threads : cv::getNumberOfCPUs());
-  EDGEMM_ASSIGN_OR_RETURN(std::unique_ptr<Inferencer> det, load_model(options, options.files.det));
+  EDGEMM_ASSIGN_OR_RETURN(std::unique_ptr<Inferencer> det, load_model(options, options.files.det, "det"));
   std::unique_ptr<Inferencer> cls;
   if (options.use_cls) {
-    EDGEMM_ASSIGN_OR_RETURN(cls, load_model(options, options.files.cls));
+    EDGEMM_ASSIGN_OR_RETURN(cls, load_model(options, options.files.cls, "cls"));
     EDGEMM_RETURN_IF_ERROR(check_line_height(*cls, "angle classifier"));
   }
-  EDGEMM_ASSIGN_OR_RETURN(std::unique_ptr<Inferencer> rec, load_model(options, options.files.rec));
+  EDGEMM_ASSIGN_OR_RETURN(std::unique_ptr<Inferencer> rec, load_model(options, options.files.rec, "rec"));
   EDGEMM_RETURN_IF_ERROR(check_line_height(*rec, "recognizer"));
   EDGEMM_RETURN_IF_ERROR(check_rec_classes(*rec, table.size(), dictionary));
   warn_about_static_shapes(*det, *rec);

@@ -1,0 +1,57 @@
+#pragma once
+/// \file calibrate.h
+/// Runs a float model over a calibration set and streams chosen intermediate tensors into
+/// TensorHistograms (bounded memory: one histogram per tensor; each sample's tensors are
+/// released before the next sample).
+
+#include <functional>
+#include <map>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "edgemm/status.h"
+#include "edgemm/tensor.h"
+#include "ir/graph.h"
+#include "quant/calibration_set.h"
+#include "quant/observer.h"
+
+namespace edgemm::quant {
+
+/// One run's inputs: graph input name → tensor.
+using Feed = std::vector<std::pair<std::string, Tensor>>;
+
+/// The runs one sample stands for (e.g. one det input per image; one rec input per text-line
+/// batch of the image), built by the same preprocessing as inference. An error skips the sample
+/// (counted and reported), e.g. an image that does not decode.
+using FeedSource = std::function<Expected<std::vector<Feed>>(const CalibrationSample&)>;
+
+/// Settings of a calibration run.
+struct CalibrateOptions {
+  int threads = 0;  ///< intra-op threads of the model (0 = all cores)
+  int bins = 2048;  ///< histogram bins per tensor
+  /// Called after each sample with (samples done, total); may be empty.
+  std::function<void(size_t, size_t)> progress;
+};
+
+/// What a calibration run observed.
+struct CalibrationResult {
+  std::map<std::string, TensorHistogram> histograms;  ///< per observed tensor
+  int samples_used = 0;
+  int samples_skipped = 0;
+  std::vector<std::string> skipped;  ///< "path: reason" of the first 10 skipped samples
+  int64_t runs = 0;                  ///< model runs (feeds)
+  double seconds = 0;                ///< wall time of the whole run
+};
+
+/// Runs `model` (float; its graph outputs extended with `values`) on every feed of every sample
+/// and adds each of `values` (float32 tensors) to its histogram. The model is compiled with
+/// edgemm's passes, which keep every graph output's value.
+/// Errors: kInvalidArgument when a value is not in the graph or not float32 at run time, when
+/// every sample was skipped (the message gives the first reasons); errors of the model's runs
+/// (a feed the model refuses is a setup error, not a bad sample).
+Expected<CalibrationResult> calibrate(const ir::Model& model, const std::vector<std::string>& values,
+                                      const std::vector<CalibrationSample>& samples, const FeedSource& source,
+                                      const CalibrateOptions& options);
+
+}  // namespace edgemm::quant

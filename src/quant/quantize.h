@@ -1,0 +1,62 @@
+#pragma once
+/// \file quantize.h
+/// Post-training quantization of a float ONNX model, as `edgemm quantize` runs it
+/// (docs/quantize.md). Every scheme writes standard ONNX that ONNX Runtime also runs:
+/// - int8: static QDQ (qdq.h) with activation ranges from a calibration run (calibrate.h);
+/// - fp16: float32 initializers stored as float16, each followed by a Cast back to float32, so
+///   the file halves and compute stays float32 (edgemm folds the Casts at load).
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "convert/convert.h"
+#include "edgemm/status.h"
+#include "ir/graph.h"
+#include "quant/calibrate.h"
+#include "quant/observer.h"
+#include "quant/qdq.h"
+
+namespace edgemm::quant {
+
+/// Settings of int8 quantization.
+struct Int8QuantizeOptions {
+  Int8Options qdq;
+  CalibrationMethod method = CalibrationMethod::kPercentile;
+  double percentile = 99.99;  ///< for CalibrationMethod::kPercentile, in (50, 100]
+  CalibrateOptions calibrate;
+};
+
+/// What int8 quantization did.
+struct Int8Report {
+  convert::ConvertReport prepare;         ///< the simplification and opset step before calibration
+  QuantPlan plan;                         ///< nodes quantized and skipped (indices refer to the prepared graph)
+  std::map<std::string, Range> observed;  ///< min/max seen per calibrated tensor
+  std::map<std::string, Range> ranges;    ///< range the method chose per calibrated tensor
+  int samples_used = 0;
+  int samples_skipped = 0;
+  std::vector<std::string> skipped_samples;
+  int64_t runs = 0;
+  double calibration_seconds = 0;
+  int64_t non_finite_values = 0;  ///< NaN/inf seen in calibrated tensors (not binned)
+};
+
+/// Prepares `model` for quantization: passes::simplify-style folding (BatchNormalization into
+/// Conv, constants, dead nodes) and an opset upgrade to 13 when it is older (per-axis QDQ), with
+/// `probe` (input shapes of a real sample) helping the upgrade infer ranks
+/// (ConvertOptions::rank_probe_shapes). Errors: those of convert::convert_model.
+Status prepare_for_quantization(ir::Model& model, const std::map<std::string, Shape>& probe,
+                                convert::ConvertReport& report);
+
+/// Quantizes `model` to int8 QDQ in place: prepare, plan, calibrate on `samples` fed by
+/// `source`, rewrite. Errors: kInvalidArgument when no node can be quantized (the message gives
+/// the reasons by op) or percentile is outside (50, 100]; those of calibrate and insert_qdq.
+Status quantize_int8(ir::Model& model, const std::vector<CalibrationSample>& samples, const FeedSource& source,
+                     const Int8QuantizeOptions& options, Int8Report& report);
+
+/// Stores every float32 initializer of at least `min_elements` elements as float16 followed by
+/// a Cast to float32 (values beyond float16's range saturate to ±65504). Returns the number of
+/// initializers converted. Errors: kInvalidArgument when the model has none.
+Expected<int> store_weights_fp16(ir::Model& model, int64_t min_elements = 16);
+
+}  // namespace edgemm::quant

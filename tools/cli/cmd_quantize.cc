@@ -1,0 +1,297 @@
+/// `edgemm quantize MODEL -o OUT --scheme int8|fp16`: post-training quantization
+/// (src/quant/quantize.h). int8 calibrates on a data set: .npy files fed to the model's input,
+/// or images fed through a pipeline stage's own preprocessing (--stage ocr-det|ocr-cls|ocr-rec:
+/// the float OCR pipeline runs on each image and the stage's model inputs are recorded).
+/// docs/quantize.md describes the options, the format and measured results.
+#include <filesystem>
+#include <iomanip>
+#include <iostream>
+
+#include "bench/memory.h"
+#include "cli_common.h"
+#include "commands.h"
+#include "core/npy.h"
+#include "edgemm/pipelines/ocr.h"
+#include "ir/onnx_export.h"
+#include "ir/onnx_import.h"
+#include "quant/quantize.h"
+
+namespace edgemm::cli {
+
+namespace {
+
+namespace fs = std::filesystem;
+
+struct QuantizeArgs {
+  std::string model;
+  std::string output;
+  std::string scheme = "int8";
+  std::string calib;
+  std::string stage;
+  std::string ocr_models;
+  std::string method = "percentile";
+  double percentile = 99.99;
+  int samples = 256;
+  uint64_t seed = 0;
+  std::string scene_weights;
+  bool per_tensor = false;
+  bool full_range = false;
+  bool quantize_depthwise = false;
+  std::string activation_type = "uint8";
+  std::vector<std::string> op_types;
+  std::vector<std::string> exclude_nodes;
+  int threads = 0;
+  bool json = false;
+};
+
+int64_t file_bytes(const std::string& path) {
+  std::error_code ec;
+  const auto n = fs::file_size(path, ec);
+  return ec ? 0 : static_cast<int64_t>(n);
+}
+
+/// The stage of the OCR pipeline whose inputs an image sample stands for ("det", "cls", "rec").
+Expected<std::string> ocr_stage(const std::string& stage) {
+  if (stage == "ocr-det" || stage == "ocr-cls" || stage == "ocr-rec") return stage.substr(4);
+  return make_error(StatusCode::kInvalidArgument, "--stage must be ocr-det, ocr-cls or ocr-rec, got '" + stage + "'");
+}
+
+/// Feeds from .npy samples: each file is the model's single input.
+Expected<quant::FeedSource> npy_source(const ir::Model& model) {
+  if (model.graph.inputs.size() != 1) {
+    return make_error(StatusCode::kInvalidArgument,
+                      ".npy calibration samples feed a model with one input; this one has " +
+                          std::to_string(model.graph.inputs.size()));
+  }
+  const std::string input = model.graph.inputs[0].name;
+  return quant::FeedSource([input](const quant::CalibrationSample& s) -> Expected<std::vector<quant::Feed>> {
+    EDGEMM_ASSIGN_OR_RETURN(Tensor t, read_npy(s.path));
+    return std::vector<quant::Feed>{{{input, std::move(t)}}};
+  });
+}
+
+/// Feeds from images through the float OCR pipeline: the inputs it gives `stage`'s model.
+struct OcrSource {
+  std::unique_ptr<ocr::OcrPipeline> pipeline;
+  std::shared_ptr<std::vector<Tensor>> captured = std::make_shared<std::vector<Tensor>>();
+};
+
+Expected<quant::FeedSource> ocr_source(const QuantizeArgs& args, const ir::Model& model) {
+  EDGEMM_ASSIGN_OR_RETURN(const std::string stage, ocr_stage(args.stage));
+  if (model.graph.inputs.size() != 1) {
+    return make_error(StatusCode::kInvalidArgument, "an OCR " + stage + " model has one input; this one has " +
+                                                        std::to_string(model.graph.inputs.size()));
+  }
+  auto source = std::make_shared<OcrSource>();
+  ocr::OcrOptions options;
+  options.models_dir = args.ocr_models.empty() ? default_ocr_models_dir() : args.ocr_models;
+  options.threads = args.threads;
+  options.use_cls = stage != "det";
+  options.input_observer = [stage, captured = source->captured](const std::string& s, const Tensor& t) {
+    if (s == stage) captured->push_back(t.clone().value());
+  };
+  EDGEMM_ASSIGN_OR_RETURN(source->pipeline, ocr::OcrPipeline::create(options));
+  const std::string input = model.graph.inputs[0].name;
+  return quant::FeedSource([source, input](const quant::CalibrationSample& s) -> Expected<std::vector<quant::Feed>> {
+    source->captured->clear();
+    EDGEMM_RETURN_IF_ERROR(source->pipeline->run_file(s.path).status());
+    std::vector<quant::Feed> feeds;
+    for (Tensor& t : *source->captured) feeds.push_back({{input, std::move(t)}});
+    source->captured->clear();
+    return feeds;
+  });
+}
+
+bool all_npy(const std::vector<quant::CalibrationSample>& samples) {
+  for (const auto& s : samples) {
+    if (fs::path(s.path).extension() != ".npy") return false;
+  }
+  return true;
+}
+
+Expected<quant::FeedSource> feed_source(const QuantizeArgs& args, const ir::Model& model,
+                                        const std::vector<quant::CalibrationSample>& samples) {
+  if (!args.stage.empty()) return ocr_source(args, model);
+  if (all_npy(samples)) return npy_source(model);
+  return make_error(StatusCode::kInvalidArgument,
+                    "the calibration set has images: say which model they feed with --stage ocr-det, ocr-cls or "
+                    "ocr-rec (or give .npy model inputs)");
+}
+
+Expected<quant::Int8QuantizeOptions> int8_options(const QuantizeArgs& args) {
+  quant::Int8QuantizeOptions o;
+  EDGEMM_ASSIGN_OR_RETURN(o.method, quant::parse_method(args.method));
+  o.percentile = args.percentile;
+  o.qdq.per_channel = !args.per_tensor;
+  o.qdq.reduce_range = !args.full_range;
+  o.qdq.quantize_depthwise = args.quantize_depthwise;
+  if (args.activation_type != "uint8" && args.activation_type != "int8") {
+    return make_error(StatusCode::kInvalidArgument,
+                      "--activation-type must be uint8 or int8, got '" + args.activation_type + "'");
+  }
+  o.qdq.symmetric_activations = args.activation_type == "int8";
+  if (!args.op_types.empty()) {
+    o.qdq.op_types.clear();
+    for (const std::string& op : args.op_types) {
+      if (op != "Conv" && op != "MatMul" && op != "Gemm") {
+        return make_error(StatusCode::kInvalidArgument, "--op-types takes Conv, MatMul and Gemm, got '" + op + "'");
+      }
+      o.qdq.op_types.insert(op);
+    }
+  }
+  o.qdq.exclude_nodes.insert(args.exclude_nodes.begin(), args.exclude_nodes.end());
+  o.calibrate.threads = args.threads;
+  return o;
+}
+
+nlohmann::json int8_json(const quant::Int8Report& r, const quant::SamplingReport& sampling) {
+  nlohmann::json quantized = nlohmann::json::array(), skipped = nlohmann::json::array(),
+                 tensors = nlohmann::json::array();
+  for (const auto& t : r.plan.targets) {
+    quantized.push_back({{"node", t.name}, {"op_type", t.op_type}, {"activation", t.activation}, {"weight", t.weight}});
+  }
+  for (const auto& s : r.plan.skipped)
+    skipped.push_back({{"node", s.node}, {"op_type", s.op_type}, {"reason", s.reason}});
+  for (const auto& [name, range] : r.ranges) {
+    const auto& seen = r.observed.at(name);
+    tensors.push_back({{"name", name}, {"min", seen.lo}, {"max", seen.hi}, {"range", {range.lo, range.hi}}});
+  }
+  return {{"quantized", quantized},
+          {"skipped", skipped},
+          {"tensors", tensors},
+          {"calibration",
+           {{"samples_used", r.samples_used},
+            {"samples_skipped", r.samples_skipped},
+            {"skipped_samples", r.skipped_samples},
+            {"runs", r.runs},
+            {"seconds", r.calibration_seconds},
+            {"non_finite_values", r.non_finite_values},
+            {"available_by_scene", sampling.available},
+            {"drawn_by_scene", sampling.drawn},
+            {"warnings", sampling.warnings}}},
+          {"opset", {{"from", r.prepare.source_opset}, {"to", r.prepare.target_opset}}}};
+}
+
+void print_int8(const quant::Int8Report& r, const quant::SamplingReport& sampling) {
+  std::map<std::string, int> by_op, skipped_by_reason;
+  for (const auto& t : r.plan.targets) ++by_op[t.op_type];
+  for (const auto& s : r.plan.skipped) ++skipped_by_reason[s.op_type + " " + s.reason];
+  std::cout << "quantized to int8:";
+  for (const auto& [op, n] : by_op) std::cout << " " << op << " " << n;
+  std::cout << " (" << r.ranges.size() << " activation tensors calibrated)\n";
+  for (const auto& [reason, n] : skipped_by_reason) std::cout << "  kept in float: " << n << "× " << reason << "\n";
+  std::cout << "calibration: " << r.samples_used << " samples (" << r.runs << " runs) in " << std::fixed
+            << std::setprecision(1) << r.calibration_seconds << " s";
+  if (r.samples_skipped > 0) std::cout << ", " << r.samples_skipped << " skipped";
+  std::cout << "; by scene:";
+  for (const auto& [scene, n] : sampling.drawn) std::cout << " " << scene << " " << n;
+  std::cout << "\n";
+  for (const auto& s : r.skipped_samples) std::cout << "  skipped " << s << "\n";
+}
+
+Expected<int> quantize_command(const QuantizeArgs& args) {
+  EDGEMM_RETURN_IF_ERROR(check_output_path(args.output, {args.model}));
+  if (args.scheme != "int8" && args.scheme != "fp16") {
+    return make_error(StatusCode::kInvalidArgument, "--scheme must be int8 or fp16, got '" + args.scheme + "'");
+  }
+  if (args.scheme == "fp16" && !args.calib.empty()) {
+    return make_error(StatusCode::kInvalidArgument, "--scheme fp16 needs no calibration; drop --calib");
+  }
+  if (args.scheme == "int8" && args.calib.empty()) {
+    return make_error(StatusCode::kInvalidArgument, "--scheme int8 needs a calibration set: --calib DIR|MANIFEST");
+  }
+  EDGEMM_ASSIGN_OR_RETURN(ir::Model model, ir::import_onnx_file(args.model));
+  EDGEMM_RETURN_IF_ERROR(check_output_path(args.output, model.external_data_files));
+  nlohmann::json j = {{"model", args.model}, {"output", args.output}, {"scheme", args.scheme}};
+  if (args.scheme == "fp16") {
+    EDGEMM_ASSIGN_OR_RETURN(const int converted, quant::store_weights_fp16(model));
+    j["weights_converted"] = converted;
+    if (!args.json) std::cout << "stored " << converted << " float32 weights as float16\n";
+  } else {
+    EDGEMM_ASSIGN_OR_RETURN(quant::Int8QuantizeOptions options, int8_options(args));
+    EDGEMM_ASSIGN_OR_RETURN(const auto set, quant::load_calibration_set(args.calib));
+    quant::SamplingOptions sampling;
+    sampling.count = args.samples;
+    sampling.seed = args.seed;
+    if (!args.scene_weights.empty()) {
+      EDGEMM_ASSIGN_OR_RETURN(sampling.scene_weights, quant::parse_scene_weights(args.scene_weights));
+    }
+    quant::SamplingReport drawn;
+    EDGEMM_ASSIGN_OR_RETURN(const auto samples, quant::stratified_sample(set, sampling, drawn));
+    for (const auto& w : drawn.warnings) std::cerr << "edgemm quantize: warning: " << w << std::endl;
+    EDGEMM_ASSIGN_OR_RETURN(quant::FeedSource source, feed_source(args, model, samples));
+    ProgressBar bar("calibrating", samples.size());
+    options.calibrate.progress = [&bar, &samples](size_t done, size_t) {
+      bar.update(done, done < samples.size() ? fs::path(samples[done].path).filename().string() : "");
+    };
+    quant::Int8Report report;
+    EDGEMM_RETURN_IF_ERROR(quant::quantize_int8(model, samples, source, options, report));
+    bar.clear();
+    j["int8"] = int8_json(report, drawn);
+    j["method"] = args.method;
+    if (!args.json) print_int8(report, drawn);
+  }
+  EDGEMM_RETURN_IF_ERROR(ir::export_onnx_file(model, args.output));
+  const int64_t before = file_bytes(args.model), after = file_bytes(args.output);
+  const auto memory = bench::read_process_memory();
+  j["bytes"] = {{"before", before}, {"after", after}};
+  j["peak_rss_bytes"] = memory ? memory->peak_rss_bytes : 0;
+  if (args.json) {
+    std::cout << json_text(j) << std::endl;
+  } else {
+    std::cout << "wrote " << args.output << ": " << std::fixed << std::setprecision(2) << before / 1048576.0
+              << " MiB → " << after / 1048576.0 << " MiB; peak RSS "
+              << (memory ? memory->peak_rss_bytes / 1048576.0 : 0.0) << " MiB\n";
+  }
+  return 0;
+}
+
+}  // namespace
+
+void add_quantize_command(CLI::App& app, int& exit_code) {
+  auto args = std::make_shared<QuantizeArgs>();
+  CLI::App* cmd = app.add_subcommand(
+      "quantize", "Post-training quantization: int8 QDQ with calibration, or float16 weight storage");
+  cmd->add_option("model", args->model, "float ONNX model file")->required();
+  cmd->add_option("-o,--output", args->output, "quantized model file (must differ from MODEL)")->required();
+  cmd->add_option("--scheme", args->scheme, "int8 (QDQ: int8 weights, calibrated activations) or fp16 (weights)")
+      ->capture_default_str();
+  cmd->add_option("--calib", args->calib,
+                  "calibration set: a folder of images or .npy inputs (subfolders name scenes) or a JSON "
+                  "manifest {\"samples\": [{\"path\", \"scene\"}]}");
+  cmd->add_option("--stage", args->stage,
+                  "pipeline stage the model is, for image samples: ocr-det, ocr-cls or ocr-rec (the float OCR "
+                  "pipeline makes the model's inputs)");
+  cmd->add_option("--ocr-models", args->ocr_models,
+                  "float PP-OCR models that make the stage's inputs (default: models/ppocrv4)");
+  cmd->add_option("--method", args->method, "activation ranges: minmax, percentile, entropy or mse")
+      ->capture_default_str();
+  cmd->add_option("--percentile", args->percentile, "percentile for --method percentile, in (50, 100]")
+      ->check(finite_range(50, 100))
+      ->capture_default_str();
+  cmd->add_option("--samples", args->samples, "calibration samples to draw")
+      ->check(CLI::Range(1, 1000000))
+      ->capture_default_str();
+  cmd->add_option("--seed", args->seed, "seed of the stratified draw")->capture_default_str();
+  cmd->add_option("--scene-weights", args->scene_weights,
+                  "share of each scene in the draw, e.g. indoor=0.4,outdoor=0.6 (default: by size)");
+  cmd->add_flag("--per-tensor", args->per_tensor, "one weight scale per tensor instead of per output channel");
+  cmd->add_flag("--full-range", args->full_range,
+                "8-bit weights in [-127, 127] (default 7-bit [-64, 64]: x86 without VNNI saturates otherwise)");
+  cmd->add_flag("--quantize-depthwise", args->quantize_depthwise,
+                "also quantize depthwise Conv (slower than float on AVX2)");
+  cmd->add_option("--activation-type", args->activation_type, "uint8 (asymmetric) or int8 (symmetric)")
+      ->capture_default_str();
+  cmd->add_option("--op-types", args->op_types, "ops to quantize (default Conv,MatMul,Gemm)")->delimiter(',');
+  cmd->add_option("--exclude-nodes", args->exclude_nodes, "node names kept in float")->delimiter(',');
+  cmd->add_option("-t,--threads", args->threads, "threads for calibration (0 = all cores)")
+      ->check(CLI::Range(0, kMaxThreads))
+      ->capture_default_str();
+  cmd->add_flag("--json", args->json, "print a JSON report");
+  cmd->callback([args, &exit_code] {
+    auto result = quantize_command(*args);
+    exit_code = result ? *result : report_error("quantize", result.status(), args->json);
+  });
+}
+
+}  // namespace edgemm::cli
