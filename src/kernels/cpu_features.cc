@@ -6,6 +6,7 @@
 #include <dnnl.hpp>
 #include <mutex>
 
+#include "kernels/cpu/matmul_nbits.h"
 #include "kernels/cpu/onednn.h"
 
 namespace edgemm::kernels {
@@ -75,6 +76,8 @@ std::vector<std::string> kernel_selection() {
   } else {
     lines.push_back("Conv, ConvTranspose, MatMul, Gemm, FusedConv, FusedMatMul: reference loops (EDGEMM_ONEDNN=0)");
   }
+  const MatMulNBitsVariant nbits = onednn::enabled() ? matmul_nbits_best_variant() : MatMulNBitsVariant::kReference;
+  lines.push_back(std::string("MatMulNBits: ") + matmul_nbits_variant_name(nbits));
   lines.push_back(std::string("ElementwiseChain: ") + (f.avx2 ? "avx2" : "baseline") +
                   " step loops (chosen at load by target_clones)");
   return lines;

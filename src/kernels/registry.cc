@@ -57,6 +57,7 @@ const KernelRegistry& cpu_registry() {
     register_quantize_kernels(r);
     register_quant_matmul_kernels(r);
     register_quant_conv_kernels(r);
+    register_matmul_nbits_kernels(r);
     register_pool_kernels(r);
     register_resize_kernels(r);
     register_control_flow_kernels(r);

@@ -31,6 +31,7 @@ void register_matmul_kernels(KernelRegistry& registry);  // matmul.cc: MatMul, G
 void register_quantize_kernels(KernelRegistry& registry);  // quantize.cc: QuantizeLinear, DequantizeLinear, DynamicQuantizeLinear
 void register_quant_matmul_kernels(KernelRegistry& registry);  // quant_matmul.cc: MatMulInteger, QLinearMatMul
 void register_quant_conv_kernels(KernelRegistry& registry);  // quant_conv.cc: ConvInteger, QLinearConv
+void register_matmul_nbits_kernels(KernelRegistry& registry);  // matmul_nbits.cc: com.microsoft MatMulNBits
 void register_pool_kernels(KernelRegistry& registry);  // pool.cc: MaxPool, AveragePool, LpPool, Global*Pool, MaxUnpool
 void register_resize_kernels(KernelRegistry& registry);  // resize.cc: Resize, Upsample
 void register_control_flow_kernels(KernelRegistry& registry);  // control_flow.cc: If, Loop, Scan

@@ -1,0 +1,603 @@
+/// \file matmul_nbits.cc
+/// com.microsoft MatMulNBits-1 (ONNX Runtime docs/ContribOperators.md; layouts in
+/// matmul_nbits.h): a float32 A [..., K] times a weight [N, K] quantized block-wise along K to 4
+/// or 8 bits, plus an optional bias [N]. accuracy_level is ignored (fp32 compute throughout);
+/// the deprecated g_idx input is refused.
+///
+/// Paths (chosen when the kernel is created; EDGEMM_ONEDNN=0, the switch that selects every
+/// reference kernel, selects the reference here too):
+/// - reference: the formula per element, fp32 accumulation in K order.
+/// - avx2 (AVX2 + FMA): for up to 4 rows (decode), codes are unpacked to fp32 in registers 16 at
+///   a time, dequantized with one FMA and multiplied into per-row accumulators (two columns at a
+///   time for 1-2 rows), so the weights are read once and never stored as fp32. For more rows
+///   (prefill, sequence models), tiles of 8 columns are dequantized into a per-thread fp32 panel
+///   ([8, K_pad], in L1) and a 3x4 register tile of dot products runs over it, so each weight is
+///   dequantized once per run. With 4 bits, each group of 16 K indices is taken in the order
+///   [even k, odd k] (one shuffle per 16 codes instead of four), A's rows are copied in that
+///   order, and the dot products are unchanged by it.
+/// - portable (other CPUs): the tiled path in plain loops the compiler vectorizes.
+/// A is zero-padded to whole blocks (K_pad = k_blocks * block_size) when K is not a multiple of
+/// block_size, so the padding codes of the last block multiply zeros. All paths split N over
+/// OpenMP threads.
+
+#include "kernels/cpu/matmul_nbits.h"
+
+#if defined(__x86_64__)
+#include <immintrin.h>
+#endif
+
+#include <algorithm>
+#include <cstring>
+#include <memory>
+#include <string>
+
+#include "kernels/cpu/common.h"
+#include "kernels/cpu/families.h"
+#include "kernels/cpu/onednn.h"
+#include "kernels/cpu/quant_common.h"
+#include "kernels/cpu_features.h"
+
+namespace edgemm::kernels {
+namespace {
+
+using quant::describe_input;
+
+constexpr int64_t kTileCols = 8;  // columns dequantized into one panel
+constexpr int kMr = 3;            // rows of a register tile
+constexpr int kNr = 4;            // columns of a register tile
+constexpr int kGemvMaxRows = 4;   // up to this many rows take the in-register path
+
+// Code `i` of a block's blob (4 bits: two a byte, lower index in the low nibble; 8 bits: a byte).
+inline int code_at(const uint8_t* blob, int64_t i, int64_t bits) {
+  if (bits == 8) return blob[i];
+  return (blob[i >> 1] >> ((i & 1) * 4)) & 0x0F;
+}
+
+// One call's shape and weights with the per-column strides computed once (no division per block).
+struct Problem {
+  Problem(const MatMulNBitsShape& shape, const MatMulNBitsWeights& weights)
+      : s(shape),
+        w(weights),
+        kb(shape.k_blocks()),
+        blob(shape.blob_size()),
+        zp_row(shape.zero_point_row_bytes()),
+        default_zp(static_cast<float>(int64_t{1} << (shape.bits - 1))) {}
+
+  // Zero point of block j of column n.
+  float zero_point(int64_t n, int64_t j) const {
+    if (w.float_zero_points != nullptr) return w.float_zero_points[n * kb + j];
+    if (w.zero_points != nullptr) return static_cast<float>(code_at(w.zero_points + n * zp_row, j, s.bits));
+    return default_zp;
+  }
+  // Codes of block j of column n.
+  const uint8_t* codes(int64_t n, int64_t j) const { return w.b + (n * kb + j) * blob; }
+
+  MatMulNBitsShape s;
+  MatMulNBitsWeights w;
+  int64_t kb, blob, zp_row;
+  float default_zp;
+};
+
+// Threads for `work` multiply-adds: one below ~32k (a parallel region costs more than that).
+int threads_for(int threads, int64_t work) { return work < 32768 || threads < 1 ? 1 : threads; }
+
+void run_reference(const Problem& p, const float* a, int64_t m, float* y, int threads) {
+  const int64_t k = p.s.k, n_total = p.s.n, bs = p.s.block_size;
+  const int t = threads_for(threads, m * k * n_total);
+#pragma omp parallel for num_threads(t) schedule(static)
+  for (int64_t n = 0; n < n_total; ++n) {
+    for (int64_t r = 0; r < m; ++r) {
+      float acc = 0.0f;
+      for (int64_t kk = 0; kk < k; ++kk) {
+        const int64_t j = kk / bs;
+        const int q = code_at(p.codes(n, j), kk % bs, p.s.bits);
+        const float weight = (static_cast<float>(q) - p.zero_point(n, j)) * p.w.scales[n * p.kb + j];
+        acc += a[r * k + kk] * weight;
+      }
+      y[r * n_total + n] = p.w.bias != nullptr ? acc + p.w.bias[n] : acc;
+    }
+  }
+}
+
+// Function tables of one fast variant for one bit width.
+struct FastOps {
+  // Dequantizes columns [n0, n0 + count) (count <= kTileCols) into panel rows of k_pad floats;
+  // rows count .. round_up(count, kNr) are zeroed.
+  void (*dequantize_tile)(const Problem&, int64_t n0, int64_t count, float* panel, int64_t k_pad);
+  // out[r * kNr + c] = dot(a row r, panel row c) over k_pad, for 1..kMr rows (index rows - 1).
+  void (*dot_tile[kMr])(const float* a, int64_t lda, const float* panel, int64_t k_pad, float* out);
+  // Columns [n0, n1) of y for 1..kGemvMaxRows rows (index rows - 1), without bias; null when the
+  // variant has no in-register path.
+  void (*gemv[kGemvMaxRows])(const Problem&, const float* a, int64_t lda, int64_t n0, int64_t n1, float* y);
+  // Whether K runs in groups of 16 reordered to [even k, odd k] in A and in the panels (a dot
+  // product does not depend on the order of its terms).
+  bool even_odd_groups;
+};
+
+int64_t round_up(int64_t v, int64_t to) { return (v + to - 1) / to * to; }
+
+// ---------------------------------------------------------------------------------------------
+// portable
+
+template <int kBits>
+void dequantize_tile_portable(const Problem& p, int64_t n0, int64_t count, float* panel, int64_t k_pad) {
+  const int64_t bs = p.s.block_size;
+  for (int64_t c = 0; c < count; ++c) {
+    const int64_t n = n0 + c;
+    for (int64_t j = 0; j < p.kb; ++j) {
+      const float scale = p.w.scales[n * p.kb + j];
+      const float offset = -p.zero_point(n, j) * scale;
+      const uint8_t* codes = p.codes(n, j);
+      float* out = panel + c * k_pad + j * bs;
+      if constexpr (kBits == 4) {
+        for (int64_t i = 0; i < bs / 2; ++i) {
+          out[2 * i] = static_cast<float>(codes[i] & 0x0F) * scale + offset;
+          out[2 * i + 1] = static_cast<float>(codes[i] >> 4) * scale + offset;
+        }
+      } else {
+        for (int64_t i = 0; i < bs; ++i) out[i] = static_cast<float>(codes[i]) * scale + offset;
+      }
+    }
+  }
+  const int64_t padded = round_up(count, kNr);
+  if (padded > count) std::memset(panel + count * k_pad, 0, static_cast<size_t>((padded - count) * k_pad) * 4);
+}
+
+template <int MR>
+void dot_tile_portable(const float* a, int64_t lda, const float* panel, int64_t k_pad, float* out) {
+  constexpr int kLanes = 8;
+  float acc[MR][kNr][kLanes] = {};
+  for (int64_t k0 = 0; k0 < k_pad; k0 += kLanes) {
+    for (int r = 0; r < MR; ++r) {
+      for (int c = 0; c < kNr; ++c) {
+        for (int l = 0; l < kLanes; ++l) acc[r][c][l] += a[r * lda + k0 + l] * panel[c * k_pad + k0 + l];
+      }
+    }
+  }
+  for (int r = 0; r < MR; ++r) {
+    for (int c = 0; c < kNr; ++c) {
+      float sum = 0.0f;
+      for (int l = 0; l < kLanes; ++l) sum += acc[r][c][l];
+      out[r * kNr + c] = sum;
+    }
+  }
+}
+
+template <int kBits>
+constexpr FastOps kPortableOps = {dequantize_tile_portable<kBits>,
+                                  {dot_tile_portable<1>, dot_tile_portable<2>, dot_tile_portable<3>},
+                                  {nullptr, nullptr, nullptr, nullptr},
+                                  false};
+
+// ---------------------------------------------------------------------------------------------
+// avx2 + fma
+
+#if defined(__x86_64__)
+#define EDGEMM_AVX2 __attribute__((target("avx2,fma")))
+
+// Codes of a 16-code group starting at `p` as two vectors of 8 floats. 8 bits: codes 0..7 and
+// 8..15. 4 bits: the 8 bytes widened to 32-bit lanes give the even codes (low nibbles) and the
+// odd codes (high nibbles) with one shuffle, so the group comes out as [0, 2, .., 14] and
+// [1, 3, .., 15]; A and the panels use that order too (FastOps::even_odd_groups).
+template <int kBits>
+EDGEMM_AVX2 inline void load16_avx2(const uint8_t* p, __m256& lo, __m256& hi) {
+  if constexpr (kBits == 4) {
+    const __m256i bytes = _mm256_cvtepu8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(p)));
+    lo = _mm256_cvtepi32_ps(_mm256_and_si256(bytes, _mm256_set1_epi32(0x0F)));
+    hi = _mm256_cvtepi32_ps(_mm256_srli_epi32(bytes, 4));
+  } else {
+    const __m128i codes = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
+    lo = _mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(codes));
+    hi = _mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(_mm_unpackhi_epi64(codes, codes)));
+  }
+}
+
+// [sum(a0), sum(a1), sum(a2), sum(a3)].
+EDGEMM_AVX2 inline __m128 reduce4_avx2(__m256 a0, __m256 a1, __m256 a2, __m256 a3) {
+  const __m256 t = _mm256_hadd_ps(_mm256_hadd_ps(a0, a1), _mm256_hadd_ps(a2, a3));
+  return _mm_add_ps(_mm256_castps256_ps128(t), _mm256_extractf128_ps(t, 1));
+}
+
+template <int kBits>
+EDGEMM_AVX2 void dequantize_tile_avx2(const Problem& p, int64_t n0, int64_t count, float* panel, int64_t k_pad) {
+  const int64_t bs = p.s.block_size;
+  for (int64_t c = 0; c < count; ++c) {
+    const int64_t n = n0 + c;
+    for (int64_t j = 0; j < p.kb; ++j) {
+      const float scale = p.w.scales[n * p.kb + j];
+      const __m256 vs = _mm256_set1_ps(scale);
+      const __m256 vo = _mm256_set1_ps(-p.zero_point(n, j) * scale);
+      const uint8_t* codes = p.codes(n, j);
+      float* out = panel + c * k_pad + j * bs;
+      for (int64_t i = 0; i < bs; i += 16) {
+        __m256 lo, hi;
+        load16_avx2<kBits>(codes + i * kBits / 8, lo, hi);
+        _mm256_storeu_ps(out + i, _mm256_fmadd_ps(lo, vs, vo));
+        _mm256_storeu_ps(out + i + 8, _mm256_fmadd_ps(hi, vs, vo));
+      }
+    }
+  }
+  const int64_t padded = round_up(count, kNr);
+  if (padded > count) std::memset(panel + count * k_pad, 0, static_cast<size_t>((padded - count) * k_pad) * 4);
+}
+
+template <int MR>
+EDGEMM_AVX2 void dot_tile_avx2(const float* a, int64_t lda, const float* panel, int64_t k_pad, float* out) {
+  __m256 acc[MR][kNr];
+  for (int r = 0; r < MR; ++r) {
+    for (int c = 0; c < kNr; ++c) acc[r][c] = _mm256_setzero_ps();
+  }
+  for (int64_t k = 0; k < k_pad; k += 8) {
+    __m256 av[MR];
+    for (int r = 0; r < MR; ++r) av[r] = _mm256_loadu_ps(a + r * lda + k);
+    for (int c = 0; c < kNr; ++c) {
+      const __m256 wv = _mm256_loadu_ps(panel + c * k_pad + k);
+      for (int r = 0; r < MR; ++r) acc[r][c] = _mm256_fmadd_ps(av[r], wv, acc[r][c]);
+    }
+  }
+  for (int r = 0; r < MR; ++r) _mm_storeu_ps(out + r * kNr, reduce4_avx2(acc[r][0], acc[r][1], acc[r][2], acc[r][3]));
+}
+
+// Columns [n, n + NC) for MR rows: codes unpacked and dequantized in registers, 16 at a time,
+// each multiplied into the MR rows of A (two accumulators per row and column to hide FMA
+// latency; the A loads are shared by the NC columns).
+template <int kBits, int MR, int NC>
+EDGEMM_AVX2 inline void gemv_columns_avx2(const Problem& p, const float* a, int64_t lda, int64_t n, float* y) {
+  const int64_t bs = p.s.block_size, ldy = p.s.n;
+  __m256 acc0[MR][NC], acc1[MR][NC];
+  for (int r = 0; r < MR; ++r) {
+    for (int c = 0; c < NC; ++c) acc0[r][c] = acc1[r][c] = _mm256_setzero_ps();
+  }
+  for (int64_t j = 0; j < p.kb; ++j) {
+    __m256 vs[NC], vo[NC];
+    const uint8_t* codes[NC];
+    for (int c = 0; c < NC; ++c) {
+      const float scale = p.w.scales[(n + c) * p.kb + j];
+      vs[c] = _mm256_set1_ps(scale);
+      vo[c] = _mm256_set1_ps(-p.zero_point(n + c, j) * scale);
+      codes[c] = p.codes(n + c, j);
+    }
+    const float* ak = a + j * bs;
+    for (int64_t i = 0; i < bs; i += 16) {
+      __m256 lo[NC], hi[NC];
+      for (int c = 0; c < NC; ++c) {
+        load16_avx2<kBits>(codes[c] + i * kBits / 8, lo[c], hi[c]);
+        lo[c] = _mm256_fmadd_ps(lo[c], vs[c], vo[c]);
+        hi[c] = _mm256_fmadd_ps(hi[c], vs[c], vo[c]);
+      }
+      for (int r = 0; r < MR; ++r) {
+        const __m256 a0 = _mm256_loadu_ps(ak + r * lda + i), a1 = _mm256_loadu_ps(ak + r * lda + i + 8);
+        for (int c = 0; c < NC; ++c) {
+          acc0[r][c] = _mm256_fmadd_ps(a0, lo[c], acc0[r][c]);
+          acc1[r][c] = _mm256_fmadd_ps(a1, hi[c], acc1[r][c]);
+        }
+      }
+    }
+  }
+  for (int c = 0; c < NC; ++c) {
+    __m256 sums[kGemvMaxRows];
+    for (int r = 0; r < kGemvMaxRows; ++r) {
+      sums[r] = r < MR ? _mm256_add_ps(acc0[r][c], acc1[r][c]) : _mm256_setzero_ps();
+    }
+    alignas(16) float out[4];
+    _mm_store_ps(out, reduce4_avx2(sums[0], sums[1], sums[2], sums[3]));
+    for (int r = 0; r < MR; ++r) y[r * ldy + n + c] = out[r];
+  }
+}
+
+// Columns [n0, n1) for MR rows, two columns at a time where the registers allow (MR <= 2).
+template <int kBits, int MR>
+EDGEMM_AVX2 void gemv_avx2(const Problem& p, const float* a, int64_t lda, int64_t n0, int64_t n1, float* y) {
+  constexpr int kCols = MR <= 2 ? 2 : 1;
+  int64_t n = n0;
+  for (; n + kCols <= n1; n += kCols) gemv_columns_avx2<kBits, MR, kCols>(p, a, lda, n, y);
+  for (; n < n1; ++n) gemv_columns_avx2<kBits, MR, 1>(p, a, lda, n, y);
+}
+
+template <int kBits>
+constexpr FastOps kAvx2Ops = {dequantize_tile_avx2<kBits>,
+                              {dot_tile_avx2<1>, dot_tile_avx2<2>, dot_tile_avx2<3>},
+                              {gemv_avx2<kBits, 1>, gemv_avx2<kBits, 2>, gemv_avx2<kBits, 3>, gemv_avx2<kBits, 4>},
+                              kBits == 4};
+#undef EDGEMM_AVX2
+#endif
+
+const FastOps& fast_ops(MatMulNBitsVariant variant, int64_t bits) {
+#if defined(__x86_64__)
+  if (variant == MatMulNBitsVariant::kAvx2) return bits == 8 ? kAvx2Ops<8> : kAvx2Ops<4>;
+#endif
+  return bits == 8 ? kPortableOps<8> : kPortableOps<4>;
+}
+
+void add_bias(const float* bias, int64_t m, int64_t n, float* y) {
+  if (bias == nullptr) return;
+  for (int64_t r = 0; r < m; ++r) {
+    for (int64_t c = 0; c < n; ++c) y[r * n + c] += bias[c];
+  }
+}
+
+// A's rows as the fast paths read them: k_pad floats each, zero past K, with every group of 16
+// in [even k, odd k] order when `even_odd`. Returns `a` itself when nothing changes; otherwise
+// a per-thread buffer (slot kSrc) of the calling thread.
+const float* prepare_a(const float* a, int64_t m, int64_t k, int64_t k_pad, bool even_odd) {
+  if (k_pad == k && !even_odd) return a;
+  float* out = static_cast<float*>(onednn::thread_buffer(onednn::Slot::kSrc, m * k_pad * sizeof(float)));
+  for (int64_t r = 0; r < m; ++r) {
+    const float* src = a + r * k;
+    float* dst = out + r * k_pad;
+    if (!even_odd) {
+      std::memcpy(dst, src, static_cast<size_t>(k) * sizeof(float));
+      std::fill(dst + k, dst + k_pad, 0.0f);
+      continue;
+    }
+    for (int64_t g = 0; g < k_pad; g += 16) {
+      for (int64_t i = 0; i < 8; ++i) {
+        const int64_t even = g + 2 * i, odd = even + 1;
+        dst[g + i] = even < k ? src[even] : 0.0f;
+        dst[g + 8 + i] = odd < k ? src[odd] : 0.0f;
+      }
+    }
+  }
+  return out;
+}
+
+void run_fast(const FastOps& ops, const Problem& p, const float* a, int64_t m, float* y, int threads) {
+  const int64_t k_pad = p.kb * p.s.block_size, n_total = p.s.n;
+  const float* ap = prepare_a(a, m, p.s.k, k_pad, ops.even_odd_groups);
+  const int t = threads_for(threads, m * k_pad * n_total);
+  if (m <= kGemvMaxRows && ops.gemv[0] != nullptr) {
+    const auto gemv = ops.gemv[m - 1];
+    constexpr int64_t kChunk = 16;  // columns per scheduling unit
+    const int64_t chunks = (n_total + kChunk - 1) / kChunk;
+#pragma omp parallel for num_threads(t) schedule(static)
+    for (int64_t ch = 0; ch < chunks; ++ch) {
+      gemv(p, ap, k_pad, ch * kChunk, std::min(n_total, (ch + 1) * kChunk), y);
+    }
+    add_bias(p.w.bias, m, n_total, y);
+    return;
+  }
+  const int64_t tiles = (n_total + kTileCols - 1) / kTileCols;
+#pragma omp parallel for num_threads(t) schedule(static)
+  for (int64_t tile = 0; tile < tiles; ++tile) {
+    float* panel = static_cast<float*>(
+        onednn::thread_buffer(onednn::Slot::kWeights, static_cast<size_t>(kTileCols * k_pad) * sizeof(float)));
+    const int64_t n0 = tile * kTileCols, count = std::min(kTileCols, n_total - n0);
+    ops.dequantize_tile(p, n0, count, panel, k_pad);
+    for (int64_t r0 = 0; r0 < m; r0 += kMr) {
+      const int rows = static_cast<int>(std::min<int64_t>(kMr, m - r0));
+      for (int64_t c0 = 0; c0 < count; c0 += kNr) {
+        float out[kMr * kNr];
+        ops.dot_tile[rows - 1](ap + r0 * k_pad, k_pad, panel + c0 * k_pad, k_pad, out);
+        const int64_t cols = std::min<int64_t>(kNr, count - c0);
+        for (int r = 0; r < rows; ++r) {
+          float* yrow = y + (r0 + r) * n_total + n0 + c0;
+          for (int64_t c = 0; c < cols; ++c)
+            yrow[c] = out[r * kNr + c] + (p.w.bias != nullptr ? p.w.bias[n0 + c0 + c] : 0.0f);
+        }
+      }
+    }
+  }
+}
+
+}  // namespace
+
+bool matmul_nbits_available(MatMulNBitsVariant variant) {
+  if (variant != MatMulNBitsVariant::kAvx2) return true;
+#if defined(__x86_64__)
+  return cpu_features().avx2 && cpu_features().fma;
+#else
+  return false;
+#endif
+}
+
+MatMulNBitsVariant matmul_nbits_best_variant() {
+  return matmul_nbits_available(MatMulNBitsVariant::kAvx2) ? MatMulNBitsVariant::kAvx2 : MatMulNBitsVariant::kPortable;
+}
+
+const char* matmul_nbits_variant_name(MatMulNBitsVariant variant) {
+  switch (variant) {
+    case MatMulNBitsVariant::kAvx2:
+      return "f32_matmul_nbits__avx2";
+    case MatMulNBitsVariant::kPortable:
+      return "f32_matmul_nbits__portable";
+    case MatMulNBitsVariant::kReference:
+      break;
+  }
+  return "f32_matmul_nbits__reference";
+}
+
+void matmul_nbits(MatMulNBitsVariant variant, const MatMulNBitsShape& shape, const MatMulNBitsWeights& w,
+                  const float* a, int64_t m, float* y, int threads) {
+  if (m <= 0 || shape.n <= 0) return;
+  if (variant == MatMulNBitsVariant::kReference) {
+    run_reference(Problem(shape, w), a, m, y, threads);
+    return;
+  }
+  run_fast(fast_ops(variant, shape.bits), Problem(shape, w), a, m, y, threads);
+}
+
+Expected<PackedNBits> pack_matmul_nbits(const float* weight, int64_t k, int64_t n, int64_t block_size) {
+  if (k < 1 || n < 1) {
+    return Status(StatusCode::kInvalidArgument, "pack_matmul_nbits: weight [K, N] = [" + std::to_string(k) + ", " +
+                                                    std::to_string(n) + "] must have K >= 1 and N >= 1");
+  }
+  if (block_size < 16 || (block_size & (block_size - 1)) != 0) {
+    return Status(StatusCode::kInvalidArgument,
+                  "pack_matmul_nbits: block_size " + std::to_string(block_size) + " is not a power of two >= 16");
+  }
+  PackedNBits p;
+  p.shape = MatMulNBitsShape{k, n, 4, block_size};
+  const int64_t kb = p.shape.k_blocks(), blob = p.shape.blob_size(), zp_row = p.shape.zero_point_row_bytes();
+  p.b.assign(static_cast<size_t>(n * kb * blob), 0);
+  p.scales.assign(static_cast<size_t>(n * kb), 0.0f);
+  p.zero_points.assign(static_cast<size_t>(n * zp_row), 0);
+  const quant::QRange range{0, 15};
+  for (int64_t col = 0; col < n; ++col) {
+    for (int64_t j = 0; j < kb; ++j) {
+      const int64_t k0 = j * block_size, k1 = std::min(k, k0 + block_size);
+      float lo = 0.0f, hi = 0.0f;  // the range always holds 0 (so does the grid)
+      for (int64_t kk = k0; kk < k1; ++kk) {
+        const float v = weight[kk * n + col];
+        if (v < lo) lo = v;
+        if (v > hi) hi = v;
+      }
+      float scale = (hi - lo) / 15.0f;
+      int32_t zp = 0;
+      if (scale > 0.0f) {
+        zp = quant::quantize_value(-lo / scale, 0, range);
+      } else {
+        scale = 1.0f;
+      }
+      p.scales[static_cast<size_t>(col * kb + j)] = scale;
+      p.zero_points[static_cast<size_t>(col * zp_row + j / 2)] |= static_cast<uint8_t>(zp << ((j & 1) * 4));
+      uint8_t* codes = p.b.data() + (col * kb + j) * blob;
+      for (int64_t i = 0; i < block_size; ++i) {
+        const int64_t kk = k0 + i;
+        const int32_t q = kk < k ? quant::quantize_value(weight[kk * n + col] / scale, zp, range) : zp;
+        codes[i / 2] |= static_cast<uint8_t>(q << ((i & 1) * 4));
+      }
+    }
+  }
+  return p;
+}
+
+// ---------------------------------------------------------------------------------------------
+// The kernel
+
+namespace {
+
+enum : int { kA = 0, kB, kScales, kZeroPoints, kGIdx, kBias };
+
+Status invalid(const ir::Node& node, StatusCode code, const std::string& message) {
+  return ir::node_error(node, code, message);
+}
+
+std::string count_text(const Tensor& t) {
+  return "shape " + shape_to_string(t.shape()) + " (" + std::to_string(t.element_count()) + " elements)";
+}
+
+class MatMulNBitsKernel final : public Kernel {
+ public:
+  MatMulNBitsKernel(MatMulNBitsShape shape, MatMulNBitsVariant variant) : shape_(shape), variant_(variant) {}
+  const char* name() const override { return matmul_nbits_variant_name(variant_); }
+
+  Status run(KernelContext& ctx) const override {
+    const ir::Node& node = ctx.node();
+    EDGEMM_ASSIGN_OR_RETURN(const Tensor* a, quant::required_input(ctx, kA, "A"));
+    EDGEMM_ASSIGN_OR_RETURN(const Tensor* b, quant::required_input(ctx, kB, "B"));
+    EDGEMM_ASSIGN_OR_RETURN(const Tensor* scales, quant::required_input(ctx, kScales, "scales"));
+    MatMulNBitsWeights w;
+    EDGEMM_RETURN_IF_ERROR(check_a(node, *a));
+    EDGEMM_RETURN_IF_ERROR(check_b(node, *b));
+    EDGEMM_RETURN_IF_ERROR(check_floats(node, kScales, *scales, shape_.n * shape_.k_blocks(), "N * k_blocks"));
+    w.b = b->data<uint8_t>();
+    w.scales = scales->data<float>();
+    if (const Tensor* zp = ctx.input(kZeroPoints); zp != nullptr) {
+      if (zp->dtype() == DataType::kUInt8) {
+        EDGEMM_RETURN_IF_ERROR(check_count(node, kZeroPoints, *zp, shape_.n * shape_.zero_point_row_bytes(),
+                                           "N * ceil(k_blocks * bits / 8)"));
+        w.zero_points = zp->data<uint8_t>();
+      } else {
+        EDGEMM_RETURN_IF_ERROR(check_floats(node, kZeroPoints, *zp, shape_.n * shape_.k_blocks(), "N * k_blocks"));
+        w.float_zero_points = zp->data<float>();
+      }
+    }
+    if (ctx.input(kGIdx) != nullptr) {
+      return invalid(node, StatusCode::kUnsupported,
+                     describe_input(node, kGIdx) + " is given; the deprecated g_idx input is not supported");
+    }
+    if (const Tensor* bias = ctx.input(kBias); bias != nullptr) {
+      EDGEMM_RETURN_IF_ERROR(check_floats(node, kBias, *bias, shape_.n, "N"));
+      w.bias = bias->data<float>();
+    }
+    Shape out = a->shape();
+    out.back() = shape_.n;
+    EDGEMM_ASSIGN_OR_RETURN(Tensor * y, ctx.allocate_output(0, DataType::kFloat32, out));
+    const int64_t m = a->element_count() / shape_.k;
+    matmul_nbits(variant_, shape_, w, a->data<float>(), m, y->data<float>(), ctx.threads());
+    return Status::ok();
+  }
+
+ private:
+  std::string attrs_text() const {
+    return "K = " + std::to_string(shape_.k) + ", N = " + std::to_string(shape_.n) +
+           ", bits = " + std::to_string(shape_.bits) + ", block_size = " + std::to_string(shape_.block_size);
+  }
+
+  Status check_a(const ir::Node& node, const Tensor& a) const {
+    if (a.dtype() != DataType::kFloat32) return unsupported_dtype(node, kA, a.dtype());
+    if (a.shape().empty() || a.shape().back() != shape_.k) {
+      return invalid(node, StatusCode::kInvalidArgument,
+                     describe_input(node, kA) + " has shape " + shape_to_string(a.shape()) +
+                         "; its last dimension must equal attribute K = " + std::to_string(shape_.k));
+    }
+    return Status::ok();
+  }
+
+  Status check_b(const ir::Node& node, const Tensor& b) const {
+    if (b.dtype() != DataType::kUInt8) {
+      return invalid(node, StatusCode::kInvalidModel,
+                     describe_input(node, kB) + " has dtype " + dtype_name(b.dtype()) + "; MatMulNBits takes uint8");
+    }
+    const Shape want = {shape_.n, shape_.k_blocks(), shape_.blob_size()};
+    if (b.shape() != want) {
+      return invalid(node, StatusCode::kInvalidArgument,
+                     describe_input(node, kB) + " has shape " + shape_to_string(b.shape()) +
+                         "; expected [N, k_blocks, blob_size] = " + shape_to_string(want) + " for " + attrs_text());
+    }
+    return Status::ok();
+  }
+
+  Status check_count(const ir::Node& node, int i, const Tensor& t, int64_t want, const char* formula) const {
+    if (t.element_count() == want) return Status::ok();
+    return invalid(node, StatusCode::kInvalidArgument,
+                   describe_input(node, i) + " has " + count_text(t) + "; expected " + formula + " = " +
+                       std::to_string(want) + " elements for " + attrs_text());
+  }
+
+  Status check_floats(const ir::Node& node, int i, const Tensor& t, int64_t want, const char* formula) const {
+    if (t.dtype() != DataType::kFloat32) return unsupported_dtype(node, i, t.dtype());
+    return check_count(node, i, t, want, formula);
+  }
+
+  MatMulNBitsShape shape_;
+  MatMulNBitsVariant variant_;
+};
+
+Expected<int64_t> required_attr(const ir::Node& node, const char* key) {
+  if (!node.has_attr(key)) {
+    return invalid(node, StatusCode::kInvalidModel, std::string("required attribute '") + key + "' is missing");
+  }
+  return node.attr_int(key, 0);
+}
+
+Expected<std::unique_ptr<Kernel>> make_matmul_nbits(const KernelInfo& info) {
+  const ir::Node& node = info.node;
+  MatMulNBitsShape s;
+  EDGEMM_ASSIGN_OR_RETURN(s.k, required_attr(node, "K"));
+  EDGEMM_ASSIGN_OR_RETURN(s.n, required_attr(node, "N"));
+  EDGEMM_ASSIGN_OR_RETURN(s.block_size, required_attr(node, "block_size"));
+  EDGEMM_ASSIGN_OR_RETURN(s.bits, node.attr_int("bits", 4));
+  if (s.k < 1 || s.n < 1) {
+    return invalid(node, StatusCode::kInvalidModel,
+                   "attributes K = " + std::to_string(s.k) + " and N = " + std::to_string(s.n) + " must be >= 1");
+  }
+  if (s.bits != 4 && s.bits != 8) {
+    return invalid(node, StatusCode::kUnsupported,
+                   "attribute bits = " + std::to_string(s.bits) + " is not supported (supported: 4, 8)");
+  }
+  if (s.block_size < 16 || (s.block_size & (s.block_size - 1)) != 0) {
+    return invalid(node, StatusCode::kInvalidModel,
+                   "attribute block_size = " + std::to_string(s.block_size) + " is not a power of two >= 16");
+  }
+  const MatMulNBitsVariant variant = onednn::enabled() ? matmul_nbits_best_variant() : MatMulNBitsVariant::kReference;
+  return std::unique_ptr<Kernel>(std::make_unique<MatMulNBitsKernel>(s, variant));
+}
+
+}  // namespace
+
+void register_matmul_nbits_kernels(KernelRegistry& registry) {
+  registry.add("com.microsoft", "MatMulNBits", 1, make_matmul_nbits);
+}
+
+}  // namespace edgemm::kernels
