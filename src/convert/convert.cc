@@ -53,7 +53,7 @@ Status fold_until_stable(ir::Model& model, bool simplify, ConvertReport& report)
       passes::simplify(model, pass);
       simplify_extra(model, pass.patterns);
     } else {
-      passes::fold_constants(model, pass);
+      passes::fold_constants(model, pass, /*keep_dequantize=*/true);
       passes::eliminate_dead_nodes(model.graph, pass);
     }
     add_pass_report(pass, report);

@@ -51,12 +51,14 @@ std::optional<int64_t> node_flops(const Node& node, const NodeShapes& inputs, co
   const std::string& op = node.op_type;
   const Shape* a = at(inputs, 0);
   const Shape* w = at(inputs, 1);
-  // com.edgemm FusedConv(Transpose): the convolution plus one operation per epilogue step.
-  const bool fused = node.domain == kEdgemmDomain && (op == "FusedConv" || op == "FusedConvTranspose");
+  // com.edgemm FusedConv(Transpose), Int8Conv: the convolution plus one operation per epilogue step.
+  const bool fused =
+      node.domain == kEdgemmDomain && (op == "FusedConv" || op == "FusedConvTranspose" || op == "Int8Conv");
   const int64_t epilogue = fused && node.has_attr("steps")
                                ? static_cast<int64_t>(node.attributes.at("steps").strings.size()) * product(*out)
                                : 0;
-  if ((op == "Conv" || op == "ConvInteger" || (fused && op == "FusedConv")) && w != nullptr && w->size() >= 3) {
+  if ((op == "Conv" || op == "ConvInteger" || (fused && (op == "FusedConv" || op == "Int8Conv"))) && w != nullptr &&
+      w->size() >= 3) {
     return 2 * product(*out) * product(*w, 1) + epilogue;
   }
   // QLinearConv: W is input 3; plus one requantization per output element.

@@ -69,7 +69,7 @@ bool fold_shape_node(const ir::Graph& graph, const ir::Node& node, Tensor& out) 
 
 }  // namespace
 
-void fold_constants(ir::Model& model, PassReport& report) {
+void fold_constants(ir::Model& model, PassReport& report, bool keep_dequantize) {
   ir::Graph& graph = model.graph;
   std::unordered_set<std::string> graph_outputs;
   for (const auto& o : graph.outputs) graph_outputs.insert(o.name);
@@ -82,7 +82,7 @@ void fold_constants(ir::Model& model, PassReport& report) {
         graph.initializers[node.outputs[0]] = std::move(t);
         folded = true;
       }
-    } else if (is_foldable_op(node)) {
+    } else if (is_foldable_op(node) && !(keep_dequantize && node.op_type == "DequantizeLinear")) {
       std::vector<Tensor> inputs;
       bool all_constant = true;
       for (const auto& in : node.inputs) {
@@ -142,7 +142,7 @@ void eliminate_dead_nodes(ir::Graph& graph, PassReport& report) {
 
 void simplify(ir::Model& model, PassReport& report) {
   report.nodes_before = static_cast<int>(model.graph.nodes.size());
-  fold_constants(model, report);
+  fold_constants(model, report, /*keep_dequantize=*/true);
   eliminate_dead_nodes(model.graph, report);
   simplify_transpose_reshape(model, report);
   fold_conv_affine(model, report);
@@ -152,6 +152,7 @@ void simplify(ir::Model& model, PassReport& report) {
 
 void optimize(ir::Model& model, PassReport& report, const PassOptions& options) {
   report.nodes_before = static_cast<int>(model.graph.nodes.size());
+  fuse_qdq(model, report);  // before folding turns the int8 weights' DequantizeLinear into floats
   fold_constants(model, report);
   eliminate_dead_nodes(model.graph, report);
   // Layout clean-up first: it exposes the shorter chains the fusions below match.

@@ -138,9 +138,11 @@ bool absorb(const ir::Graph& graph, const GraphView& view, const ir::Node& n, co
   return true;
 }
 
+/// Conv, ConvTranspose, or a com.edgemm Int8Conv without an epilogue yet.
 bool is_plain_conv(const ir::Node& n) {
-  return n.domain.empty() && (n.op_type == "Conv" || n.op_type == "ConvTranspose") && n.outputs.size() == 1 &&
-         n.inputs.size() >= 2;
+  const bool onnx = n.domain.empty() && (n.op_type == "Conv" || n.op_type == "ConvTranspose");
+  const bool int8 = n.domain == ir::kEdgemmDomain && n.op_type == "Int8Conv" && !n.has_attr("steps");
+  return (onnx || int8) && n.outputs.size() == 1 && n.inputs.size() >= 2;
 }
 
 bool is_fused_matmul(const ir::Node& n) {
@@ -151,7 +153,7 @@ bool is_fused_matmul(const ir::Node& n) {
 int64_t output_channels(const ir::Graph& graph, const ir::Node& conv) {
   const Tensor* w = constant(graph, conv.inputs[1]);
   if (w == nullptr || w->rank() < 3) return -1;
-  if (conv.op_type == "Conv") return w->shape()[0];
+  if (conv.op_type == "Conv" || conv.op_type == "Int8Conv") return w->shape()[0];
   auto group = conv.attr_int("group", 1);
   return group ? w->shape()[1] * *group : -1;
 }
@@ -191,7 +193,7 @@ void fuse_epilogues(ir::Model& model, PassReport& report) {
     ++report.patterns[producer.op_type + " epilogue"];
     report.patterns["epilogue ops absorbed"] += static_cast<int>(absorbed.size());
     if (!matmul) {
-      producer.op_type = producer.op_type == "Conv" ? "FusedConv" : "FusedConvTranspose";
+      if (producer.domain.empty()) producer.op_type = producer.op_type == "Conv" ? "FusedConv" : "FusedConvTranspose";
       producer.domain = ir::kEdgemmDomain;
       producer.inputs = e.inputs;
     }

@@ -30,7 +30,8 @@ constexpr int64_t kBlock = 8;
 
 bool is_conv(const ir::Node& n) {
   const bool onnx = n.domain.empty() && (n.op_type == "Conv" || n.op_type == "ConvTranspose");
-  const bool fused = n.domain == ir::kEdgemmDomain && (n.op_type == "FusedConv" || n.op_type == "FusedConvTranspose");
+  const bool fused = n.domain == ir::kEdgemmDomain &&
+                     (n.op_type == "FusedConv" || n.op_type == "FusedConvTranspose" || n.op_type == "Int8Conv");
   return (onnx || fused) && n.outputs.size() == 1 && n.inputs.size() >= 2;
 }
 
@@ -106,7 +107,8 @@ class LayoutPlanner {
 
   bool place_conv(ir::Node& node, std::vector<ir::Node>& out) {
     const Tensor* w = constant(graph_, node.inputs[1]);
-    if (w == nullptr || w->rank() != 4 || w->dtype() != DataType::kFloat32) return false;
+    const DataType weight_type = node.op_type == "Int8Conv" ? DataType::kInt8 : DataType::kFloat32;
+    if (w == nullptr || w->rank() != 4 || w->dtype() != weight_type) return false;
     const int64_t c = channels_of(graph_, node.outputs[0]);
     bool dst = c > 0 && c % kBlock == 0;
     for (size_t i = 3; i < node.inputs.size() && dst; ++i) dst = blockable_operand(node.inputs[i]);

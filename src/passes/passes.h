@@ -24,10 +24,17 @@ struct PassReport {
   std::map<std::string, int> patterns;
 };
 
+/// Turns each Conv whose activation and weight come through QDQ pairs (QuantizeLinear →
+/// DequantizeLinear on X, DequantizeLinear on a constant int8 W) into one com.edgemm Int8Conv
+/// that runs the integer convolution (qdq_fusion.cc, kernels/cpu/conv_int8.h). Runs before
+/// fold_constants. Pattern: "QDQ Conv→Int8Conv".
+void fuse_qdq(ir::Model& model, PassReport& report);
+
 /// Replaces every deterministic node whose inputs are all constant by its outputs (computed
 /// with the CPU kernels), and Shape/Size nodes whose input has a fully static inferred shape.
 /// Nodes whose kernel fails are left in place (the error surfaces when the model runs).
-void fold_constants(ir::Model& model, PassReport& report);
+/// `keep_dequantize` leaves DequantizeLinear nodes alone, so that a QDQ model's weights stay int8.
+void fold_constants(ir::Model& model, PassReport& report, bool keep_dequantize = false);
 
 /// Removes nodes none of whose outputs reach a graph output, and unused initializers.
 void eliminate_dead_nodes(ir::Graph& graph, PassReport& report);
@@ -94,8 +101,9 @@ struct PassOptions {
   bool blocked_layouts = true;
 };
 
-/// The passes whose result any ONNX runtime can run (standard ops only): fold_constants,
-/// eliminate_dead_nodes, simplify_transpose_reshape, fold_conv_affine. Used before a graph is
+/// The passes whose result any ONNX runtime can run (standard ops only): fold_constants (keeping
+/// DequantizeLinear: QDQ models stay quantized), eliminate_dead_nodes, simplify_transpose_reshape,
+/// fold_conv_affine. Used before a graph is
 /// handed to another backend and by `edgemm convert --simplify`.
 void simplify(ir::Model& model, PassReport& report);
 

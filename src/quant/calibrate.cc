@@ -63,17 +63,21 @@ Expected<ir::Model> with_outputs(const ir::Model& model, const std::vector<std::
 
 }  // namespace
 
+Expected<std::unique_ptr<Inferencer>> make_inferencer(const ir::Model& model, int threads) {
+  TempFile file(".onnx");
+  EDGEMM_RETURN_IF_ERROR(ir::export_onnx_file(model, file.path.string()));
+  InferencerConfig config;
+  config.model_path = file.path.string();
+  config.threads = threads;
+  return Inferencer::create(config);
+}
+
 Expected<CalibrationResult> calibrate(const ir::Model& model, const std::vector<std::string>& values,
                                       const std::vector<CalibrationSample>& samples, const FeedSource& source,
                                       const CalibrateOptions& options) {
   const auto start = std::chrono::steady_clock::now();
   EDGEMM_ASSIGN_OR_RETURN(ir::Model observed, with_outputs(model, values));
-  TempFile file(".onnx");
-  EDGEMM_RETURN_IF_ERROR(ir::export_onnx_file(observed, file.path.string()));
-  InferencerConfig config;
-  config.model_path = file.path.string();
-  config.threads = options.threads;
-  EDGEMM_ASSIGN_OR_RETURN(std::unique_ptr<Inferencer> inferencer, Inferencer::create(config));
+  EDGEMM_ASSIGN_OR_RETURN(std::unique_ptr<Inferencer> inferencer, make_inferencer(observed, options.threads));
   CalibrationResult result;
   for (const std::string& v : values) result.histograms.emplace(v, TensorHistogram(options.bins));
   for (size_t s = 0; s < samples.size(); ++s) {

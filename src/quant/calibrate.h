@@ -6,10 +6,12 @@
 
 #include <functional>
 #include <map>
+#include <memory>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "edgemm/inferencer.h"
 #include "edgemm/status.h"
 #include "edgemm/tensor.h"
 #include "ir/graph.h"
@@ -43,6 +45,10 @@ struct CalibrationResult {
   int64_t runs = 0;                  ///< model runs (feeds)
   double seconds = 0;                ///< wall time of the whole run
 };
+
+/// Loads an in-memory model into edgemm's runtime (with its passes) through a temporary file,
+/// removed before returning. Errors: those of ir::export_onnx_file and Inferencer::create.
+Expected<std::unique_ptr<Inferencer>> make_inferencer(const ir::Model& model, int threads);
 
 /// Runs `model` (float; its graph outputs extended with `values`) on every feed of every sample
 /// and adds each of `values` (float32 tensors) to its histogram. The model is compiled with

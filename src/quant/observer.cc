@@ -36,7 +36,7 @@ void TensorHistogram::add(const float* values, int64_t n) {
     max_ = std::max(max_, bmax);
   }
   while (bmin < lo_) grow(true);
-  while (bmax >= lo_ + width_ * nbins) grow(false);
+  while (bmax > lo_ + width_ * nbins) grow(false);
   const int64_t last = static_cast<int64_t>(bins_.size()) - 1;
   for (int64_t i = 0; i < n; ++i) {
     const float v = values[i];

@@ -8,6 +8,7 @@
 #include <unordered_set>
 
 #include "passes/graph_view.h"
+#include "quant/speed_check.h"
 
 namespace edgemm::quant {
 
@@ -33,16 +34,13 @@ std::string nothing_to_quantize(const QuantPlan& plan, const Int8Options& option
   return text;
 }
 
-// Input shapes of the first sample the source can feed (empty when none can).
-std::map<std::string, Shape> probe_shapes(const std::vector<CalibrationSample>& samples, const FeedSource& source) {
-  std::map<std::string, Shape> shapes;
+// The first feed of the first sample the source can feed (empty when none can).
+Feed first_feed(const std::vector<CalibrationSample>& samples, const FeedSource& source) {
   for (const CalibrationSample& s : samples) {
     Expected<std::vector<Feed>> feeds = source(s);
-    if (!feeds || feeds->empty()) continue;
-    for (const auto& [name, t] : feeds->front()) shapes[name] = t.shape();
-    break;
+    if (feeds && !feeds->empty()) return feeds->front();
   }
-  return shapes;
+  return {};
 }
 
 }  // namespace
@@ -53,7 +51,10 @@ Status quantize_int8(ir::Model& model, const std::vector<CalibrationSample>& sam
     return make_error(StatusCode::kInvalidArgument,
                       "percentile must be in (50, 100], got " + std::to_string(options.percentile));
   }
-  EDGEMM_RETURN_IF_ERROR(prepare_for_quantization(model, probe_shapes(samples, source), report.prepare));
+  const Feed probe = first_feed(samples, source);
+  std::map<std::string, Shape> probe_shapes;
+  for (const auto& [name, t] : probe) probe_shapes[name] = t.shape();
+  EDGEMM_RETURN_IF_ERROR(prepare_for_quantization(model, probe_shapes, report.prepare));
   report.plan = plan_int8(model.graph, options.qdq);
   if (report.plan.targets.empty()) {
     return make_error(StatusCode::kInvalidArgument, nothing_to_quantize(report.plan, options.qdq));
@@ -71,6 +72,18 @@ Status quantize_int8(ir::Model& model, const std::vector<CalibrationSample>& sam
   report.skipped_samples = calibration.skipped;
   report.runs = calibration.runs;
   report.calibration_seconds = calibration.seconds;
+  if (options.speed_check && !probe.empty()) {
+    ir::Model all_int8 = model;
+    EDGEMM_RETURN_IF_ERROR(insert_qdq(all_int8, report.plan, report.ranges, options.qdq));
+    EDGEMM_ASSIGN_OR_RETURN(report.timings, time_targets(model, all_int8, report.plan, probe, options.calibrate.threads,
+                                                         options.speed_runs));
+    keep_faster_targets(report.plan, report.timings);
+    if (report.plan.targets.empty()) {
+      return make_error(StatusCode::kInvalidArgument,
+                        "no node is faster in int8 than in float on this CPU (see the timings with --json); "
+                        "--no-speed-check quantizes them anyway (e.g. for an NPU)");
+    }
+  }
   return insert_qdq(model, report.plan, report.ranges, options.qdq);
 }
 

@@ -16,6 +16,7 @@
 #include "quant/calibrate.h"
 #include "quant/observer.h"
 #include "quant/qdq.h"
+#include "quant/speed_check.h"
 
 namespace edgemm::quant {
 
@@ -25,6 +26,11 @@ struct Int8QuantizeOptions {
   CalibrationMethod method = CalibrationMethod::kPercentile;
   double percentile = 99.99;  ///< for CalibrationMethod::kPercentile, in (50, 100]
   CalibrateOptions calibrate;
+  /// Keep in int8 only the nodes that edgemm's runtime runs faster in int8 than in float on this
+  /// CPU (speed_check.h), timed on the first calibration feed; off quantizes every planned node
+  /// (for runtimes and NPUs that prefer int8 everywhere).
+  bool speed_check = true;
+  int speed_runs = 5;  ///< profiled runs per form for the speed check
 };
 
 /// What int8 quantization did.
@@ -38,7 +44,8 @@ struct Int8Report {
   std::vector<std::string> skipped_samples;
   int64_t runs = 0;
   double calibration_seconds = 0;
-  int64_t non_finite_values = 0;  ///< NaN/inf seen in calibrated tensors (not binned)
+  int64_t non_finite_values = 0;    ///< NaN/inf seen in calibrated tensors (not binned)
+  std::vector<NodeTiming> timings;  ///< per planned node, when the speed check ran
 };
 
 /// Prepares `model` for quantization: passes::simplify-style folding (BatchNormalization into
@@ -49,8 +56,9 @@ Status prepare_for_quantization(ir::Model& model, const std::map<std::string, Sh
                                 convert::ConvertReport& report);
 
 /// Quantizes `model` to int8 QDQ in place: prepare, plan, calibrate on `samples` fed by
-/// `source`, rewrite. Errors: kInvalidArgument when no node can be quantized (the message gives
-/// the reasons by op) or percentile is outside (50, 100]; those of calibrate and insert_qdq.
+/// `source`, keep the nodes that are faster in int8 (options.speed_check), rewrite. Errors: kInvalidArgument when no
+/// node can be quantized (the message gives the reasons by op) or percentile is outside (50, 100]; those of calibrate
+/// and insert_qdq.
 Status quantize_int8(ir::Model& model, const std::vector<CalibrationSample>& samples, const FeedSource& source,
                      const Int8QuantizeOptions& options, Int8Report& report);
 

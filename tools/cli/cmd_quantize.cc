@@ -41,6 +41,7 @@ struct QuantizeArgs {
   std::vector<std::string> op_types;
   std::vector<std::string> exclude_nodes;
   int threads = 0;
+  bool no_speed_check = false;
   bool json = false;
 };
 
@@ -141,6 +142,7 @@ Expected<quant::Int8QuantizeOptions> int8_options(const QuantizeArgs& args) {
   }
   o.qdq.exclude_nodes.insert(args.exclude_nodes.begin(), args.exclude_nodes.end());
   o.calibrate.threads = args.threads;
+  o.speed_check = !args.no_speed_check;
   return o;
 }
 
@@ -156,8 +158,12 @@ nlohmann::json int8_json(const quant::Int8Report& r, const quant::SamplingReport
     const auto& seen = r.observed.at(name);
     tensors.push_back({{"name", name}, {"min", seen.lo}, {"max", seen.hi}, {"range", {range.lo, range.hi}}});
   }
+  nlohmann::json timings = nlohmann::json::array();
+  for (const auto& t : r.timings)
+    timings.push_back({{"node", t.node}, {"float_ms", t.float_us / 1e3}, {"int8_ms", t.int8_us / 1e3}});
   return {{"quantized", quantized},
           {"skipped", skipped},
+          {"speed_check", timings},
           {"tensors", tensors},
           {"calibration",
            {{"samples_used", r.samples_used},
@@ -175,10 +181,20 @@ nlohmann::json int8_json(const quant::Int8Report& r, const quant::SamplingReport
 void print_int8(const quant::Int8Report& r, const quant::SamplingReport& sampling) {
   std::map<std::string, int> by_op, skipped_by_reason;
   for (const auto& t : r.plan.targets) ++by_op[t.op_type];
-  for (const auto& s : r.plan.skipped) ++skipped_by_reason[s.op_type + " " + s.reason];
+  for (const auto& s : r.plan.skipped) ++skipped_by_reason[s.op_type + " " + s.reason.substr(0, s.reason.find(" ("))];
   std::cout << "quantized to int8:";
   for (const auto& [op, n] : by_op) std::cout << " " << op << " " << n;
   std::cout << " (" << r.ranges.size() << " activation tensors calibrated)\n";
+  if (!r.timings.empty()) {
+    double float_ms = 0, int8_ms = 0;
+    for (const auto& t : r.timings) {
+      const bool kept = t.int8_us < t.float_us;
+      float_ms += t.float_us / 1e3;
+      int8_ms += (kept ? t.int8_us : t.float_us) / 1e3;
+    }
+    std::cout << "speed check (edgemm, this CPU): the " << r.timings.size() << " timed nodes take " << std::fixed
+              << std::setprecision(2) << float_ms << " ms in float, " << int8_ms << " ms as quantized\n";
+  }
   for (const auto& [reason, n] : skipped_by_reason) std::cout << "  kept in float: " << n << "× " << reason << "\n";
   std::cout << "calibration: " << r.samples_used << " samples (" << r.runs << " runs) in " << std::fixed
             << std::setprecision(1) << r.calibration_seconds << " s";
@@ -282,6 +298,9 @@ void add_quantize_command(CLI::App& app, int& exit_code) {
                 "also quantize depthwise Conv (slower than float on AVX2)");
   cmd->add_option("--activation-type", args->activation_type, "uint8 (asymmetric) or int8 (symmetric)")
       ->capture_default_str();
+  cmd->add_flag("--no-speed-check", args->no_speed_check,
+                "quantize every eligible node, also those edgemm runs slower in int8 than in float on this CPU "
+                "(for NPUs and other runtimes)");
   cmd->add_option("--op-types", args->op_types, "ops to quantize (default Conv,MatMul,Gemm)")->delimiter(',');
   cmd->add_option("--exclude-nodes", args->exclude_nodes, "node names kept in float")->delimiter(',');
   cmd->add_option("-t,--threads", args->threads, "threads for calibration (0 = all cores)")

@@ -25,6 +25,7 @@
 
 #include "ir/elementwise_steps.h"
 #include "kernels/cpu/common.h"
+#include "kernels/cpu/conv_int8.h"
 #include "kernels/cpu/conv_reference.h"
 #include "kernels/cpu/epilogue.h"
 #include "kernels/cpu/families.h"
@@ -540,6 +541,7 @@ void register_conv_kernels(KernelRegistry& registry) {
   registry.add(ir::kEdgemmDomain, "FusedConv", 1, [](const KernelInfo& info) { return make_conv(info, false, true); });
   registry.add(ir::kEdgemmDomain, "FusedConvTranspose", 1,
                [](const KernelInfo& info) { return make_conv(info, true, true); });
+  registry.add(ir::kEdgemmDomain, "Int8Conv", 1, make_int8_conv);
 }
 
 }  // namespace edgemm::kernels

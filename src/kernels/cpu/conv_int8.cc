@@ -1,0 +1,382 @@
+/// \file conv_int8.cc
+/// com.edgemm Int8Conv (see conv_int8.h): oneDNN 2.6's u8s8 convolution with X quantized to
+/// uint8 NHWC (the only source layout its AVX2 int8 kernels take: "jit_uni_int8" for NHWC,
+/// "ref_int8" for every other layout, measured) and a float32 NHWC destination reordered into
+/// the node's layout; and the reference path on dequantized values.
+
+#include "kernels/cpu/conv_int8.h"
+
+#include <algorithm>
+#include <cmath>
+#include <iostream>
+#include <map>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "ir/elementwise_steps.h"
+#include "kernels/cpu/conv_reference.h"
+#include "kernels/cpu/epilogue.h"
+#include "kernels/cpu/layout.h"
+#include "kernels/cpu/onednn.h"
+#include "kernels/cpu/quant_common.h"
+#include "kernels/cpu_features.h"
+
+namespace edgemm::kernels {
+namespace {
+
+using dnnl::memory;
+
+/// Largest weight magnitude whose uint8 × int8 pair sums fit vpmaddubsw's int16 (255·64·2).
+constexpr int kMaxWeightWithoutVnni = 64;
+
+/// uint8 quantization of one value as QuantizeLinear: round half to even of v / scale, plus the
+/// zero point, saturated (NaN gives 0). The clamp keeps the magic-number rounding exact.
+inline uint8_t quantize_u8(float v, float scale, float zero_point) {
+  float r = v / scale;
+  r = r > -zero_point ? r : -zero_point;
+  r = r < 255.0f - zero_point ? r : 255.0f - zero_point;
+  constexpr float kRound = 12582912.0f;  // 1.5 · 2^23: adding and subtracting it rounds to even
+  return static_cast<uint8_t>((r + kRound) - kRound + zero_point);
+}
+
+/// Quantizes X (NCHW [N, C, S], or nChw8c [N, C/8, S, 8] when `blocked`; S = spatial size) into
+/// uint8 NHWC [N, S, C].
+void quantize_to_nhwc(const float* x, bool blocked, int64_t n, int64_t c, int64_t s, float scale, int32_t zp,
+                      uint8_t* out, int threads) {
+  const float z = static_cast<float>(zp);
+  const int64_t rows = n * s;
+#pragma omp parallel for num_threads(threads) schedule(static)
+  for (int64_t row = 0; row < rows; ++row) {
+    const int64_t b = row / s, p = row % s;
+    uint8_t* dst = out + row * c;
+    if (blocked) {
+      constexpr int64_t kB = 8;
+      for (int64_t cb = 0; cb < c / kB; ++cb) {
+        const float* src = x + ((b * (c / kB) + cb) * s + p) * kB;
+        for (int64_t j = 0; j < kB; ++j) dst[cb * kB + j] = quantize_u8(src[j], scale, z);
+      }
+    } else {
+      const float* src = x + b * c * s + p;
+      for (int64_t ch = 0; ch < c; ++ch) dst[ch] = quantize_u8(src[ch * s], scale, z);
+    }
+  }
+}
+
+/// NHWC-style format tag (channels last) for an activation of `rank` 3–5.
+memory::format_tag channels_last(size_t rank) {
+  return rank == 3 ? memory::format_tag::nwc : rank == 4 ? memory::format_tag::nhwc : memory::format_tag::ndhwc;
+}
+
+/// The ONNX int8 weight [M, C/G, k...] in oneDNN's logical dims ({M, C, k...} or {G, M/G, C/G, k...}).
+memory::desc int8_weights_desc(const ConvGeometry& g) {
+  memory::dims dims;
+  if (g.group > 1)
+    dims = {g.group, g.out_channels / g.group, g.in_channels / g.group};
+  else
+    dims = {g.out_channels, g.in_channels};
+  dims.insert(dims.end(), g.kernel.begin(), g.kernel.end());
+  return memory::desc(dims, memory::data_type::s8, onednn::plain_tag(static_cast<int64_t>(dims.size())));
+}
+
+/// One input shape prepared for oneDNN.
+struct Int8Plan {
+  bool reference = true;  // oneDNN has no fast kernel for it: the reference path runs
+  dnnl::primitive primitive;
+  memory::desc src_md, dst_md, user_dst_md, bias_md, scratchpad_md, dst_reorder_scratch;
+  dnnl::reorder dst_reorder;
+  memory packed_weights;
+  bool epilogue_in_primitive = false;
+  std::vector<BinaryPostOpArg> binaries;
+};
+
+struct Int8ConvParams {
+  ConvAttrs attrs;
+  std::vector<ir::Step> steps;
+  float x_scale = 1;
+  int32_t x_zero_point = 0;
+  std::vector<float> w_scales;  // [M]
+  Tensor weights;               // int8 [M, C/G, k...]
+  Tensor bias;                  // float32 [M] or undefined
+  bool src_blocked = false, dst_blocked = false;
+};
+
+class Int8ConvKernel final : public Kernel {
+ public:
+  Int8ConvKernel(Int8ConvParams p, bool use_onednn) : p_(std::move(p)), use_onednn_(use_onednn), packed_(p_.weights) {
+    const int64_t m = p_.weights.dim(0);
+    output_scales_.resize(static_cast<size_t>(m));
+    scaled_bias_.assign(static_cast<size_t>(m), 0.0f);
+    for (int64_t c = 0; c < m; ++c) {
+      output_scales_[c] = p_.x_scale * p_.w_scales[c];
+      if (p_.bias.defined()) scaled_bias_[c] = p_.bias.data<float>()[c] / output_scales_[c];
+    }
+  }
+
+  const char* name() const override { return use_onednn_ ? "u8s8_conv__onednn" : "u8s8_conv__reference"; }
+
+  Status run(KernelContext& ctx) const override {
+    const ir::Node& node = ctx.node();
+    const Tensor* x = ctx.input(0);
+    if (x == nullptr) return ir::node_error(node, StatusCode::kInvalidModel, "input X is missing");
+    if (x->dtype() != DataType::kFloat32) {
+      return ir::node_error(node, StatusCode::kInvalidArgument,
+                            "input '" + node.inputs[0] + "' must be float32, got " + dtype_name(x->dtype()));
+    }
+    if (p_.src_blocked && (x->rank() != 5 || x->shape()[4] != kChannelBlock)) {
+      return ir::node_error(node, StatusCode::kInvalidArgument,
+                            "input '" + node.inputs[0] + "' has shape " + shape_to_string(x->shape()) +
+                                "; src_layout nChw8c expects [N, C/8, H, W, 8]");
+    }
+    const Shape x_shape = p_.src_blocked ? logical_shape(x->shape()) : x->shape();
+    const Shape b_shape = p_.bias.defined() ? p_.bias.shape() : Shape{};
+    EDGEMM_ASSIGN_OR_RETURN(ConvGeometry g, conv_geometry(node, p_.attrs, x_shape, p_.weights.shape(),
+                                                          p_.bias.defined() ? &b_shape : nullptr));
+    if (p_.dst_blocked && (g.out_spatial.size() != 2 || g.out_channels % kChannelBlock != 0)) {
+      return ir::node_error(node, StatusCode::kInvalidArgument,
+                            "dst_layout nChw8c needs a 2-D convolution with a multiple of 8 output channels");
+    }
+    const Shape y_shape = g.output_shape();
+    EDGEMM_ASSIGN_OR_RETURN(
+        Tensor * y, ctx.allocate_output(0, DataType::kFloat32, p_.dst_blocked ? blocked_shape(y_shape) : y_shape));
+    if (y->element_count() == 0) return Status::ok();
+    if (use_onednn_ && x->element_count() > 0) {
+      std::shared_ptr<const Int8Plan> plan = plan_for(node, g, operand_shapes(ctx));
+      if (!plan->reference) return run_onednn(ctx, *plan, g, *x, y);
+    }
+    return run_reference(ctx, g, *x, y);
+  }
+
+  /// The cached plan for a geometry, created on first use.
+  std::shared_ptr<const Int8Plan> plan_for(const ir::Node& node, const ConvGeometry& g,
+                                           const std::vector<std::optional<Shape>>& operands) const {
+    std::string key = onednn::shape_key(Shape{g.batch, g.in_channels}, g.in_spatial);
+    for (const auto& s : operands) key += s ? shape_to_string(*s) : "-";
+    std::lock_guard<std::mutex> lock(mutex_);
+    auto it = plans_.find(key);
+    if (it != plans_.end()) return it->second;
+    if (plans_.size() >= kMaxPlans) plans_.clear();
+    auto made = std::make_shared<Int8Plan>(create_plan(node, g, operands));
+    plans_[key] = made;
+    return made;
+  }
+
+ private:
+  static constexpr size_t kMaxPlans = 64;
+
+  std::vector<std::optional<Shape>> operand_shapes(const KernelContext& ctx) const {
+    std::vector<std::optional<Shape>> shapes(static_cast<size_t>(ctx.input_count()));
+    for (const ir::Step& s : p_.steps) {
+      const Tensor* t = s.binary() ? ctx.input(s.operand) : nullptr;
+      if (t == nullptr) continue;
+      const bool blocked = p_.dst_blocked && t->rank() == 5 && t->shape()[4] == kChannelBlock;
+      shapes[s.operand] = blocked ? logical_shape(t->shape()) : t->shape();
+    }
+    return shapes;
+  }
+
+  // Called with mutex_ held.
+  Int8Plan create_plan(const ir::Node& node, const ConvGeometry& g,
+                       const std::vector<std::optional<Shape>>& operands) const {
+    Int8Plan p;
+    try {
+      Shape x_shape = {g.batch, g.in_channels};
+      x_shape.insert(x_shape.end(), g.in_spatial.begin(), g.in_spatial.end());
+      const Shape y_shape = g.output_shape();
+      const auto tag = channels_last(x_shape.size());
+      p.src_md = memory::desc(onednn::to_dims(x_shape), memory::data_type::u8, tag);
+      p.dst_md = memory::desc(onednn::to_dims(y_shape), memory::data_type::f32, tag);
+      const memory::desc user_weights = int8_weights_desc(g);
+      const memory::desc weights_any(user_weights.dims(), memory::data_type::s8, memory::format_tag::any);
+      if (p_.bias.defined()) p.bias_md = memory::desc({g.out_channels}, memory::data_type::f32, memory::format_tag::a);
+      memory::dims strides, dilates, pad_l, pad_r;
+      for (int64_t i = 0; i < g.spatial_rank(); ++i) {
+        strides.push_back(g.strides[i]);
+        dilates.push_back(g.dilations[i] - 1);
+        pad_l.push_back(g.pad_begin[i]);
+        pad_r.push_back(g.pad_end[i]);
+      }
+      dnnl::primitive_attr attr = onednn::user_scratchpad_attr();
+      attr.set_output_scales(1 << 1, output_scales_);
+      attr.set_zero_points(DNNL_ARG_SRC, 0, {p_.x_zero_point});
+      if (!p_.steps.empty()) {
+        std::vector<const Shape*> shapes;
+        for (const auto& o : operands) shapes.push_back(o ? &*o : nullptr);
+        EpiloguePostOps post = make_post_ops(p_.steps, shapes, y_shape, p.dst_md);
+        bool full = false;
+        for (const BinaryPostOpArg& arg : post.binaries) full = full || arg.broadcast == OperandBroadcast::kFull;
+        if (post.supported && !full) {
+          attr.set_post_ops(post.ops);
+          p.binaries = post.binaries;
+          p.epilogue_in_primitive = true;
+        }
+      }
+      dnnl::convolution_forward::desc desc(dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct,
+                                           p.src_md, weights_any, p.bias_md, p.dst_md, strides, dilates, pad_l, pad_r);
+      dnnl::convolution_forward::primitive_desc pd(desc, attr, onednn::engine(), true);
+      if (!pd || onednn::impl_name(pd).find("ref") != std::string::npos) return p;
+      p.primitive = dnnl::convolution_forward(pd);
+      p.scratchpad_md = pd.scratchpad_desc();
+      p.packed_weights = packed_.get(node, pd.weights_desc(), user_weights);
+      if (!p.packed_weights) return p;
+      p.user_dst_md = p_.dst_blocked
+                          ? memory::desc(onednn::to_dims(y_shape), memory::data_type::f32, memory::format_tag::nChw8c)
+                          : onednn::plain_f32_desc(y_shape);
+      p.dst_reorder = onednn::make_reorder(p.dst_md, p.user_dst_md, &p.dst_reorder_scratch);
+      p.reference = false;
+    } catch (const dnnl::error&) {
+      p.reference = true;
+    }
+    return p;
+  }
+
+  Status run_onednn(KernelContext& ctx, const Int8Plan& p, const ConvGeometry& g, const Tensor& x, Tensor* y) const {
+    const ir::Node& node = ctx.node();
+    const int threads = ctx.threads();
+    int64_t spatial = 1;
+    for (int64_t d : g.in_spatial) spatial *= d;
+    auto* src = static_cast<uint8_t*>(onednn::thread_buffer(onednn::Slot::kSrc, p.src_md.get_size()));
+    quantize_to_nhwc(x.data<float>(), p_.src_blocked, g.batch, g.in_channels, spatial, p_.x_scale, p_.x_zero_point, src,
+                     threads);
+    onednn::set_threads(threads);
+    try {
+      memory dst = onednn::wrap(p.dst_md, onednn::thread_buffer(onednn::Slot::kDst, p.dst_md.get_size()));
+      std::unordered_map<int, memory> args = {
+          {DNNL_ARG_SRC, onednn::wrap(p.src_md, src)}, {DNNL_ARG_WEIGHTS, p.packed_weights}, {DNNL_ARG_DST, dst}};
+      if (p_.bias.defined()) args[DNNL_ARG_BIAS] = onednn::wrap(p.bias_md, scaled_bias_.data());
+      for (const BinaryPostOpArg& arg : p.binaries) {
+        const Tensor* t = ctx.input(arg.input);
+        if (t == nullptr) {
+          return ir::node_error(node, StatusCode::kInvalidModel,
+                                "epilogue operand (input " + std::to_string(arg.input) + ") is missing");
+        }
+        args[DNNL_ARG_ATTR_MULTIPLE_POST_OP(arg.post_op) | DNNL_ARG_SRC_1] = onednn::wrap(arg.md, t->raw_data());
+      }
+      EDGEMM_RETURN_IF_ERROR(onednn::execute(node, p.primitive, std::move(args), p.scratchpad_md));
+      EDGEMM_RETURN_IF_ERROR(onednn::execute(
+          node, p.dst_reorder, {{DNNL_ARG_FROM, dst}, {DNNL_ARG_TO, onednn::wrap(p.user_dst_md, y->raw_data())}},
+          p.dst_reorder_scratch));
+    } catch (const dnnl::error& e) {
+      return ir::node_error(node, StatusCode::kInternal, std::string("oneDNN error: ") + e.what());
+    }
+    if (p.epilogue_in_primitive) return Status::ok();
+    return apply_epilogue(p_.steps, ctx, *y, nullptr, p_.dst_blocked, threads);
+  }
+
+  // The QDQ graph's arithmetic in float: dequantize(quantize(X)) convolved with the dequantized
+  // weights, plus bias, then the epilogue.
+  Status run_reference(KernelContext& ctx, const ConvGeometry& g, const Tensor& x, Tensor* y) const {
+    const int threads = ctx.threads();
+    Shape x_shape = {g.batch, g.in_channels};
+    x_shape.insert(x_shape.end(), g.in_spatial.begin(), g.in_spatial.end());
+    EDGEMM_ASSIGN_OR_RETURN(Tensor xdq, Tensor::create(DataType::kFloat32, x_shape));
+    if (p_.src_blocked) {
+      from_blocked(x.data<float>(), xdq.data<float>(), x_shape, threads);
+    } else {
+      std::copy(x.data<float>(), x.data<float>() + x.element_count(), xdq.data<float>());
+    }
+    const quant::QRange u8{0, 255};
+    float* v = xdq.data<float>();
+    for (int64_t i = 0; i < xdq.element_count(); ++i) {
+      const int32_t q = quant::quantize_value(v[i] / p_.x_scale, p_.x_zero_point, u8);
+      v[i] = static_cast<float>(q - p_.x_zero_point) * p_.x_scale;
+    }
+    EDGEMM_ASSIGN_OR_RETURN(Tensor wdq, Tensor::create(DataType::kFloat32, p_.weights.shape()));
+    const int64_t per_channel = p_.weights.element_count() / p_.weights.dim(0);
+    for (int64_t i = 0; i < wdq.element_count(); ++i) {
+      wdq.data<float>()[i] = static_cast<float>(p_.weights.data<int8_t>()[i]) * p_.w_scales[i / per_channel];
+    }
+    Tensor plain_y = *y;
+    if (p_.dst_blocked) {
+      EDGEMM_ASSIGN_OR_RETURN(plain_y, Tensor::create(DataType::kFloat32, g.output_shape()));
+    }
+    conv_reference<float>(g, xdq.data<float>(), wdq.data<float>(), p_.bias.defined() ? p_.bias.data<float>() : nullptr,
+                          plain_y.data<float>(), threads);
+    if (p_.dst_blocked) to_blocked(plain_y.data<float>(), y->data<float>(), plain_y.shape(), threads);
+    return apply_epilogue(p_.steps, ctx, *y, nullptr, p_.dst_blocked, threads);
+  }
+
+  Int8ConvParams p_;
+  bool use_onednn_;
+  std::vector<float> output_scales_;  // x_scale · w_scales[m]
+  std::vector<float> scaled_bias_;    // B[m] / output_scales_[m]: oneDNN 2.6 adds the bias before scaling
+  mutable onednn::PackedWeights packed_;
+  mutable std::mutex mutex_;
+  mutable std::map<std::string, std::shared_ptr<const Int8Plan>> plans_;
+};
+
+Status invalid(const ir::Node& node, const std::string& message) {
+  return ir::node_error(node, StatusCode::kInvalidModel, message);
+}
+
+Expected<Int8ConvParams> read_params(const KernelInfo& info) {
+  const ir::Node& node = info.node;
+  Int8ConvParams p;
+  EDGEMM_ASSIGN_OR_RETURN(p.attrs, parse_conv_attrs(node, false));
+  EDGEMM_ASSIGN_OR_RETURN(p.steps, ir::read_steps(node));
+  const Tensor* w = info.constant_inputs.size() > 1 ? info.constant_inputs[1] : nullptr;
+  if (w == nullptr || w->dtype() != DataType::kInt8 || w->rank() < 3 || w->rank() > 5) {
+    return invalid(node, "input W must be a constant int8 tensor of rank 3-5");
+  }
+  p.weights = *w;
+  const int64_t m = w->dim(0);
+  if (node.inputs.size() > 2 && !node.inputs[2].empty()) {
+    const Tensor* b = info.constant_inputs.size() > 2 ? info.constant_inputs[2] : nullptr;
+    if (b == nullptr || b->dtype() != DataType::kFloat32 || b->shape() != Shape{m}) {
+      return invalid(node, "input B must be a constant float32 tensor [" + std::to_string(m) + "]");
+    }
+    p.bias = *b;
+  }
+  if (!node.has_attr("x_scale") || !node.has_attr("x_zero_point") || !node.has_attr("w_scales")) {
+    return invalid(node, "attributes x_scale, x_zero_point and w_scales are required");
+  }
+  EDGEMM_ASSIGN_OR_RETURN(p.x_scale, node.attr_float("x_scale", 0));
+  EDGEMM_ASSIGN_OR_RETURN(const int64_t zp, node.attr_int("x_zero_point", 0));
+  EDGEMM_ASSIGN_OR_RETURN(p.w_scales, node.attr_floats("w_scales"));
+  if (!(p.x_scale > 0) || !std::isfinite(p.x_scale)) {
+    return invalid(node, "attribute x_scale must be finite and > 0, got " + std::to_string(p.x_scale));
+  }
+  if (zp < 0 || zp > 255) return invalid(node, "attribute x_zero_point must be in [0, 255], got " + std::to_string(zp));
+  p.x_zero_point = static_cast<int32_t>(zp);
+  if (static_cast<int64_t>(p.w_scales.size()) != m) {
+    return invalid(node, "attribute w_scales has " + std::to_string(p.w_scales.size()) + " values for " +
+                             std::to_string(m) + " output channels");
+  }
+  for (float s : p.w_scales) {
+    if (!(s > 0) || !std::isfinite(s))
+      return invalid(node, "attribute w_scales has " + std::to_string(s) + " (must be > 0)");
+  }
+  EDGEMM_ASSIGN_OR_RETURN(const std::string src_layout, node.attr_string("src_layout", "NCHW"));
+  EDGEMM_ASSIGN_OR_RETURN(const std::string dst_layout, node.attr_string("dst_layout", "NCHW"));
+  p.src_blocked = src_layout == "nChw8c";
+  p.dst_blocked = dst_layout == "nChw8c";
+  return p;
+}
+
+/// True when oneDNN's u8s8 kernels compute these weights exactly on this CPU.
+bool fits_pair_sums(const Tensor& w) {
+  if (cpu_features().avx512_vnni) return true;
+  const int8_t* v = w.data<int8_t>();
+  for (int64_t i = 0; i < w.element_count(); ++i) {
+    if (std::abs(static_cast<int>(v[i])) > kMaxWeightWithoutVnni) return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+Expected<std::unique_ptr<Kernel>> make_int8_conv(const KernelInfo& info) {
+  EDGEMM_ASSIGN_OR_RETURN(Int8ConvParams p, read_params(info));
+  const bool exact = fits_pair_sums(p.weights);
+  if (!exact) {
+    std::cerr << "edgemm: warning: " << info.node.describe()
+              << ": int8 weights beyond [-64, 64] would saturate oneDNN's u8s8 kernels on this CPU (no AVX-512 VNNI); "
+                 "running the slow reference path (edgemm quantize writes 7-bit weights unless --full-range)"
+              << std::endl;
+  }
+  const bool onednn = onednn::enabled() && exact;
+  return std::unique_ptr<Kernel>(std::make_unique<Int8ConvKernel>(std::move(p), onednn));
+}
+
+}  // namespace edgemm::kernels

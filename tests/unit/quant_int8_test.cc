@@ -1,0 +1,258 @@
+// INT8 quantization end to end on small graphs: the QDQ rewrite (src/quant/qdq.h), the QDQ
+// fusion pass and the Int8Conv kernel (oneDNN path against the QDQ graph run op by op with the
+// reference QuantizeLinear / DequantizeLinear / Conv kernels), and fp16 weight storage.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <random>
+
+#include "ir/onnx_export.h"
+#include "ir/onnx_import.h"
+#include "kernels/cpu/onednn.h"
+#include "kernels/cpu_features.h"
+#include "model_builder.h"
+#include "onnx_attr_util.h"
+#include "pass_test_util.h"
+#include "passes/passes.h"
+#include "quant/quantize.h"
+
+namespace edgemm {
+namespace {
+
+using testing::ModelBuilder;
+using testing::set_int;
+using testing::set_ints;
+using testutil::count_ops;
+using testutil::seeded_f32;
+using testutil::seeded_values;
+constexpr int kF = onnx::TensorProto::FLOAT;
+
+onnx::TensorProto* initializer_bytes(ModelBuilder& b, const std::string& name, int type,
+                                     const std::vector<int64_t>& dims, const std::string& bytes) {
+  auto* t = b.model.mutable_graph()->add_initializer();
+  t->set_name(name);
+  t->set_data_type(type);
+  for (int64_t d : dims) t->add_dims(d);
+  t->set_raw_data(bytes);
+  return t;
+}
+
+/// One convolution of a QDQ test graph.
+struct ConvCase {
+  int64_t c = 8, m = 16, k = 3, stride = 1, pad = 1, group = 1, side = 10;
+  int weight_max = 64;  // int8 weights drawn in [-weight_max, weight_max]
+  bool relu = false;
+};
+
+/// x → QuantizeLinear(0.02, 128) → DequantizeLinear → Conv(DequantizeLinear(W_int8, per-channel
+/// scales, axis 0), B) [→ Relu] → y, as edgemm quantize writes it.
+std::string save_qdq_conv(const ConvCase& cc, const std::string& name) {
+  ModelBuilder b(13);
+  b.input("x", kF, {1, cc.c, cc.side, cc.side});
+  const int64_t out = (cc.side + 2 * cc.pad - cc.k) / cc.stride + 1;
+  b.output("y", kF, {1, cc.m, out, out});
+  b.initializer_floats("x_scale", {}, {0.02f});
+  initializer_bytes(b, "x_zp", onnx::TensorProto::UINT8, {}, std::string(1, static_cast<char>(128)));
+  b.node("QuantizeLinear", {"x", "x_scale", "x_zp"}, {"xq"});
+  b.node("DequantizeLinear", {"xq", "x_scale", "x_zp"}, {"xdq"});
+  const int64_t per = cc.c / cc.group * cc.k * cc.k;
+  std::mt19937 rng(5);
+  std::uniform_int_distribution<int> w(-cc.weight_max, cc.weight_max);
+  std::string wq(static_cast<size_t>(cc.m * per), '\0');
+  for (char& v : wq) v = static_cast<char>(static_cast<int8_t>(w(rng)));
+  initializer_bytes(b, "w_q", onnx::TensorProto::INT8, {cc.m, cc.c / cc.group, cc.k, cc.k}, wq);
+  b.initializer_floats("w_scale", {cc.m}, seeded_values(static_cast<size_t>(cc.m), 7, 0.002f, 0.01f));
+  initializer_bytes(b, "w_zp", onnx::TensorProto::INT8, {cc.m}, std::string(static_cast<size_t>(cc.m), '\0'));
+  set_int(b.node("DequantizeLinear", {"w_q", "w_scale", "w_zp"}, {"w"}), "axis", 0);
+  b.initializer_floats("bias", {cc.m}, seeded_values(static_cast<size_t>(cc.m), 9));
+  auto* conv = b.node("Conv", {"xdq", "w", "bias"}, {cc.relu ? "conv" : "y"}, "conv");
+  set_ints(conv, "kernel_shape", {cc.k, cc.k});
+  set_ints(conv, "strides", {cc.stride, cc.stride});
+  set_ints(conv, "pads", {cc.pad, cc.pad, cc.pad, cc.pad});
+  set_int(conv, "group", cc.group);
+  if (cc.relu) b.node("Relu", {"conv"}, {"y"});
+  return b.save(testing::temp_dir("qdq_conv") / (name + ".onnx"));
+}
+
+Tensor run_one(const std::string& path, bool optimize, const Tensor& x, std::vector<NodeProfile>* profile = nullptr) {
+  InferencerConfig config;
+  config.model_path = path;
+  config.threads = 2;
+  config.optimize = optimize;
+  auto inferencer = Inferencer::create(config);
+  EXPECT_TRUE(inferencer.has_value()) << inferencer.status().message();
+  auto run = (*inferencer)->run_profiled({{"x", x}});
+  EXPECT_TRUE(run.has_value()) << run.status().message();
+  if (profile != nullptr) *profile = run->nodes;
+  return run->outputs[0];
+}
+
+double max_relative_error(const Tensor& got, const Tensor& want) {
+  EXPECT_EQ(got.shape(), want.shape());
+  double worst = 0;
+  for (int64_t i = 0; i < want.element_count(); ++i) {
+    const double w = want.data<float>()[i];
+    worst = std::max(worst, std::abs(got.data<float>()[i] - w) / std::max(1.0, std::abs(w)));
+  }
+  return worst;
+}
+
+void expect_int8_matches_qdq_graph(const ConvCase& cc, const std::string& name, const char* kernel) {
+  const std::string path = save_qdq_conv(cc, name);
+  const Tensor x = seeded_f32({1, cc.c, cc.side, cc.side}, 11, -2.0f, 3.0f);
+  const Tensor want = run_one(path, false, x);  // QuantizeLinear, DequantizeLinear, Conv kernels
+  std::vector<NodeProfile> profile;
+  const Tensor got = run_one(path, true, x, &profile);
+  EXPECT_LT(max_relative_error(got, want), 1e-4) << name;
+  int int8_nodes = 0;
+  for (const NodeProfile& n : profile) {
+    if (n.op_type == "Int8Conv") {
+      ++int8_nodes;
+      EXPECT_EQ(n.kernel, kernel) << name;
+    }
+  }
+  EXPECT_EQ(int8_nodes, 1) << name;
+}
+
+TEST(QuantInt8Conv, OneDnnPathMatchesTheQdqGraph) {
+  expect_int8_matches_qdq_graph({}, "blocked_3x3", "u8s8_conv__onednn");
+  expect_int8_matches_qdq_graph({.c = 3, .m = 5, .k = 3, .stride = 2, .pad = 1, .side = 9}, "odd_stride2",
+                                "u8s8_conv__onednn");
+  expect_int8_matches_qdq_graph({.c = 16, .m = 24, .k = 1, .pad = 0}, "pointwise", "u8s8_conv__onednn");
+  expect_int8_matches_qdq_graph({.c = 8, .m = 8, .group = 2, .relu = true}, "grouped_relu", "u8s8_conv__onednn");
+}
+
+TEST(QuantInt8Conv, ReferencePathMatchesTheQdqGraph) {
+  kernels::onednn::ScopedEnabled off(false);
+  expect_int8_matches_qdq_graph({.relu = true}, "reference", "u8s8_conv__reference");
+}
+
+// Weights beyond 7 bits would saturate vpmaddubsw's pair sums without VNNI: the kernel must
+// not give a wrong answer (it runs the reference path on such CPUs).
+TEST(QuantInt8Conv, FullRangeWeightsStayExact) {
+  expect_int8_matches_qdq_graph({.weight_max = 127}, "full_range",
+                                kernels::cpu_features().avx512_vnni ? "u8s8_conv__onednn" : "u8s8_conv__reference");
+}
+
+TEST(QuantInt8Conv, MismatchedQdqParametersAreNotFused) {
+  ConvCase cc;
+  std::string path = save_qdq_conv(cc, "mismatch");
+  auto model = ir::import_onnx_file(path);
+  ASSERT_TRUE(model.has_value());
+  for (auto& n : model->graph.nodes) {
+    if (n.op_type == "DequantizeLinear" && n.inputs[0] == "xq") n.inputs[1] = "w_scale_other";
+  }
+  model->graph.initializers["w_scale_other"] = Tensor::from_floats({}, {0.03f});
+  passes::PassReport report;
+  passes::fuse_qdq(*model, report);
+  EXPECT_EQ(count_ops(model->graph, "Int8Conv", ir::kEdgemmDomain), 0);
+  EXPECT_EQ(count_ops(model->graph, "Conv"), 1);
+}
+
+/// x [1, 8, 10, 10] → Conv 3×3 (8 → 16) → Relu → GlobalAveragePool → Flatten → MatMul [16, 4] → y.
+std::string save_float_model(const std::string& name) {
+  ModelBuilder b(13);
+  b.input("x", kF, {1, 8, 10, 10});
+  b.output("y", kF, {1, 4});
+  b.initializer_floats("w", {16, 8, 3, 3}, seeded_values(16 * 8 * 9, 1, -0.3f, 0.3f));
+  b.initializer_floats("b", {16}, seeded_values(16, 2));
+  auto* conv = b.node("Conv", {"x", "w", "b"}, {"c"}, "conv");
+  set_ints(conv, "pads", {1, 1, 1, 1});
+  b.node("Relu", {"c"}, {"r"}, "relu");
+  b.node("GlobalAveragePool", {"r"}, {"p"}, "pool");
+  b.node("Flatten", {"p"}, {"f"}, "flatten");
+  b.initializer_floats("m", {16, 4}, seeded_values(64, 3));
+  b.node("MatMul", {"f", "m"}, {"y"}, "matmul");
+  return b.save(testing::temp_dir("quant_float") / (name + ".onnx"));
+}
+
+quant::FeedSource seeded_source() {
+  return [](const quant::CalibrationSample& s) -> Expected<std::vector<quant::Feed>> {
+    if (s.path == "broken") return make_error(StatusCode::kInvalidArgument, "cannot decode");
+    const auto seed = static_cast<uint32_t>(std::hash<std::string>()(s.path));
+    return std::vector<quant::Feed>{{{"x", seeded_f32({1, 8, 10, 10}, seed, -1.0f, 1.0f)}}};
+  };
+}
+
+std::vector<quant::CalibrationSample> samples(int n) {
+  std::vector<quant::CalibrationSample> v;
+  for (int i = 0; i < n; ++i) v.push_back({"s" + std::to_string(i), "default"});
+  return v;
+}
+
+TEST(QuantInt8, RewriteWritesQdqThatRunsCloseToFloat) {
+  const std::string path = save_float_model("rewrite");
+  auto model = ir::import_onnx_file(path);
+  ASSERT_TRUE(model.has_value());
+  quant::Int8QuantizeOptions options;
+  options.method = quant::CalibrationMethod::kMinMax;
+  options.speed_check = false;
+  quant::Int8Report report;
+  auto set = samples(6);
+  set.push_back({"broken", "default"});
+  ASSERT_TRUE(quant::quantize_int8(*model, set, seeded_source(), options, report).is_ok());
+  EXPECT_EQ(report.plan.targets.size(), 2u);
+  EXPECT_EQ(report.samples_used, 6);
+  EXPECT_EQ(report.samples_skipped, 1);
+  EXPECT_EQ(count_ops(model->graph, "QuantizeLinear"), 2);
+  EXPECT_EQ(count_ops(model->graph, "DequantizeLinear"), 4);
+  for (const auto& n : model->graph.nodes) {
+    if (n.op_type != "DequantizeLinear" || !n.has_attr("axis")) continue;
+    const Tensor& q = model->graph.initializers.at(n.inputs[0]);
+    EXPECT_EQ(q.dtype(), DataType::kInt8);
+    EXPECT_EQ(*n.attr_int("axis", -1), q.rank() == 4 ? 0 : 1);  // Conv W per output channel, MatMul B per column
+    for (int64_t i = 0; i < q.element_count(); ++i) EXPECT_LE(std::abs(q.data<int8_t>()[i]), 64);
+  }
+  const std::string out = (testing::temp_dir("quant_out") / "q.onnx").string();
+  ASSERT_TRUE(ir::export_onnx_file(*model, out).is_ok());
+  const Tensor x = seeded_f32({1, 8, 10, 10}, 99, -1.0f, 1.0f);
+  InferencerConfig config;
+  config.model_path = path;
+  const Tensor want = (*Inferencer::create(config))->run({{"x", x}})->at(0);
+  config.model_path = out;
+  const Tensor got = (*Inferencer::create(config))->run({{"x", x}})->at(0);
+  double scale = 0;
+  for (int64_t i = 0; i < want.element_count(); ++i) scale = std::max(scale, std::abs(double(want.data<float>()[i])));
+  EXPECT_LT(max_relative_error(got, want), 0.03 * std::max(1.0, scale));
+}
+
+TEST(QuantInt8, ErrorsNameTheProblem) {
+  quant::Int8QuantizeOptions options;
+  options.speed_check = false;
+  quant::Int8Report report;
+  auto model = ir::import_onnx_file(save_float_model("errors"));
+  ASSERT_TRUE(model.has_value());
+  ir::Model copy = *model;
+  options.qdq.exclude_nodes = {"conv", "matmul"};
+  Status none = quant::quantize_int8(copy, samples(2), seeded_source(), options, report);
+  EXPECT_EQ(none.code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(none.message().find("no node edgemm can quantize"), std::string::npos);
+  EXPECT_NE(none.message().find("excluded by the user"), std::string::npos);
+  options.qdq.exclude_nodes.clear();
+  copy = *model;
+  Status broken = quant::quantize_int8(copy, {{"broken", "default"}}, seeded_source(), options, report);
+  EXPECT_NE(broken.message().find("none of the 1 calibration samples could be used"), std::string::npos);
+  EXPECT_NE(broken.message().find("cannot decode"), std::string::npos);
+}
+
+TEST(QuantFp16, WeightsHalveAndOutputsStayClose) {
+  const std::string path = save_float_model("fp16");
+  auto model = ir::import_onnx_file(path);
+  ASSERT_TRUE(model.has_value());
+  auto converted = quant::store_weights_fp16(*model);
+  ASSERT_TRUE(converted.has_value());
+  EXPECT_EQ(*converted, 3);  // w, b and m; all have at least 16 elements
+  EXPECT_EQ(count_ops(model->graph, "Cast"), 3);
+  const std::string out = (testing::temp_dir("quant_out") / "h.onnx").string();
+  ASSERT_TRUE(ir::export_onnx_file(*model, out).is_ok());
+  const Tensor x = seeded_f32({1, 8, 10, 10}, 5);
+  InferencerConfig config;
+  config.model_path = path;
+  const Tensor want = (*Inferencer::create(config))->run({{"x", x}})->at(0);
+  config.model_path = out;
+  const Tensor got = (*Inferencer::create(config))->run({{"x", x}})->at(0);
+  EXPECT_LT(max_relative_error(got, want), 2e-3);
+}
+
+}  // namespace
+}  // namespace edgemm
