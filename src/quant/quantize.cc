@@ -88,6 +88,10 @@ Status quantize_int8(ir::Model& model, const std::vector<CalibrationSample>& sam
 }
 
 Expected<int> store_weights_fp16(ir::Model& model, int64_t min_elements) {
+  convert::ConvertOptions simplify;  // Constant nodes (how Paddle2ONNX stores weights) become initializers
+  simplify.simplify = true;
+  convert::ConvertReport ignored;
+  EDGEMM_RETURN_IF_ERROR(convert::convert_model(model, simplify, ignored));
   ir::Graph& graph = model.graph;
   std::vector<std::string> names;
   for (const auto& [name, t] : graph.initializers) {

@@ -62,9 +62,11 @@ Status prepare_for_quantization(ir::Model& model, const std::map<std::string, Sh
 Status quantize_int8(ir::Model& model, const std::vector<CalibrationSample>& samples, const FeedSource& source,
                      const Int8QuantizeOptions& options, Int8Report& report);
 
-/// Stores every float32 initializer of at least `min_elements` elements as float16 followed by
-/// a Cast to float32 (values beyond float16's range saturate to ±65504). Returns the number of
-/// initializers converted. Errors: kInvalidArgument when the model has none.
+/// Simplifies `model` (convert --simplify: constants folded into initializers, BatchNormalization
+/// into Conv), then stores every float32 initializer of at least `min_elements` elements as
+/// float16 followed by a Cast to float32 (values beyond float16's range saturate to ±65504).
+/// Returns the number of initializers converted. Errors: those of convert::convert_model;
+/// kInvalidArgument when the model has no such initializer.
 Expected<int> store_weights_fp16(ir::Model& model, int64_t min_elements = 16);
 
 }  // namespace edgemm::quant

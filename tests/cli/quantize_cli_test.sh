@@ -1,0 +1,62 @@
+#!/usr/bin/env bash
+# edgemm quantize: exit codes and messages for bad input (also run under ASan), and fp16 weight
+# storage. The int8 recipe is checked by quantize_recipe_test.sh.
+# Usage: quantize_cli_test.sh EDGEMM_BINARY REPO_ROOT
+set -uo pipefail
+bin="$1"
+root="$2"
+tmp="$(mktemp -d)"
+trap 'rm -rf "$tmp"' EXIT
+# shellcheck source=check_lib.sh
+source "$(dirname "${BASH_SOURCE[0]}")/check_lib.sh"
+py=/usr/bin/python3
+models="$root/models/ppocrv4"
+det="$models/ch_PP-OCRv4_det_infer.onnx"
+photo="$root/data/demo/photo_text.jpg"
+
+check help 0 "$bin" quantize --help
+check missing-model 6 "$bin" quantize "$tmp/none.onnx" -o "$tmp/q.onnx" --scheme fp16
+check output-is-input 2 "$bin" quantize "$det" -o "$det" --scheme fp16
+check no-calib 2 "$bin" quantize "$det" -o "$tmp/q.onnx"
+expect_text no-calib-says "$tmp/err" "needs a calibration set"
+check bad-scheme 2 "$bin" quantize "$det" -o "$tmp/q.onnx" --scheme int3
+check fp16-with-calib 2 "$bin" quantize "$det" -o "$tmp/q.onnx" --scheme fp16 --calib "$tmp"
+check bad-method 2 "$bin" quantize "$det" -o "$tmp/q.onnx" --calib "$tmp" --method magic
+check bad-percentile 2 "$bin" quantize "$det" -o "$tmp/q.onnx" --calib "$tmp" --percentile 40
+mkdir -p "$tmp/empty" "$tmp/one" "$tmp/bad"
+check empty-calib 2 "$bin" quantize "$det" -o "$tmp/q.onnx" --calib "$tmp/empty" --stage ocr-det
+expect_text empty-calib-says "$tmp/err" "has no samples"
+check missing-calib 6 "$bin" quantize "$det" -o "$tmp/q.onnx" --calib "$tmp/nowhere" --stage ocr-det
+cp "$photo" "$tmp/one/photo.jpg"
+echo "not an image" > "$tmp/one/broken.jpg"
+check images-need-stage 2 "$bin" quantize "$det" -o "$tmp/q.onnx" --calib "$tmp/one"
+expect_text images-need-stage-says "$tmp/err" "stage ocr-det"
+check bad-stage 2 "$bin" quantize "$det" -o "$tmp/q.onnx" --calib "$tmp/one" --stage ocr-table
+check no-quantizable-op 2 "$bin" quantize "$det" -o "$tmp/q.onnx" --calib "$tmp/one" --stage ocr-det --op-types Gemm
+expect_text no-quantizable-op-says "$tmp/err" "no node edgemm can quantize"
+echo "not an image" > "$tmp/bad/broken.png"
+check all-samples-bad 2 "$bin" quantize "$det" -o "$tmp/q.onnx" --calib "$tmp/bad" --stage ocr-det
+expect_text all-samples-bad-says "$tmp/err" "none of the 1 calibration samples"
+# An image that does not decode is skipped and counted; a set below --samples is a warning.
+check skips-broken 0 "$bin" quantize "$det" -o "$tmp/q.onnx" --calib "$tmp/one" --stage ocr-det --threads 2 \
+  --no-speed-check --json
+expect_text skips-broken-counted "$tmp/out" '"samples_skipped": 1'
+expect_text below-minimum-warned "$tmp/err" "has 2 samples, fewer than the 256"
+
+# fp16 weights: about half the file; det's probability map within 0.05 (measured 0.032 max, 1.6e-5
+# mean: float16 weights through 60 convolutions, largest where the map crosses 0.5).
+check fp16 0 "$bin" quantize "$det" -o "$tmp/det_fp16.onnx" --scheme fp16
+check fp16-run 0 "$bin" run "$tmp/det_fp16.onnx" --input x="$root/data/demo/photo_det_input.npy" --output-dir "$tmp/h"
+check fp32-run 0 "$bin" run "$det" --input x="$root/data/demo/photo_det_input.npy" --output-dir "$tmp/f"
+check fp16-close 0 "$py" - "$det" "$tmp/det_fp16.onnx" "$tmp/f" "$tmp/h" <<'PY'
+import sys; sys.stdout = sys.stderr  # the numbers show when the check fails
+import glob, os, sys
+import numpy as np
+a, b = (np.load(glob.glob(os.path.join(d, '*.npy'))[0]) for d in sys.argv[3:5])
+ratio = os.path.getsize(sys.argv[2]) / os.path.getsize(sys.argv[1])
+d = np.abs(a - b)
+print(f'fp16: size ratio {ratio:.3f}, max abs error {d.max():.2e}, mean {d.mean():.2e}')
+sys.exit(0 if ratio < 0.55 and d.max() < 0.05 and d.mean() < 1e-4 else 1)
+PY
+
+report_and_exit
