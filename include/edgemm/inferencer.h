@@ -67,9 +67,9 @@ struct NodePlacement {
   std::string op_type;  ///< ONNX op, e.g. "Conv"
   std::string backend;  ///< backend that runs it: the requested one, or "native" for a fallback
   /// Why the requested backend refused the node (empty when it runs there), e.g. "dynamic input
-  /// shape [?,3,?,?] (OpenCV DNN 4.6 needs static shapes; pin them with --shape or `edgemm convert
-  /// --fix-shape`)", or why its partition failed to compile ("its partition of 3 nodes failed to
-  /// compile: ...").
+  /// shape [?,3,?,?] (OpenCV DNN 4.6 needs static shapes: pin them with --shape on run, inspect and
+  /// bench, or make the file static with `edgemm convert --fix-shape ... --simplify`)", or why its
+  /// partition failed to compile ("its partition of 3 nodes failed to compile: ...").
   std::string reason;
   bool operator==(const NodePlacement&) const = default;
 };

@@ -65,13 +65,6 @@ Status fold_until_stable(ir::Model& model, bool simplify, ConvertReport& report)
   return Status::ok();
 }
 
-Status check_target_opset(int64_t target) {
-  if (target >= kMinOpset && target <= kMaxOpset) return Status::ok();
-  return make_error(StatusCode::kUnsupported, "target opset " + std::to_string(target) + " is outside the range " +
-                                                  std::to_string(kMinOpset) + "–" + std::to_string(kMaxOpset) +
-                                                  " edgemm converts between");
-}
-
 // Adds the ranks that shape inference finds in a copy of `model` pinned to `probe` (and folded,
 // so that shape computations become constants) for values whose rank is unknown in `model`
 // (dims unknown). A probe the model cannot take adds nothing.
@@ -106,6 +99,13 @@ Status convert_opset(ir::Model& model, int64_t target, const std::map<std::strin
 }
 
 }  // namespace
+
+Status check_target_opset(int64_t target) {
+  if (target >= kMinOpset && target <= kMaxOpset) return Status::ok();
+  return make_error(StatusCode::kUnsupported, "target opset " + std::to_string(target) + " is outside the range " +
+                                                  std::to_string(kMinOpset) + "–" + std::to_string(kMaxOpset) +
+                                                  " edgemm converts between");
+}
 
 std::map<std::string, int> op_histogram(const ir::Graph& graph) {
   std::map<std::string, int> ops;

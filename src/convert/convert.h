@@ -64,6 +64,9 @@ struct ConvertReport {
 /// declared dim, a shape whose element count overflows int64.
 Status validate_fixed_shapes(const ir::Graph& graph, const std::map<std::string, Shape>& fixed);
 
+/// Errors: kUnsupported (naming the range) for a target opset outside [kMinOpset, kMaxOpset].
+Status check_target_opset(int64_t target);
+
 /// Runs the steps `options` asks for on `model` (imported by ir::import_onnx_file) in place.
 /// Errors: those of validate_fixed_shapes; kUnsupported for a target opset outside
 /// [kMinOpset, kMaxOpset] or a node that cannot be expressed at it (the message names the node,

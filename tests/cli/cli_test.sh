@@ -132,6 +132,7 @@ assert p["backend"] == "opencv" and p["fallback_nodes"] == 0 and len(p["nodes"])
 ' "$tmp/inspect_opencv.json"
 check opencv-dynamic 0 "$bin" inspect "$cls" --backend opencv
 expect_text opencv-dynamic-reason "$tmp/out" 'dynamic input shape \[?,3,?,?\] (OpenCV DNN 4.6 needs static shapes'
+expect_text opencv-dynamic-hint "$tmp/out" 'pin them with --shape on run, inspect and bench, or make the file static with'
 check opencv-run-native 0 "$bin" run "$det" --input x="$photo" --threads 1 --json
 cp "$tmp/out" "$tmp/run_native.json"
 check opencv-run 0 "$bin" run "$det" --input x="$photo" --shape x=1,3,416,640 --backend opencv --threads 1 --json
@@ -187,7 +188,7 @@ for a, b in zip(run["outputs"], native["outputs"]):
         assert abs(a[k] - b[k]) < 1e-4, (k, a[k], b[k])
 ' "$tmp/plugin_run.json" "$tmp/native_run.json"
 check plugin-inspect 0 "$bin" inspect "$det" --backend plugin --plugin "$reference_plugin"
-expect_text plugin-inspect-placement "$tmp/out" 'nodes on reference'
+expect_text plugin-inspect-placement "$tmp/out" 'nodes (the graph after the load-time standard-op passes) on reference'
 check plugin-no-path 2 "$bin" run "$det" --input "$det_input" --backend plugin
 expect_text plugin-no-path-message "$tmp/err" 'needs a plugin library'
 check plugin-missing 6 "$bin" run "$det" --input "$det_input" --backend plugin --plugin "$tmp/libnone.so"

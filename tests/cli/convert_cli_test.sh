@@ -28,6 +28,9 @@ expect_text contradiction-says "$tmp/err" "fixed to 32"
 check opset-too-low 4 "$bin" convert "$block" -o "$tmp/o.onnx" --opset 5 --no-verify
 expect_text opset-too-low-says "$tmp/err" "target opset 5 is outside"
 check opset-too-high 4 "$bin" convert "$block" -o "$tmp/o.onnx" --opset 99 --no-verify
+# The opset range is checked before the verification setup (which wants static input shapes).
+check opset-too-low-verified 4 "$bin" convert "$block" -o "$tmp/o.onnx" --opset 5
+expect_text opset-too-low-verified-says "$tmp/err" "target opset 5 is outside"
 check unwritable-output 6 "$bin" convert "$block" -o "$tmp/no/such/dir/o.onnx" --no-verify
 cp "$block" "$tmp/in.onnx"
 check output-is-input 2 "$bin" convert "$tmp/in.onnx" -o "$tmp/in.onnx" --no-verify

@@ -41,6 +41,7 @@ done
 # Several images: models loaded once, one block per image, drawings in a folder.
 cp "$photo" "$tmp/a.jpg"
 cp "$root/data/ocr_set/002_page_yellow.png" "$tmp/b.png"
+mkdir "$tmp/drawings"
 check several 0 "$bin" ocr "$tmp/a.jpg" "$tmp/b.png" --threads 2 --draw "$tmp/drawings"
 expect_text several-header-a "$tmp/out" "# $tmp/a.jpg"
 expect_text several-header-b "$tmp/out" "# $tmp/b.png"
@@ -62,6 +63,10 @@ check mixed 2 "$bin" ocr "$tmp/empty.png" "$photo" --threads 2
 expect_text mixed-still-reads "$tmp/out" "ESPRESSO"
 check mixed-json 2 "$bin" ocr "$tmp/empty.png" "$photo" --threads 2 --json
 expect_text mixed-json-error "$tmp/out" '"InvalidArgument"'
+# The published models have dynamic shapes: on opencv every node falls back, and the hint
+# names what `ocr` can use (it has no --shape).
+check opencv-dynamic 0 "$bin" ocr "$photo" --threads 2 --no-cls --backend opencv
+expect_text opencv-dynamic-hint "$tmp/err" 'edgemm convert --fix-shape ... --simplify'
 check no-models 6 "$bin" ocr "$photo" --models "$tmp/no-models"
 expect_text no-models-message "$tmp/err" "setup.sh"
 
@@ -80,12 +85,25 @@ expect_text fifo-message "$tmp/err" "not a regular file"
 # --draw is checked before OCR runs, never overwrites an input, and keeps repeated stems apart.
 check draw-bad-extension 2 "$bin" ocr "$photo" --draw "$tmp/out.txt"
 check draw-missing-folder 6 "$bin" ocr "$photo" --draw "$tmp/none/x.png"
+# A folder is an existing one or a path ending in '/', for any number of images; it is never
+# created, and a file path is for one image only.
+check draw-missing-folder-several 6 "$bin" ocr "$tmp/a.jpg" "$tmp/b.png" --draw "$tmp/none/out/"
+expect_text draw-missing-folder-several-message "$tmp/err" "folder '$tmp/none/out/' does not exist"
+check draw-missing-folder-not-created 1 test -e "$tmp/none"
+check draw-file-for-several 2 "$bin" ocr "$tmp/a.jpg" "$tmp/b.png" --draw "$tmp/single.png"
+expect_text draw-file-for-several-message "$tmp/err" "2 images are given"
+check draw-file-for-several-not-created 1 test -e "$tmp/single.png"
+check draw-neither 2 "$bin" ocr "$tmp/a.jpg" "$tmp/b.png" --draw "$tmp/newdir"
+mkdir "$tmp/one_folder"
+check draw-folder-one-image 0 "$bin" ocr "$tmp/a.jpg" --threads 2 --no-cls --draw "$tmp/one_folder"
+is_png draw-folder-one-image-png "$tmp/one_folder/a.ocr.png"
 cp "$photo" "$tmp/self.png"
 check draw-over-input 2 "$bin" ocr "$tmp/self.png" --draw "$tmp/self.png"
 mkdir -p "$tmp/s1" "$tmp/s2"
 cp "$root/data/ocr_set/002_page_yellow.png" "$tmp/s1/a.png"
 cp "$root/data/ocr_set/002_page_yellow.png" "$tmp/s2/a.png"
-check draw-same-stem 0 "$bin" ocr "$tmp/s1/a.png" "$tmp/s2/a.png" --threads 2 --no-cls --draw "$tmp/same"
+mkdir "$tmp/same"
+check draw-same-stem 0 "$bin" ocr "$tmp/s1/a.png" "$tmp/s2/a.png" --threads 2 --no-cls --draw "$tmp/same/"
 is_png draw-same-stem-1 "$tmp/same/a.ocr.png"
 is_png draw-same-stem-2 "$tmp/same/a-2.ocr.png"
 
@@ -132,6 +150,9 @@ check eval-no-set 6 "$bin" eval ocr --set "$tmp/no-set"
 echo '{"images": [{"file": 3}]}' >"$tmp/bad_pred.json"
 check eval-bad-predictions 2 "$bin" eval ocr --set "$tmp/set" --predictions "$tmp/bad_pred.json"
 check eval-missing-predictions 6 "$bin" eval ocr --set "$tmp/set" --predictions "$tmp/none.json"
+echo '{"images": []}' >"$tmp/empty_pred.json"
+check eval-empty-predictions 2 "$bin" eval ocr --set "$tmp/set" --predictions "$tmp/empty_pred.json"
+expect_text eval-empty-predictions-message "$tmp/err" "no images in predictions file"
 
 # Predictions written by `ocr DIR/*.png --json` (paths relative to here) match the set's files.
 (cd "$tmp" && "$bin" ocr set/002_page_yellow.png set/001_photo_coffee.jpg --threads 2 --json >"$tmp/ocr_pred.json")

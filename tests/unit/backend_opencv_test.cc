@@ -196,8 +196,8 @@ TEST(OpenCvBackend, DynamicShapesAreRefusedUntilPinned) {
   ASSERT_NE(conv, nullptr);
   EXPECT_EQ(conv->backend, "native");
   EXPECT_EQ(conv->reason,
-            "dynamic input shape [?,3,8,8] (OpenCV DNN 4.6 needs static shapes; pin them with --shape or `edgemm "
-            "convert --fix-shape`)");
+            "dynamic input shape [?,3,8,8] (OpenCV DNN 4.6 needs static shapes: pin them with --shape on run, "
+            "inspect and bench, or make the file static with `edgemm convert --fix-shape ... --simplify`)");
   EXPECT_EQ(count_on((*dynamic)->placement(), "opencv"), 0);
 
   config.fixed_input_shapes["x"] = {2, 3, 8, 8};

@@ -132,6 +132,7 @@ Expected<int> convert_command(const ConvertArgs& args) {
   EDGEMM_ASSIGN_OR_RETURN(options.fixed_shapes, parse_named_shapes(args.fix_shapes, "--fix-shape"));
   options.simplify = args.simplify;
   options.target_opset = args.opset;
+  if (options.target_opset != 0) EDGEMM_RETURN_IF_ERROR(convert::check_target_opset(options.target_opset));
   progress(args, "reading " + args.model);
   EDGEMM_ASSIGN_OR_RETURN(ir::Model model, ir::import_onnx_file(args.model));
   std::vector<std::string> read_files = model.external_data_files;  // -o must not replace any of them

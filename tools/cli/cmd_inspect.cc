@@ -82,7 +82,8 @@ void print_placement(const nlohmann::json& placement) {
   const std::string backend = placement["backend"].get<std::string>();
   const int total = static_cast<int>(placement["nodes"].size());
   const int fallbacks = placement["fallback_nodes"].get<int>();
-  std::cout << "  placement: " << total - fallbacks << " of " << total << " nodes on " << backend << ", " << fallbacks
+  std::cout << "  placement: " << total - fallbacks << " of " << total
+            << " nodes (the graph after the load-time standard-op passes) on " << backend << ", " << fallbacks
             << " on native\n";
   for (const auto& n : placement["nodes"]) {
     if (n["backend"] == backend) continue;

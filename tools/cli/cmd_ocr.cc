@@ -32,23 +32,30 @@ bool has_image_extension(const std::filesystem::path& path) {
   return false;
 }
 
-/// Where --draw puts each image's picture (empty strings without --draw): the given file for
-/// one image, else DIR/<stem>.ocr.png, with -2, -3 ... when stems repeat. Checked before any
-/// OCR runs. Errors: kInvalidArgument (unknown extension, the path of an input image),
-/// kIo (missing parent folder, folder that cannot be created).
+/// Where --draw puts each image's picture (empty strings without --draw). An existing folder, or
+/// a path ending in '/', is a folder: DIR/<stem>.ocr.png per image, with -2, -3 ... when stems
+/// repeat. A path with an image extension is the file of the only image. Checked before any OCR
+/// runs. Errors: kInvalidArgument (neither form, a file for several images, the path of the input
+/// image), kIo (missing folder).
 Expected<std::vector<std::string>> plan_drawings(const OcrArgs& args) {
   namespace fs = std::filesystem;
   std::vector<std::string> paths(args.images.size());
   if (args.draw.empty()) return paths;
   std::error_code ec;
-  if (args.images.size() == 1) {
-    const fs::path out(args.draw);
+  const fs::path out(args.draw);
+  const bool folder = fs::is_directory(out, ec) || args.draw.back() == '/';
+  if (!folder) {
     if (!has_image_extension(out)) {
       return Status(StatusCode::kInvalidArgument,
-                    "--draw '" + args.draw + "' needs an image extension (.png, .jpg, .bmp, .tif, .webp)");
+                    "--draw '" + args.draw +
+                        "' is neither an image file (.png, .jpg, .bmp, .tif, .webp) nor a folder (an existing one, "
+                        "or a path ending in '/')");
     }
-    if (fs::is_directory(out, ec))
-      return Status(StatusCode::kInvalidArgument, "--draw '" + args.draw + "' is a folder");
+    if (args.images.size() > 1) {
+      return Status(StatusCode::kInvalidArgument, "--draw '" + args.draw + "' is one file, but " +
+                                                      std::to_string(args.images.size()) +
+                                                      " images are given; pass a folder");
+    }
     const fs::path parent = out.parent_path().empty() ? fs::path(".") : out.parent_path();
     if (!fs::is_directory(parent, ec))
       return Status(StatusCode::kIo, "--draw folder '" + parent.string() + "' does not exist");
@@ -58,14 +65,12 @@ Expected<std::vector<std::string>> plan_drawings(const OcrArgs& args) {
     paths[0] = args.draw;
     return paths;
   }
-  fs::create_directories(args.draw, ec);
-  if (!fs::is_directory(args.draw, ec))
-    return Status(StatusCode::kIo, "cannot create --draw folder '" + args.draw + "'");
+  if (!fs::is_directory(out, ec)) return Status(StatusCode::kIo, "--draw folder '" + args.draw + "' does not exist");
   std::map<std::string, int> uses;
   for (size_t i = 0; i < args.images.size(); ++i) {
     const std::string stem = fs::path(args.images[i]).stem().string();
     const int n = ++uses[stem];
-    paths[i] = (fs::path(args.draw) / (stem + (n > 1 ? "-" + std::to_string(n) : "") + ".ocr.png")).string();
+    paths[i] = (out / (stem + (n > 1 ? "-" + std::to_string(n) : "") + ".ocr.png")).string();
   }
   return paths;
 }
@@ -134,7 +139,8 @@ void add_ocr_command(CLI::App& app, int& exit_code) {
       ->required();
   cmd->add_flag("--json", args->json, "print a JSON document (schema in docs/ocr.md)");
   cmd->add_option("--draw", args->draw,
-                  "write the image with numbered boxes to this file (a folder when several images are given)");
+                  "write the image with numbered boxes to this .png/.jpg/... file (one image only), or to "
+                  "FOLDER/<stem>.ocr.png when the path is an existing folder or ends in '/'");
   add_ocr_pipeline_options(cmd, args->pipeline);
   cmd->add_option("--det-threshold", args->pipeline.options.det_threshold, "DB binarization threshold")
       ->check(CLI::Range(0.0, 1.0))

@@ -103,6 +103,9 @@ Expected<OcrPredictions> read_ocr_predictions(const std::string& path) {
     return Status(StatusCode::kInvalidArgument,
                   "predictions file '" + path + "' is malformed at " + where + ": " + e.what());
   }
+  if (predictions.images.empty()) {
+    return Status(StatusCode::kInvalidArgument, "no images in predictions file '" + path + "'");
+  }
   return predictions;
 }
 

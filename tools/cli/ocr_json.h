@@ -34,7 +34,7 @@ struct OcrPredictions {
 };
 
 /// Reads a predictions file (edgemm's or the peer's). Errors: kIo, kInvalidArgument naming the
-/// image and the malformed field, or a file listed twice.
+/// image and the malformed field, a file listed twice, or no images at all.
 Expected<OcrPredictions> read_ocr_predictions(const std::string& path);
 
 }  // namespace edgemm::cli

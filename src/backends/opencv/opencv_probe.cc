@@ -100,7 +100,8 @@ std::optional<std::string> boundary_refusal(const Slot& slot, const char* role) 
   }
   if (!static_shape(slot.info)) {
     return std::string("dynamic ") + role + " shape " + dims_text(slot.info) +
-           " (OpenCV DNN 4.6 needs static shapes; pin them with --shape or `edgemm convert --fix-shape`)";
+           " (OpenCV DNN 4.6 needs static shapes: pin them with --shape on run, inspect and bench, or make the "
+           "file static with `edgemm convert --fix-shape ... --simplify`)";
   }
   return std::nullopt;
 }
