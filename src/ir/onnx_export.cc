@@ -26,6 +26,10 @@ bool is_standard_domain(const std::string& domain) {
   return domain.empty() || domain == "ai.onnx" || domain == "ai.onnx.ml" || domain == "ai.onnx.preview.training";
 }
 
+/// Standard domains, plus ONNX Runtime's contrib domain com.microsoft (edgemm quantize writes
+/// its MatMulNBits, which edgemm and ONNX Runtime both run).
+bool is_exportable_domain(const std::string& domain) { return is_standard_domain(domain) || domain == "com.microsoft"; }
+
 /// What the graph writer needs from the model: initializers are also graph inputs up to IR 3.
 struct GraphContext {
   int64_t ir_version = kDefaultIrVersion;
@@ -122,12 +126,12 @@ Status attribute_to_proto(const Node& node, const std::string& key, const Attrib
 }
 
 Status node_to_proto(const Node& node, const GraphContext& ctx, onnx::NodeProto* out) {
-  if (!is_standard_domain(node.domain)) {
+  if (!is_exportable_domain(node.domain)) {
     return node_error(node, StatusCode::kUnsupported,
                       "domain '" + node.domain +
-                          "' is not a standard ONNX domain; ONNX export writes only ai.onnx, ai.onnx.ml and "
-                          "ai.onnx.preview.training nodes (com.edgemm ops exist only inside edgemm's runtime: "
-                          "export the model before the fusion passes)");
+                          "' is not a standard ONNX domain; ONNX export writes only ai.onnx, ai.onnx.ml, "
+                          "ai.onnx.preview.training and com.microsoft nodes (com.edgemm ops exist only inside "
+                          "edgemm's runtime: export the model before the fusion passes)");
   }
   out->set_name(node.name);
   out->set_op_type(node.op_type);
@@ -167,7 +171,7 @@ Expected<onnx::ModelProto> model_to_proto(const Model& model) {
   proto.set_ir_version(ctx.ir_version);
   proto.set_producer_name("edgemm");
   for (const auto& [domain, version] : model.opsets) {
-    if (!is_standard_domain(domain)) continue;
+    if (!is_exportable_domain(domain)) continue;
     auto* opset = proto.add_opset_import();
     opset->set_domain(domain == "ai.onnx" ? "" : domain);
     opset->set_version(version);

@@ -8,7 +8,8 @@
 /// What is written:
 /// - ModelProto: ir_version (the model's, or 8 when it is 0), producer_name "edgemm", one
 ///   opset_import per standard domain of Model::opsets ("" = ai.onnx, "ai.onnx.ml",
-///   "ai.onnx.preview.training"); other domains (com.edgemm) are left out.
+///   "ai.onnx.preview.training") and for ONNX Runtime's "com.microsoft" (MatMulNBits, written
+///   by edgemm quantize); other domains (com.edgemm) are left out.
 /// - GraphProto (main graph and If/Loop/Scan bodies, recursively): nodes in IR order, inputs,
 ///   outputs and value_info with their element type and shape (dim_value for static extents,
 ///   dim_param for symbols, an empty dim for unknown ones, no shape when the rank is unknown,
@@ -18,8 +19,8 @@
 ///   An empty graph name becomes "main" or "<node name>_<attribute>" (the checker needs one).
 /// - Tensors (initializers, tensor attributes): dims, data_type and raw_data, little-endian.
 ///
-/// Refused with kUnsupported (the message names the node): nodes outside the standard domains,
-/// such as the com.edgemm ops of the fusion passes (passes.h), which only edgemm's runtime runs.
+/// Refused with kUnsupported (the message names the node): nodes outside those domains, such as
+/// the com.edgemm ops of the fusion passes (passes.h), which only edgemm's runtime runs.
 
 #include <cstdint>
 #include <string>

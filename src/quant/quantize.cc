@@ -7,7 +7,9 @@
 #include <cmath>
 #include <unordered_set>
 
+#include "kernels/cpu/matmul_nbits.h"
 #include "passes/graph_view.h"
+#include "passes/passes.h"
 #include "quant/speed_check.h"
 
 namespace edgemm::quant {
@@ -34,13 +36,14 @@ std::string nothing_to_quantize(const QuantPlan& plan, const Int8Options& option
   return text;
 }
 
-// The first feed of the first sample the source can feed (empty when none can).
-Feed first_feed(const std::vector<CalibrationSample>& samples, const FeedSource& source) {
-  for (const CalibrationSample& s : samples) {
-    Expected<std::vector<Feed>> feeds = source(s);
-    if (feeds && !feeds->empty()) return feeds->front();
+// The first feed of each of the first samples the source can feed, at most `count`.
+std::vector<Feed> first_feeds(const std::vector<CalibrationSample>& samples, const FeedSource& source, size_t count) {
+  std::vector<Feed> feeds;
+  for (size_t i = 0; i < samples.size() && feeds.size() < count; ++i) {
+    Expected<std::vector<Feed>> f = source(samples[i]);
+    if (f && !f->empty()) feeds.push_back(f->front());
   }
-  return {};
+  return feeds;
 }
 
 }  // namespace
@@ -51,7 +54,9 @@ Status quantize_int8(ir::Model& model, const std::vector<CalibrationSample>& sam
     return make_error(StatusCode::kInvalidArgument,
                       "percentile must be in (50, 100], got " + std::to_string(options.percentile));
   }
-  const Feed probe = first_feed(samples, source);
+  const std::vector<Feed> measured = first_feeds(
+      samples, source, options.budget_db > 0 ? static_cast<size_t>(std::max(1, options.sensitivity_feeds)) : 1);
+  const Feed probe = measured.empty() ? Feed{} : measured.front();
   std::map<std::string, Shape> probe_shapes;
   for (const auto& [name, t] : probe) probe_shapes[name] = t.shape();
   EDGEMM_RETURN_IF_ERROR(prepare_for_quantization(model, probe_shapes, report.prepare));
@@ -84,7 +89,94 @@ Status quantize_int8(ir::Model& model, const std::vector<CalibrationSample>& sam
                         "--no-speed-check quantizes them anyway (e.g. for an NPU)");
     }
   }
+  if (options.budget_db > 0 && !measured.empty()) {
+    EDGEMM_ASSIGN_OR_RETURN(report.mixed, plan_mixed_precision(model, report.plan, report.ranges, options.qdq, measured,
+                                                               options.budget_db, options.calibrate.threads));
+    keep_in_float(report.plan, report.mixed.float_nodes, "sensitive: kept in float for the error budget");
+    if (report.plan.targets.empty()) {
+      return make_error(StatusCode::kInvalidArgument,
+                        "the error budget of " + std::to_string(options.budget_db) +
+                            " dB leaves no node in int8 (the most sensitive alone measured " +
+                            std::to_string(report.mixed.layers.front().error.sqnr_db) + " dB); lower --budget");
+    }
+  }
   return insert_qdq(model, report.plan, report.ranges, options.qdq);
+}
+
+namespace {
+
+// Why MatMul `node` cannot become MatMulNBits ("" when it can).
+std::string int4_refusal(const ir::Graph& graph, const ir::Node& node, const Int4Options& options) {
+  if (options.exclude_nodes.count(node.name) != 0) return "excluded by the user";
+  if (node.inputs.size() != 2 || passes::constant(graph, node.inputs[0]) != nullptr) {
+    return "its first input is a constant";
+  }
+  const Tensor* b = passes::constant(graph, node.inputs[1]);
+  if (b == nullptr || b->dtype() != DataType::kFloat32)
+    return "its B is not a float32 constant (activation × activation)";
+  if (b->rank() != 2) return "its B has rank " + std::to_string(b->rank()) + " (2 needed)";
+  return "";
+}
+
+ir::Attribute int_attr(int64_t v) {
+  ir::Attribute a;
+  a.kind = ir::Attribute::Kind::kInt;
+  a.i = v;
+  return a;
+}
+
+// `bytes` as a uint8 tensor of `shape`.
+Expected<Tensor> uint8_tensor(const std::vector<uint8_t>& bytes, const Shape& shape) {
+  EDGEMM_ASSIGN_OR_RETURN(Tensor t, Tensor::create(DataType::kUInt8, shape));
+  std::copy(bytes.begin(), bytes.end(), t.data<uint8_t>());
+  return t;
+}
+
+}  // namespace
+
+Status quantize_int4_weights(ir::Model& model, const Int4Options& options, Int4Report& report) {
+  const int64_t bs = options.block_size;
+  if (bs != 16 && bs != 32 && bs != 64 && bs != 128) {
+    return make_error(StatusCode::kInvalidArgument, "block size must be 16, 32, 64 or 128, got " + std::to_string(bs));
+  }
+  convert::ConvertOptions simplify;  // the opset stays: MatMulNBits lives in its own domain
+  simplify.simplify = true;
+  EDGEMM_RETURN_IF_ERROR(convert::convert_model(model, simplify, report.prepare));
+  ir::Graph& graph = model.graph;
+  for (ir::Node& node : graph.nodes) {
+    if (!node.domain.empty() || node.op_type != "MatMul") continue;
+    const std::string refusal = int4_refusal(graph, node, options);
+    if (!refusal.empty()) {
+      report.skipped.push_back({node.describe(), node.op_type, refusal});
+      continue;
+    }
+    const Tensor& b = graph.initializers.at(node.inputs[1]);
+    const int64_t k = b.dim(0), n = b.dim(1);
+    EDGEMM_ASSIGN_OR_RETURN(kernels::PackedNBits packed, kernels::pack_matmul_nbits(b.data<float>(), k, n, bs));
+    const kernels::MatMulNBitsShape& shape = packed.shape;
+    EDGEMM_ASSIGN_OR_RETURN(Tensor codes, uint8_tensor(packed.b, {n, shape.k_blocks(), shape.blob_size()}));
+    EDGEMM_ASSIGN_OR_RETURN(Tensor zero_points, uint8_tensor(packed.zero_points, {n, shape.zero_point_row_bytes()}));
+    Tensor scales = Tensor::from_floats({n, shape.k_blocks()}, packed.scales);
+    const std::string base = node.inputs[1];
+    const std::string codes_name = passes::add_initializer(graph, base + "_int4", std::move(codes));
+    const std::string scales_name = passes::add_initializer(graph, base + "_scales", std::move(scales));
+    const std::string zp_name = passes::add_initializer(graph, base + "_zero_points", std::move(zero_points));
+    node.domain = "com.microsoft";
+    node.op_type = "MatMulNBits";
+    node.inputs = {node.inputs[0], codes_name, scales_name, zp_name};
+    node.attributes = {{"K", int_attr(k)}, {"N", int_attr(n)}, {"bits", int_attr(4)}, {"block_size", int_attr(bs)}};
+    report.quantized.push_back(node.describe());
+  }
+  if (report.quantized.empty()) {
+    std::string reasons;
+    for (const SkippedNode& s : report.skipped) reasons += "; " + s.node + ": " + s.reason;
+    return make_error(StatusCode::kInvalidArgument,
+                      "the model has no MatMul with a constant float32 [K, N] weight to store in int4" + reasons);
+  }
+  model.opsets["com.microsoft"] = 1;
+  passes::PassReport dead;
+  passes::eliminate_dead_nodes(graph, dead);
+  return Status::ok();
 }
 
 Expected<int> store_weights_fp16(ir::Model& model, int64_t min_elements) {

@@ -7,6 +7,7 @@
 ///   the file halves and compute stays float32 (edgemm folds the Casts at load).
 
 #include <map>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -16,6 +17,7 @@
 #include "quant/calibrate.h"
 #include "quant/observer.h"
 #include "quant/qdq.h"
+#include "quant/sensitivity.h"
 #include "quant/speed_check.h"
 
 namespace edgemm::quant {
@@ -31,6 +33,10 @@ struct Int8QuantizeOptions {
   /// (for runtimes and NPUs that prefer int8 everywhere).
   bool speed_check = true;
   int speed_runs = 5;  ///< profiled runs per form for the speed check
+  /// > 0: mixed precision (sensitivity.h): keep the most sensitive nodes in float until the
+  /// outputs' SQNR against the float model reaches this many dB on `sensitivity_feeds` inputs.
+  double budget_db = 0;
+  int sensitivity_feeds = 4;  ///< calibration inputs (the first samples' first feeds) it measures on
 };
 
 /// What int8 quantization did.
@@ -46,6 +52,7 @@ struct Int8Report {
   double calibration_seconds = 0;
   int64_t non_finite_values = 0;    ///< NaN/inf seen in calibrated tensors (not binned)
   std::vector<NodeTiming> timings;  ///< per planned node, when the speed check ran
+  MixedPlan mixed;                  ///< when options.budget_db > 0 (else empty)
 };
 
 /// Prepares `model` for quantization: passes::simplify-style folding (BatchNormalization into
@@ -56,11 +63,34 @@ Status prepare_for_quantization(ir::Model& model, const std::map<std::string, Sh
                                 convert::ConvertReport& report);
 
 /// Quantizes `model` to int8 QDQ in place: prepare, plan, calibrate on `samples` fed by
-/// `source`, keep the nodes that are faster in int8 (options.speed_check), rewrite. Errors: kInvalidArgument when no
+/// `source`, keep the nodes that are faster in int8 (options.speed_check), keep the most
+/// sensitive ones in float for an error budget (options.budget_db), rewrite. Errors: kInvalidArgument when no
 /// node can be quantized (the message gives the reasons by op) or percentile is outside (50, 100]; those of calibrate
 /// and insert_qdq.
 Status quantize_int8(ir::Model& model, const std::vector<CalibrationSample>& samples, const FeedSource& source,
                      const Int8QuantizeOptions& options, Int8Report& report);
+
+/// Settings of int4 weight-only quantization.
+struct Int4Options {
+  int64_t block_size = 32;              ///< rows of K per scale and zero point: 16, 32, 64 or 128
+  std::set<std::string> exclude_nodes;  ///< MatMul node names kept in float
+};
+
+/// What int4 weight-only quantization did.
+struct Int4Report {
+  convert::ConvertReport prepare;
+  std::vector<std::string> quantized;  ///< MatMul nodes now com.microsoft MatMulNBits
+  std::vector<SkippedNode> skipped;    ///< MatMul nodes left in float, with the reason
+};
+
+/// Int4 weight-only quantization: simplifies `model` (convert --simplify, opset kept), then
+/// rewrites every MatMul whose B is a float32 constant [K, N] (and A is computed) as
+/// com.microsoft MatMulNBits (ONNX Runtime ContribOperators.md; bits 4, the options' block size,
+/// asymmetric uint8-packed zero points: kernels::pack_matmul_nbits) that ONNX Runtime and
+/// edgemm's MatMulNBits kernel run. Activations stay float. Errors: kInvalidArgument for a block
+/// size outside {16, 32, 64, 128} or a model without such a MatMul (the reasons by node);
+/// those of convert::convert_model.
+Status quantize_int4_weights(ir::Model& model, const Int4Options& options, Int4Report& report);
 
 /// Simplifies `model` (convert --simplify: constants folded into initializers, BatchNormalization
 /// into Conv), then stores every float32 initializer of at least `min_elements` elements as

@@ -43,6 +43,14 @@ check skips-broken 0 "$bin" quantize "$det" -o "$tmp/q.onnx" --calib "$tmp/one" 
 expect_text skips-broken-counted "$tmp/out" '"samples_skipped": 1'
 expect_text below-minimum-warned "$tmp/err" "has 2 samples, fewer than the 256"
 
+# int4 weight-only: refused where nothing fits, bad block sizes, calibration it does not use.
+check int4-no-matmul 2 "$bin" quantize "$det" -o "$tmp/q.onnx" --scheme int4-weight
+expect_text int4-no-matmul-says "$tmp/err" "no MatMul with a constant float32"
+check int4-bad-block 2 "$bin" quantize "$models/ch_PP-OCRv4_rec_infer.onnx" -o "$tmp/q.onnx" --scheme int4-weight \
+  --block-size 48
+check int4-with-calib 2 "$bin" quantize "$models/ch_PP-OCRv4_rec_infer.onnx" -o "$tmp/q.onnx" --scheme int4-weight \
+  --calib "$tmp/one"
+
 # fp16 weights: about half the file; det's probability map within 0.05 (measured 0.032 max, 1.6e-5
 # mean: float16 weights through 60 convolutions, largest where the map crosses 0.5).
 check fp16 0 "$bin" quantize "$det" -o "$tmp/det_fp16.onnx" --scheme fp16

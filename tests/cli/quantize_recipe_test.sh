@@ -8,7 +8,8 @@
 # within one output step ((max - min) / 255). The step criterion cannot reach 99.9 %: rounding
 # differences of 1e-6 flip activations sitting on a quantization boundary, and the flips grow
 # through the sigmoid; edgemm's own reference path and its int8 path differ on 0.35 % of the
-# values, as ONNX Runtime and edgemm do (docs/quantize.md).
+# values, as ONNX Runtime and edgemm do (docs/quantize.md). Then int4 weight-only rec
+# (MatMulNBits): CER at most 1 point above float, ONNX Runtime within 1e-4 of edgemm.
 # Usage: quantize_recipe_test.sh EDGEMM_BINARY REPO_ROOT
 set -uo pipefail
 bin="$1"
@@ -71,5 +72,33 @@ binarized = float(((a > 0.3) == (b > 0.3)).mean())
 print(f'{100 * share:.3f} % of {a.size} values within one output step ({step:.2e}), '
       f'{100 * binarized:.3f} % of pixels binarized alike; max abs error {np.abs(a - b).max():.2e}')
 sys.exit(0 if share >= 0.995 and binarized >= 0.999 else 1)
+PY
+# int4 weight-only rec (MatMulNBits): CER at most 1 point above float; ONNX Runtime runs the file
+# and agrees with edgemm within 1e-4.
+rec="$root/models/ppocrv4/ch_PP-OCRv4_rec_infer.onnx"
+mkdir -p "$tmp/int4"
+cp "$root/models/ppocrv4/"{ch_PP-OCRv4_det_infer.onnx,ch_ppocr_mobile_v2.0_cls_infer.onnx,ppocr_keys_v1.txt} "$tmp/int4/"
+check int4-rec 0 "$bin" quantize "$rec" -o "$tmp/int4/ch_PP-OCRv4_rec_infer.onnx" --scheme int4-weight
+check eval-int4 0 "$bin" eval ocr --set "$root/data/ocr_set" --models "$tmp/int4" --threads 2 --json
+cp "$tmp/out" "$tmp/int4.json"
+check int4-cer-within-a-point 0 "$py" - "$tmp/float.json" "$tmp/int4.json" <<'PY'
+import sys; sys.stdout = sys.stderr  # the numbers show when the check fails
+import json
+f, q = (json.load(open(p))['overall']['cer'] for p in sys.argv[1:3])
+print(f'CER float {100 * f:.2f} %, int4 rec {100 * q:.2f} %')
+sys.exit(0 if q <= f + 0.01 else 1)
+PY
+check rec-input 0 "$py" -c "import numpy as np; np.random.seed(0); np.save('$tmp/rec_x.npy', np.random.uniform(-1, 1, (2, 3, 48, 320)).astype(np.float32))"
+check ort-runs-int4-rec 0 node "$root/tools/reference/ort_run.js" "$tmp/int4/ch_PP-OCRv4_rec_infer.onnx" \
+  --input x="$tmp/rec_x.npy" --output-dir "$tmp/ort4"
+check edgemm-runs-int4-rec 0 "$bin" run "$tmp/int4/ch_PP-OCRv4_rec_infer.onnx" --input x="$tmp/rec_x.npy" \
+  --output-dir "$tmp/edgemm4"
+check ort-agrees-int4 0 "$py" - "$tmp/ort4" "$tmp/edgemm4" <<'PY'
+import sys; sys.stdout = sys.stderr  # the numbers show when the check fails
+import glob, os
+import numpy as np
+a, b = (np.load(glob.glob(os.path.join(d, '*.npy'))[0]) for d in sys.argv[1:3])
+print(f'int4 rec: max abs difference ONNX Runtime vs edgemm {np.abs(a - b).max():.2e}')
+sys.exit(0 if np.abs(a - b).max() < 1e-4 else 1)
 PY
 report_and_exit

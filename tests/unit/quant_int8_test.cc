@@ -235,6 +235,83 @@ TEST(QuantInt8, ErrorsNameTheProblem) {
   EXPECT_NE(broken.message().find("cannot decode"), std::string::npos);
 }
 
+/// a [2, 40] → MatMul(B [40, 5]) → y: K = 40 is not a multiple of the block size 16.
+std::string save_matmul_model(const std::string& name) {
+  ModelBuilder b(13);
+  b.input("a", kF, {2, 40});
+  b.output("y", kF, {2, 5});
+  b.initializer_floats("b", {40, 5}, seeded_values(200, 4));
+  b.node("MatMul", {"a", "b"}, {"y"}, "matmul");
+  return b.save(testing::temp_dir("quant_int4") / (name + ".onnx"));
+}
+
+// The MatMulNBits file computes a · dequantize(B) exactly, with the dequantized weights read back
+// from the packed tensors here (codes, scales, zero points as ContribOperators.md lays them out).
+TEST(QuantInt4, MatMulBecomesMatMulNBits) {
+  auto model = ir::import_onnx_file(save_matmul_model("int4"));
+  ASSERT_TRUE(model.has_value());
+  quant::Int4Options options;
+  options.block_size = 16;
+  quant::Int4Report report;
+  ASSERT_TRUE(quant::quantize_int4_weights(*model, options, report).is_ok());
+  ASSERT_EQ(report.quantized.size(), 1u);
+  EXPECT_EQ(count_ops(model->graph, "MatMulNBits", "com.microsoft"), 1);
+  EXPECT_EQ(model->opset("com.microsoft"), 1);
+  const ir::Node& n = model->graph.nodes.front();
+  ASSERT_EQ(n.op_type, "MatMulNBits");
+  EXPECT_EQ(*n.attr_int("K", 0), 40);
+  EXPECT_EQ(*n.attr_int("N", 0), 5);
+  EXPECT_EQ(*n.attr_int("bits", 0), 4);
+  const Tensor& codes = model->graph.initializers.at(n.inputs[1]);
+  const Tensor& scales = model->graph.initializers.at(n.inputs[2]);
+  const Tensor& zps = model->graph.initializers.at(n.inputs[3]);
+  EXPECT_EQ(codes.shape(), (Shape{5, 3, 8}));  // [N, k_blocks, 16 · 4 / 8]
+  EXPECT_EQ(zps.shape(), (Shape{5, 2}));       // ceil(3 blocks · 4 bits / 8) bytes per column
+  std::vector<float> w(40 * 5);                // dequantized B [K, N]
+  for (int64_t col = 0; col < 5; ++col) {
+    for (int64_t k = 0; k < 40; ++k) {
+      const int64_t block = k / 16, in_block = k % 16;
+      const uint8_t byte = codes.data<uint8_t>()[(col * 3 + block) * 8 + in_block / 2];
+      const int code = in_block % 2 == 0 ? byte & 0xF : byte >> 4;
+      const uint8_t zp_byte = zps.data<uint8_t>()[col * 2 + block / 2];
+      const int zp = block % 2 == 0 ? zp_byte & 0xF : zp_byte >> 4;
+      w[k * 5 + col] = static_cast<float>(code - zp) * scales.data<float>()[col * 3 + block];
+    }
+  }
+  const std::string out = (testing::temp_dir("quant_int4") / "int4.onnx").string();
+  ASSERT_TRUE(ir::export_onnx_file(*model, out).is_ok());
+  const Tensor a = seeded_f32({2, 40}, 21);
+  InferencerConfig config;
+  config.model_path = out;
+  const Tensor got = (*Inferencer::create(config))->run({{"a", a}})->at(0);
+  for (int64_t r = 0; r < 2; ++r) {
+    for (int64_t col = 0; col < 5; ++col) {
+      double want = 0;
+      for (int64_t k = 0; k < 40; ++k) want += a.data<float>()[r * 40 + k] * w[k * 5 + col];
+      EXPECT_NEAR(got.data<float>()[r * 5 + col], want, 1e-4);
+    }
+  }
+  auto float_model = ir::import_onnx_file(save_matmul_model("int4_float"));
+  ASSERT_TRUE(float_model.has_value());
+  const Tensor& original = float_model->graph.initializers.at("b");
+  for (int64_t i = 0; i < 200; ++i) {  // and each weight is within half a step of the float one
+    const float step = scales.data<float>()[(i % 5) * 3 + (i / 5) / 16];
+    EXPECT_LE(std::abs(w[i] - original.data<float>()[i]), step / 2 + 1e-6f);
+  }
+
+  options.block_size = 48;
+  EXPECT_EQ(quant::quantize_int4_weights(*model, options, report).code(), StatusCode::kInvalidArgument);
+  ModelBuilder none(13);
+  none.input("x", kF, {2, 4});
+  none.output("y", kF, {2, 4});
+  none.node("Relu", {"x"}, {"y"});
+  auto relu = ir::import_onnx_file(none.save(testing::temp_dir("quant_int4") / "relu.onnx"));
+  options.block_size = 32;
+  quant::Int4Report empty_report;
+  Status empty = quant::quantize_int4_weights(*relu, options, empty_report);
+  EXPECT_NE(empty.message().find("no MatMul with a constant float32"), std::string::npos) << empty.message();
+}
+
 TEST(QuantFp16, WeightsHalveAndOutputsStayClose) {
   const std::string path = save_float_model("fp16");
   auto model = ir::import_onnx_file(path);

@@ -3,7 +3,10 @@
 /// or images fed through a pipeline stage's own preprocessing (--stage ocr-det|ocr-cls|ocr-rec:
 /// the float OCR pipeline runs on each image and the stage's model inputs are recorded).
 /// docs/quantize.md describes the options, the format and measured results.
+#include <algorithm>
+#include <cmath>
 #include <filesystem>
+#include <fstream>
 #include <iomanip>
 #include <iostream>
 
@@ -42,8 +45,30 @@ struct QuantizeArgs {
   std::vector<std::string> exclude_nodes;
   int threads = 0;
   bool no_speed_check = false;
+  int64_t block_size = 32;
+  double budget_db = 30;
+  std::string plan;
+  std::string save_plan;
   bool json = false;
 };
+
+/// Node names of a plan file {"float_nodes": ["name", ...]}.
+Expected<std::vector<std::string>> read_plan(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) return make_error(StatusCode::kIo, "cannot read plan file '" + path + "'");
+  const nlohmann::json j = nlohmann::json::parse(in, nullptr, false);
+  if (j.is_discarded() || !j.is_object() || !j.contains("float_nodes") || !j["float_nodes"].is_array()) {
+    return make_error(StatusCode::kInvalidArgument,
+                      "plan file '" + path + "' is not JSON of the form {\"float_nodes\": [\"node name\", ...]}");
+  }
+  std::vector<std::string> nodes;
+  for (const auto& n : j["float_nodes"]) {
+    if (!n.is_string())
+      return make_error(StatusCode::kInvalidArgument, "plan file '" + path + "': names must be strings");
+    nodes.push_back(n.get<std::string>());
+  }
+  return nodes;
+}
 
 int64_t file_bytes(const std::string& path) {
   std::error_code ec;
@@ -141,8 +166,18 @@ Expected<quant::Int8QuantizeOptions> int8_options(const QuantizeArgs& args) {
     }
   }
   o.qdq.exclude_nodes.insert(args.exclude_nodes.begin(), args.exclude_nodes.end());
+  if (!args.plan.empty()) {
+    EDGEMM_ASSIGN_OR_RETURN(const auto plan, read_plan(args.plan));
+    o.qdq.exclude_nodes.insert(plan.begin(), plan.end());
+  }
   o.calibrate.threads = args.threads;
   o.speed_check = !args.no_speed_check;
+  if (args.scheme == "mixed") {
+    if (!(args.budget_db > 0)) {
+      return make_error(StatusCode::kInvalidArgument, "--budget must be > 0 dB, got " + std::to_string(args.budget_db));
+    }
+    o.budget_db = args.budget_db;
+  }
   return o;
 }
 
@@ -205,16 +240,55 @@ void print_int8(const quant::Int8Report& r, const quant::SamplingReport& samplin
   for (const auto& s : r.skipped_samples) std::cout << "  skipped " << s << "\n";
 }
 
+double finite_db(double db) { return std::isfinite(db) ? db : 999.0; }
+
+nlohmann::json mixed_json(const quant::MixedPlan& m, double budget) {
+  nlohmann::json layers = nlohmann::json::array();
+  for (const auto& l : m.layers) {
+    layers.push_back({{"node", l.node},
+                      {"op_type", l.op_type},
+                      {"sqnr_db", finite_db(l.error.sqnr_db)},
+                      {"cosine", l.error.cosine}});
+  }
+  return {{"budget_db", budget},
+          {"sensitivity", layers},
+          {"all_int8", {{"sqnr_db", finite_db(m.all_int8.sqnr_db)}, {"cosine", m.all_int8.cosine}}},
+          {"final", {{"sqnr_db", finite_db(m.final_error.sqnr_db)}, {"cosine", m.final_error.cosine}}},
+          {"float_nodes", m.float_nodes},
+          {"budget_met", m.budget_met}};
+}
+
+void print_mixed(const quant::MixedPlan& m, double budget) {
+  std::cout << "sensitivity (output SQNR against float with one node in int8, most sensitive first):\n";
+  for (size_t i = 0; i < m.layers.size(); ++i) {
+    const auto& l = m.layers[i];
+    const bool kept = std::find(m.float_nodes.begin(), m.float_nodes.end(), l.node) != m.float_nodes.end();
+    std::cout << "  " << std::setw(3) << i + 1 << "  " << std::left << std::setw(28) << l.node << std::setw(8)
+              << l.op_type << std::right << std::fixed << std::setprecision(1) << std::setw(7)
+              << finite_db(l.error.sqnr_db) << " dB  cos " << std::setprecision(6) << l.error.cosine
+              << (kept ? "  float" : "  int8") << "\n";
+  }
+  std::cout << std::setprecision(1) << "output SQNR: all int8 " << finite_db(m.all_int8.sqnr_db) << " dB; with "
+            << m.float_nodes.size() << " node(s) in float " << finite_db(m.final_error.sqnr_db) << " dB (budget "
+            << budget << " dB" << (m.budget_met ? ", met" : ", NOT met") << ")\n";
+}
+
 Expected<int> quantize_command(const QuantizeArgs& args) {
   EDGEMM_RETURN_IF_ERROR(check_output_path(args.output, {args.model}));
-  if (args.scheme != "int8" && args.scheme != "fp16") {
-    return make_error(StatusCode::kInvalidArgument, "--scheme must be int8 or fp16, got '" + args.scheme + "'");
+  const bool int8 = args.scheme == "int8" || args.scheme == "mixed";
+  if (!int8 && args.scheme != "fp16" && args.scheme != "int4-weight") {
+    return make_error(StatusCode::kInvalidArgument,
+                      "--scheme must be int8, mixed, int4-weight or fp16, got '" + args.scheme + "'");
   }
-  if (args.scheme == "fp16" && !args.calib.empty()) {
-    return make_error(StatusCode::kInvalidArgument, "--scheme fp16 needs no calibration; drop --calib");
+  if (!int8 && !args.calib.empty()) {
+    return make_error(StatusCode::kInvalidArgument, "--scheme " + args.scheme + " needs no calibration; drop --calib");
   }
-  if (args.scheme == "int8" && args.calib.empty()) {
-    return make_error(StatusCode::kInvalidArgument, "--scheme int8 needs a calibration set: --calib DIR|MANIFEST");
+  if (int8 && args.calib.empty()) {
+    return make_error(StatusCode::kInvalidArgument,
+                      "--scheme " + args.scheme + " needs a calibration set: --calib DIR|MANIFEST");
+  }
+  if (!args.save_plan.empty() && args.scheme != "mixed") {
+    return make_error(StatusCode::kInvalidArgument, "--save-plan writes the plan of --scheme mixed");
   }
   EDGEMM_ASSIGN_OR_RETURN(ir::Model model, ir::import_onnx_file(args.model));
   EDGEMM_RETURN_IF_ERROR(check_output_path(args.output, model.external_data_files));
@@ -223,6 +297,20 @@ Expected<int> quantize_command(const QuantizeArgs& args) {
     EDGEMM_ASSIGN_OR_RETURN(const int converted, quant::store_weights_fp16(model));
     j["weights_converted"] = converted;
     if (!args.json) std::cout << "stored " << converted << " float32 weights as float16\n";
+  } else if (args.scheme == "int4-weight") {
+    quant::Int4Options options;
+    options.block_size = args.block_size;
+    options.exclude_nodes.insert(args.exclude_nodes.begin(), args.exclude_nodes.end());
+    quant::Int4Report report;
+    EDGEMM_RETURN_IF_ERROR(quant::quantize_int4_weights(model, options, report));
+    nlohmann::json skipped = nlohmann::json::array();
+    for (const auto& s : report.skipped) skipped.push_back({{"node", s.node}, {"reason", s.reason}});
+    j["int4"] = {{"block_size", args.block_size}, {"quantized", report.quantized}, {"skipped", skipped}};
+    if (!args.json) {
+      std::cout << "MatMul → MatMulNBits (int4, block " << args.block_size << "): " << report.quantized.size()
+                << "; kept in float: " << report.skipped.size() << "\n";
+      for (const auto& s : report.skipped) std::cout << "  " << s.node << ": " << s.reason << "\n";
+    }
   } else {
     EDGEMM_ASSIGN_OR_RETURN(quant::Int8QuantizeOptions options, int8_options(args));
     EDGEMM_ASSIGN_OR_RETURN(const auto set, quant::load_calibration_set(args.calib));
@@ -245,7 +333,13 @@ Expected<int> quantize_command(const QuantizeArgs& args) {
     bar.clear();
     j["int8"] = int8_json(report, drawn);
     j["method"] = args.method;
+    if (args.scheme == "mixed") j["mixed"] = mixed_json(report.mixed, args.budget_db);
     if (!args.json) print_int8(report, drawn);
+    if (!args.json && args.scheme == "mixed") print_mixed(report.mixed, args.budget_db);
+    if (!args.save_plan.empty()) {
+      EDGEMM_RETURN_IF_ERROR(
+          write_text_file(args.save_plan, json_text({{"float_nodes", report.mixed.float_nodes}}) + "\n"));
+    }
   }
   EDGEMM_RETURN_IF_ERROR(ir::export_onnx_file(model, args.output));
   const int64_t before = file_bytes(args.model), after = file_bytes(args.output);
@@ -267,10 +361,12 @@ Expected<int> quantize_command(const QuantizeArgs& args) {
 void add_quantize_command(CLI::App& app, int& exit_code) {
   auto args = std::make_shared<QuantizeArgs>();
   CLI::App* cmd = app.add_subcommand(
-      "quantize", "Post-training quantization: int8 QDQ with calibration, or float16 weight storage");
+      "quantize", "Post-training quantization: int8 QDQ with calibration, int4 weight-only MatMul, float16 weights");
   cmd->add_option("model", args->model, "float ONNX model file")->required();
   cmd->add_option("-o,--output", args->output, "quantized model file (must differ from MODEL)")->required();
-  cmd->add_option("--scheme", args->scheme, "int8 (QDQ: int8 weights, calibrated activations) or fp16 (weights)")
+  cmd->add_option("--scheme", args->scheme,
+                  "int8 (QDQ: int8 weights, calibrated activations), mixed (int8 with the most sensitive nodes "
+                  "in float, --budget), int4-weight (MatMul weights as com.microsoft MatMulNBits) or fp16 (weights)")
       ->capture_default_str();
   cmd->add_option("--calib", args->calib,
                   "calibration set: a folder of images or .npy inputs (subfolders name scenes) or a JSON "
@@ -297,6 +393,15 @@ void add_quantize_command(CLI::App& app, int& exit_code) {
   cmd->add_flag("--quantize-depthwise", args->quantize_depthwise,
                 "also quantize depthwise Conv (slower than float on AVX2)");
   cmd->add_option("--activation-type", args->activation_type, "uint8 (asymmetric) or int8 (symmetric)")
+      ->capture_default_str();
+  cmd->add_option("--budget", args->budget_db,
+                  "mixed: output SQNR (dB, against float on calibration inputs) to reach by keeping the most "
+                  "sensitive nodes in float")
+      ->check(finite_range(0, 1000))
+      ->capture_default_str();
+  cmd->add_option("--plan", args->plan, "JSON {\"float_nodes\": [...]}: nodes kept in float (e.g. a saved plan)");
+  cmd->add_option("--save-plan", args->save_plan, "mixed: write the nodes it kept in float, for --plan");
+  cmd->add_option("--block-size", args->block_size, "int4-weight: K rows per scale (16, 32, 64 or 128)")
       ->capture_default_str();
   cmd->add_flag("--no-speed-check", args->no_speed_check,
                 "quantize every eligible node, also those edgemm runs slower in int8 than in float on this CPU "
