@@ -43,6 +43,34 @@ check skips-broken 0 "$bin" quantize "$det" -o "$tmp/q.onnx" --calib "$tmp/one" 
 expect_text skips-broken-counted "$tmp/out" '"samples_skipped": 1'
 expect_text below-minimum-warned "$tmp/err" "has 2 samples, fewer than the 256"
 
+# Mixed precision on the small cls model (its saturated softmax gives 127 dB all-int8): a budget
+# of 135 dB it meets by keeping a few nodes in float, the plan
+# saved and read back (those nodes are then excluded by the user).
+cls="$models/ch_ppocr_mobile_v2.0_cls_infer.onnx"
+check mixed-budget-zero 2 "$bin" quantize "$cls" -o "$tmp/q.onnx" --scheme mixed --budget 0 --calib "$tmp/one" \
+  --stage ocr-cls
+check save-plan-needs-mixed 2 "$bin" quantize "$cls" -o "$tmp/q.onnx" --calib "$tmp/one" --stage ocr-cls \
+  --save-plan "$tmp/plan.json"
+echo '{"float": []}' >"$tmp/bad_plan.json"
+check bad-plan 2 "$bin" quantize "$cls" -o "$tmp/q.onnx" --calib "$tmp/one" --stage ocr-cls --plan "$tmp/bad_plan.json"
+check mixed 0 "$bin" quantize "$cls" -o "$tmp/cls_mixed.onnx" --scheme mixed --budget 135 --calib "$tmp/one" \
+  --stage ocr-cls --no-speed-check --save-plan "$tmp/plan.json" --threads 2
+expect_text mixed-table "$tmp/out" "sensitivity (output SQNR"
+expect_text mixed-met "$tmp/out" "dB, met)"
+check plan-read-back 0 "$bin" quantize "$cls" -o "$tmp/cls_plan.onnx" --calib "$tmp/one" --stage ocr-cls \
+  --no-speed-check --plan "$tmp/plan.json" --threads 2 --json
+cp "$tmp/out" "$tmp/plan_report.json"
+check plan-applied 0 "$py" - "$tmp/plan.json" "$tmp/plan_report.json" <<'PY'
+import sys; sys.stdout = sys.stderr  # the numbers show when the check fails
+import json
+plan = set(json.load(open(sys.argv[1]))['float_nodes'])
+report = json.load(open(sys.argv[2]))['int8']
+excluded = {s['node'].split("'")[1] for s in report['skipped'] if s['reason'] == 'excluded by the user'}
+quantized = {q['node'] for q in report['quantized']}
+print(f'plan {sorted(plan)}, excluded {sorted(excluded)}')
+sys.exit(0 if plan and plan == excluded and not plan & quantized else 1)
+PY
+
 # int4 weight-only: refused where nothing fits, bad block sizes, calibration it does not use.
 check int4-no-matmul 2 "$bin" quantize "$det" -o "$tmp/q.onnx" --scheme int4-weight
 expect_text int4-no-matmul-says "$tmp/err" "no MatMul with a constant float32"
