@@ -72,14 +72,13 @@ Expected<std::unique_ptr<Inferencer>> make_inferencer(const ir::Model& model, in
   return Inferencer::create(config);
 }
 
-Expected<CalibrationResult> calibrate(const ir::Model& model, const std::vector<std::string>& values,
-                                      const std::vector<CalibrationSample>& samples, const FeedSource& source,
-                                      const CalibrateOptions& options) {
+Expected<CalibrationResult> observe(const ir::Model& model, const std::vector<std::string>& values,
+                                    const std::vector<CalibrationSample>& samples, const FeedSource& source,
+                                    const CalibrateOptions& options, const ValueVisitor& visit) {
   const auto start = std::chrono::steady_clock::now();
   EDGEMM_ASSIGN_OR_RETURN(ir::Model observed, with_outputs(model, values));
   EDGEMM_ASSIGN_OR_RETURN(std::unique_ptr<Inferencer> inferencer, make_inferencer(observed, options.threads));
   CalibrationResult result;
-  for (const std::string& v : values) result.histograms.emplace(v, TensorHistogram(options.bins));
   for (size_t s = 0; s < samples.size(); ++s) {
     Expected<std::vector<Feed>> feeds = source(samples[s]);
     if (!feeds) {
@@ -93,7 +92,7 @@ Expected<CalibrationResult> calibrate(const ir::Model& model, const std::vector<
             return make_error(StatusCode::kInvalidArgument,
                               "value '" + values[i] + "' is " + dtype_name(outputs[i].dtype()) + ", not float32");
           }
-          result.histograms.at(values[i]).add(outputs[i].data<float>(), outputs[i].element_count());
+          visit(i, outputs[i]);
         }
         ++result.runs;
       }
@@ -108,6 +107,18 @@ Expected<CalibrationResult> calibrate(const ir::Model& model, const std::vector<
                                                         " calibration samples could be used:" + reasons);
   }
   result.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  return result;
+}
+
+Expected<CalibrationResult> calibrate(const ir::Model& model, const std::vector<std::string>& values,
+                                      const std::vector<CalibrationSample>& samples, const FeedSource& source,
+                                      const CalibrateOptions& options) {
+  std::vector<TensorHistogram> histograms(values.size(), TensorHistogram(options.bins));
+  EDGEMM_ASSIGN_OR_RETURN(CalibrationResult result,
+                          observe(model, values, samples, source, options, [&](size_t i, const Tensor& t) {
+                            histograms[i].add(t.data<float>(), t.element_count());
+                          }));
+  for (size_t i = 0; i < values.size(); ++i) result.histograms.emplace(values[i], std::move(histograms[i]));
   return result;
 }
 

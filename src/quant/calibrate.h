@@ -50,6 +50,16 @@ struct CalibrationResult {
 /// removed before returning. Errors: those of ir::export_onnx_file and Inferencer::create.
 Expected<std::unique_ptr<Inferencer>> make_inferencer(const ir::Model& model, int threads);
 
+/// Called with the index in `values` and the float32 tensor of each observed value, per run.
+using ValueVisitor = std::function<void(size_t, const Tensor&)>;
+
+/// Runs `model` with `values` added to its graph outputs on every feed of every sample and shows
+/// each value's tensor to `visit` (valid during the call). Counts used and skipped samples in the
+/// result (histograms stay empty). Errors: as calibrate().
+Expected<CalibrationResult> observe(const ir::Model& model, const std::vector<std::string>& values,
+                                    const std::vector<CalibrationSample>& samples, const FeedSource& source,
+                                    const CalibrateOptions& options, const ValueVisitor& visit);
+
 /// Runs `model` (float; its graph outputs extended with `values`) on every feed of every sample
 /// and adds each of `values` (float32 tensors) to its histogram. The model is compiled with
 /// edgemm's passes, which keep every graph output's value.

@@ -5,11 +5,13 @@
 
 #include <algorithm>
 #include <cmath>
+#include <optional>
 #include <unordered_set>
 
 #include "kernels/cpu/matmul_nbits.h"
 #include "passes/graph_view.h"
 #include "passes/passes.h"
+#include "quant/awq.h"
 #include "quant/speed_check.h"
 
 namespace edgemm::quant {
@@ -132,9 +134,71 @@ Expected<Tensor> uint8_tensor(const std::vector<uint8_t>& bytes, const Shape& sh
   return t;
 }
 
+// The activation statistics of the A input of every MatMul in `matmuls` (by A's name).
+Expected<std::map<std::string, ActivationStats>> activation_stats(const ir::Model& model,
+                                                                  const std::vector<size_t>& matmuls,
+                                                                  const std::vector<CalibrationSample>& samples,
+                                                                  const FeedSource& source, const Int4Options& options,
+                                                                  Int4Report& report) {
+  std::map<std::string, ActivationStats> stats;
+  std::vector<std::string> values;
+  for (size_t i : matmuls) {
+    const ir::Node& node = model.graph.nodes[i];
+    const int64_t k = model.graph.initializers.at(node.inputs[1]).dim(0);
+    if (stats.emplace(node.inputs[0], ActivationStats(k)).second) values.push_back(node.inputs[0]);
+  }
+  EDGEMM_ASSIGN_OR_RETURN(CalibrationResult counts,
+                          observe(model, values, samples, source, options.calibrate,
+                                  [&](size_t i, const Tensor& t) { stats.at(values[i]).add(t); }));
+  report.samples_used = counts.samples_used;
+  return stats;
+}
+
+// Rewrites MatMul `node` (B a float32 [K, N] initializer) as MatMulNBits; with `awq` scales,
+// reads A / s through a new Mul and packs diag(s) · B.
+Status to_matmul_nbits(ir::Graph& graph, ir::Node& node, int64_t block_size, const std::vector<float>* awq,
+                       std::vector<ir::Node>& added) {
+  const Tensor& b = graph.initializers.at(node.inputs[1]);
+  const int64_t k = b.dim(0), n = b.dim(1);
+  std::vector<float> weight(b.data<float>(), b.data<float>() + k * n);
+  std::string a = node.inputs[0];
+  if (awq != nullptr) {
+    std::vector<float> inverse(static_cast<size_t>(k));
+    for (int64_t i = 0; i < k; ++i) {
+      inverse[i] = 1.0f / (*awq)[i];
+      for (int64_t j = 0; j < n; ++j) weight[i * n + j] *= (*awq)[i];
+    }
+    const std::string inv =
+        passes::add_initializer(graph, node.name + "_awq_inverse_scale", Tensor::from_floats({k}, inverse));
+    ir::Node mul;
+    mul.op_type = "Mul";
+    mul.name = node.name + "_awq";
+    mul.inputs = {a, inv};
+    mul.outputs = {node.name + "_awq_input"};
+    a = mul.outputs[0];
+    added.push_back(std::move(mul));
+  }
+  EDGEMM_ASSIGN_OR_RETURN(kernels::PackedNBits packed, kernels::pack_matmul_nbits(weight.data(), k, n, block_size));
+  const kernels::MatMulNBitsShape& shape = packed.shape;
+  EDGEMM_ASSIGN_OR_RETURN(Tensor codes, uint8_tensor(packed.b, {n, shape.k_blocks(), shape.blob_size()}));
+  EDGEMM_ASSIGN_OR_RETURN(Tensor zero_points, uint8_tensor(packed.zero_points, {n, shape.zero_point_row_bytes()}));
+  Tensor scales = Tensor::from_floats({n, shape.k_blocks()}, packed.scales);
+  const std::string base = node.inputs[1];
+  const std::string codes_name = passes::add_initializer(graph, base + "_int4", std::move(codes));
+  const std::string scales_name = passes::add_initializer(graph, base + "_scales", std::move(scales));
+  const std::string zp_name = passes::add_initializer(graph, base + "_zero_points", std::move(zero_points));
+  node.domain = "com.microsoft";
+  node.op_type = "MatMulNBits";
+  node.inputs = {a, codes_name, scales_name, zp_name};
+  node.attributes = {
+      {"K", int_attr(k)}, {"N", int_attr(n)}, {"bits", int_attr(4)}, {"block_size", int_attr(block_size)}};
+  return Status::ok();
+}
+
 }  // namespace
 
-Status quantize_int4_weights(ir::Model& model, const Int4Options& options, Int4Report& report) {
+Status quantize_int4_weights(ir::Model& model, const Int4Options& options, Int4Report& report,
+                             const std::vector<CalibrationSample>& samples, const FeedSource& source) {
   const int64_t bs = options.block_size;
   if (bs != 16 && bs != 32 && bs != 64 && bs != 128) {
     return make_error(StatusCode::kInvalidArgument, "block size must be 16, 32, 64 or 128, got " + std::to_string(bs));
@@ -143,36 +207,42 @@ Status quantize_int4_weights(ir::Model& model, const Int4Options& options, Int4R
   simplify.simplify = true;
   EDGEMM_RETURN_IF_ERROR(convert::convert_model(model, simplify, report.prepare));
   ir::Graph& graph = model.graph;
-  for (ir::Node& node : graph.nodes) {
+  std::vector<size_t> matmuls;
+  for (size_t i = 0; i < graph.nodes.size(); ++i) {
+    const ir::Node& node = graph.nodes[i];
     if (!node.domain.empty() || node.op_type != "MatMul") continue;
     const std::string refusal = int4_refusal(graph, node, options);
-    if (!refusal.empty()) {
+    if (refusal.empty()) {
+      matmuls.push_back(i);
+    } else {
       report.skipped.push_back({node.describe(), node.op_type, refusal});
-      continue;
     }
-    const Tensor& b = graph.initializers.at(node.inputs[1]);
-    const int64_t k = b.dim(0), n = b.dim(1);
-    EDGEMM_ASSIGN_OR_RETURN(kernels::PackedNBits packed, kernels::pack_matmul_nbits(b.data<float>(), k, n, bs));
-    const kernels::MatMulNBitsShape& shape = packed.shape;
-    EDGEMM_ASSIGN_OR_RETURN(Tensor codes, uint8_tensor(packed.b, {n, shape.k_blocks(), shape.blob_size()}));
-    EDGEMM_ASSIGN_OR_RETURN(Tensor zero_points, uint8_tensor(packed.zero_points, {n, shape.zero_point_row_bytes()}));
-    Tensor scales = Tensor::from_floats({n, shape.k_blocks()}, packed.scales);
-    const std::string base = node.inputs[1];
-    const std::string codes_name = passes::add_initializer(graph, base + "_int4", std::move(codes));
-    const std::string scales_name = passes::add_initializer(graph, base + "_scales", std::move(scales));
-    const std::string zp_name = passes::add_initializer(graph, base + "_zero_points", std::move(zero_points));
-    node.domain = "com.microsoft";
-    node.op_type = "MatMulNBits";
-    node.inputs = {node.inputs[0], codes_name, scales_name, zp_name};
-    node.attributes = {{"K", int_attr(k)}, {"N", int_attr(n)}, {"bits", int_attr(4)}, {"block_size", int_attr(bs)}};
-    report.quantized.push_back(node.describe());
   }
-  if (report.quantized.empty()) {
+  if (matmuls.empty()) {
     std::string reasons;
     for (const SkippedNode& s : report.skipped) reasons += "; " + s.node + ": " + s.reason;
     return make_error(StatusCode::kInvalidArgument,
                       "the model has no MatMul with a constant float32 [K, N] weight to store in int4" + reasons);
   }
+  std::map<std::string, ActivationStats> stats;
+  if (options.awq) {
+    EDGEMM_ASSIGN_OR_RETURN(stats, activation_stats(model, matmuls, samples, source, options, report));
+  }
+  std::vector<ir::Node> added;
+  for (size_t i : matmuls) {
+    ir::Node& node = graph.nodes[i];
+    std::optional<AwqChoice> choice;
+    if (options.awq) {
+      EDGEMM_ASSIGN_OR_RETURN(choice,
+                              choose_awq_scales(stats.at(node.inputs[0]), graph.initializers.at(node.inputs[1]), bs));
+      report.awq.push_back({node.name, choice->alpha, choice->error, choice->plain_error});
+    }
+    const bool scaled = choice && choice->alpha > 0;
+    EDGEMM_RETURN_IF_ERROR(to_matmul_nbits(graph, node, bs, scaled ? &choice->scales : nullptr, added));
+    report.quantized.push_back(node.describe());
+  }
+  for (ir::Node& n : added) graph.nodes.push_back(std::move(n));
+  passes::sort_topologically(graph);
   model.opsets["com.microsoft"] = 1;
   passes::PassReport dead;
   passes::eliminate_dead_nodes(graph, dead);

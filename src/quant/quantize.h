@@ -74,6 +74,18 @@ Status quantize_int8(ir::Model& model, const std::vector<CalibrationSample>& sam
 struct Int4Options {
   int64_t block_size = 32;              ///< rows of K per scale and zero point: 16, 32, 64 or 128
   std::set<std::string> exclude_nodes;  ///< MatMul node names kept in float
+  /// Activation-aware scaling (awq.h) from calibration samples: a Mul by 1/s before each
+  /// MatMulNBits whose weight gains from it.
+  bool awq = false;
+  CalibrateOptions calibrate;  ///< for awq
+};
+
+/// AWQ's choice for one MatMul.
+struct AwqNode {
+  std::string node;
+  double alpha = 0;
+  double error = 0;        ///< output error on calibration rows with the chosen scales
+  double plain_error = 0;  ///< the same without scaling
 };
 
 /// What int4 weight-only quantization did.
@@ -81,16 +93,20 @@ struct Int4Report {
   convert::ConvertReport prepare;
   std::vector<std::string> quantized;  ///< MatMul nodes now com.microsoft MatMulNBits
   std::vector<SkippedNode> skipped;    ///< MatMul nodes left in float, with the reason
+  std::vector<AwqNode> awq;            ///< with options.awq, per quantized node
+  int samples_used = 0;                ///< with options.awq
 };
 
 /// Int4 weight-only quantization: simplifies `model` (convert --simplify, opset kept), then
 /// rewrites every MatMul whose B is a float32 constant [K, N] (and A is computed) as
 /// com.microsoft MatMulNBits (ONNX Runtime ContribOperators.md; bits 4, the options' block size,
 /// asymmetric uint8-packed zero points: kernels::pack_matmul_nbits) that ONNX Runtime and
-/// edgemm's MatMulNBits kernel run. Activations stay float. Errors: kInvalidArgument for a block
-/// size outside {16, 32, 64, 128} or a model without such a MatMul (the reasons by node);
-/// those of convert::convert_model.
-Status quantize_int4_weights(ir::Model& model, const Int4Options& options, Int4Report& report);
+/// edgemm's MatMulNBits kernel run. Activations stay float. With options.awq, `samples` fed by
+/// `source` calibrate the activation-aware scales (unused otherwise). Errors: kInvalidArgument for
+/// a block size outside {16, 32, 64, 128} or a model without such a MatMul (the reasons by
+/// node); those of convert::convert_model and of calibration.
+Status quantize_int4_weights(ir::Model& model, const Int4Options& options, Int4Report& report,
+                             const std::vector<CalibrationSample>& samples = {}, const FeedSource& source = {});
 
 /// Simplifies `model` (convert --simplify: constants folded into initializers, BatchNormalization
 /// into Conv), then stores every float32 initializer of at least `min_elements` elements as

@@ -76,6 +76,8 @@ check int4-no-matmul 2 "$bin" quantize "$det" -o "$tmp/q.onnx" --scheme int4-wei
 expect_text int4-no-matmul-says "$tmp/err" "no MatMul with a constant float32"
 check int4-bad-block 2 "$bin" quantize "$models/ch_PP-OCRv4_rec_infer.onnx" -o "$tmp/q.onnx" --scheme int4-weight \
   --block-size 48
+check awq-needs-calib 2 "$bin" quantize "$models/ch_PP-OCRv4_rec_infer.onnx" -o "$tmp/q.onnx" --scheme int4-weight --awq
+check awq-needs-int4 2 "$bin" quantize "$det" -o "$tmp/q.onnx" --awq --calib "$tmp/one" --stage ocr-det
 check int4-with-calib 2 "$bin" quantize "$models/ch_PP-OCRv4_rec_infer.onnx" -o "$tmp/q.onnx" --scheme int4-weight \
   --calib "$tmp/one"
 

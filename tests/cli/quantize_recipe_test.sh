@@ -9,7 +9,8 @@
 # differences of 1e-6 flip activations sitting on a quantization boundary, and the flips grow
 # through the sigmoid; edgemm's own reference path and its int8 path differ on 0.35 % of the
 # values, as ONNX Runtime and edgemm do (docs/quantize.md). Then int4 weight-only rec
-# (MatMulNBits): CER at most 1 point above float, ONNX Runtime within 1e-4 of edgemm.
+# (MatMulNBits), plain and with AWQ: CER at most 1 point above float, ONNX Runtime within 1e-4
+# of edgemm.
 # Usage: quantize_recipe_test.sh EDGEMM_BINARY REPO_ROOT
 set -uo pipefail
 bin="$1"
@@ -99,6 +100,33 @@ import glob, os
 import numpy as np
 a, b = (np.load(glob.glob(os.path.join(d, '*.npy'))[0]) for d in sys.argv[1:3])
 print(f'int4 rec: max abs difference ONNX Runtime vs edgemm {np.abs(a - b).max():.2e}')
+sys.exit(0 if np.abs(a - b).max() < 1e-4 else 1)
+PY
+# AWQ (activation-aware scales from 8 calibration images through the rec stage): CER at most 1
+# point above float, and ONNX Runtime runs the file (Mul by 1/s before MatMulNBits) like edgemm.
+mkdir -p "$tmp/awq"
+cp "$tmp/int4/"{ch_PP-OCRv4_det_infer.onnx,ch_ppocr_mobile_v2.0_cls_infer.onnx,ppocr_keys_v1.txt} "$tmp/awq/"
+check int4-awq-rec 0 "$bin" quantize "$rec" -o "$tmp/awq/ch_PP-OCRv4_rec_infer.onnx" --scheme int4-weight --awq \
+  --calib "$calib/manifest.json" --stage ocr-rec --samples 8 --threads 2
+check eval-awq 0 "$bin" eval ocr --set "$root/data/ocr_set" --models "$tmp/awq" --threads 2 --json
+cp "$tmp/out" "$tmp/awq.json"
+check awq-cer-within-a-point 0 "$py" - "$tmp/float.json" "$tmp/awq.json" <<'PY'
+import sys; sys.stdout = sys.stderr  # the numbers show when the check fails
+import json
+f, q = (json.load(open(p))['overall']['cer'] for p in sys.argv[1:3])
+print(f'CER float {100 * f:.2f} %, int4 + AWQ rec {100 * q:.2f} %')
+sys.exit(0 if q <= f + 0.01 else 1)
+PY
+check ort-runs-awq-rec 0 node "$root/tools/reference/ort_run.js" "$tmp/awq/ch_PP-OCRv4_rec_infer.onnx" \
+  --input x="$tmp/rec_x.npy" --output-dir "$tmp/ort_awq"
+check edgemm-runs-awq-rec 0 "$bin" run "$tmp/awq/ch_PP-OCRv4_rec_infer.onnx" --input x="$tmp/rec_x.npy" \
+  --output-dir "$tmp/edgemm_awq"
+check ort-agrees-awq 0 "$py" - "$tmp/ort_awq" "$tmp/edgemm_awq" <<'PY'
+import sys; sys.stdout = sys.stderr  # the numbers show when the check fails
+import glob, os
+import numpy as np
+a, b = (np.load(glob.glob(os.path.join(d, '*.npy'))[0]) for d in sys.argv[1:3])
+print(f'int4 + AWQ rec: max abs difference ONNX Runtime vs edgemm {np.abs(a - b).max():.2e}')
 sys.exit(0 if np.abs(a - b).max() < 1e-4 else 1)
 PY
 report_and_exit

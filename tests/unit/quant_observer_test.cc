@@ -8,6 +8,7 @@
 #include <random>
 
 #include "model_builder.h"
+#include "quant/awq.h"
 #include "quant/calibration_set.h"
 #include "quant/observer.h"
 #include "quant/qdq.h"
@@ -225,6 +226,44 @@ TEST(QuantCalibrationSet, SamplingWarningsAndErrors) {
   EXPECT_FALSE(quant::parse_scene_weights("indoor").has_value());
   EXPECT_FALSE(quant::parse_scene_weights("indoor=x").has_value());
   EXPECT_FALSE(quant::parse_scene_weights("=1").has_value());
+}
+
+TEST(QuantAwq, StatsHandComputed) {
+  quant::ActivationStats stats(2, 2);
+  stats.add(Tensor::from_floats({3, 2}, {1, -4, 3, 0, -2, 2}));
+  stats.add(Tensor::from_floats({2, 3}, {1, 2, 3, 4, 5, 6}));  // last axis 3, not K: ignored
+  EXPECT_EQ(stats.rows_seen(), 3);
+  EXPECT_EQ(stats.rows_kept(), 2);
+  EXPECT_EQ(stats.mean_abs(), (std::vector<double>{2.0, 2.0}));
+  EXPECT_EQ(stats.rows(), (std::vector<float>{1, -4, 3, 0}));
+}
+
+// One input channel carries activations 100× the others: scaling its weights up before the
+// 4-bit rounding lowers the product's error, so AWQ picks α > 0; with even activations the
+// normalized scales stay 1 and nothing changes.
+TEST(QuantAwq, ScalesTheChannelsThatCarryLargeActivations) {
+  const int64_t k = 32, n = 8;
+  std::mt19937 rng(9);
+  std::normal_distribution<float> normal(0.0f, 1.0f);
+  std::vector<float> w(k * n), x(64 * k);
+  for (float& v : w) v = normal(rng);
+  for (int64_t r = 0; r < 64; ++r) {
+    for (int64_t c = 0; c < k; ++c) x[r * k + c] = normal(rng) * (c == 5 ? 100.0f : 1.0f);
+  }
+  quant::ActivationStats skewed(k);
+  skewed.add(Tensor::from_floats({64, k}, x));
+  auto choice = quant::choose_awq_scales(skewed, Tensor::from_floats({k, n}, w), 32);
+  ASSERT_TRUE(choice.has_value()) << choice.status().message();
+  EXPECT_GT(choice->alpha, 0.0);
+  EXPECT_LT(choice->error, choice->plain_error);
+  EXPECT_GT(choice->scales[5], choice->scales[0]);
+
+  quant::ActivationStats even(k);
+  even.add(Tensor::from_floats({1, k}, std::vector<float>(k, 1.0f)));
+  auto flat = quant::choose_awq_scales(even, Tensor::from_floats({k, n}, w), 32);
+  ASSERT_TRUE(flat.has_value());
+  EXPECT_DOUBLE_EQ(flat->error, flat->plain_error);
+  for (float s : flat->scales) EXPECT_FLOAT_EQ(s, 1.0f);
 }
 
 }  // namespace

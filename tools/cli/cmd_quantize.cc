@@ -46,6 +46,7 @@ struct QuantizeArgs {
   int threads = 0;
   bool no_speed_check = false;
   int64_t block_size = 32;
+  bool awq = false;
   double budget_db = 30;
   std::string plan;
   std::string save_plan;
@@ -240,6 +241,23 @@ void print_int8(const quant::Int8Report& r, const quant::SamplingReport& samplin
   for (const auto& s : r.skipped_samples) std::cout << "  skipped " << s << "\n";
 }
 
+/// The calibration samples --calib, --samples, --seed and --scene-weights select; warnings to stderr.
+Expected<std::vector<quant::CalibrationSample>> draw_samples(const QuantizeArgs& args,
+                                                             quant::SamplingReport* report = nullptr) {
+  EDGEMM_ASSIGN_OR_RETURN(const auto set, quant::load_calibration_set(args.calib));
+  quant::SamplingOptions sampling;
+  sampling.count = args.samples;
+  sampling.seed = args.seed;
+  if (!args.scene_weights.empty()) {
+    EDGEMM_ASSIGN_OR_RETURN(sampling.scene_weights, quant::parse_scene_weights(args.scene_weights));
+  }
+  quant::SamplingReport local;
+  quant::SamplingReport& drawn = report != nullptr ? *report : local;
+  EDGEMM_ASSIGN_OR_RETURN(auto samples, quant::stratified_sample(set, sampling, drawn));
+  for (const auto& w : drawn.warnings) std::cerr << "edgemm quantize: warning: " << w << std::endl;
+  return samples;
+}
+
 double finite_db(double db) { return std::isfinite(db) ? db : 999.0; }
 
 nlohmann::json mixed_json(const quant::MixedPlan& m, double budget) {
@@ -280,8 +298,15 @@ Expected<int> quantize_command(const QuantizeArgs& args) {
     return make_error(StatusCode::kInvalidArgument,
                       "--scheme must be int8, mixed, int4-weight or fp16, got '" + args.scheme + "'");
   }
-  if (!int8 && !args.calib.empty()) {
+  const bool calibrated = int8 || args.awq;
+  if (args.awq && args.scheme != "int4-weight") {
+    return make_error(StatusCode::kInvalidArgument, "--awq applies to --scheme int4-weight");
+  }
+  if (!calibrated && !args.calib.empty()) {
     return make_error(StatusCode::kInvalidArgument, "--scheme " + args.scheme + " needs no calibration; drop --calib");
+  }
+  if (args.awq && args.calib.empty()) {
+    return make_error(StatusCode::kInvalidArgument, "--awq needs a calibration set: --calib DIR|MANIFEST");
   }
   if (int8 && args.calib.empty()) {
     return make_error(StatusCode::kInvalidArgument,
@@ -301,8 +326,21 @@ Expected<int> quantize_command(const QuantizeArgs& args) {
     quant::Int4Options options;
     options.block_size = args.block_size;
     options.exclude_nodes.insert(args.exclude_nodes.begin(), args.exclude_nodes.end());
+    options.awq = args.awq;
+    options.calibrate.threads = args.threads;
+    std::vector<quant::CalibrationSample> samples;
+    quant::FeedSource source;
+    if (args.awq) {
+      EDGEMM_ASSIGN_OR_RETURN(samples, draw_samples(args));
+      EDGEMM_ASSIGN_OR_RETURN(source, feed_source(args, model, samples));
+    }
     quant::Int4Report report;
-    EDGEMM_RETURN_IF_ERROR(quant::quantize_int4_weights(model, options, report));
+    EDGEMM_RETURN_IF_ERROR(quant::quantize_int4_weights(model, options, report, samples, source));
+    nlohmann::json awq = nlohmann::json::array();
+    for (const auto& a : report.awq) {
+      awq.push_back({{"node", a.node}, {"alpha", a.alpha}, {"error", a.error}, {"plain_error", a.plain_error}});
+    }
+    j["awq"] = awq;
     nlohmann::json skipped = nlohmann::json::array();
     for (const auto& s : report.skipped) skipped.push_back({{"node", s.node}, {"reason", s.reason}});
     j["int4"] = {{"block_size", args.block_size}, {"quantized", report.quantized}, {"skipped", skipped}};
@@ -313,16 +351,8 @@ Expected<int> quantize_command(const QuantizeArgs& args) {
     }
   } else {
     EDGEMM_ASSIGN_OR_RETURN(quant::Int8QuantizeOptions options, int8_options(args));
-    EDGEMM_ASSIGN_OR_RETURN(const auto set, quant::load_calibration_set(args.calib));
-    quant::SamplingOptions sampling;
-    sampling.count = args.samples;
-    sampling.seed = args.seed;
-    if (!args.scene_weights.empty()) {
-      EDGEMM_ASSIGN_OR_RETURN(sampling.scene_weights, quant::parse_scene_weights(args.scene_weights));
-    }
     quant::SamplingReport drawn;
-    EDGEMM_ASSIGN_OR_RETURN(const auto samples, quant::stratified_sample(set, sampling, drawn));
-    for (const auto& w : drawn.warnings) std::cerr << "edgemm quantize: warning: " << w << std::endl;
+    EDGEMM_ASSIGN_OR_RETURN(const auto samples, draw_samples(args, &drawn));
     EDGEMM_ASSIGN_OR_RETURN(quant::FeedSource source, feed_source(args, model, samples));
     ProgressBar bar("calibrating", samples.size());
     options.calibrate.progress = [&bar, &samples](size_t done, size_t) {
@@ -401,6 +431,8 @@ void add_quantize_command(CLI::App& app, int& exit_code) {
       ->capture_default_str();
   cmd->add_option("--plan", args->plan, "JSON {\"float_nodes\": [...]}: nodes kept in float (e.g. a saved plan)");
   cmd->add_option("--save-plan", args->save_plan, "mixed: write the nodes it kept in float, for --plan");
+  cmd->add_flag("--awq", args->awq,
+                "int4-weight: activation-aware scales from --calib (a Mul by 1/s before each MatMulNBits that gains)");
   cmd->add_option("--block-size", args->block_size, "int4-weight: K rows per scale (16, 32, 64 or 128)")
       ->capture_default_str();
   cmd->add_flag("--no-speed-check", args->no_speed_check,
