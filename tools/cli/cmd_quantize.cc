@@ -291,8 +291,8 @@ void print_mixed(const quant::MixedPlan& m, double budget) {
             << budget << " dB" << (m.budget_met ? ", met" : ", NOT met") << ")\n";
 }
 
-Expected<int> quantize_command(const QuantizeArgs& args) {
-  EDGEMM_RETURN_IF_ERROR(check_output_path(args.output, {args.model}));
+/// The scheme and option combinations that make sense; errors name the conflict.
+Status check_options(const QuantizeArgs& args) {
   const bool int8 = args.scheme == "int8" || args.scheme == "mixed";
   if (!int8 && args.scheme != "fp16" && args.scheme != "int4-weight") {
     return make_error(StatusCode::kInvalidArgument,
@@ -315,6 +315,68 @@ Expected<int> quantize_command(const QuantizeArgs& args) {
   if (!args.save_plan.empty() && args.scheme != "mixed") {
     return make_error(StatusCode::kInvalidArgument, "--save-plan writes the plan of --scheme mixed");
   }
+  return Status::ok();
+}
+
+/// --scheme int4-weight: MatMul weights to MatMulNBits (with --awq, calibrated scales).
+Status run_int4(const QuantizeArgs& args, ir::Model& model, nlohmann::json& j) {
+  quant::Int4Options options;
+  options.block_size = args.block_size;
+  options.exclude_nodes.insert(args.exclude_nodes.begin(), args.exclude_nodes.end());
+  options.awq = args.awq;
+  options.calibrate.threads = args.threads;
+  std::vector<quant::CalibrationSample> samples;
+  quant::FeedSource source;
+  if (args.awq) {
+    EDGEMM_ASSIGN_OR_RETURN(samples, draw_samples(args));
+    EDGEMM_ASSIGN_OR_RETURN(source, feed_source(args, model, samples));
+  }
+  quant::Int4Report report;
+  EDGEMM_RETURN_IF_ERROR(quant::quantize_int4_weights(model, options, report, samples, source));
+  nlohmann::json awq = nlohmann::json::array();
+  for (const auto& a : report.awq) {
+    awq.push_back({{"node", a.node}, {"alpha", a.alpha}, {"error", a.error}, {"plain_error", a.plain_error}});
+  }
+  j["awq"] = awq;
+  nlohmann::json skipped = nlohmann::json::array();
+  for (const auto& s : report.skipped) skipped.push_back({{"node", s.node}, {"reason", s.reason}});
+  j["int4"] = {{"block_size", args.block_size}, {"quantized", report.quantized}, {"skipped", skipped}};
+  if (!args.json) {
+    std::cout << "MatMul → MatMulNBits (int4, block " << args.block_size << "): " << report.quantized.size()
+              << "; kept in float: " << report.skipped.size() << "\n";
+    for (const auto& s : report.skipped) std::cout << "  " << s.node << ": " << s.reason << "\n";
+  }
+  return Status::ok();
+}
+
+/// --scheme int8 / mixed: calibrate, choose, rewrite to QDQ.
+Status run_int8(const QuantizeArgs& args, ir::Model& model, nlohmann::json& j) {
+  EDGEMM_ASSIGN_OR_RETURN(quant::Int8QuantizeOptions options, int8_options(args));
+  quant::SamplingReport drawn;
+  EDGEMM_ASSIGN_OR_RETURN(const auto samples, draw_samples(args, &drawn));
+  EDGEMM_ASSIGN_OR_RETURN(quant::FeedSource source, feed_source(args, model, samples));
+  ProgressBar bar("calibrating", samples.size());
+  options.calibrate.progress = [&bar, &samples](size_t done, size_t) {
+    bar.update(done, done < samples.size() ? fs::path(samples[done].path).filename().string() : "");
+  };
+  quant::Int8Report report;
+  EDGEMM_RETURN_IF_ERROR(quant::quantize_int8(model, samples, source, options, report));
+  bar.clear();
+  j["int8"] = int8_json(report, drawn);
+  j["method"] = args.method;
+  if (args.scheme == "mixed") j["mixed"] = mixed_json(report.mixed, args.budget_db);
+  if (!args.json) print_int8(report, drawn);
+  if (!args.json && args.scheme == "mixed") print_mixed(report.mixed, args.budget_db);
+  if (!args.save_plan.empty()) {
+    EDGEMM_RETURN_IF_ERROR(
+        write_text_file(args.save_plan, json_text({{"float_nodes", report.mixed.float_nodes}}) + "\n"));
+  }
+  return Status::ok();
+}
+
+Expected<int> quantize_command(const QuantizeArgs& args) {
+  EDGEMM_RETURN_IF_ERROR(check_output_path(args.output, {args.model}));
+  EDGEMM_RETURN_IF_ERROR(check_options(args));
   EDGEMM_ASSIGN_OR_RETURN(ir::Model model, ir::import_onnx_file(args.model));
   EDGEMM_RETURN_IF_ERROR(check_output_path(args.output, model.external_data_files));
   nlohmann::json j = {{"model", args.model}, {"output", args.output}, {"scheme", args.scheme}};
@@ -323,53 +385,9 @@ Expected<int> quantize_command(const QuantizeArgs& args) {
     j["weights_converted"] = converted;
     if (!args.json) std::cout << "stored " << converted << " float32 weights as float16\n";
   } else if (args.scheme == "int4-weight") {
-    quant::Int4Options options;
-    options.block_size = args.block_size;
-    options.exclude_nodes.insert(args.exclude_nodes.begin(), args.exclude_nodes.end());
-    options.awq = args.awq;
-    options.calibrate.threads = args.threads;
-    std::vector<quant::CalibrationSample> samples;
-    quant::FeedSource source;
-    if (args.awq) {
-      EDGEMM_ASSIGN_OR_RETURN(samples, draw_samples(args));
-      EDGEMM_ASSIGN_OR_RETURN(source, feed_source(args, model, samples));
-    }
-    quant::Int4Report report;
-    EDGEMM_RETURN_IF_ERROR(quant::quantize_int4_weights(model, options, report, samples, source));
-    nlohmann::json awq = nlohmann::json::array();
-    for (const auto& a : report.awq) {
-      awq.push_back({{"node", a.node}, {"alpha", a.alpha}, {"error", a.error}, {"plain_error", a.plain_error}});
-    }
-    j["awq"] = awq;
-    nlohmann::json skipped = nlohmann::json::array();
-    for (const auto& s : report.skipped) skipped.push_back({{"node", s.node}, {"reason", s.reason}});
-    j["int4"] = {{"block_size", args.block_size}, {"quantized", report.quantized}, {"skipped", skipped}};
-    if (!args.json) {
-      std::cout << "MatMul → MatMulNBits (int4, block " << args.block_size << "): " << report.quantized.size()
-                << "; kept in float: " << report.skipped.size() << "\n";
-      for (const auto& s : report.skipped) std::cout << "  " << s.node << ": " << s.reason << "\n";
-    }
+    EDGEMM_RETURN_IF_ERROR(run_int4(args, model, j));
   } else {
-    EDGEMM_ASSIGN_OR_RETURN(quant::Int8QuantizeOptions options, int8_options(args));
-    quant::SamplingReport drawn;
-    EDGEMM_ASSIGN_OR_RETURN(const auto samples, draw_samples(args, &drawn));
-    EDGEMM_ASSIGN_OR_RETURN(quant::FeedSource source, feed_source(args, model, samples));
-    ProgressBar bar("calibrating", samples.size());
-    options.calibrate.progress = [&bar, &samples](size_t done, size_t) {
-      bar.update(done, done < samples.size() ? fs::path(samples[done].path).filename().string() : "");
-    };
-    quant::Int8Report report;
-    EDGEMM_RETURN_IF_ERROR(quant::quantize_int8(model, samples, source, options, report));
-    bar.clear();
-    j["int8"] = int8_json(report, drawn);
-    j["method"] = args.method;
-    if (args.scheme == "mixed") j["mixed"] = mixed_json(report.mixed, args.budget_db);
-    if (!args.json) print_int8(report, drawn);
-    if (!args.json && args.scheme == "mixed") print_mixed(report.mixed, args.budget_db);
-    if (!args.save_plan.empty()) {
-      EDGEMM_RETURN_IF_ERROR(
-          write_text_file(args.save_plan, json_text({{"float_nodes", report.mixed.float_nodes}}) + "\n"));
-    }
+    EDGEMM_RETURN_IF_ERROR(run_int8(args, model, j));
   }
   EDGEMM_RETURN_IF_ERROR(ir::export_onnx_file(model, args.output));
   const int64_t before = file_bytes(args.model), after = file_bytes(args.output);
