@@ -10,7 +10,7 @@ root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 out="${1:?usage: quantize_ppocr.sh OUT_DIR [--samples N] [--method M] [--threads T] [--no-speed-check]}"
 shift
 samples=256
-method=percentile
+method=mse
 threads=0
 extra=()
 while [ $# -gt 0 ]; do

@@ -25,8 +25,8 @@ namespace edgemm::quant {
 /// Settings of int8 quantization.
 struct Int8QuantizeOptions {
   Int8Options qdq;
-  CalibrationMethod method = CalibrationMethod::kPercentile;
-  double percentile = 99.99;  ///< for CalibrationMethod::kPercentile, in (50, 100]
+  CalibrationMethod method = CalibrationMethod::kMse;  // the best CER on PP-OCRv4 (docs/quantize-results.md)
+  double percentile = 99.99;                           ///< for CalibrationMethod::kPercentile, in (50, 100]
   CalibrateOptions calibrate;
   /// Keep in int8 only the nodes that edgemm's runtime runs faster in int8 than in float on this
   /// CPU (speed_check.h), timed on the first calibration feed; off quantizes every planned node

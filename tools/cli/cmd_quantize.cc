@@ -32,7 +32,7 @@ struct QuantizeArgs {
   std::string calib;
   std::string stage;
   std::string ocr_models;
-  std::string method = "percentile";
+  std::string method = "mse";
   double percentile = 99.99;
   int samples = 256;
   uint64_t seed = 0;
