@@ -109,7 +109,13 @@ Expected<QuantizedWeight> quantize_weight(const Tensor& weight, int64_t axis, in
   EDGEMM_ASSIGN_OR_RETURN(q.values, Tensor::create(DataType::kInt8, weight.shape()));
   EDGEMM_ASSIGN_OR_RETURN(q.scales, Tensor::create(DataType::kFloat32, axis < 0 ? Shape{} : Shape{channels}));
   float* scales = q.scales.data<float>();
-  for (int64_t c = 0; c < channels; ++c) scales[c] = symmetric_int8({-amax[c], amax[c]}, qmax).scale;
+  // Channels whose weights are all below float's normal range (PP-OCRv4 rec has SE convolutions
+  // with 1e-39 weights) are stored as zeros with scale 1: a denormal scale would make the
+  // kernels' x_scale · w_scale and bias / scale underflow or overflow.
+  constexpr float kTiny = 1e-30f;
+  for (int64_t c = 0; c < channels; ++c) {
+    scales[c] = amax[c] < kTiny ? 1.0f : symmetric_int8({-amax[c], amax[c]}, qmax).scale;
+  }
   int8_t* out = q.values.data<int8_t>();
   const kernels::quant::QRange range{-qmax, qmax};
   for (int64_t o = 0; o < outer; ++o) {

@@ -134,6 +134,37 @@ TEST(QuantInt8Conv, FullRangeWeightsStayExact) {
                                 kernels::cpu_features().avx512_vnni ? "u8s8_conv__onednn" : "u8s8_conv__reference");
 }
 
+// A denormal weight scale (PP-OCRv4 rec has SE convolutions with 1e-39 weights) would make
+// oneDNN's bias / (x_scale · w_scale) overflow: the kernel takes the reference path and stays exact.
+TEST(QuantInt8Conv, DenormalWeightScaleStaysExact) {
+  ConvCase cc;
+  const std::string path = save_qdq_conv(cc, "denormal");
+  auto model = ir::import_onnx_file(path);
+  ASSERT_TRUE(model.has_value());
+  model->graph.initializers.at("w_scale").data<float>()[3] = 1e-40f;
+  const std::string edited = (testing::temp_dir("qdq_denormal") / "d.onnx").string();
+  ASSERT_TRUE(ir::export_onnx_file(*model, edited).is_ok());
+  const Tensor x = seeded_f32({1, cc.c, cc.side, cc.side}, 11, -2.0f, 3.0f);
+  std::vector<NodeProfile> profile;
+  const Tensor got = run_one(edited, true, x, &profile);
+  EXPECT_LT(max_relative_error(got, run_one(edited, false, x)), 1e-4);
+  for (const NodeProfile& n : profile) {
+    if (n.op_type == "Int8Conv") {
+      EXPECT_EQ(n.kernel, "u8s8_conv__reference");
+    }
+  }
+}
+
+// Channels whose weights are all tiny get scale 1 and zero codes, never a denormal scale.
+TEST(QuantWeightsTiny, ChannelsBelowNormalRangeBecomeZero) {
+  auto q = quant::quantize_weight(Tensor::from_floats({2, 2}, {1e-39f, -2e-39f, 1.0f, 0.5f}), 0, 64);
+  ASSERT_TRUE(q.has_value());
+  EXPECT_EQ(q->scales.data<float>()[0], 1.0f);
+  EXPECT_EQ(q->values.data<int8_t>()[0], 0);
+  EXPECT_EQ(q->values.data<int8_t>()[1], 0);
+  EXPECT_FLOAT_EQ(q->scales.data<float>()[1], 1.0f / 64.0f);
+}
+
 TEST(QuantInt8Conv, MismatchedQdqParametersAreNotFused) {
   ConvCase cc;
   std::string path = save_qdq_conv(cc, "mismatch");

@@ -354,6 +354,17 @@ Expected<Int8ConvParams> read_params(const KernelInfo& info) {
   return p;
 }
 
+/// True when every x_scale · w_scale and B / (x_scale · w_scale) oneDNN would use is a normal float
+/// (a denormal weight scale makes the bias overflow).
+bool scales_representable(const Int8ConvParams& p) {
+  for (size_t c = 0; c < p.w_scales.size(); ++c) {
+    const float s = p.x_scale * p.w_scales[c];
+    if (!std::isnormal(s)) return false;
+    if (p.bias.defined() && !std::isfinite(p.bias.data<float>()[c] / s)) return false;
+  }
+  return true;
+}
+
 /// True when oneDNN's u8s8 kernels compute these weights exactly on this CPU.
 bool fits_pair_sums(const Tensor& w) {
   if (cpu_features().avx512_vnni) return true;
@@ -375,7 +386,7 @@ Expected<std::unique_ptr<Kernel>> make_int8_conv(const KernelInfo& info) {
                  "running the slow reference path (edgemm quantize writes 7-bit weights unless --full-range)"
               << std::endl;
   }
-  const bool onednn = onednn::enabled() && exact;
+  const bool onednn = onednn::enabled() && exact && scales_representable(p);
   return std::unique_ptr<Kernel>(std::make_unique<Int8ConvKernel>(std::move(p), onednn));
 }
 

@@ -15,7 +15,8 @@
 /// destination, post-ops), X quantized to uint8 NHWC by our loops; or the reference path, the
 /// float convolution of the dequantized values (the QDQ graph's arithmetic), used when oneDNN is
 /// off, refuses the shape, or would saturate: on x86 without AVX-512 VNNI, weights beyond
-/// [−64, 64] overflow vpmaddubsw's int16 pair sums (oneDNN "Nuances of int8 Computations").
+/// [−64, 64] overflow vpmaddubsw's int16 pair sums (oneDNN "Nuances of int8 Computations"); and
+/// when some x_scale · w_scale is not a normal float (a denormal weight scale: B / scale overflows).
 
 #include <memory>
 
