@@ -7,6 +7,7 @@
 #include <cmath>
 #include <unordered_set>
 
+#include "convert/rewrite_context.h"
 #include "kernels/cpu/quant_common.h"
 #include "passes/graph_view.h"
 #include "passes/passes.h"
@@ -207,12 +208,7 @@ class QdqWriter {
     n.name = name;
     n.inputs = std::move(inputs);
     n.outputs = {output};
-    if (axis >= 0) {
-      ir::Attribute a;
-      a.kind = ir::Attribute::Kind::kInt;
-      a.i = axis;
-      n.attributes["axis"] = a;
-    }
+    if (axis >= 0) n.attributes["axis"] = convert::int_attribute(axis);
     added_.push_back(std::move(n));
   }
 

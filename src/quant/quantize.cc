@@ -8,6 +8,7 @@
 #include <optional>
 #include <unordered_set>
 
+#include "convert/rewrite_context.h"
 #include "kernels/cpu/matmul_nbits.h"
 #include "passes/graph_view.h"
 #include "passes/passes.h"
@@ -120,13 +121,6 @@ std::string int4_refusal(const ir::Graph& graph, const ir::Node& node, const Int
   return "";
 }
 
-ir::Attribute int_attr(int64_t v) {
-  ir::Attribute a;
-  a.kind = ir::Attribute::Kind::kInt;
-  a.i = v;
-  return a;
-}
-
 // `bytes` as a uint8 tensor of `shape`.
 Expected<Tensor> uint8_tensor(const std::vector<uint8_t>& bytes, const Shape& shape) {
   EDGEMM_ASSIGN_OR_RETURN(Tensor t, Tensor::create(DataType::kUInt8, shape));
@@ -190,8 +184,10 @@ Status to_matmul_nbits(ir::Graph& graph, ir::Node& node, int64_t block_size, con
   node.domain = "com.microsoft";
   node.op_type = "MatMulNBits";
   node.inputs = {a, codes_name, scales_name, zp_name};
-  node.attributes = {
-      {"K", int_attr(k)}, {"N", int_attr(n)}, {"bits", int_attr(4)}, {"block_size", int_attr(block_size)}};
+  node.attributes = {{"K", convert::int_attribute(k)},
+                     {"N", convert::int_attribute(n)},
+                     {"bits", convert::int_attribute(4)},
+                     {"block_size", convert::int_attribute(block_size)}};
   return Status::ok();
 }
 
@@ -286,10 +282,7 @@ Expected<int> store_weights_fp16(ir::Model& model, int64_t min_elements) {
     cast.name = name + "_Cast";
     cast.inputs = {stored};
     cast.outputs = {name};
-    ir::Attribute to;
-    to.kind = ir::Attribute::Kind::kInt;
-    to.i = static_cast<int64_t>(DataType::kFloat32);
-    cast.attributes["to"] = to;
+    cast.attributes["to"] = convert::int_attribute(static_cast<int64_t>(DataType::kFloat32));
     graph.nodes.insert(graph.nodes.begin(), std::move(cast));
   }
   return static_cast<int>(names.size());
