@@ -21,6 +21,34 @@ trap 'rm -rf "$tmp"' EXIT
 source "$(dirname "${BASH_SOURCE[0]}")/check_lib.sh"
 py=/usr/bin/python3
 
+cer_within() {  # cer_within NAME MODELS_DIR POINTS: eval on data/ocr_set, CER at most POINTS above float.json's
+  local name="$1" models="$2" points="$3"
+  check "eval-$name" 0 "$bin" eval ocr --set "$root/data/ocr_set" --models "$models" --threads 2 --json
+  cp "$tmp/out" "$tmp/$name.json"
+  check "$name-cer-within-$points-points" 0 "$py" - "$tmp/float.json" "$tmp/$name.json" "$points" "$name" <<'PY'
+import sys; sys.stdout = sys.stderr  # the numbers show when the check fails
+import json
+f, q = (json.load(open(p))['overall']['cer'] for p in sys.argv[1:3])
+print(f'CER float {100 * f:.2f} %, {sys.argv[4]} {100 * q:.2f} %')
+sys.exit(0 if q <= f + float(sys.argv[3]) / 100 else 1)
+PY
+}
+
+ort_agrees() {  # ort_agrees NAME MODEL: ONNX Runtime and edgemm on $tmp/rec_x.npy within 1e-4
+  local name="$1" model="$2"
+  check "ort-runs-$name" 0 node "$root/tools/reference/ort_run.js" "$model" --input x="$tmp/rec_x.npy" \
+    --output-dir "$tmp/ort_$name"
+  check "edgemm-runs-$name" 0 "$bin" run "$model" --input x="$tmp/rec_x.npy" --output-dir "$tmp/edgemm_$name"
+  check "ort-agrees-$name" 0 "$py" - "$tmp/ort_$name" "$tmp/edgemm_$name" "$name" <<'PY'
+import sys; sys.stdout = sys.stderr  # the numbers show when the check fails
+import glob, os
+import numpy as np
+a, b = (np.load(glob.glob(os.path.join(d, '*.npy'))[0]) for d in sys.argv[1:3])
+print(f'{sys.argv[3]}: max abs difference ONNX Runtime vs edgemm {np.abs(a - b).max():.2e}')
+sys.exit(0 if np.abs(a - b).max() < 1e-4 else 1)
+PY
+}
+
 # The recipe: int8 det and rec, cls float.
 check recipe 0 env EDGEMM_BIN="$bin" bash "$root/scripts/quantize_ppocr.sh" "$tmp/int8" --samples 16 --method minmax \
   --threads 2 --no-speed-check
@@ -37,15 +65,7 @@ sys.exit(0 if len(calib) == 16 and not calib & evaluation else 1)
 PY
 check eval-float 0 "$bin" eval ocr --set "$root/data/ocr_set" --threads 2 --json
 cp "$tmp/out" "$tmp/float.json"
-check eval-int8 0 "$bin" eval ocr --set "$root/data/ocr_set" --models "$tmp/int8" --threads 2 --json
-cp "$tmp/out" "$tmp/int8.json"
-check int8-cer-within-half-a-point 0 "$py" - "$tmp/float.json" "$tmp/int8.json" <<'PY'
-import sys; sys.stdout = sys.stderr  # the numbers show when the check fails
-import json, sys
-f, q = (json.load(open(p))['overall']['cer'] for p in sys.argv[1:3])
-print(f'CER float {100 * f:.2f} %, int8 {100 * q:.2f} %')
-sys.exit(0 if q <= f + 0.005 else 1)
-PY
+cer_within int8 "$tmp/int8" 0.5
 int8_det="$tmp/int8/ch_PP-OCRv4_det_infer.onnx"
 check profile-int8 0 "$bin" profile "$int8_det" --shape x=1,3,640,640 --threads 2 --warmup 1 --iters 1 --json
 cp "$tmp/out" "$tmp/profile.json"
@@ -80,53 +100,15 @@ rec="$root/models/ppocrv4/ch_PP-OCRv4_rec_infer.onnx"
 mkdir -p "$tmp/int4"
 cp "$root/models/ppocrv4/"{ch_PP-OCRv4_det_infer.onnx,ch_ppocr_mobile_v2.0_cls_infer.onnx,ppocr_keys_v1.txt} "$tmp/int4/"
 check int4-rec 0 "$bin" quantize "$rec" -o "$tmp/int4/ch_PP-OCRv4_rec_infer.onnx" --scheme int4-weight
-check eval-int4 0 "$bin" eval ocr --set "$root/data/ocr_set" --models "$tmp/int4" --threads 2 --json
-cp "$tmp/out" "$tmp/int4.json"
-check int4-cer-within-a-point 0 "$py" - "$tmp/float.json" "$tmp/int4.json" <<'PY'
-import sys; sys.stdout = sys.stderr  # the numbers show when the check fails
-import json
-f, q = (json.load(open(p))['overall']['cer'] for p in sys.argv[1:3])
-print(f'CER float {100 * f:.2f} %, int4 rec {100 * q:.2f} %')
-sys.exit(0 if q <= f + 0.01 else 1)
-PY
+cer_within int4 "$tmp/int4" 1
 check rec-input 0 "$py" -c "import numpy as np; np.random.seed(0); np.save('$tmp/rec_x.npy', np.random.uniform(-1, 1, (2, 3, 48, 320)).astype(np.float32))"
-check ort-runs-int4-rec 0 node "$root/tools/reference/ort_run.js" "$tmp/int4/ch_PP-OCRv4_rec_infer.onnx" \
-  --input x="$tmp/rec_x.npy" --output-dir "$tmp/ort4"
-check edgemm-runs-int4-rec 0 "$bin" run "$tmp/int4/ch_PP-OCRv4_rec_infer.onnx" --input x="$tmp/rec_x.npy" \
-  --output-dir "$tmp/edgemm4"
-check ort-agrees-int4 0 "$py" - "$tmp/ort4" "$tmp/edgemm4" <<'PY'
-import sys; sys.stdout = sys.stderr  # the numbers show when the check fails
-import glob, os
-import numpy as np
-a, b = (np.load(glob.glob(os.path.join(d, '*.npy'))[0]) for d in sys.argv[1:3])
-print(f'int4 rec: max abs difference ONNX Runtime vs edgemm {np.abs(a - b).max():.2e}')
-sys.exit(0 if np.abs(a - b).max() < 1e-4 else 1)
-PY
+ort_agrees int4 "$tmp/int4/ch_PP-OCRv4_rec_infer.onnx"
 # AWQ (activation-aware scales from 4 calibration images through the rec stage): CER at most 1
 # point above float, and ONNX Runtime runs the file (Mul by 1/s before MatMulNBits) like edgemm.
 mkdir -p "$tmp/awq"
 cp "$tmp/int4/"{ch_PP-OCRv4_det_infer.onnx,ch_ppocr_mobile_v2.0_cls_infer.onnx,ppocr_keys_v1.txt} "$tmp/awq/"
 check int4-awq-rec 0 "$bin" quantize "$rec" -o "$tmp/awq/ch_PP-OCRv4_rec_infer.onnx" --scheme int4-weight --awq \
   --calib "$calib/manifest.json" --stage ocr-rec --samples 4 --threads 2
-check eval-awq 0 "$bin" eval ocr --set "$root/data/ocr_set" --models "$tmp/awq" --threads 2 --json
-cp "$tmp/out" "$tmp/awq.json"
-check awq-cer-within-a-point 0 "$py" - "$tmp/float.json" "$tmp/awq.json" <<'PY'
-import sys; sys.stdout = sys.stderr  # the numbers show when the check fails
-import json
-f, q = (json.load(open(p))['overall']['cer'] for p in sys.argv[1:3])
-print(f'CER float {100 * f:.2f} %, int4 + AWQ rec {100 * q:.2f} %')
-sys.exit(0 if q <= f + 0.01 else 1)
-PY
-check ort-runs-awq-rec 0 node "$root/tools/reference/ort_run.js" "$tmp/awq/ch_PP-OCRv4_rec_infer.onnx" \
-  --input x="$tmp/rec_x.npy" --output-dir "$tmp/ort_awq"
-check edgemm-runs-awq-rec 0 "$bin" run "$tmp/awq/ch_PP-OCRv4_rec_infer.onnx" --input x="$tmp/rec_x.npy" \
-  --output-dir "$tmp/edgemm_awq"
-check ort-agrees-awq 0 "$py" - "$tmp/ort_awq" "$tmp/edgemm_awq" <<'PY'
-import sys; sys.stdout = sys.stderr  # the numbers show when the check fails
-import glob, os
-import numpy as np
-a, b = (np.load(glob.glob(os.path.join(d, '*.npy'))[0]) for d in sys.argv[1:3])
-print(f'int4 + AWQ rec: max abs difference ONNX Runtime vs edgemm {np.abs(a - b).max():.2e}')
-sys.exit(0 if np.abs(a - b).max() < 1e-4 else 1)
-PY
+cer_within awq "$tmp/awq" 1
+ort_agrees awq "$tmp/awq/ch_PP-OCRv4_rec_infer.onnx"
 report_and_exit
