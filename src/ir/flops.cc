@@ -76,6 +76,11 @@ std::optional<int64_t> node_flops(const Node& node, const NodeShapes& inputs, co
   // com.edgemm FusedMatMul: MatMul plus one add per output element for the bias.
   if (op == "FusedMatMul" && node.domain == kEdgemmDomain && a != nullptr && !a->empty())
     return 2 * product(*out) * a->back() + product(*out);
+  // com.edgemm Int8MatMul: MatMul plus the bias add when it has one.
+  if (op == "Int8MatMul" && node.domain == kEdgemmDomain && a != nullptr && !a->empty()) {
+    const bool bias = node.inputs.size() > 2 && !node.inputs[2].empty();
+    return 2 * product(*out) * a->back() + (bias ? product(*out) : 0);
+  }
   if (op == "Gemm" && a != nullptr && a->size() == 2) {
     const Expected<int64_t> trans_a = node.attr_int("transA", 0);
     const int64_t k = (trans_a.has_value() && *trans_a) ? (*a)[0] : (*a)[1];

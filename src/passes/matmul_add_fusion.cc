@@ -5,6 +5,8 @@
 ///   any runtime can run it, edgemm's Gemm puts the bias into oneDNN's matmul.
 /// - otherwise → kEdgemmDomain FusedMatMul(A, B, bias[N]): numpy MatMul semantics on A's
 ///   leading axes plus the bias on every row (matmul.cc).
+/// A com.edgemm Int8MatMul(A, B_int8) (from fuse_qdq) followed by such an Add takes the bias
+/// as its third input [N] (matmul_int8.h).
 
 #include "passes/passes.h"
 #include "passes/pattern_util.h"
@@ -30,12 +32,19 @@ bool bias_fits(const Tensor& bias, int64_t n, int64_t a_rank) {
   return bias.element_count() == n || bias.element_count() == 1;
 }
 
-/// Matches MatMul node `k` (B constant 2-D float32) and its single Add reader with a fitting bias.
+/// True for an Int8MatMul without a bias yet.
+bool is_int8_matmul(const ir::Node& n) {
+  return n.domain == kEdgemmDomain && n.op_type == "Int8MatMul" && n.inputs.size() == 2;
+}
+
+/// Matches MatMul node `k` (B constant 2-D float32) or Int8MatMul node `k` (B int8) and its
+/// single Add reader with a fitting bias.
 std::optional<MatMulAdd> match(const ir::Graph& graph, const GraphView& view, const Rewrite& rw, int k) {
   const ir::Node& mm = graph.nodes[k];
   if (mm.inputs.size() != 2) return std::nullopt;
   const Tensor* b = constant(graph, mm.inputs[1]);
-  if (b == nullptr || b->dtype() != DataType::kFloat32 || b->rank() != 2) return std::nullopt;
+  const DataType b_type = is_int8_matmul(mm) ? DataType::kInt8 : DataType::kFloat32;
+  if (b == nullptr || b->dtype() != b_type || b->rank() != 2) return std::nullopt;
   const std::string& y = mm.outputs[0];
   if (!view.single_use(y)) return std::nullopt;
   const int add_k = view.consumers(y)[0];
@@ -62,10 +71,11 @@ void fuse_matmul_add(ir::Model& model, PassReport& report) {
   ir::Graph& graph = model.graph;
   const GraphView view(graph);
   Rewrite rw(graph);
-  int gemms = 0, fused = 0;
+  int gemms = 0, fused = 0, int8 = 0;
   for (int k = 0; k < static_cast<int>(graph.nodes.size()); ++k) {
     const ir::Node& node = graph.nodes[k];
-    if (!node.domain.empty() || node.op_type != "MatMul" || !rw.untouched(k)) continue;
+    const bool quantized = is_int8_matmul(node);
+    if (!((node.domain.empty() && node.op_type == "MatMul") || quantized) || !rw.untouched(k)) continue;
     const auto m = match(graph, view, rw, k);
     if (!m) continue;
     const std::string a = node.inputs[0], b = node.inputs[1];
@@ -73,7 +83,14 @@ void fuse_matmul_add(ir::Model& model, PassReport& report) {
     ir::Node out;
     out.name = graph.nodes[m->add].name + "/MatMul+Add";
     out.outputs = graph.nodes[m->add].outputs;
-    if (known_rank(graph, a) == 2 && model.opset("") >= 7) {  // Gemm-7 broadcasts C without an attribute
+    if (quantized) {  // keeps the MatMul's name, which quantize reports and profiles use
+      out.name = node.name;
+      out.op_type = node.op_type;
+      out.domain = node.domain;
+      out.attributes = node.attributes;
+      out.inputs = {a, b, bias_vector(graph, m->bias, n, out.name + "/bias")};
+      ++int8;
+    } else if (known_rank(graph, a) == 2 && model.opset("") >= 7) {  // Gemm-7 broadcasts C without an attribute
       out.op_type = "Gemm";
       out.inputs = {a, b, m->bias};
       ++gemms;
@@ -87,9 +104,10 @@ void fuse_matmul_add(ir::Model& model, PassReport& report) {
     rw.touched[m->add] = true;
     graph.nodes[m->add] = std::move(out);
   }
-  if (gemms + fused == 0) return;
+  if (gemms + fused + int8 == 0) return;
   remove_nodes(graph, rw.dead);
   if (gemms > 0) report.patterns["MatMul+Add→Gemm"] += gemms;
+  if (int8 > 0) report.patterns["Int8MatMul+Add→Int8MatMul(bias)"] += int8;
   if (fused > 0) {
     use_edgemm_domain(model);
     report.patterns["MatMul+Add→FusedMatMul"] += fused;

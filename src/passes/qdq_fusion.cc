@@ -1,16 +1,21 @@
 /// \file qdq_fusion.cc
-/// fuse_qdq: a Conv whose inputs come through QDQ pairs (ONNX QuantizeLinear/DequantizeLinear
-/// 13, as edgemm quantize and ONNX Runtime's quantizer write them) becomes one com.edgemm
-/// Int8Conv (kernels/cpu/conv_int8.h) that reads the float input before QuantizeLinear:
+/// fuse_qdq: a Conv or MatMul whose inputs come through QDQ pairs (ONNX QuantizeLinear/
+/// DequantizeLinear 13, as edgemm quantize and ONNX Runtime's quantizer write them) becomes one
+/// com.edgemm Int8Conv (kernels/cpu/conv_int8.h) or Int8MatMul (kernels/cpu/matmul_int8.h) that
+/// reads the float input before QuantizeLinear:
 ///
 ///   x ─ QuantizeLinear(s, z) ─ DequantizeLinear(s, z) ─┐
 ///   W_int8 ─ DequantizeLinear(w_s[M] or w_s, 0, axis 0) ─┴─ Conv(B) ─ y
 ///     ⇒  x ─ Int8Conv(W_int8, B; x_scale s, x_zero_point z, w_scales) ─ y
 ///
+///   x ─ Q ─ DQ ─┐, B_int8 [K, N] ─ DequantizeLinear(b_s[N] or b_s, 0, axis 1) ─┴─ MatMul ─ y
+///     ⇒  x ─ Int8MatMul(B_int8; x_scale s, x_zero_point z, w_scales) ─ y
+///
 /// Matched when: s is a positive float32 scalar constant and z a uint8 scalar constant (or
 /// absent), equal on both nodes; W_int8 an int8 constant with zero points all 0 (or absent)
-/// and scales one per output channel (axis 0) or one for all; B absent or a float32 constant
-/// [M]. The QDQ nodes stay for other readers; dead ones are removed by the later passes. Runs
+/// and scales one per output channel (Conv: axis 0; MatMul: axis 1, the columns of B) or one
+/// for all; Conv's B absent or a float32 constant [M]. A MatMul's bias Add is absorbed later
+/// by fuse_matmul_add. The QDQ nodes stay for other readers; dead ones are removed by the later passes. Runs
 /// before constant folding, which would otherwise turn DequantizeLinear(W_int8) into float
 /// weights.
 
@@ -81,17 +86,21 @@ bool match_activation(const GraphView& view, const ir::Graph& graph, const std::
   return true;
 }
 
-/// Weight input: DequantizeLinear of an int8 constant with zero points 0, per output channel
-/// (axis 0) or per tensor. Sets the int8 constant's name and the M scales.
-bool match_weight(const GraphView& view, const ir::Graph& graph, const std::string& value, std::string& w,
-                  std::vector<float>& scales) {
+/// Weight input: DequantizeLinear of an int8 constant with zero points 0, per channel along
+/// `channel_axis` (Conv: axis 0 of [M, C/group, k...]; MatMul: axis 1 of [K, N]) or per tensor.
+/// Sets the int8 constant's name and one scale per channel.
+bool match_weight(const GraphView& view, const ir::Graph& graph, const std::string& value, int64_t channel_axis,
+                  std::string& w, std::vector<float>& scales) {
   auto dq = qdq_producer(view, graph, value, "DequantizeLinear");
   if (!dq) return false;
   const Tensor* q = constant(graph, dq->node->inputs[0]);
-  if (q == nullptr || q->dtype() != DataType::kInt8 || q->rank() < 3 || q->rank() > 5) return false;
-  const int64_t m = q->dim(0);
+  if (q == nullptr || q->dtype() != DataType::kInt8) return false;
+  const bool conv_rank = q->rank() >= 3 && q->rank() <= 5;
+  if (channel_axis == 0 ? !conv_rank : q->rank() != 2) return false;
+  const int64_t m = q->dim(channel_axis);
   const int64_t n = dq->scale->element_count();
-  const bool per_channel = n == m && dq->scale->rank() == 1 && (dq->axis == 0 || dq->axis == -q->rank());
+  const bool per_channel =
+      n == m && dq->scale->rank() == 1 && (dq->axis == channel_axis || dq->axis == channel_axis - q->rank());
   if (!(n == 1 || per_channel) || !positive_finite(*dq->scale)) return false;
   if (dq->zero_point != nullptr) {
     if (dq->zero_point->dtype() != DataType::kInt8 || dq->zero_point->element_count() != n) return false;
@@ -119,14 +128,18 @@ void fuse_qdq(ir::Model& model, PassReport& report) {
   GraphView view(graph);
   bool fused = false;
   for (ir::Node& node : graph.nodes) {
-    if (!node.domain.empty() || node.op_type != "Conv" || node.inputs.size() < 2 || node.outputs.size() != 1) continue;
+    const bool conv = node.op_type == "Conv";
+    if (!node.domain.empty() || !(conv || node.op_type == "MatMul") || node.inputs.size() < 2 ||
+        node.outputs.size() != 1) {
+      continue;
+    }
     std::string x, w;
     float x_scale = 0;
     int32_t x_zero_point = 0;
     std::vector<float> w_scales;
     if (!match_activation(view, graph, node.inputs[0], x, x_scale, x_zero_point)) continue;
-    if (!match_weight(view, graph, node.inputs[1], w, w_scales)) continue;
-    const bool has_bias = node.inputs.size() > 2 && !node.inputs[2].empty();
+    if (!match_weight(view, graph, node.inputs[1], conv ? 0 : 1, w, w_scales)) continue;
+    const bool has_bias = conv && node.inputs.size() > 2 && !node.inputs[2].empty();
     if (has_bias) {
       const Tensor* b = constant(graph, node.inputs[2]);
       if (b == nullptr || b->dtype() != DataType::kFloat32 ||
@@ -135,8 +148,9 @@ void fuse_qdq(ir::Model& model, PassReport& report) {
       }
     }
     node.domain = ir::kEdgemmDomain;
-    node.op_type = "Int8Conv";
-    node.inputs = {x, w, has_bias ? node.inputs[2] : ""};
+    node.op_type = conv ? "Int8Conv" : "Int8MatMul";
+    node.inputs =
+        conv ? std::vector<std::string>{x, w, has_bias ? node.inputs[2] : ""} : std::vector<std::string>{x, w};
     node.attributes["x_scale"] = float_attr(x_scale);
     ir::Attribute zp;
     zp.kind = ir::Attribute::Kind::kInt;
@@ -146,7 +160,7 @@ void fuse_qdq(ir::Model& model, PassReport& report) {
     scales.kind = ir::Attribute::Kind::kFloats;
     scales.floats = std::move(w_scales);
     node.attributes["w_scales"] = std::move(scales);
-    ++report.patterns["QDQ Conv→Int8Conv"];
+    ++report.patterns[conv ? "QDQ Conv→Int8Conv" : "QDQ MatMul→Int8MatMul"];
     fused = true;
   }
   if (fused) use_edgemm_domain(model);

@@ -1,6 +1,7 @@
 // INT8 quantization end to end on small graphs: the QDQ rewrite (src/quant/qdq.h), the QDQ
-// fusion pass and the Int8Conv kernel (oneDNN path against the QDQ graph run op by op with the
-// reference QuantizeLinear / DequantizeLinear / Conv kernels), and fp16 weight storage.
+// fusion pass and the Int8Conv / Int8MatMul kernels (oneDNN path against the QDQ graph run op by
+// op with the reference QuantizeLinear / DequantizeLinear / Conv / MatMul kernels), and fp16
+// weight storage.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -97,21 +98,27 @@ double max_relative_error(const Tensor& got, const Tensor& want) {
   return worst;
 }
 
-void expect_int8_matches_qdq_graph(const ConvCase& cc, const std::string& name, const char* kernel) {
-  const std::string path = save_qdq_conv(cc, name);
-  const Tensor x = seeded_f32({1, cc.c, cc.side, cc.side}, 11, -2.0f, 3.0f);
-  const Tensor want = run_one(path, false, x);  // QuantizeLinear, DequantizeLinear, Conv kernels
+/// Runs the QDQ graph at `path` op by op and through the fusion pass; expects equal outputs and
+/// exactly one `op_type` node that ran `kernel`.
+void expect_fused_matches_qdq_graph(const std::string& path, const Tensor& x, const char* op_type, const char* kernel,
+                                    const std::string& name) {
+  const Tensor want = run_one(path, false, x);  // QuantizeLinear, DequantizeLinear, Conv / MatMul kernels
   std::vector<NodeProfile> profile;
   const Tensor got = run_one(path, true, x, &profile);
   EXPECT_LT(max_relative_error(got, want), 1e-4) << name;
   int int8_nodes = 0;
   for (const NodeProfile& n : profile) {
-    if (n.op_type == "Int8Conv") {
+    if (n.op_type == op_type) {
       ++int8_nodes;
       EXPECT_EQ(n.kernel, kernel) << name;
     }
   }
   EXPECT_EQ(int8_nodes, 1) << name;
+}
+
+void expect_int8_matches_qdq_graph(const ConvCase& cc, const std::string& name, const char* kernel) {
+  expect_fused_matches_qdq_graph(save_qdq_conv(cc, name), seeded_f32({1, cc.c, cc.side, cc.side}, 11, -2.0f, 3.0f),
+                                 "Int8Conv", kernel, name);
 }
 
 TEST(QuantInt8Conv, OneDnnPathMatchesTheQdqGraph) {
@@ -153,6 +160,70 @@ TEST(QuantInt8Conv, DenormalWeightScaleStaysExact) {
       EXPECT_EQ(n.kernel, "u8s8_conv__reference");
     }
   }
+}
+
+/// One MatMul of a QDQ test graph: x [a_shape..., k] times B [k, n].
+struct MatMulCase {
+  std::vector<int64_t> a_shape = {2, 7};  // leading axes of x
+  int64_t k = 24, n = 40;
+  int weight_max = 64;
+  bool bias = true;         // followed by Add(bias [n]), as edgemm quantize leaves Linear layers
+  bool per_tensor = false;  // one weight scale instead of one per column
+};
+
+/// x → QuantizeLinear(0.03, 100) → DequantizeLinear → MatMul(DequantizeLinear(B_int8, scales,
+/// axis 1)) [→ Add(bias)] → y.
+std::string save_qdq_matmul(const MatMulCase& mc, const std::string& name) {
+  ModelBuilder b(13);
+  std::vector<int64_t> x_shape = mc.a_shape, y_shape = mc.a_shape;
+  x_shape.push_back(mc.k);
+  y_shape.push_back(mc.n);
+  b.input("x", kF, x_shape);
+  b.output("y", kF, y_shape);
+  b.initializer_floats("x_scale", {}, {0.03f});
+  initializer_bytes(b, "x_zp", onnx::TensorProto::UINT8, {}, std::string(1, static_cast<char>(100)));
+  b.node("QuantizeLinear", {"x", "x_scale", "x_zp"}, {"xq"});
+  b.node("DequantizeLinear", {"xq", "x_scale", "x_zp"}, {"xdq"});
+  std::mt19937 rng(6);
+  std::uniform_int_distribution<int> w(-mc.weight_max, mc.weight_max);
+  std::string wq(static_cast<size_t>(mc.k * mc.n), '\0');
+  for (char& v : wq) v = static_cast<char>(static_cast<int8_t>(w(rng)));
+  initializer_bytes(b, "w_q", onnx::TensorProto::INT8, {mc.k, mc.n}, wq);
+  const int64_t scales = mc.per_tensor ? 1 : mc.n;
+  b.initializer_floats("w_scale", mc.per_tensor ? std::vector<int64_t>{} : std::vector<int64_t>{mc.n},
+                       seeded_values(static_cast<size_t>(scales), 8, 0.002f, 0.01f));
+  set_int(b.node("DequantizeLinear", {"w_q", "w_scale"}, {"w"}), "axis", 1);
+  b.node("MatMul", {"xdq", "w"}, {mc.bias ? "mm" : "y"}, "matmul");
+  if (mc.bias) {
+    b.initializer_floats("bias", {mc.n}, seeded_values(static_cast<size_t>(mc.n), 10));
+    b.node("Add", {"mm", "bias"}, {"y"});
+  }
+  return b.save(testing::temp_dir("qdq_matmul") / (name + ".onnx"));
+}
+
+void expect_int8_matches_qdq_graph(const MatMulCase& mc, const std::string& name, const char* kernel) {
+  std::vector<int64_t> x_shape = mc.a_shape;
+  x_shape.push_back(mc.k);
+  expect_fused_matches_qdq_graph(save_qdq_matmul(mc, name), seeded_f32(x_shape, 12, -2.0f, 3.0f), "Int8MatMul", kernel,
+                                 name);
+}
+
+TEST(QuantInt8MatMul, OneDnnPathMatchesTheQdqGraph) {
+  expect_int8_matches_qdq_graph(MatMulCase{}, "rank3_bias", "u8s8_matmul__onednn");
+  expect_int8_matches_qdq_graph(MatMulCase{.a_shape = {5}, .k = 17, .n = 3, .bias = false}, "rank2_no_bias",
+                                "u8s8_matmul__onednn");
+  expect_int8_matches_qdq_graph(MatMulCase{.a_shape = {1, 40}, .k = 120, .n = 480, .per_tensor = true}, "per_tensor",
+                                "u8s8_matmul__onednn");
+}
+
+TEST(QuantInt8MatMul, ReferencePathMatchesTheQdqGraph) {
+  kernels::onednn::ScopedEnabled off(false);
+  expect_int8_matches_qdq_graph(MatMulCase{}, "reference", "u8s8_matmul__reference");
+}
+
+TEST(QuantInt8MatMul, FullRangeWeightsStayExact) {
+  expect_int8_matches_qdq_graph(MatMulCase{.weight_max = 127}, "full_range",
+                                kernels::cpu_features().avx512_vnni ? "u8s8_matmul__onednn" : "u8s8_matmul__reference");
 }
 
 // Channels whose weights are all tiny get scale 1 and zero codes, never a denormal scale.

@@ -8,7 +8,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <iostream>
 #include <map>
 #include <mutex>
 #include <optional>
@@ -18,28 +17,15 @@
 #include "ir/elementwise_steps.h"
 #include "kernels/cpu/conv_reference.h"
 #include "kernels/cpu/epilogue.h"
+#include "kernels/cpu/int8_common.h"
 #include "kernels/cpu/layout.h"
 #include "kernels/cpu/onednn.h"
 #include "kernels/cpu/quant_common.h"
-#include "kernels/cpu_features.h"
 
 namespace edgemm::kernels {
 namespace {
 
 using dnnl::memory;
-
-/// Largest weight magnitude whose uint8 × int8 pair sums fit vpmaddubsw's int16 (255·64·2).
-constexpr int kMaxWeightWithoutVnni = 64;
-
-/// uint8 quantization of one value as QuantizeLinear: round half to even of v / scale, plus the
-/// zero point, saturated (NaN gives 0). The clamp keeps the magic-number rounding exact.
-inline uint8_t quantize_u8(float v, float scale, float zero_point) {
-  float r = v / scale;
-  r = r > -zero_point ? r : -zero_point;
-  r = r < 255.0f - zero_point ? r : 255.0f - zero_point;
-  constexpr float kRound = 12582912.0f;  // 1.5 · 2^23: adding and subtracting it rounds to even
-  return static_cast<uint8_t>((r + kRound) - kRound + zero_point);
-}
 
 /// Quantizes X (NCHW [N, C, S], or nChw8c [N, C/8, S, 8] when `blocked`; S = spatial size) into
 /// uint8 NHWC [N, S, C].
@@ -55,11 +41,11 @@ void quantize_to_nhwc(const float* x, bool blocked, int64_t n, int64_t c, int64_
       constexpr int64_t kB = 8;
       for (int64_t cb = 0; cb < c / kB; ++cb) {
         const float* src = x + ((b * (c / kB) + cb) * s + p) * kB;
-        for (int64_t j = 0; j < kB; ++j) dst[cb * kB + j] = quantize_u8(src[j], scale, z);
+        for (int64_t j = 0; j < kB; ++j) dst[cb * kB + j] = int8::quantize_u8(src[j], scale, z);
       }
     } else {
       const float* src = x + b * c * s + p;
-      for (int64_t ch = 0; ch < c; ++ch) dst[ch] = quantize_u8(src[ch * s], scale, z);
+      for (int64_t ch = 0; ch < c; ++ch) dst[ch] = int8::quantize_u8(src[ch * s], scale, z);
     }
   }
 }
@@ -94,11 +80,9 @@ struct Int8Plan {
 struct Int8ConvParams {
   ConvAttrs attrs;
   std::vector<ir::Step> steps;
-  float x_scale = 1;
-  int32_t x_zero_point = 0;
-  std::vector<float> w_scales;  // [M]
-  Tensor weights;               // int8 [M, C/G, k...]
-  Tensor bias;                  // float32 [M] or undefined
+  int8::QdqScales q;  // x_scale, x_zero_point, w_scales [M]
+  Tensor weights;     // int8 [M, C/G, k...]
+  Tensor bias;        // float32 [M] or undefined
   bool src_blocked = false, dst_blocked = false;
 };
 
@@ -109,7 +93,7 @@ class Int8ConvKernel final : public Kernel {
     output_scales_.resize(static_cast<size_t>(m));
     scaled_bias_.assign(static_cast<size_t>(m), 0.0f);
     for (int64_t c = 0; c < m; ++c) {
-      output_scales_[c] = p_.x_scale * p_.w_scales[c];
+      output_scales_[c] = p_.q.x_scale * p_.q.w_scales[c];
       if (p_.bias.defined()) scaled_bias_[c] = p_.bias.data<float>()[c] / output_scales_[c];
     }
   }
@@ -199,7 +183,7 @@ class Int8ConvKernel final : public Kernel {
       }
       dnnl::primitive_attr attr = onednn::user_scratchpad_attr();
       attr.set_output_scales(1 << 1, output_scales_);
-      attr.set_zero_points(DNNL_ARG_SRC, 0, {p_.x_zero_point});
+      attr.set_zero_points(DNNL_ARG_SRC, 0, {p_.q.x_zero_point});
       if (!p_.steps.empty()) {
         std::vector<const Shape*> shapes;
         for (const auto& o : operands) shapes.push_back(o ? &*o : nullptr);
@@ -237,8 +221,8 @@ class Int8ConvKernel final : public Kernel {
     int64_t spatial = 1;
     for (int64_t d : g.in_spatial) spatial *= d;
     auto* src = static_cast<uint8_t*>(onednn::thread_buffer(onednn::Slot::kSrc, p.src_md.get_size()));
-    quantize_to_nhwc(x.data<float>(), p_.src_blocked, g.batch, g.in_channels, spatial, p_.x_scale, p_.x_zero_point, src,
-                     threads);
+    quantize_to_nhwc(x.data<float>(), p_.src_blocked, g.batch, g.in_channels, spatial, p_.q.x_scale, p_.q.x_zero_point,
+                     src, threads);
     onednn::set_threads(threads);
     try {
       memory dst = onednn::wrap(p.dst_md, onednn::thread_buffer(onednn::Slot::kDst, p.dst_md.get_size()));
@@ -279,13 +263,13 @@ class Int8ConvKernel final : public Kernel {
     const quant::QRange u8{0, 255};
     float* v = xdq.data<float>();
     for (int64_t i = 0; i < xdq.element_count(); ++i) {
-      const int32_t q = quant::quantize_value(v[i] / p_.x_scale, p_.x_zero_point, u8);
-      v[i] = static_cast<float>(q - p_.x_zero_point) * p_.x_scale;
+      const int32_t q = quant::quantize_value(v[i] / p_.q.x_scale, p_.q.x_zero_point, u8);
+      v[i] = static_cast<float>(q - p_.q.x_zero_point) * p_.q.x_scale;
     }
     EDGEMM_ASSIGN_OR_RETURN(Tensor wdq, Tensor::create(DataType::kFloat32, p_.weights.shape()));
     const int64_t per_channel = p_.weights.element_count() / p_.weights.dim(0);
     for (int64_t i = 0; i < wdq.element_count(); ++i) {
-      wdq.data<float>()[i] = static_cast<float>(p_.weights.data<int8_t>()[i]) * p_.w_scales[i / per_channel];
+      wdq.data<float>()[i] = static_cast<float>(p_.weights.data<int8_t>()[i]) * p_.q.w_scales[i / per_channel];
     }
     Tensor plain_y = *y;
     if (p_.dst_blocked) {
@@ -328,25 +312,7 @@ Expected<Int8ConvParams> read_params(const KernelInfo& info) {
     }
     p.bias = *b;
   }
-  if (!node.has_attr("x_scale") || !node.has_attr("x_zero_point") || !node.has_attr("w_scales")) {
-    return invalid(node, "attributes x_scale, x_zero_point and w_scales are required");
-  }
-  EDGEMM_ASSIGN_OR_RETURN(p.x_scale, node.attr_float("x_scale", 0));
-  EDGEMM_ASSIGN_OR_RETURN(const int64_t zp, node.attr_int("x_zero_point", 0));
-  EDGEMM_ASSIGN_OR_RETURN(p.w_scales, node.attr_floats("w_scales"));
-  if (!(p.x_scale > 0) || !std::isfinite(p.x_scale)) {
-    return invalid(node, "attribute x_scale must be finite and > 0, got " + std::to_string(p.x_scale));
-  }
-  if (zp < 0 || zp > 255) return invalid(node, "attribute x_zero_point must be in [0, 255], got " + std::to_string(zp));
-  p.x_zero_point = static_cast<int32_t>(zp);
-  if (static_cast<int64_t>(p.w_scales.size()) != m) {
-    return invalid(node, "attribute w_scales has " + std::to_string(p.w_scales.size()) + " values for " +
-                             std::to_string(m) + " output channels");
-  }
-  for (float s : p.w_scales) {
-    if (!(s > 0) || !std::isfinite(s))
-      return invalid(node, "attribute w_scales has " + std::to_string(s) + " (must be > 0)");
-  }
+  EDGEMM_ASSIGN_OR_RETURN(p.q, int8::read_qdq_scales(node, m));
   EDGEMM_ASSIGN_OR_RETURN(const std::string src_layout, node.attr_string("src_layout", "NCHW"));
   EDGEMM_ASSIGN_OR_RETURN(const std::string dst_layout, node.attr_string("dst_layout", "NCHW"));
   p.src_blocked = src_layout == "nChw8c";
@@ -354,39 +320,13 @@ Expected<Int8ConvParams> read_params(const KernelInfo& info) {
   return p;
 }
 
-/// True when every x_scale · w_scale and B / (x_scale · w_scale) oneDNN would use is a normal float
-/// (a denormal weight scale makes the bias overflow).
-bool scales_representable(const Int8ConvParams& p) {
-  for (size_t c = 0; c < p.w_scales.size(); ++c) {
-    const float s = p.x_scale * p.w_scales[c];
-    if (!std::isnormal(s)) return false;
-    if (p.bias.defined() && !std::isfinite(p.bias.data<float>()[c] / s)) return false;
-  }
-  return true;
-}
-
-/// True when oneDNN's u8s8 kernels compute these weights exactly on this CPU.
-bool fits_pair_sums(const Tensor& w) {
-  if (cpu_features().avx512_vnni) return true;
-  const int8_t* v = w.data<int8_t>();
-  for (int64_t i = 0; i < w.element_count(); ++i) {
-    if (std::abs(static_cast<int>(v[i])) > kMaxWeightWithoutVnni) return false;
-  }
-  return true;
-}
-
 }  // namespace
 
 Expected<std::unique_ptr<Kernel>> make_int8_conv(const KernelInfo& info) {
   EDGEMM_ASSIGN_OR_RETURN(Int8ConvParams p, read_params(info));
-  const bool exact = fits_pair_sums(p.weights);
-  if (!exact) {
-    std::cerr << "edgemm: warning: " << info.node.describe()
-              << ": int8 weights beyond [-64, 64] would saturate oneDNN's u8s8 kernels on this CPU (no AVX-512 VNNI); "
-                 "running the slow reference path (edgemm quantize writes 7-bit weights unless --full-range)"
-              << std::endl;
-  }
-  const bool onednn = onednn::enabled() && exact && scales_representable(p);
+  const bool exact = int8::fits_pair_sums(p.weights);
+  if (!exact) int8::warn_reference_path(info.node);
+  const bool onednn = onednn::enabled() && exact && int8::scales_representable(p.q, p.bias);
   return std::unique_ptr<Kernel>(std::make_unique<Int8ConvKernel>(std::move(p), onednn));
 }
 

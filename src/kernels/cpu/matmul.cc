@@ -13,6 +13,8 @@
 ///   added to every row of N values, then an optional epilogue of unary steps (attributes as in
 ///   src/ir/elementwise_steps.h, written by passes::fuse_epilogues) as oneDNN eltwise post-ops,
 ///   or in the ElementwiseChain loop where oneDNN has none.
+/// - com.edgemm Int8Conv's sibling Int8MatMul (QDQ MatMul, passes::fuse_qdq) lives in
+///   matmul_int8.cc and is registered here.
 ///
 /// Paths: float32 runs on oneDNN's matmul primitive. A constant B (weights) is reordered once
 /// into the layout oneDNN picks (format_tag::any) when the kernel is created, for a nominal M;
@@ -36,6 +38,7 @@
 #include "kernels/cpu/elementwise_chain.h"
 #include "kernels/cpu/epilogue.h"
 #include "kernels/cpu/families.h"
+#include "kernels/cpu/matmul_int8.h"
 #include "kernels/cpu/matmul_reference.h"
 #include "kernels/cpu/onednn.h"
 
@@ -631,6 +634,7 @@ void register_matmul_kernels(KernelRegistry& registry) {
   // Gemm 1/6 (attribute `broadcast`) accept the same C shapes as 7+ or fewer.
   for (int since : {1, 6, 7, 9, 11, 13}) registry.add("", "Gemm", since, make_gemm);
   registry.add("com.edgemm", "FusedMatMul", 1, make_fused_matmul);
+  registry.add("com.edgemm", "Int8MatMul", 1, make_int8_matmul);
 }
 
 }  // namespace edgemm::kernels

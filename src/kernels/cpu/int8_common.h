@@ -1,0 +1,51 @@
+#pragma once
+/// \file int8_common.h
+/// What the com.edgemm Int8Conv (conv_int8.h) and Int8MatMul (matmul_int8.h) kernels share:
+/// their quantization attributes, the uint8 quantization of the float input, and the checks
+/// that decide whether oneDNN's u8s8 kernels compute a node exactly on this CPU.
+
+#include <cstdint>
+#include <vector>
+
+#include "edgemm/status.h"
+#include "edgemm/tensor.h"
+#include "ir/graph.h"
+
+namespace edgemm::kernels::int8 {
+
+/// The attributes passes::fuse_qdq writes: the input's QuantizeLinear parameters (uint8) and
+/// one symmetric int8 weight scale per output channel (Conv) or column (MatMul).
+struct QdqScales {
+  float x_scale = 1;
+  int32_t x_zero_point = 0;
+  std::vector<float> w_scales;
+};
+
+/// Reads and checks x_scale (finite, > 0), x_zero_point (0..255) and w_scales (`channels`
+/// finite values > 0). Errors: kInvalidModel naming the node and the attribute.
+Expected<QdqScales> read_qdq_scales(const ir::Node& node, int64_t channels);
+
+/// uint8 quantization of one value as QuantizeLinear: round half to even of v / scale, plus the
+/// zero point, saturated (NaN gives 0). The clamp keeps the magic-number rounding exact.
+inline uint8_t quantize_u8(float v, float scale, float zero_point) {
+  float r = v / scale;
+  r = r > -zero_point ? r : -zero_point;
+  r = r < 255.0f - zero_point ? r : 255.0f - zero_point;
+  constexpr float kRound = 12582912.0f;  // 1.5 · 2^23: adding and subtracting it rounds to even
+  return static_cast<uint8_t>((r + kRound) - kRound + zero_point);
+}
+
+/// True when oneDNN's u8s8 kernels compute these int8 weights exactly on this CPU: always with
+/// AVX-512 VNNI; otherwise only weights within [−64, 64], whose uint8 × int8 pair sums fit
+/// vpmaddubsw's int16 (oneDNN "Nuances of int8 Computations").
+bool fits_pair_sums(const Tensor& weights);
+
+/// True when every x_scale · w_scale and bias / (x_scale · w_scale) that oneDNN would use is a
+/// normal float (a denormal weight scale makes the pre-divided bias overflow). `bias` (float32,
+/// one value per w_scale) may be undefined.
+bool scales_representable(const QdqScales& scales, const Tensor& bias);
+
+/// Prints the warning for weights that fail fits_pair_sums (the reference path runs instead).
+void warn_reference_path(const ir::Node& node);
+
+}  // namespace edgemm::kernels::int8
