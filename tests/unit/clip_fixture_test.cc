@@ -1,7 +1,8 @@
 // Parity of edgemm with PyTorch on the tiny CLIP package (tests/fixtures/clip_tiny, made by
 // tools/fixtures/make_clip_fixture.py; transformers.js runs the same files in the ctest
-// clip_check): image_embeds and text_embeds (and last_hidden_state) within 1e-4 of PyTorch's,
-// cosine > 0.99999 per row, with graph optimizations on and off; dynamic batch and sequence.
+// clip_check): image_embeds and text_embeds (and last_hidden_state; text_embeds also of real
+// prompts tokenized by transformers.js) within 1e-4 of PyTorch's, cosine > 0.99999 per row, with
+// graph optimizations on and off; dynamic batch and sequence.
 
 #include <gtest/gtest.h>
 
@@ -118,6 +119,10 @@ TEST_P(ClipFixture, TextMatchesPyTorch) {
   auto cut = inf->run({{"input_ids", slice<int64_t>(ids, {0, 2}, 8)}}, {"text_embeds"});
   ASSERT_TRUE(cut.has_value()) << cut.status().to_string();
   expect_close((*cut)[0], slice<float>(reference("text_embeds"), {0, 2}), "text_embeds [2, 8]" + tag);
+  // Real prompts, tokenized by transformers.js with the package's tokenizer.json (prompts.json).
+  auto prompts = inf->run({{"input_ids", reference("prompt_input_ids")}}, {"text_embeds"});
+  ASSERT_TRUE(prompts.has_value()) << prompts.status().to_string();
+  expect_close((*prompts)[0], reference("prompt_text_embeds"), "prompt text_embeds" + tag);
 }
 
 INSTANTIATE_TEST_SUITE_P(Optimize, ClipFixture, ::testing::Bool(),

@@ -11,7 +11,10 @@ const { readNpy, writeNpy } = require('./ort_run.js');
 
 const ROOT = path.resolve(__dirname, '../..');
 const IMAGES = ['data/photos/chelsea.png', 'data/photos/coffee.png'];
-const USAGE = `usage: node tools/reference/clip_check.js PACKAGE_DIR [--max-diff D] [--write-processor DIR]
+// All fit the tiny model's 16 positions: transformers.js 4.3.1 truncates after adding the special
+// tokens (the EOS is cut off, unlike Python transformers), so over-long text is no oracle here.
+const PROMPTS = ['a photo of a cat', 'A cup of coffee on a table.', 'rocket launch at night!!'];
+const USAGE = `usage: node tools/reference/clip_check.js PACKAGE_DIR [--max-diff D] [--write-refs]
 
 Loads PACKAGE_DIR with transformers.js (local files only, dtype 'fp32', so onnx/vision_model.onnx and
 onnx/text_model.onnx), runs CLIPVisionModelWithProjection on PACKAGE_DIR/reference/pixel_values.npy
@@ -19,21 +22,26 @@ and CLIPTextModelWithProjection on PACKAGE_DIR/reference/input_ids.npy, with ONN
 optimizations off and on, and compares image_embeds, text_embeds and both last_hidden_state outputs
 with the PyTorch references beside them (max abs diff at most D, default 1e-4).
 Then runs the package's processor (AutoProcessor: CLIPImageProcessor from preprocessor_config.json)
-on ${IMAGES.join(' and ')} and compares pixel_values with PACKAGE_DIR/reference/processor/<image>.npy
-when present (max abs diff at most 1e-6: same library, same input), or writes them to DIR with
---write-processor DIR (the references for edgemm's C++ preprocessing).
+on ${IMAGES.join(' and ')} and its tokenizer (AutoTokenizer, padding and truncation on) on
+${PROMPTS.length} prompts, and compares with the committed references: pixel_values with
+reference/processor/<image>.npy (max abs diff at most 1e-6: same library, same input), the ids with
+reference/prompt_input_ids.npy (equal) and CLIPTextModelWithProjection on them with PyTorch's
+reference/prompt_text_embeds.npy (at most D). With --write-refs it writes the processor outputs
+(the references for edgemm's C++ preprocessing), reference/prompts.json (texts and ids) and
+reference/prompt_input_ids.npy instead; then run tools/fixtures/make_clip_fixture.py again to add
+PyTorch's prompt_text_embeds.npy.
 Prints one JSON object; exit status 0 when every check passes, 1 otherwise, 2 for bad arguments.
 
 Needs: cd tools/reference && npm install --ignore-scripts (scripts/setup.sh does it).`;
 
 function parseArgs(argv) {
-  const a = { dir: null, maxDiff: 1e-4, writeProcessor: null };
+  const a = { dir: null, maxDiff: 1e-4, writeRefs: false };
   for (let i = 0; i < argv.length; i++) {
     const k = argv[i];
     const val = () => { if (i + 1 >= argv.length) throw new Error(`${k} needs a value`); return argv[++i]; };
     if (k === '-h' || k === '--help') { console.log(USAGE); process.exit(0); }
     else if (k === '--max-diff') a.maxDiff = Number(val());
-    else if (k === '--write-processor') a.writeProcessor = val();
+    else if (k === '--write-refs') a.writeRefs = true;
     else if (k.startsWith('-')) throw new Error(`unknown option ${k}`);
     else if (a.dir === null) a.dir = k;
     else throw new Error(`unexpected argument ${k}`);
@@ -62,12 +70,36 @@ function compare(name, got, want) {
   return { name, shape, max_abs_diff: maxAbs, cosine: dot / Math.sqrt(na * nb) };
 }
 
+// Tokenizes PROMPTS (padded to the longest, truncated at model_max_length) and embeds them.
+async function checkPrompts(args, ref, id, { AutoTokenizer, CLIPTextModelWithProjection }) {
+  const tokenizer = await AutoTokenizer.from_pretrained(id);
+  const encoded = tokenizer(PROMPTS, { padding: true, truncation: true });
+  const ids = encoded.input_ids;
+  const rows = [];
+  for (let r = 0; r < ids.dims[0]; r++) rows.push(Array.from(ids.data.slice(r * ids.dims[1], (r + 1) * ids.dims[1]), Number));
+  const idsFile = path.join(ref, 'prompt_input_ids.npy');
+  if (args.writeRefs) {
+    writeNpy(idsFile, 'int64', ids.dims, ids.data);
+    const json = { tokenizer: 'transformers.js 4.3.1 AutoTokenizer, padding: true, truncation: true', texts: PROMPTS, input_ids: rows };
+    fs.writeFileSync(path.join(ref, 'prompts.json'), JSON.stringify(json, null, 1) + '\n');
+    return { ok: true, input_ids: rows, note: 'written; run make_clip_fixture.py again for prompt_text_embeds.npy' };
+  }
+  const want = readNpy(idsFile);
+  const same = want.shape.join(',') === Array.from(ids.dims).join(',') && want.data.every((v, i) => v === ids.data[i]);
+  const text = await CLIPTextModelWithProjection.from_pretrained(id, { dtype: 'fp32', device: 'cpu' });
+  const { text_embeds: embeds } = await text({ input_ids: ids });
+  await text.dispose();
+  const c = compare('prompt text_embeds', embeds, readNpy(path.join(ref, 'prompt_text_embeds.npy')));
+  c.ok = c.ok !== false && c.max_abs_diff <= args.maxDiff;
+  return { ok: same && c.ok, input_ids_equal: same, input_ids: rows, text_embeds: c };
+}
+
 async function main() {
   let args;
   try { args = parseArgs(process.argv.slice(2)); } catch (e) { console.error(`clip_check: ${e.message}\n\n${USAGE}`); process.exit(2); }
   const dir = path.resolve(args.dir);
   const ref = path.join(dir, 'reference');
-  const { env, Tensor, RawImage, AutoProcessor, CLIPVisionModelWithProjection, CLIPTextModelWithProjection } =
+  const { env, Tensor, RawImage, AutoProcessor, AutoTokenizer, CLIPVisionModelWithProjection, CLIPTextModelWithProjection } =
     await import('@huggingface/transformers');
   env.allowRemoteModels = false;
   env.allowLocalModels = true;
@@ -102,9 +134,9 @@ async function main() {
     const { pixel_values: pv } = await processor(image);
     const base = path.basename(rel).replace(/\.[^.]+$/, '');
     const entry = { image: rel, shape: Array.from(pv.dims) };
-    if (args.writeProcessor) {
-      fs.mkdirSync(args.writeProcessor, { recursive: true });
-      entry.file = path.join(args.writeProcessor, `${base}.npy`);
+    if (args.writeRefs) {
+      fs.mkdirSync(path.join(ref, 'processor'), { recursive: true });
+      entry.file = path.join(ref, 'processor', `${base}.npy`);
       writeNpy(entry.file, 'float32', pv.dims, pv.data);
       entry.ok = true;
     } else {
@@ -119,8 +151,9 @@ async function main() {
     }
     processed.push(entry);
   }
-  const ok = checks.every((c) => c.ok) && processed.every((p) => p.ok);
-  console.log(JSON.stringify({ package: dir, ok, models: checks, processor: processed }, null, 2));
+  const prompts = await checkPrompts(args, ref, id, { AutoTokenizer, CLIPTextModelWithProjection });
+  const ok = checks.every((c) => c.ok) && processed.every((p) => p.ok) && prompts.ok;
+  console.log(JSON.stringify({ package: dir, ok, models: checks, processor: processed, prompts }, null, 2));
   process.exit(ok ? 0 : 1);
 }
 
