@@ -2,7 +2,7 @@
 // tools/fixtures/make_clip_fixture.py; transformers.js runs the same files in the ctest
 // clip_check): image_embeds and text_embeds (and last_hidden_state; text_embeds also of real
 // prompts tokenized by transformers.js) within 1e-4 of PyTorch's, cosine > 0.99999 per row, with
-// graph optimizations on and off; dynamic batch and sequence.
+// graph optimizations on and off and with the input shapes pinned; dynamic batch and sequence.
 
 #include <gtest/gtest.h>
 
@@ -29,11 +29,21 @@ Tensor reference(const std::string& name) {
   return t.has_value() ? std::move(t).value() : Tensor();
 }
 
-std::unique_ptr<Inferencer> load(const std::string& model, bool optimize) {
+/// How the graph is loaded: passes off, passes on (the default), or passes on with the input shape
+/// pinned, so that the Shape → Gather → Concat → Reshape subgraphs fold to constants.
+enum class Load { kNotOptimized, kOptimized, kPinned };
+
+std::string tag(Load mode) {
+  return mode == Load::kNotOptimized ? " (not optimized)" : mode == Load::kOptimized ? " (optimized)" : " (pinned)";
+}
+
+std::unique_ptr<Inferencer> load(const std::string& model, Load mode, const std::string& input = "",
+                                 const Shape& pinned = {}) {
   InferencerConfig config;
   config.model_path = (kPackage / "onnx" / model).string();
   config.threads = 1;
-  config.optimize = optimize;
+  config.optimize = mode != Load::kNotOptimized;
+  if (mode == Load::kPinned) config.fixed_input_shapes[input] = pinned;
   auto inf = Inferencer::create(config);
   EXPECT_TRUE(inf.has_value()) << inf.status().to_string();
   return inf.has_value() ? std::move(inf).value() : nullptr;
@@ -85,48 +95,52 @@ void expect_close(const Tensor& got, const Tensor& want, const std::string& what
   std::cout << "[ clip ] " << what << ": max abs diff " << max_diff << ", min cosine " << min_cos << "\n";
 }
 
-class ClipFixture : public ::testing::TestWithParam<bool> {};
+class ClipFixture : public ::testing::TestWithParam<Load> {};
 
 TEST_P(ClipFixture, VisionMatchesPyTorch) {
-  const bool optimize = GetParam();
-  auto inf = load("vision_model.onnx", optimize);
-  ASSERT_NE(inf, nullptr);
+  const Load mode = GetParam();
   const Tensor pixels = reference("pixel_values");
+  auto inf = load("vision_model.onnx", mode, "pixel_values", pixels.shape());
+  ASSERT_NE(inf, nullptr);
   auto out = inf->run({{"pixel_values", pixels}}, {"image_embeds", "last_hidden_state"});
   ASSERT_TRUE(out.has_value()) << out.status().to_string();
-  const std::string tag = optimize ? " (optimized)" : " (not optimized)";
-  expect_close((*out)[0], reference("image_embeds"), "image_embeds" + tag);
-  expect_close((*out)[1], reference("vision_last_hidden_state"), "vision last_hidden_state" + tag);
+  expect_close((*out)[0], reference("image_embeds"), "image_embeds" + tag(mode));
+  expect_close((*out)[1], reference("vision_last_hidden_state"), "vision last_hidden_state" + tag(mode));
+  if (mode == Load::kPinned) return;  // the shapes below differ from the pinned one
   // Batch 1 (the batch axis is symbolic): the second image alone.
   auto one = inf->run({{"pixel_values", slice<float>(pixels, {1})}}, {"image_embeds"});
   ASSERT_TRUE(one.has_value()) << one.status().to_string();
-  expect_close((*one)[0], slice<float>(reference("image_embeds"), {1}), "image_embeds batch 1" + tag);
+  expect_close((*one)[0], slice<float>(reference("image_embeds"), {1}), "image_embeds batch 1" + tag(mode));
 }
 
 TEST_P(ClipFixture, TextMatchesPyTorch) {
-  const bool optimize = GetParam();
-  auto inf = load("text_model.onnx", optimize);
-  ASSERT_NE(inf, nullptr);
+  const Load mode = GetParam();
   const Tensor ids = reference("input_ids");
   ASSERT_EQ(ids.shape(), (Shape{3, 12}));
+  auto inf = load("text_model.onnx", mode, "input_ids", ids.shape());
+  ASSERT_NE(inf, nullptr);
   auto out = inf->run({{"input_ids", ids}}, {"text_embeds", "last_hidden_state"});
   ASSERT_TRUE(out.has_value()) << out.status().to_string();
-  const std::string tag = optimize ? " (optimized)" : " (not optimized)";
-  expect_close((*out)[0], reference("text_embeds"), "text_embeds" + tag);
-  expect_close((*out)[1], reference("text_last_hidden_state"), "text last_hidden_state" + tag);
+  expect_close((*out)[0], reference("text_embeds"), "text_embeds" + tag(mode));
+  expect_close((*out)[1], reference("text_last_hidden_state"), "text last_hidden_state" + tag(mode));
+  if (mode == Load::kPinned) return;  // the shapes below differ from the pinned one
   // Rows 0 and 2 end (EOS) at positions 4 and 7: cut to 8 tokens, their embeddings are unchanged
   // (the causal mask hides what follows the EOS), so a shorter sequence axis must give the same.
   auto cut = inf->run({{"input_ids", slice<int64_t>(ids, {0, 2}, 8)}}, {"text_embeds"});
   ASSERT_TRUE(cut.has_value()) << cut.status().to_string();
-  expect_close((*cut)[0], slice<float>(reference("text_embeds"), {0, 2}), "text_embeds [2, 8]" + tag);
+  expect_close((*cut)[0], slice<float>(reference("text_embeds"), {0, 2}), "text_embeds [2, 8]" + tag(mode));
   // Real prompts, tokenized by transformers.js with the package's tokenizer.json (prompts.json).
   auto prompts = inf->run({{"input_ids", reference("prompt_input_ids")}}, {"text_embeds"});
   ASSERT_TRUE(prompts.has_value()) << prompts.status().to_string();
-  expect_close((*prompts)[0], reference("prompt_text_embeds"), "prompt text_embeds" + tag);
+  expect_close((*prompts)[0], reference("prompt_text_embeds"), "prompt text_embeds" + tag(mode));
 }
 
-INSTANTIATE_TEST_SUITE_P(Optimize, ClipFixture, ::testing::Bool(),
-                         [](const ::testing::TestParamInfo<bool>& info) { return info.param ? "On" : "Off"; });
+INSTANTIATE_TEST_SUITE_P(Load, ClipFixture, ::testing::Values(Load::kNotOptimized, Load::kOptimized, Load::kPinned),
+                         [](const ::testing::TestParamInfo<Load>& info) {
+                           return info.param == Load::kNotOptimized ? "NotOptimized"
+                                  : info.param == Load::kOptimized  ? "Optimized"
+                                                                    : "Pinned";
+                         });
 
 }  // namespace
 }  // namespace edgemm
