@@ -20,17 +20,18 @@ expect_text encode-no-special "$tmp/out" '^\[979, 587, 636\]$'
 check encode-tokens 0 "$bin" tokenize --tokenizer "$clip" "a cat" --tokens
 expect_text encode-token-lines "$tmp/out" "320 -> 'a</w>'"
 check encode-json 0 "$bin" tokenize --tokenizer "$clip" --json "A photo of a cat." "two dogs"
+cp "$tmp/out" "$tmp/encode.json"
 check encode-json-valid 0 /usr/bin/python3 -c '
 import json, sys
 r = json.load(open(sys.argv[1]))["results"]
 assert [x["ids"] for x in r] == [[1022, 320, 691, 521, 320, 830, 269, 1023], [1022, 979, 587, 636, 1023]], r
-assert r[1]["attention_mask"] == [1] * 5 and r[1]["tokens"][0] == "<|startoftext|>", r' "$tmp/out"
+assert r[1]["attention_mask"] == [1] * 5 and r[1]["tokens"][0] == "<|startoftext|>", r' "$tmp/encode.json"
 check pad-truncate 0 "$bin" tokenize --tokenizer "$clip" --max-length 5 --pad-to 6 "A photo of a cat." "two"
 expect_text truncated "$tmp/out" '^\[1022, 320, 691, 521, 1023, 1023\]$'
 expect_text padded "$tmp/out" '^\[1022, 979, 1023, 1023, 1023, 1023\]$'
 check decode 0 "$bin" tokenize --tokenizer "$clip" --decode "1022,320,691,521,320,830,269,1023"
 expect_text decoded "$tmp/out" '^<|startoftext|>a photo of a cat . <|endoftext|>$'
-check decode-skip 0 "$bin" tokenize --tokenizer "$clip" --decode --skip-special "[1022, 320, 691, 1023]"
+check decode-skip 0 "$bin" tokenize --tokenizer "$clip" --decode --skip-special "1022 320 691 1023"
 expect_text decoded-skip "$tmp/out" '^a photo$'
 
 # Bad input: exit 2 arguments, 3 malformed file, 4 unsupported, 6 missing file.
