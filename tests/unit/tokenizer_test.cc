@@ -245,6 +245,19 @@ TEST(TokenizerClip, FixtureLayout) {
   EXPECT_EQ(clip->num_special_tokens_to_add(), 2);
 }
 
+TEST(TokenizerClip, VeryLongWordRoundTrips) {
+  // One 100000-character pre-token: the merges use a heap (the crate's Word::merge_all), not a
+  // rescan per merge.
+  auto clip = Tokenizer::from_file(kClipDir);
+  ASSERT_TRUE(clip.has_value()) << clip.status().to_string();
+  std::string word;
+  for (int i = 0; i < 25000; ++i) word += "cats";
+  auto enc = clip->encode(word, false);
+  ASSERT_TRUE(enc.has_value()) << enc.status().to_string();
+  EXPECT_LT(enc->ids.size(), word.size());  // merged, not one token a character
+  EXPECT_EQ(clip->decode(enc->ids, true).value(), word);
+}
+
 // ---- oracle: npm @huggingface/tokenizers ----------------------------------------------------
 
 /// Corpus lines are escaped: \n, \t, \r, \\ (tools/reference/tokenize.js does the same).
@@ -305,7 +318,8 @@ int check_corpus(const Tokenizer& t, const Oracle& o, const std::string& name, b
   int matched = 0;
   for (size_t i = 0; i < refs.size() && i < o.texts.size(); ++i) {
     auto enc = t.encode(o.texts[i], special);
-    ASSERT_TRUE(enc.has_value()) << enc.status().to_string();
+    EXPECT_TRUE(enc.has_value()) << enc.status().to_string();
+    if (!enc.has_value()) continue;
     const auto want = refs[i]["ids"].get<std::vector<int32_t>>();
     EXPECT_EQ(enc->ids, want) << name << " line " << i + 1 << ": " << o.texts[i];
     bool ok = enc->ids == want;

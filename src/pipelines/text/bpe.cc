@@ -2,6 +2,7 @@
 // Sennrich et al., "Neural Machine Translation of Rare Words with Subword Units", ACL 2016).
 #include <cstdio>
 #include <mutex>
+#include <queue>
 #include <unordered_map>
 
 #include "pipelines/text/components.h"
@@ -112,24 +113,61 @@ class Bpe final : public Model {
       }
     }
     if (pending_unk >= 0) symbols.push_back(pending_unk);
-    while (symbols.size() > 1) {
-      int32_t best_rank = INT32_MAX, best_id = -1;
-      size_t best_pos = 0;
-      for (size_t k = 0; k + 1 < symbols.size(); ++k) {
-        const uint64_t key =
-            (static_cast<uint64_t>(static_cast<uint32_t>(symbols[k])) << 32) | static_cast<uint32_t>(symbols[k + 1]);
-        auto it = merges.find(key);
-        if (it != merges.end() && it->second.first < best_rank) {
-          best_rank = it->second.first;
-          best_id = it->second.second;
-          best_pos = k;
-        }
-      }
-      if (best_id < 0) break;
-      symbols[best_pos] = best_id;
-      symbols.erase(symbols.begin() + static_cast<std::ptrdiff_t>(best_pos) + 1);
+    return merge_all(symbols);
+  }
+
+  const std::pair<int32_t, int32_t>* find_merge(int32_t a, int32_t b) const {
+    auto it = merges.find((static_cast<uint64_t>(static_cast<uint32_t>(a)) << 32) | static_cast<uint32_t>(b));
+    return it == merges.end() ? nullptr : &it->second;
+  }
+
+  // Word::merge_all of the crate: a min-heap of (rank, position) over the live pairs of a linked
+  // list of symbols, so the lowest-ranked pair merges first and, among equal ranks, the
+  // leftmost; O(n log n) even for a very long pre-token.
+  std::vector<int32_t> merge_all(const std::vector<int32_t>& ids) const {
+    const int n = static_cast<int>(ids.size());
+    if (n < 2) return ids;
+    std::vector<int32_t> id = ids;
+    std::vector<int> prev(static_cast<size_t>(n)), next(static_cast<size_t>(n));
+    std::vector<bool> alive(static_cast<size_t>(n), true);
+    for (int i = 0; i < n; ++i) {
+      prev[static_cast<size_t>(i)] = i - 1;
+      next[static_cast<size_t>(i)] = i + 1 < n ? i + 1 : -1;
     }
-    return symbols;
+    struct Candidate {
+      int32_t rank;
+      int pos;
+      int32_t new_id;
+      bool operator>(const Candidate& o) const { return rank != o.rank ? rank > o.rank : pos > o.pos; }
+    };
+    std::priority_queue<Candidate, std::vector<Candidate>, std::greater<Candidate>> queue;
+    auto push = [&](int pos) {
+      if (pos < 0) return;
+      const int nx = next[static_cast<size_t>(pos)];
+      if (nx < 0) return;
+      if (const auto* m = find_merge(id[static_cast<size_t>(pos)], id[static_cast<size_t>(nx)])) {
+        queue.push({m->first, pos, m->second});
+      }
+    };
+    for (int i = 0; i + 1 < n; ++i) push(i);
+    while (!queue.empty()) {
+      const Candidate top = queue.top();
+      queue.pop();
+      const auto pos = static_cast<size_t>(top.pos);
+      if (!alive[pos] || next[pos] < 0) continue;
+      const auto nx = static_cast<size_t>(next[pos]);
+      const auto* m = find_merge(id[pos], id[nx]);
+      if (!m || m->second != top.new_id || m->first != top.rank) continue;  // stale entry
+      id[pos] = top.new_id;
+      alive[nx] = false;
+      next[pos] = next[nx];
+      if (next[pos] >= 0) prev[static_cast<size_t>(next[pos])] = top.pos;
+      push(prev[pos]);
+      push(top.pos);
+    }
+    std::vector<int32_t> out;
+    for (int i = 0; i >= 0; i = next[static_cast<size_t>(i)]) out.push_back(id[static_cast<size_t>(i)]);
+    return out;
   }
 };
 
