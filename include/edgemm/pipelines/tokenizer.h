@@ -4,10 +4,10 @@
 /// `tokenizers` crate, https://huggingface.co/docs/tokenizers/api/tokenizer, also read by
 /// transformers.js). Supported components (behaviour as in the `tokenizers` crate):
 ///  - normalizers: NFC, NFD, NFKC, NFKD, Lowercase, Replace (String or Regex pattern), Strip,
-///    Prepend, Sequence;
+///    StripAccents, Prepend, BertNormalizer, Sequence;
 ///  - pre-tokenizers: ByteLevel (add_prefix_space, use_regex with GPT-2's pattern), Split
 ///    (String or Regex pattern; behavior Removed, Isolated, MergedWithPrevious, MergedWithNext,
-///    Contiguous; invert), Whitespace, WhitespaceSplit, Sequence;
+///    Contiguous; invert), Whitespace, WhitespaceSplit, BertPreTokenizer, Sequence;
 ///  - models: BPE (vocab; merges as "a b" strings or ["a", "b"] pairs; unk_token, fuse_unk,
 ///    byte_fallback, continuing_subword_prefix, end_of_word_suffix, ignore_merges), WordPiece;
 ///  - post-processors: ByteLevel, TemplateProcessing, RobertaProcessing, BertProcessing,
