@@ -198,7 +198,7 @@ TEST(ClipPreprocess, ResizeKernelsByHand) {
   const int v[4] = {0, 0, 100, 100};
   for (int x = 0; x < 4; ++x) ramp.at<cv::Vec3b>(0, x) = cv::Vec3b(v[x], v[x], v[x]);
   cv::Mat doubled = resize_like_transformers_js(ramp, 8, 1, Resample::kBicubic);  // positions 0, 0.5, ..., 3.5
-  EXPECT_EQ(doubled.at<cv::Vec3b>(0, 3)[0], 50);                                 // position 1.5
+  EXPECT_EQ(doubled.at<cv::Vec3b>(0, 3)[0], 50);                                  // position 1.5
   // Nearest: floor(x · 4 / 3) = 0, 1, 2.
   cv::Mat nearest = resize_like_transformers_js(four, 3, 1, Resample::kNearest);
   EXPECT_EQ(nearest.at<cv::Vec3b>(0, 2)[0], 21);
@@ -222,8 +222,8 @@ TEST(ClipPreprocess, MatchesTransformersJsProcessor) {
       differing += d > 1e-6;
     }
     std::cout << "[ clip ] preprocessing " << name << " vs transformers.js: max abs diff " << max_diff
-              << " (one level = " << kOneLevel << "), mean " << sum / want.element_count() << ", "
-              << differing << " of " << want.element_count() << " values differ\n";
+              << " (one level = " << kOneLevel << "), mean " << sum / want.element_count() << ", " << differing
+              << " of " << want.element_count() << " values differ\n";
     EXPECT_LE(max_diff, kOneLevel + 1e-5) << name;
     EXPECT_LT(differing, want.element_count() / 4) << name;
   }
@@ -345,7 +345,8 @@ TEST(ClipPipeline, ZeroShotIsSoftmaxOfScaledCosine) {
   const ClipModel model = load_package();
   auto images = model.embed_pixels(reference("pixel_values"));
   ASSERT_TRUE(images.has_value());
-  const std::vector<std::string> labels = {"a photo of a cat", "A cup of coffee on a table.", "rocket launch at night!!"};
+  const std::vector<std::string> labels = {"a photo of a cat", "A cup of coffee on a table.",
+                                           "rocket launch at night!!"};
   auto scores = model.classify(*images, labels);
   ASSERT_TRUE(scores.has_value()) << scores.status().to_string();
   const std::vector<float> img = normalized_rows(reference("image_embeds"));

@@ -144,12 +144,12 @@ int build_index(const RetrieveArgs& a) {
   auto embeddings = embed_readable(*model, a.images, a.batch, kept, skipped, "index");
   if (!embeddings.has_value()) return report_error("retrieve", embeddings.status(), a.json);
   if (kept.empty()) {
-    return report_error("retrieve",
-                        Status(skipped.front().second.code(),
-                               "none of the " + std::to_string(a.images.size()) +
-                                   " images could be read; no index written (first error: " +
-                                   skipped.front().second.message() + ")"),
-                        a.json);
+    return report_error(
+        "retrieve",
+        Status(skipped.front().second.code(),
+               "none of the " + std::to_string(a.images.size()) +
+                   " images could be read; no index written (first error: " + skipped.front().second.message() + ")"),
+        a.json);
   }
   clip::EmbeddingIndex index = clip::EmbeddingIndex::for_model(*model);
   Status status = index.add(*embeddings, kept);
@@ -182,8 +182,8 @@ int query_index(const RetrieveArgs& a) {
   if (!same.is_ok()) return report_error("retrieve", same, a.json);
   auto text = model->embed_texts({a.query});
   if (!text.has_value()) return report_error("retrieve", text.status(), a.json);
-  auto matches = index->search(std::vector<float>(text->data<float>(), text->data<float>() + text->element_count()),
-                               a.top_k);
+  auto matches =
+      index->search(std::vector<float>(text->data<float>(), text->data<float>() + text->element_count()), a.top_k);
   if (!matches.has_value()) return report_error("retrieve", matches.status(), a.json);
   if (a.json) {
     nlohmann::json results = nlohmann::json::array();
@@ -274,8 +274,9 @@ void add_retrieve_command(CLI::App& app, int& exit_code) {
                   "CLIP package folder (transformers.js layout: config.json, preprocessor_config.json, "
                   "tokenizer.json, onnx/vision_model.onnx + onnx/text_model.onnx or onnx/model.onnx)");
   cmd->add_option("-i,--index", args->index, "index file: written with images, read with --query");
-  cmd->add_option("-q,--query", args->query, "text to rank the indexed images by")
-      ->each([args](const std::string&) { args->query_given = true; });
+  cmd->add_option("-q,--query", args->query, "text to rank the indexed images by")->each([args](const std::string&) {
+    args->query_given = true;
+  });
   cmd->add_option("-k,--top-k", args->top_k, "how many images --query prints")->capture_default_str();
   cmd->add_option("-l,--labels", args->labels, "comma-separated labels for zero-shot classification")
       ->each([args](const std::string&) { args->labels_given = true; });
@@ -285,7 +286,9 @@ void add_retrieve_command(CLI::App& app, int& exit_code) {
       ->check(finite_range(0.0, 1000.0));
   cmd->add_option("-t,--threads", args->threads, "intra-op threads per model (0 = all cores)")
       ->check(CLI::Range(0, kMaxThreads));
-  cmd->add_option("--batch", args->batch, "images per vision model run")->check(CLI::Range(1, 256))->capture_default_str();
+  cmd->add_option("--batch", args->batch, "images per vision model run")
+      ->check(CLI::Range(1, 256))
+      ->capture_default_str();
   cmd->add_flag("--no-optimize", args->no_optimize, "run the ONNX files without edgemm's graph passes");
   cmd->add_flag("--json", args->json, "print a JSON document (schema in docs/clip.md)");
   cmd->callback([args, &exit_code] { exit_code = retrieve_command(*args); });

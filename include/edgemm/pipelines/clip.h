@@ -67,11 +67,11 @@ std::array<int, 2> resize_output_size(const ImageProcessorConfig& config, int wi
 
 /// config.json fields the pipeline uses (Hugging Face CLIPConfig names).
 struct ClipConfig {
-  std::string model_id;     ///< `_name_or_path` when present, else the package folder's name
-  int projection_dim = 0;   ///< embedding length (config.json `projection_dim`)
-  int image_size = 0;       ///< vision_config.image_size, pixels (0 when absent)
-  int max_position_embeddings = 0;  ///< text_config.max_position_embeddings, tokens (0 when absent)
-  std::optional<int64_t> pad_token_id;  ///< text_config.pad_token_id
+  std::string model_id;                          ///< `_name_or_path` when present, else the package folder's name
+  int projection_dim = 0;                        ///< embedding length (config.json `projection_dim`)
+  int image_size = 0;                            ///< vision_config.image_size, pixels (0 when absent)
+  int max_position_embeddings = 0;               ///< text_config.max_position_embeddings, tokens (0 when absent)
+  std::optional<int64_t> pad_token_id;           ///< text_config.pad_token_id
   std::optional<double> logit_scale_init_value;  ///< config.json `logit_scale_init_value` (log scale)
 
   /// Parses config.json's text. Errors: kInvalidModel naming `source` and the field.
@@ -80,12 +80,12 @@ struct ClipConfig {
 
 /// Loading options.
 struct ClipOptions {
-  int threads = 0;        ///< intra-op threads per model (InferencerConfig::threads); 0 = all hardware threads
-  bool optimize = true;   ///< InferencerConfig::optimize
+  int threads = 0;                 ///< intra-op threads per model (InferencerConfig::threads); 0 = all hardware threads
+  bool optimize = true;            ///< InferencerConfig::optimize
   std::string backend = "native";  ///< InferencerConfig::backend ("native", "opencv", "plugin")
-  bool load_vision = true;  ///< load the image encoder (needed by embed_images)
-  bool load_text = true;    ///< load the text encoder and tokenizer (needed by embed_texts)
-  int image_batch = 8;      ///< images per vision run (a static batch dimension in the model wins)
+  bool load_vision = true;         ///< load the image encoder (needed by embed_images)
+  bool load_text = true;           ///< load the text encoder and tokenizer (needed by embed_texts)
+  int image_batch = 8;             ///< images per vision run (a static batch dimension in the model wins)
 };
 
 /// Zero-shot scores of one image: one entry per label, in the labels' order.

@@ -6,8 +6,8 @@
 #include <filesystem>
 #include <fstream>
 #include <functional>
-#include <optional>
 #include <opencv2/imgproc.hpp>
+#include <optional>
 #include <sstream>
 
 #include "edgemm/pipelines/clip.h"
@@ -45,8 +45,8 @@ namespace {
 Expected<std::string> read_file(const fs::path& path) {
   std::error_code ec;
   if (!fs::is_regular_file(path, ec)) {
-    return Status(StatusCode::kIo, "cannot read '" + path.string() + "': " +
-                                       (fs::exists(path, ec) ? "not a regular file" : "no such file"));
+    return Status(StatusCode::kIo, "cannot read '" + path.string() +
+                                       "': " + (fs::exists(path, ec) ? "not a regular file" : "no such file"));
   }
   std::ifstream in(path, std::ios::binary);
   std::ostringstream text;
@@ -73,9 +73,9 @@ Expected<const ValueInfo*> find_value(const std::vector<ValueInfo>& values, cons
   if (candidates == 1) return found;
   std::string names;
   for (const ValueInfo& v : values) names += (names.empty() ? "" : ", ") + v.name;
-  return Status(StatusCode::kInvalidModel, file + ": no " + what + " named '" + preferred + "'" +
-                                               (candidates > 1 ? " and several candidates" : " and no other candidate") +
-                                               " (has: " + names + ")");
+  return Status(StatusCode::kInvalidModel,
+                file + ": no " + what + " named '" + preferred + "'" +
+                    (candidates > 1 ? " and several candidates" : " and no other candidate") + " (has: " + names + ")");
 }
 
 void l2_normalize_rows(Tensor& t) {
@@ -184,9 +184,10 @@ Status load_models(ClipModelImpl& m) {
     if (m.height == 0 || m.width == 0) {
       if (want_h == 0) {
         return Status(StatusCode::kUnsupported,
-                      m.dir + "/preprocessor_config.json: images would keep their aspect ratio (no crop_size, no "
-                              "size.height/width) and the vision model's input size is not fixed; edgemm batches "
-                              "images of one size");
+                      m.dir +
+                          "/preprocessor_config.json: images would keep their aspect ratio (no crop_size, no "
+                          "size.height/width) and the vision model's input size is not fixed; edgemm batches "
+                          "images of one size");
       }
       m.height = want_h;
       m.width = want_w;
@@ -211,8 +212,9 @@ Status load_models(ClipModelImpl& m) {
         m.mask_input = v.name;
         m.mask_dtype = is_integer(v.dtype) ? v.dtype : DataType::kInt64;
       } else if (v.name != m.ids_input && v.name != m.pixel_input) {
-        return Status(StatusCode::kInvalidModel, file + ": unexpected input '" + v.name +
-                                                     "' (CLIP text models take input_ids and optionally attention_mask)");
+        return Status(StatusCode::kInvalidModel,
+                      file + ": unexpected input '" + v.name +
+                          "' (CLIP text models take input_ids and optionally attention_mask)");
       }
     }
     auto out = find_value(
@@ -259,8 +261,8 @@ ClipModel& ClipModel::operator=(ClipModel&&) noexcept = default;
 Expected<ClipModel> ClipModel::load(const std::string& dir, const ClipOptions& options) {
   std::error_code ec;
   if (!fs::is_directory(dir, ec)) {
-    return Status(StatusCode::kIo, "model package '" + dir + "' " +
-                                       (fs::exists(dir, ec) ? "is not a folder" : "does not exist"));
+    return Status(StatusCode::kIo,
+                  "model package '" + dir + "' " + (fs::exists(dir, ec) ? "is not a folder" : "does not exist"));
   }
   if (!options.load_vision && !options.load_text) {
     return Status(StatusCode::kInvalidArgument, "ClipOptions: load_vision and load_text are both off");
@@ -278,7 +280,8 @@ Expected<ClipModel> ClipModel::load(const std::string& dir, const ClipOptions& o
   auto config = ClipConfig::parse(*config_text, (root / "config.json").string());
   if (!config.has_value()) return config.status();
   impl->config = *config;
-  if (impl->config.model_id.empty()) impl->config.model_id = fs::absolute(root, ec).lexically_normal().filename().string();
+  if (impl->config.model_id.empty())
+    impl->config.model_id = fs::absolute(root, ec).lexically_normal().filename().string();
   if (impl->config.model_id.empty()) impl->config.model_id = fs::absolute(root, ec).parent_path().filename().string();
   impl->dim = impl->config.projection_dim;
   if (options.load_vision || fs::exists(root / "onnx" / "model.onnx", ec)) {
@@ -402,8 +405,8 @@ Expected<Tensor> ClipModel::embed_texts(const std::vector<std::string>& texts) c
   if (texts.empty()) return Status(StatusCode::kInvalidArgument, "no texts to embed");
   for (size_t i = 0; i < texts.size(); ++i) {
     if (std::all_of(texts[i].begin(), texts[i].end(), [](unsigned char c) { return std::isspace(c) != 0; })) {
-      return Status(StatusCode::kInvalidArgument, "text " + std::to_string(i + 1) + " of " +
-                                                      std::to_string(texts.size()) + " is empty");
+      return Status(StatusCode::kInvalidArgument,
+                    "text " + std::to_string(i + 1) + " of " + std::to_string(texts.size()) + " is empty");
     }
   }
   auto encoded = m.tokenizer->encode_batch(texts);
@@ -469,8 +472,8 @@ float ClipModel::logit_scale() const {
              : 1.0f;
 }
 
-Expected<std::vector<LabelScores>> ClipModel::classify(const Tensor& image_embeds, const std::vector<std::string>& labels,
-                                                       float scale) const {
+Expected<std::vector<LabelScores>> ClipModel::classify(const Tensor& image_embeds,
+                                                       const std::vector<std::string>& labels, float scale) const {
   if (labels.empty()) return Status(StatusCode::kInvalidArgument, "no labels to classify against");
   for (size_t i = 0; i < labels.size(); ++i) {
     if (std::all_of(labels[i].begin(), labels[i].end(), [](unsigned char c) { return std::isspace(c) != 0; })) {

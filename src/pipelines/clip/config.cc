@@ -6,6 +6,7 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <sstream>
+#include <tuple>
 
 #include "edgemm/pipelines/clip.h"
 
@@ -71,8 +72,8 @@ Status get_triple(const Json& j, const char* key, const char* alt, std::array<do
   }
   for (int c = 0; c < 3; ++c) {
     if (!std::isfinite(values[c]) || (is_std && values[c] == 0)) {
-      return invalid(source, key, std::string(is_std ? "must be finite and non-zero" : "must be finite") +
-                                      ", got " + it->dump());
+      return invalid(source, key,
+                     std::string(is_std ? "must be finite and non-zero" : "must be finite") + ", got " + it->dump());
     }
     out[c] = values[c];
   }
@@ -141,17 +142,13 @@ Expected<ImageProcessorConfig> ImageProcessorConfig::parse(const std::string& js
   if (!parsed.has_value()) return parsed.status();
   const Json& j = *parsed;
   ImageProcessorConfig c;
-#define EDGEMM_CLIP_BOOL(field, fallback)                           \
-  {                                                                 \
-    auto v = get_bool(j, #field, fallback, source);                 \
-    if (!v.has_value()) return v.status();                          \
-    c.field = *v;                                                   \
+  for (auto [key, field, fallback] :
+       {std::tuple{"do_convert_rgb", &c.do_convert_rgb, true}, std::tuple{"do_center_crop", &c.do_center_crop, false},
+        std::tuple{"do_rescale", &c.do_rescale, true}, std::tuple{"do_normalize", &c.do_normalize, false}}) {
+    auto v = get_bool(j, key, fallback, source);
+    if (!v.has_value()) return v.status();
+    *field = *v;
   }
-  EDGEMM_CLIP_BOOL(do_convert_rgb, true)
-  EDGEMM_CLIP_BOOL(do_center_crop, false)
-  EDGEMM_CLIP_BOOL(do_rescale, true)
-  EDGEMM_CLIP_BOOL(do_normalize, false)
-#undef EDGEMM_CLIP_BOOL
   auto size = j.find("size");
   if (size == j.end() || size->is_null()) size = j.find("image_size");
   const bool has_size = size != j.end() && !size->is_null();
@@ -168,14 +165,24 @@ Expected<ImageProcessorConfig> ImageProcessorConfig::parse(const std::string& js
   if (auto r = j.find("resample"); r != j.end() && !r->is_null()) {
     if (!r->is_number_integer()) return invalid(source, "resample", "must be an integer 0-5, got " + r->dump());
     switch (r->get<int64_t>()) {
-      case 0: c.resample = Resample::kNearest; break;
-      case 2: case 4: case 5: c.resample = Resample::kBilinear; break;
-      case 3: c.resample = Resample::kBicubic; break;
+      case 0:
+        c.resample = Resample::kNearest;
+        break;
+      case 2:
+      case 4:
+      case 5:
+        c.resample = Resample::kBilinear;
+        break;
+      case 3:
+        c.resample = Resample::kBicubic;
+        break;
       case 1:
         return Status(StatusCode::kUnsupported,
-                      source + ": field 'resample' is 1 (Lanczos), which edgemm does not implement "
-                               "(supported: 0 nearest, 2 bilinear, 3 bicubic; 4 and 5 run as bilinear)");
-      default: return invalid(source, "resample", "must be an integer 0-5 (PIL's filters), got " + r->dump());
+                      source +
+                          ": field 'resample' is 1 (Lanczos), which edgemm does not implement "
+                          "(supported: 0 nearest, 2 bilinear, 3 bicubic; 4 and 5 run as bilinear)");
+      default:
+        return invalid(source, "resample", "must be an integer 0-5 (PIL's filters), got " + r->dump());
     }
   }
   auto factor = get_number(j, "rescale_factor", 1.0 / 255.0, source);

@@ -125,13 +125,13 @@ EmbeddingIndex EmbeddingIndex::for_model(const ClipModel& model) {
 
 Status EmbeddingIndex::add(const Tensor& embeddings, const std::vector<std::string>& row_paths) {
   if (embeddings.dtype() != DataType::kFloat32 || embeddings.rank() != 2 || embeddings.dim(1) != dim) {
-    return Status(StatusCode::kInvalidArgument, "index of dim " + std::to_string(dim) +
-                                                    " takes float32 [N, " + std::to_string(dim) + "] embeddings, got " +
+    return Status(StatusCode::kInvalidArgument, "index of dim " + std::to_string(dim) + " takes float32 [N, " +
+                                                    std::to_string(dim) + "] embeddings, got " +
                                                     shape_to_string(embeddings.shape()));
   }
   if (embeddings.dim(0) != static_cast<int64_t>(row_paths.size())) {
-    return Status(StatusCode::kInvalidArgument, std::to_string(embeddings.dim(0)) + " embeddings but " +
-                                                    std::to_string(row_paths.size()) + " paths");
+    return Status(StatusCode::kInvalidArgument,
+                  std::to_string(embeddings.dim(0)) + " embeddings but " + std::to_string(row_paths.size()) + " paths");
   }
   vectors.insert(vectors.end(), embeddings.data<float>(), embeddings.data<float>() + embeddings.element_count());
   paths.insert(paths.end(), row_paths.begin(), row_paths.end());
@@ -175,7 +175,8 @@ Expected<EmbeddingIndex> EmbeddingIndex::load(const std::string& path) {
   if (size < 16 || !in.read(head, 16) || std::memcmp(head, kMagic, 8) != 0) {
     return bad("is not an edgemm embedding index (no EDGEMMIX header; make one with `edgemm retrieve --index`)");
   }
-  if (get_u32(head + 8) != kVersion) return bad("has version " + std::to_string(get_u32(head + 8)) + "; this edgemm reads version 1");
+  if (get_u32(head + 8) != kVersion)
+    return bad("has version " + std::to_string(get_u32(head + 8)) + "; this edgemm reads version 1");
   const uint32_t header_bytes = get_u32(head + 12);
   if (header_bytes > kMaxHeaderBytes || 16 + static_cast<std::streamoff>(header_bytes) > size) {
     return bad("is truncated: its header claims " + std::to_string(header_bytes) + " bytes");
@@ -190,7 +191,8 @@ Expected<EmbeddingIndex> EmbeddingIndex::load(const std::string& path) {
     index.vision_model_sha256 = h.at("vision_model_sha256").get<std::string>();
     index.dim = h.at("dim").get<int>();
     index.paths = h.at("paths").get<std::vector<std::string>>();
-    if (h.at("count").get<int64_t>() != static_cast<int64_t>(index.paths.size())) return bad("has count != number of paths");
+    if (h.at("count").get<int64_t>() != static_cast<int64_t>(index.paths.size()))
+      return bad("has count != number of paths");
   } catch (const nlohmann::json::exception& e) {
     return bad(std::string("has an invalid header: ") + e.what());
   }
@@ -230,8 +232,9 @@ Expected<std::vector<Match>> EmbeddingIndex::search(const std::vector<float>& qu
     all[r] = {static_cast<int64_t>(r), paths[r], static_cast<float>(dot)};
   }
   const size_t k = std::min(all.size(), static_cast<size_t>(top_k));
-  std::partial_sort(all.begin(), all.begin() + static_cast<std::ptrdiff_t>(k), all.end(),
-                    [](const Match& a, const Match& b) { return a.score != b.score ? a.score > b.score : a.index < b.index; });
+  std::partial_sort(
+      all.begin(), all.begin() + static_cast<std::ptrdiff_t>(k), all.end(),
+      [](const Match& a, const Match& b) { return a.score != b.score ? a.score > b.score : a.index < b.index; });
   all.resize(k);
   return all;
 }
