@@ -53,6 +53,12 @@ cp "$model/onnx/text_model.onnx" "$tmp/novision/onnx/"
 check no-vision-model 6 "$bin" retrieve --model "$tmp/novision" --index "$tmp/x.idx" "$cat"
 expect_text no-vision-model-message "$tmp/err" "no vision model"
 check no-vision-model-labels 6 "$bin" retrieve --model "$tmp/novision" --labels "a,b" "$cat"
+mkdir -p "$tmp/notext/onnx"
+cp "$model"/*.json "$tmp/notext/"
+cp "$model/onnx/vision_model.onnx" "$tmp/notext/onnx/"
+check no-text-model-build 0 "$bin" retrieve --model "$tmp/notext" --index "$tmp/notext.idx" "$cat"
+check no-text-model-query 6 "$bin" retrieve --model "$tmp/notext" --index "$tmp/notext.idx" --query "a cat"
+expect_text no-text-model-message "$tmp/err" "no text model"
 mkdir -p "$tmp/badpp"
 cp -r "$model/onnx" "$model"/*.json "$tmp/badpp/"
 echo '{"size": {"shortest_edge": 64}, "do_center_crop": true}' >"$tmp/badpp/preprocessor_config.json"
@@ -101,5 +107,32 @@ check labels-unreadable 2 "$bin" retrieve --model "$model" --labels "$labels" --
 expect_text labels-unreadable-json "$tmp/out" '"error"'
 check index-over-image 2 "$bin" retrieve --model "$model" --index "$cat" "$cat"
 check bad-threads 2 "$bin" retrieve --model "$model" --index "$tmp/z.idx" --threads -1 "$cat"
+
+# A combined package (one onnx/model.onnx with pixel_values, input_ids, attention_mask; made by
+# tools/fixtures/make_clip_combined.py): the same scores as the separate models.
+if /usr/bin/python3 -c "import onnx" 2>/dev/null; then
+  /usr/bin/python3 "$root/tools/fixtures/make_clip_combined.py" "$model" "$tmp/combined"
+  check combined-labels 0 "$bin" retrieve --model "$tmp/combined" --labels "$labels" --json "$cat" "$coffee"
+  cp "$tmp/out" "$tmp/combined.json"
+  check separate-labels 0 "$bin" retrieve --model "$model" --labels "$labels" --json "$cat" "$coffee"
+  if /usr/bin/python3 - "$tmp/combined.json" "$tmp/out" <<'PY'; then
+import json, sys
+a, b = (json.load(open(f)) for f in sys.argv[1:3])
+diff = max(abs(x[k] - y[k]) for ia, ib in zip(a["images"], b["images"])
+           for x, y in zip(ia["scores"], ib["scores"]) for k in ("prob", "cosine"))
+print("combined vs separate: max diff", diff)
+sys.exit(0 if diff <= 1e-5 and len(a["images"]) == 2 else 1)
+PY
+    passed=$((passed + 1))
+  else
+    failed=$((failed + 1))
+    echo "FAIL combined-vs-separate"
+  fi
+  check combined-build 0 "$bin" retrieve --model "$tmp/combined" --index "$tmp/combined.idx" "$cat" "$coffee"
+  check combined-query 0 "$bin" retrieve --model "$tmp/combined" --index "$tmp/combined.idx" --query "a cat"
+  check combined-index-other-model 2 "$bin" retrieve --model "$model" --index "$tmp/combined.idx" --query "a cat"
+else
+  echo "python3-onnx missing: combined-package checks skipped"
+fi
 
 report_and_exit
