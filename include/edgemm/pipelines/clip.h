@@ -32,21 +32,21 @@ enum class Resample {
 /// names; defaults are transformers.js's ImageProcessor defaults where the file omits a field).
 struct ImageProcessorConfig {
   bool do_convert_rgb = true;  ///< gray → RGB, alpha dropped (always done: the models take 3 channels)
-  bool do_resize = true;
+  bool do_resize = true;       ///< true when the file has a `size` and does not say otherwise
   /// Resize target, pixels. `size: {"shortest_edge": S}` (or `size: S`, an integer, read as the
   /// shortest edge as Python transformers does) keeps the aspect ratio; `{"longest_edge": L}` caps
   /// the longer side; `{"height": H, "width": W}` resizes to exactly W × H. 0 = not set.
-  int shortest_edge = 0;
-  int longest_edge = 0;
-  int resize_height = 0;
-  int resize_width = 0;
+  int shortest_edge = 0;                    ///< pixels; 0 = not set
+  int longest_edge = 0;                     ///< pixels; 0 = not set
+  int resize_height = 0;                    ///< pixels, exact resize (with resize_width); 0 = not set
+  int resize_width = 0;                     ///< pixels; 0 = not set
   Resample resample = Resample::kBilinear;  ///< transformers.js default 2 when absent
-  bool do_center_crop = false;
-  int crop_height = 0;  ///< pixels (`crop_size: {"height", "width"}` or an integer)
-  int crop_width = 0;
-  bool do_rescale = true;
-  double rescale_factor = 1.0 / 255.0;
-  bool do_normalize = false;
+  bool do_center_crop = false;              ///< crop crop_width × crop_height around the centre after resizing
+  int crop_height = 0;                      ///< pixels (`crop_size: {"height", "width"}` or an integer)
+  int crop_width = 0;                       ///< pixels
+  bool do_rescale = true;                   ///< multiply 8-bit samples by rescale_factor
+  double rescale_factor = 1.0 / 255.0;      ///< CLIP: 1/255
+  bool do_normalize = false;                ///< then (v − image_mean[c]) / image_std[c]
   std::array<double, 3> image_mean = {0.0, 0.0, 0.0};  ///< RGB, after rescaling
   std::array<double, 3> image_std = {1.0, 1.0, 1.0};   ///< RGB, after rescaling
 
@@ -94,6 +94,7 @@ struct LabelScores {
   std::vector<float> probs;   ///< softmax over labels of logit_scale × cosine, sums to 1
 };
 
+/// Implementation detail of ClipModel (src/pipelines/clip/clip_model.cc).
 class ClipModelImpl;
 
 /// A loaded CLIP package. Thread safety: the embed_* and classify calls are const and may run from
@@ -101,6 +102,7 @@ class ClipModelImpl;
 class ClipModel {
  public:
   ~ClipModel();
+  /// Movable, not copyable (owns its Inferencers).
   ClipModel(ClipModel&&) noexcept;
   ClipModel& operator=(ClipModel&&) noexcept;
 
@@ -159,7 +161,9 @@ class ClipModel {
   Expected<std::vector<LabelScores>> classify(const Tensor& image_embeds, const std::vector<std::string>& labels,
                                               float logit_scale = 0) const;
 
+  /// config.json as read (model_id filled in from the folder name when absent).
   const ClipConfig& config() const;
+  /// preprocessor_config.json as read (defaults when load_vision was off).
   const ImageProcessorConfig& processor() const;
   /// Embedding length (projection_dim, or the model's output width when config.json omits it).
   int embedding_dim() const;
@@ -188,7 +192,7 @@ struct Match {
 /// count × dim float32 (row-major, L2-normalized). Not thread-safe for concurrent mutation.
 class EmbeddingIndex {
  public:
-  std::string model_id;
+  std::string model_id;             ///< ClipConfig::model_id of the model that made it
   std::string vision_model_sha256;  ///< lower-case hex sha256 of the vision model file
   int dim = 0;                      ///< floats per vector
   std::vector<std::string> paths;   ///< one per vector
