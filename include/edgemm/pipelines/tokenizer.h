@@ -4,10 +4,10 @@
 /// `tokenizers` crate, https://huggingface.co/docs/tokenizers/api/tokenizer, also read by
 /// transformers.js). Supported components (behaviour as in the `tokenizers` crate):
 ///  - normalizers: NFC, NFD, NFKC, NFKD, Lowercase, Replace (String or Regex pattern), Strip,
-///    Prepend, Sequence;
+///    StripAccents, Prepend, BertNormalizer, Sequence;
 ///  - pre-tokenizers: ByteLevel (add_prefix_space, use_regex with GPT-2's pattern), Split
 ///    (String or Regex pattern; behavior Removed, Isolated, MergedWithPrevious, MergedWithNext,
-///    Contiguous; invert), Whitespace, WhitespaceSplit, Sequence;
+///    Contiguous; invert), Whitespace, WhitespaceSplit, BertPreTokenizer, Sequence;
 ///  - models: BPE (vocab; merges as "a b" strings or ["a", "b"] pairs; unk_token, fuse_unk,
 ///    byte_fallback, continuing_subword_prefix, end_of_word_suffix, ignore_merges), WordPiece;
 ///  - post-processors: ByteLevel, TemplateProcessing, RobertaProcessing, BertProcessing,
@@ -16,7 +16,18 @@
 ///  - added tokens (special, lstrip, rstrip, single_word, normalized), padding and truncation.
 /// Unicode (normalization forms, case mapping, regex with \p{..} classes) comes from ICU.
 /// Anything else is refused at load time with kUnsupported naming the JSON path and type.
-/// Only single sequences are encoded (no text pairs).
+/// Only single sequences are encoded (no text pairs); offsets are not tracked.
+///
+/// Checked against npm @huggingface/tokenizers 0.2.0 and transformers.js 4.3.1 (exact ids and
+/// decoded text on tests/fixtures/tokenizers/corpus.txt for GPT-2, a GPT-2 variant, WordPiece
+/// and CLIP styles). Where the crate and transformers.js differ, edgemm follows:
+///  - the crate for regex classes: \s is Unicode White_Space (Oniguruma; JavaScript's \s also
+///    has U+FEFF and lacks U+0085) and Whitespace's \w is Unicode (transformers.js: ASCII);
+///  - the crate for continuing_subword_prefix in BPE (transformers.js reads a suffix instead);
+///  - the crate for truncation: max_length counts the special tokens and keeps them
+///    (transformers.js cuts the ids after adding them, dropping a CLIP text's eos);
+///  - transformers.js for decoding: a BPE end_of_word_suffix ("</w>") becomes " ", and a
+///    top-level ByteLevel decoder passes added tokens through as text.
 
 #include <cstdint>
 #include <memory>

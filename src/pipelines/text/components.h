@@ -11,6 +11,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <unordered_set>
 #include <vector>
 
 #include "edgemm/status.h"
@@ -116,6 +117,12 @@ class Decoder {
   virtual ~Decoder() = default;
   /// The crate's Decoder::decode_chain: tokens in, strings out (joined by the caller).
   virtual std::vector<std::string> decode_chain(std::vector<std::string> tokens) const = 0;
+  /// The contents of the added tokens, set once after loading on the top-level decoder only: a
+  /// top-level ByteLevel passes them through as text instead of mapping their characters to
+  /// bytes, as transformers.js does (and transformers' Python slow tokenizers); the Rust crate,
+  /// and transformers.js inside a decoder Sequence, map "É" of an added token to the lone byte
+  /// 0xC9 (decoded as U+FFFD). Sequence does not forward it, to stay with transformers.js.
+  virtual void set_added_tokens(std::shared_ptr<const std::unordered_set<std::string>> added) {}
 };
 Expected<std::unique_ptr<Decoder>> load_decoder(const Json& j, const std::string& path, const JsonReader& r);
 /// transformers' clean_up_tokenization: " ." -> ".", " ?" -> "?", " !" -> "!", " ," -> ",",

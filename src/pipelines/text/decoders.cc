@@ -30,11 +30,19 @@ std::string utf8_lossy(const std::string& bytes) {
 
 class ByteLevel final : public Decoder {
  public:
-  // All tokens' bytes joined, then UTF-8 decoded once; a token with a character outside the
-  // byte table (e.g. an added token) contributes its own UTF-8 bytes.
+  // Runs of ordinary tokens: characters mapped back to bytes, then UTF-8 decoded (lossy); a
+  // token with a character outside the byte table contributes its own UTF-8 bytes (the crate).
+  // Added tokens are passed through between the runs (transformers.js ByteLevelDecoder).
   std::vector<std::string> decode_chain(std::vector<std::string> tokens) const override {
+    std::vector<std::string> out;
     std::string bytes;
-    for (const auto& t : tokens) {
+    for (auto& t : tokens) {
+      if (added_ && added_->count(t)) {
+        if (!bytes.empty()) out.push_back(utf8_lossy(bytes));
+        bytes.clear();
+        out.push_back(std::move(t));
+        continue;
+      }
       std::string mapped;
       bool all = true;
       for (size_t i = 0; i < t.size();) {
@@ -47,8 +55,15 @@ class ByteLevel final : public Decoder {
       }
       bytes += all ? mapped : t;
     }
-    return {utf8_lossy(bytes)};
+    if (!bytes.empty()) out.push_back(utf8_lossy(bytes));
+    return out;
   }
+  void set_added_tokens(std::shared_ptr<const std::unordered_set<std::string>> added) override {
+    added_ = std::move(added);
+  }
+
+ private:
+  std::shared_ptr<const std::unordered_set<std::string>> added_;
 };
 
 void replace_all(std::string& s, std::string_view from, std::string_view to) {

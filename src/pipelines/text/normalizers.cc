@@ -53,6 +53,46 @@ class Prepend final : public Normalizer {
   std::string prepend_;
 };
 
+/// BERT's normalizer (BertNormalizer of the crate, after google-research/bert tokenization.py).
+class BertNormalizer final : public Normalizer {
+ public:
+  BertNormalizer(bool clean_text, bool chinese_chars, bool strip_accents, bool lowercase)
+      : clean_text_(clean_text), chinese_chars_(chinese_chars), strip_accents_(strip_accents), lowercase_(lowercase) {}
+  std::string normalize(std::string_view text) const override {
+    std::string s;
+    s.reserve(text.size());
+    for (size_t i = 0; i < text.size();) {
+      const size_t begin = i;
+      const char32_t c = next_code_point(text, i);
+      if (clean_text_) {
+        if (c == 0 || c == 0xFFFD || (c != '\t' && c != '\n' && c != '\r' && is_other(c))) continue;
+        if (is_whitespace(c)) {
+          s += ' ';
+          continue;
+        }
+      }
+      if (chinese_chars_ && is_chinese_char(c)) {
+        s += ' ';
+        s.append(text, begin, i - begin);
+        s += ' ';
+        continue;
+      }
+      s.append(text, begin, i - begin);
+    }
+    if (strip_accents_) s = strip_nonspacing_marks(normalize_utf8(s, NormalForm::kNFD));
+    if (lowercase_) s = lowercase_utf8(s);
+    return s;
+  }
+
+ private:
+  static bool is_chinese_char(char32_t c) {
+    return (c >= 0x4E00 && c <= 0x9FFF) || (c >= 0x3400 && c <= 0x4DBF) || (c >= 0x20000 && c <= 0x2A6DF) ||
+           (c >= 0x2A700 && c <= 0x2B73F) || (c >= 0x2B740 && c <= 0x2B81F) || (c >= 0x2B920 && c <= 0x2CEAF) ||
+           (c >= 0xF900 && c <= 0xFAFF) || (c >= 0x2F800 && c <= 0x2FA1F);
+  }
+  bool clean_text_, chinese_chars_, strip_accents_, lowercase_;
+};
+
 class SequenceNormalizer final : public Normalizer {
  public:
   explicit SequenceNormalizer(std::vector<std::unique_ptr<Normalizer>> parts) : parts_(std::move(parts)) {}
@@ -86,6 +126,19 @@ Expected<std::unique_ptr<Normalizer>> load_normalizer(const Json& j, const std::
     EDGEMM_ASSIGN_OR_RETURN(bool right, r.opt_bool(j, path, "strip_right", true));
     return std::unique_ptr<Normalizer>(new Strip(left, right));
   }
+  if (type == "BertNormalizer") {
+    EDGEMM_ASSIGN_OR_RETURN(bool clean_text, r.opt_bool(j, path, "clean_text", true));
+    EDGEMM_ASSIGN_OR_RETURN(bool chinese_chars, r.opt_bool(j, path, "handle_chinese_chars", true));
+    EDGEMM_ASSIGN_OR_RETURN(bool lowercase, r.opt_bool(j, path, "lowercase", true));
+    EDGEMM_ASSIGN_OR_RETURN(bool strip_accents, r.opt_bool(j, path, "strip_accents", lowercase));  // null: as lowercase
+    return std::unique_ptr<Normalizer>(new BertNormalizer(clean_text, chinese_chars, strip_accents, lowercase));
+  }
+  if (type == "StripAccents") {
+    struct StripAccents final : Normalizer {
+      std::string normalize(std::string_view text) const override { return strip_nonspacing_marks(text); }
+    };
+    return std::unique_ptr<Normalizer>(new StripAccents());
+  }
   if (type == "Prepend") {
     EDGEMM_ASSIGN_OR_RETURN(std::string prepend, r.string(j, path, "prepend"));
     return std::unique_ptr<Normalizer>(new Prepend(std::move(prepend)));
@@ -100,7 +153,8 @@ Expected<std::unique_ptr<Normalizer>> load_normalizer(const Json& j, const std::
     }
     return std::unique_ptr<Normalizer>(new SequenceNormalizer(std::move(parts)));
   }
-  return r.unsupported(path, type, "NFC, NFD, NFKC, NFKD, Lowercase, Replace, Strip, Prepend, Sequence");
+  return r.unsupported(
+      path, type, "NFC, NFD, NFKC, NFKD, Lowercase, Replace, Strip, StripAccents, Prepend, BertNormalizer, Sequence");
 }
 
 }  // namespace edgemm::text

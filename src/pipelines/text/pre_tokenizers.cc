@@ -241,6 +241,19 @@ Expected<std::unique_ptr<PreTokenizer>> load_pre_tokenizer(const Json& j, const 
     if (!regex) return regex.status();
     return std::unique_ptr<PreTokenizer>(new Split(*regex, Behavior::kRemoved, true));
   }
+  if (type == "BertPreTokenizer") {
+    // The crate: split on whitespace (removed), then isolate every punctuation character (ASCII
+    // punctuation or Unicode P*).
+    static const auto spaces = Regex::compile(R"(\s+)", "BertPreTokenizer");
+    static const auto punct =
+        Regex::compile(R"([\p{P}\x{21}-\x{2F}\x{3A}-\x{40}\x{5B}-\x{60}\x{7B}-\x{7E}])", "BertPreTokenizer");
+    if (!spaces) return spaces.status();
+    if (!punct) return punct.status();
+    std::vector<std::unique_ptr<PreTokenizer>> parts;
+    parts.emplace_back(new Split(*spaces, Behavior::kRemoved, false));
+    parts.emplace_back(new Split(*punct, Behavior::kIsolated, false));
+    return std::unique_ptr<PreTokenizer>(new SequencePreTokenizer(std::move(parts)));
+  }
   if (type == "WhitespaceSplit") return std::unique_ptr<PreTokenizer>(new WhitespaceSplit());
   if (type == "Sequence") {
     EDGEMM_ASSIGN_OR_RETURN(const Json* list, r.array(j, path, "pretokenizers"));
@@ -252,7 +265,7 @@ Expected<std::unique_ptr<PreTokenizer>> load_pre_tokenizer(const Json& j, const 
     }
     return std::unique_ptr<PreTokenizer>(new SequencePreTokenizer(std::move(parts)));
   }
-  return r.unsupported(path, type, "ByteLevel, Split, Whitespace, WhitespaceSplit, Sequence");
+  return r.unsupported(path, type, "ByteLevel, Split, Whitespace, WhitespaceSplit, BertPreTokenizer, Sequence");
 }
 
 }  // namespace edgemm::text

@@ -257,6 +257,11 @@ Expected<Tokenizer> Tokenizer::from_json(std::string_view json, std::string_view
     EDGEMM_ASSIGN_OR_RETURN(impl->decoder, load_decoder(member("decoder"), "decoder", r));
     EDGEMM_RETURN_IF_ERROR(impl->load_added_tokens(root, r));
     EDGEMM_RETURN_IF_ERROR(impl->load_truncation_padding(root, r));
+    if (impl->decoder) {
+      auto contents = std::make_shared<std::unordered_set<std::string>>();
+      for (const auto& t : impl->added) contents->insert(t->content);
+      impl->decoder->set_added_tokens(std::move(contents));
+    }
     impl->vocab_size = impl->model->vocab_size();
     for (const auto& t : impl->added) impl->vocab_size = std::max(impl->vocab_size, t->id + 1);
     if (impl->post_processor) {

@@ -79,6 +79,23 @@ bool is_alphanumeric(char32_t c) {
          type == U_OTHER_NUMBER;
 }
 
+bool is_other(char32_t c) {
+  const int8_t type = u_charType(static_cast<UChar32>(c));
+  return type == U_CONTROL_CHAR || type == U_FORMAT_CHAR || type == U_SURROGATE || type == U_PRIVATE_USE_CHAR ||
+         type == U_UNASSIGNED;
+}
+
+std::string strip_nonspacing_marks(std::string_view s) {
+  std::string out;
+  out.reserve(s.size());
+  for (size_t i = 0; i < s.size();) {
+    const size_t begin = i;
+    const char32_t c = next_code_point(s, i);
+    if (u_charType(static_cast<UChar32>(c)) != U_NON_SPACING_MARK) out.append(s, begin, i - begin);
+  }
+  return out;
+}
+
 std::string_view trim_whitespace(std::string_view s, bool left, bool right) {
   size_t begin = 0, end = s.size();
   if (left) {

@@ -28,6 +28,11 @@ std::string lowercase_utf8(std::string_view s);
 bool is_whitespace(char32_t c);
 /// Rust's char::is_alphanumeric: Alphabetic or a number (Nd, Nl, No).
 bool is_alphanumeric(char32_t c);
+/// General category C* (Cc, Cf, Cs, Co, Cn): Rust's char::is_other.
+bool is_other(char32_t c);
+/// Removes nonspacing marks (Mn) from valid UTF-8 (the crate's StripAccents; precomposed letters
+/// keep their accents unless NFD ran first, as BertNormalizer does).
+std::string strip_nonspacing_marks(std::string_view s);
 /// Decodes the code point at byte `i` of valid UTF-8 `s`; advances `i`.
 char32_t next_code_point(std::string_view s, size_t& i);
 /// Trims White_Space from the left and/or right of valid UTF-8 text.
