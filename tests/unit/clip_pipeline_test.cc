@@ -204,6 +204,31 @@ TEST(ClipPreprocess, ResizeKernelsByHand) {
   EXPECT_EQ(nearest.at<cv::Vec3b>(0, 2)[0], 21);
 }
 
+TEST(ClipPreprocess, WholeChainByHand) {
+  // 130 × 64 RGB with R = x, G = y, B = 200: shortest edge already 64, so no resize; the crop
+  // starts at x = floor((130 - 64) / 2) = 33; value (v / 255 - mean[c]) / std[c] in R, G, B planes.
+  const ClipModel model = load_package();
+  std::vector<uint8_t> rgb(130 * 64 * 3);
+  for (int y = 0; y < 64; ++y) {
+    for (int x = 0; x < 130; ++x) {
+      uint8_t* p = &rgb[(y * 130 + x) * 3];
+      p[0] = static_cast<uint8_t>(x);
+      p[1] = static_cast<uint8_t>(y);
+      p[2] = 200;
+    }
+  }
+  auto t = model.preprocess_rgb(rgb.data(), 130, 64);
+  ASSERT_TRUE(t.has_value()) << t.status().to_string();
+  ASSERT_EQ(t->shape(), (Shape{1, 3, 64, 64}));
+  auto at = [&](int c, int y, int x) { return t->data<float>()[(c * 64 + y) * 64 + x]; };
+  EXPECT_NEAR(at(0, 0, 0), (33 / 255.0 - 0.48145466) / 0.26862954, 1e-6);
+  EXPECT_NEAR(at(0, 5, 63), (96 / 255.0 - 0.48145466) / 0.26862954, 1e-6);
+  EXPECT_NEAR(at(1, 7, 10), (7 / 255.0 - 0.4578275) / 0.26130258, 1e-6);
+  EXPECT_NEAR(at(2, 63, 63), (200 / 255.0 - 0.40821073) / 0.27577711, 1e-6);
+  EXPECT_EQ(model.preprocess_rgb(nullptr, 10, 10).status().code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(model.preprocess_rgb(rgb.data(), 130, 64, 100).status().code(), StatusCode::kInvalidArgument);
+}
+
 // --- preprocessing vs transformers.js ------------------------------------------------------------
 
 TEST(ClipPreprocess, MatchesTransformersJsProcessor) {
