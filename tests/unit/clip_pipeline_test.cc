@@ -313,7 +313,7 @@ TEST(ClipIndex, SaveLoadRoundTripAndModelCheck) {
   EmbeddingIndex index = EmbeddingIndex::for_model(model);
   auto e = model.embed_pixels(reference("pixel_values"));
   ASSERT_TRUE(e.has_value());
-  ASSERT_TRUE(index.add(*e, {"a.png", "b\xc3\xa9.png"}).is_ok());
+  ASSERT_TRUE(index.add(*e, {"a\xc3\xa9.png", "latin1-\xe9.png"}).is_ok());  // UTF-8 and not
   const fs::path file = fs::temp_directory_path() / ("edgemm_clip_index_" + std::to_string(::getpid()) + ".idx");
   ASSERT_TRUE(index.save(file.string()).is_ok());
   auto loaded = EmbeddingIndex::load(file.string());

@@ -188,8 +188,9 @@ struct Match {
 
 /// Image embeddings on disk, tied to the model that made them. File format (little-endian),
 /// docs/clip.md "Index format": 8 bytes magic "EDGEMMIX", uint32 version (1), uint32 header length
-/// L, L bytes of JSON {"model_id", "vision_model_sha256", "dim", "count", "paths"}, then
-/// count × dim float32 (row-major, L2-normalized). Not thread-safe for concurrent mutation.
+/// L, L bytes of JSON {"model_id", "vision_model_sha256", "dim", "count"}, count paths (uint32 byte
+/// length + raw bytes each), then count × dim float32 (row-major, L2-normalized). Not thread-safe
+/// for concurrent mutation.
 class EmbeddingIndex {
  public:
   std::string model_id;             ///< ClipConfig::model_id of the model that made it

@@ -143,19 +143,21 @@ Status EmbeddingIndex::save(const std::string& path) const {
     return Status(StatusCode::kInternal, "index holds " + std::to_string(vectors.size()) + " floats for " +
                                              std::to_string(paths.size()) + " paths of dim " + std::to_string(dim));
   }
-  const nlohmann::json header = {{"model_id", model_id},
-                                 {"vision_model_sha256", vision_model_sha256},
-                                 {"dim", dim},
-                                 {"count", paths.size()},
-                                 {"paths", paths}};
+  const nlohmann::json header = {
+      {"model_id", model_id}, {"vision_model_sha256", vision_model_sha256}, {"dim", dim}, {"count", paths.size()}};
   const std::string json = header.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
   std::string head(kMagic, sizeof(kMagic));
   put_u32(head, kVersion);
   put_u32(head, static_cast<uint32_t>(json.size()));
+  head += json;
+  // Paths as raw bytes (uint32 length + bytes each): file names need not be UTF-8.
+  for (const std::string& p : paths) {
+    put_u32(head, static_cast<uint32_t>(p.size()));
+    head += p;
+  }
   std::ofstream out(path, std::ios::binary | std::ios::trunc);
   if (!out) return Status(StatusCode::kIo, "cannot write index '" + path + "': " + std::strerror(errno));
   out.write(head.data(), static_cast<std::streamsize>(head.size()));
-  out.write(json.data(), static_cast<std::streamsize>(json.size()));
   static_assert(sizeof(float) == 4);
   out.write(reinterpret_cast<const char*>(vectors.data()), static_cast<std::streamsize>(vectors.size() * 4));
   out.close();
@@ -171,36 +173,52 @@ Expected<EmbeddingIndex> EmbeddingIndex::load(const std::string& path) {
   auto bad = [&](const std::string& what) {
     return Status(StatusCode::kInvalidArgument, "index '" + path + "' " + what);
   };
+  std::streamoff left = size;  // bytes not yet read
   char head[16];
   if (size < 16 || !in.read(head, 16) || std::memcmp(head, kMagic, 8) != 0) {
     return bad("is not an edgemm embedding index (no EDGEMMIX header; make one with `edgemm retrieve --index`)");
   }
-  if (get_u32(head + 8) != kVersion)
+  left -= 16;
+  if (get_u32(head + 8) != kVersion) {
     return bad("has version " + std::to_string(get_u32(head + 8)) + "; this edgemm reads version 1");
+  }
   const uint32_t header_bytes = get_u32(head + 12);
-  if (header_bytes > kMaxHeaderBytes || 16 + static_cast<std::streamoff>(header_bytes) > size) {
+  if (header_bytes > kMaxHeaderBytes || static_cast<std::streamoff>(header_bytes) > left) {
     return bad("is truncated: its header claims " + std::to_string(header_bytes) + " bytes");
   }
   std::string json(header_bytes, '\0');
   if (!in.read(json.data(), header_bytes)) return bad("cannot be read");
+  left -= header_bytes;
   const nlohmann::json h = nlohmann::json::parse(json, nullptr, false);
   EmbeddingIndex index;
+  int64_t count = 0;
   try {
     if (h.is_discarded() || !h.is_object()) return bad("has a malformed JSON header");
     index.model_id = h.at("model_id").get<std::string>();
     index.vision_model_sha256 = h.at("vision_model_sha256").get<std::string>();
     index.dim = h.at("dim").get<int>();
-    index.paths = h.at("paths").get<std::vector<std::string>>();
-    if (h.at("count").get<int64_t>() != static_cast<int64_t>(index.paths.size()))
-      return bad("has count != number of paths");
+    count = h.at("count").get<int64_t>();
   } catch (const nlohmann::json::exception& e) {
     return bad(std::string("has an invalid header: ") + e.what());
   }
-  if (index.dim <= 0) return bad("has dim " + std::to_string(index.dim));
-  const std::streamoff floats = static_cast<std::streamoff>(index.paths.size()) * index.dim;
-  if (size - 16 - header_bytes != floats * 4) {
-    return bad("holds " + std::to_string(size - 16 - header_bytes) + " bytes of vectors; its header says " +
-               std::to_string(index.paths.size()) + " × " + std::to_string(index.dim) + " float32 (truncated?)");
+  if (index.dim <= 0 || count < 0 || count > left / 4) {
+    return bad("has an impossible header (dim " + std::to_string(index.dim) + ", count " + std::to_string(count) + ")");
+  }
+  for (int64_t i = 0; i < count; ++i) {
+    char length[4];
+    if (left < 4 || !in.read(length, 4)) return bad("is truncated in its path list");
+    const uint32_t n = get_u32(length);
+    left -= 4;
+    if (static_cast<std::streamoff>(n) > left) return bad("is truncated in its path list");
+    std::string p(n, '\0');
+    if (!in.read(p.data(), n)) return bad("cannot be read");
+    left -= n;
+    index.paths.push_back(std::move(p));
+  }
+  const std::streamoff floats = static_cast<std::streamoff>(count) * index.dim;
+  if (left != floats * 4) {
+    return bad("holds " + std::to_string(left) + " bytes of vectors; its header says " + std::to_string(count) + " × " +
+               std::to_string(index.dim) + " float32 (truncated?)");
   }
   index.vectors.resize(static_cast<size_t>(floats));
   if (!in.read(reinterpret_cast<char*>(index.vectors.data()), floats * 4)) return bad("cannot be read");
