@@ -5,6 +5,7 @@
 // package errors.
 
 #include <gtest/gtest.h>
+#include <onnx/onnx_pb.h>
 
 #include <cmath>
 #include <filesystem>
@@ -433,6 +434,50 @@ TEST(ClipPackage, ErrorsNameTheFile) {
   write(dir / "onnx/vision_model.onnx", "not onnx");
   auto bad_onnx = ClipModel::load(dir.string());
   EXPECT_FALSE(bad_onnx.has_value());
+  fs::remove_all(dir);
+}
+
+/// Pins the vision model's pixel_values to `dims` (as a static export for an NPU would).
+void pin_vision_input(const fs::path& dir, const std::vector<int64_t>& dims) {
+  onnx::ModelProto model;
+  {
+    std::ifstream in(kPackage / "onnx/vision_model.onnx", std::ios::binary);
+    ASSERT_TRUE(model.ParseFromIstream(&in));
+  }
+  auto* shape = model.mutable_graph()->mutable_input(0)->mutable_type()->mutable_tensor_type()->mutable_shape();
+  shape->clear_dim();
+  for (int64_t d : dims) shape->add_dim()->set_dim_value(d);
+  std::ofstream out(dir / "onnx/vision_model.onnx", std::ios::binary | std::ios::trunc);
+  ASSERT_TRUE(model.SerializeToOstream(&out));
+}
+
+TEST(ClipPackage, StaticVisionInput) {
+  // Batch fixed at 1: three photos run one at a time (zero padding not needed) and give the same
+  // embeddings as the dynamic model.
+  const fs::path dir = copy_package("static");
+  pin_vision_input(dir, {1, 3, 64, 64});
+  const ClipModel fixed = load_package(dir);
+  const ClipModel dynamic = load_package();
+  const std::vector<std::string> photos = {(kSource / "data/photos/chelsea.png").string(),
+                                           (kSource / "data/photos/coffee.png").string(),
+                                           (kSource / "data/photos/rocket.jpg").string()};
+  auto a = fixed.embed_images(photos);
+  auto b = dynamic.embed_images(photos);
+  ASSERT_TRUE(a.has_value()) << a.status().to_string();
+  ASSERT_TRUE(b.has_value()) << b.status().to_string();
+  expect_embeddings(*a, std::vector<float>(b->data<float>(), b->data<float>() + b->element_count()), 1e-5,
+                    "static batch 1 vs dynamic");
+  auto two = fixed.embed_pixels(reference("pixel_values"));  // [2, ...] through a batch-1 model
+  ASSERT_TRUE(two.has_value()) << two.status().to_string();
+  expect_embeddings(*two, normalized_rows(reference("image_embeds")), 1e-4, "static batch 1, two images");
+  // A crop size the static input cannot take is refused at load, naming both.
+  write(dir / "preprocessor_config.json",
+        R"({"size": {"shortest_edge": 32}, "do_center_crop": true, "crop_size": {"height": 32, "width": 32}})");
+  auto mismatch = ClipModel::load(dir.string());
+  ASSERT_FALSE(mismatch.has_value());
+  EXPECT_EQ(mismatch.status().code(), StatusCode::kInvalidModel);
+  EXPECT_NE(mismatch.status().message().find("32x32"), std::string::npos) << mismatch.status().to_string();
+  EXPECT_NE(mismatch.status().message().find("64x64"), std::string::npos) << mismatch.status().to_string();
   fs::remove_all(dir);
 }
 

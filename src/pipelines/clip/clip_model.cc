@@ -191,6 +191,11 @@ Status load_models(ClipModelImpl& m) {
       }
       m.height = want_h;
       m.width = want_w;
+    } else if (want_h > 0 && (want_h != m.height || want_w != m.width)) {
+      return Status(StatusCode::kInvalidModel, m.dir + "/preprocessor_config.json: images are cropped/resized to " +
+                                                   std::to_string(want_w) + "x" + std::to_string(want_h) + " but " +
+                                                   file + " input '" + m.pixel_input + "' takes " +
+                                                   std::to_string(m.width) + "x" + std::to_string(m.height));
     }
     if (m.dim == 0 && (*out)->shape.size() == 2 && (*out)->shape[1].is_static()) {
       m.dim = static_cast<int>((*out)->shape[1].value);
