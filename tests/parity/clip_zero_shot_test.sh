@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # `edgemm retrieve --labels ... --json` against transformers.js 4.3.1 on the tiny CLIP package:
 # the whole chain (decoding, preprocessing, tokenizer, both models, softmax of scaled cosines) on
-# five real photos, a JPEG, a scan, and (with PIL) small images that are upscaled (the black right/
+# five real photos, a JPEG and a page of the OCR set, and (with PIL) small images that are upscaled (the black right/
 # bottom taps), an RGBA one (alpha dropped), a gray one and a tall one; every prob and cosine
 # within 2e-3 and the same best label (tools/reference/clip_zero_shot.js; measured 1.44e-3 at
 # most, from the one-level resize differences).

@@ -226,6 +226,10 @@ Expected<EmbeddingIndex> EmbeddingIndex::load(const std::string& path) {
 }
 
 Status EmbeddingIndex::check_model(const ClipModel& model) const {
+  if (model.vision_model_sha256().empty()) {
+    return Status(StatusCode::kIo, "cannot check that the index was made by model '" + model.config().model_id +
+                                       "': its vision model file is missing (" + model.vision_model_path() + ")");
+  }
   if (vision_model_sha256 != model.vision_model_sha256() || dim != model.embedding_dim()) {
     return Status(StatusCode::kInvalidArgument,
                   "the index was made by another model: index model '" + model_id + "' (vision model sha256 " +
