@@ -62,12 +62,12 @@ struct TruncationOptions {
 struct PaddingOptions {
   enum class Strategy { kNone, kLongest, kFixed };
   Strategy strategy = Strategy::kNone;
-  int length = 0;              ///< kFixed: the length (tokens); texts longer than this are not cut
-  int pad_to_multiple_of = 0;  ///< round the target length up to a multiple of this; 0 = off
-  int32_t pad_id = 0;
-  int32_t pad_type_id = 0;
-  std::string pad_token = "[PAD]";
-  bool left = false;
+  int length = 0;                   ///< kFixed: the length (tokens); texts longer than this are not cut
+  int pad_to_multiple_of = 0;       ///< round the target length up to a multiple of this; 0 = off
+  int32_t pad_id = 0;               ///< id of the padding (CLIP: 1023, its <|endoftext|>)
+  int32_t pad_type_id = 0;          ///< type id of the padding
+  std::string pad_token = "[PAD]";  ///< token string reported in Encoding::tokens for padding
+  bool left = false;                ///< direction Left: pad before the text
 };
 
 /// Options read from `tokenizer_config.json` beside `tokenizer.json` (transformers' file),

@@ -106,8 +106,8 @@ class PostProcessor {
   /// Adds the special tokens (when `add_special_tokens`) and sets type ids.
   virtual void process(Sequence& seq, bool add_special_tokens) const = 0;
 };
-/// `vocab` resolves token strings of special tokens (RobertaProcessing/BertProcessing give ids
-/// themselves; TemplateProcessing gives them in its special_tokens map).
+/// Special-token ids come from the JSON (RobertaProcessing/BertProcessing "cls"/"sep" pairs,
+/// TemplateProcessing's special_tokens map); the tokenizer checks them against its vocabulary.
 Expected<std::unique_ptr<PostProcessor>> load_post_processor(const Json& j, const std::string& path,
                                                              const JsonReader& r);
 
