@@ -74,7 +74,7 @@ cv::Mat composite_alpha(const cv::Mat& bgra) {
 }
 
 /// 8-bit BGR from any decoded matrix: 16-bit → 8-bit, gray → BGR, BGRA composited on white.
-cv::Mat to_bgr8(const cv::Mat& decoded) {
+cv::Mat to_bgr8(const cv::Mat& decoded, Alpha alpha = Alpha::kComposite) {
   cv::Mat eight_bit = decoded;
   if (decoded.depth() == CV_16U) {
     decoded.convertTo(eight_bit, CV_8U, 1.0 / 257.0);
@@ -89,6 +89,10 @@ cv::Mat to_bgr8(const cv::Mat& decoded) {
     case 3:
       return eight_bit;
     default:
+      if (alpha == Alpha::kDrop) {
+        cv::cvtColor(eight_bit, bgr, cv::COLOR_BGRA2BGR);
+        return bgr;
+      }
       return composite_alpha(eight_bit);
   }
 }
@@ -114,7 +118,7 @@ bool jpeg_has_end_marker(const std::vector<uint8_t>& bytes) {
 
 }  // namespace
 
-Expected<cv::Mat> read_image_bgr(const std::string& path) {
+Expected<cv::Mat> read_image_bgr(const std::string& path, Alpha alpha) {
   std::error_code ec;
   const std::filesystem::file_status status = std::filesystem::status(path, ec);
   if (status.type() == std::filesystem::file_type::not_found) {
@@ -160,7 +164,7 @@ Expected<cv::Mat> read_image_bgr(const std::string& path) {
     return Status(StatusCode::kInvalidArgument,
                   "image '" + path + "' has " + std::to_string(decoded.channels()) + " channels; expected 1, 3 or 4");
   }
-  return to_bgr8(decoded);
+  return to_bgr8(decoded, alpha);
 }
 
 Expected<cv::Mat> image_view_to_bgr(const ocr::ImageView& view) {

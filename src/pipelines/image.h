@@ -25,7 +25,10 @@ inline constexpr int64_t kMaxImagePixels = int64_t{1} << 28;
 /// give their first page.
 /// Errors: kIo (missing or unreadable file, directory), kInvalidArgument (zero-byte file, not a
 /// regular file, data OpenCV cannot decode, more than kMaxImagePixels pixels), naming the path.
-Expected<cv::Mat> read_image_bgr(const std::string& path);
+/// With `alpha` kDrop the alpha channel is discarded instead (what transformers.js' RawImage.rgb()
+/// and PIL's convert("RGB") do, for the CLIP processor).
+enum class Alpha { kComposite, kDrop };
+Expected<cv::Mat> read_image_bgr(const std::string& path, Alpha alpha = Alpha::kComposite);
 
 /// Copies an in-memory 8-bit image (1, 3 or 4 channels; see ocr::ImageView) into BGR.
 /// Errors: kInvalidArgument for a null pointer, non-positive size, unsupported channel count,

@@ -16,6 +16,10 @@ void add_profile_command(CLI::App& app, int& exit_code);
 /// `edgemm ocr IMAGE...`: PP-OCRv4 text recognition, plain text or --json, --draw.
 void add_ocr_command(CLI::App& app, int& exit_code);
 
+/// `edgemm retrieve`: CLIP image index (--index OUT IMAGE...), text search (--index IDX --query
+/// TEXT), zero-shot classification (--labels LIST IMAGE...).
+void add_retrieve_command(CLI::App& app, int& exit_code);
+
 /// `edgemm eval ocr --set DIR`: CER and detection precision/recall on a labelled set.
 void add_eval_command(CLI::App& app, int& exit_code);
 

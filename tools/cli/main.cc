@@ -20,6 +20,7 @@ int main(int argc, char** argv) {
   edgemm::cli::add_run_command(app, exit_code);
   edgemm::cli::add_profile_command(app, exit_code);
   edgemm::cli::add_ocr_command(app, exit_code);
+  edgemm::cli::add_retrieve_command(app, exit_code);
   edgemm::cli::add_eval_command(app, exit_code);
   edgemm::cli::add_bench_command(app, exit_code);
   edgemm::cli::add_convert_command(app, exit_code);

@@ -1,0 +1,154 @@
+#include "pipelines/clip/preprocess.h"
+
+#include <algorithm>
+#include <cmath>
+#include <vector>
+
+namespace edgemm::clip {
+namespace {
+
+/// Taps of one output coordinate along one axis: up to 4 source indices and their weights.
+struct Taps {
+  std::vector<int> index;     // n × kMaxTaps, clamped into the image
+  std::vector<float> weight;  // n × kMaxTaps, 0 for taps outside the image (they read black)
+};
+
+constexpr int kMaxTaps = 4;
+
+/// Catmull-Rom (Keys' cubic with a = -0.5), the kernel of libvips' bicubic interpolator.
+double catmull_rom(double t) {
+  t = std::fabs(t);
+  if (t <= 1) return (1.5 * t - 2.5) * t * t + 1;
+  if (t < 2) return ((-0.5 * t + 2.5) * t - 4) * t + 2;
+  return 0;
+}
+
+Taps make_taps(int out_size, int in_size, Resample resample) {
+  Taps taps{std::vector<int>(static_cast<size_t>(out_size) * kMaxTaps, 0),
+            std::vector<float>(static_cast<size_t>(out_size) * kMaxTaps, 0.0f)};
+  const double scale = static_cast<double>(in_size) / out_size;
+  for (int o = 0; o < out_size; ++o) {
+    const double x = o * scale;  // corner-aligned: sharp's affine() with zero offsets
+    int base = static_cast<int>(std::floor(x));
+    double frac = x - base;
+    double w[kMaxTaps] = {0, 0, 0, 0};
+    int first = base;
+    switch (resample) {
+      case Resample::kNearest:
+        w[0] = 1;
+        break;
+      case Resample::kBilinear:
+        w[0] = 1 - frac;
+        w[1] = frac;
+        break;
+      case Resample::kBicubic:
+        // libvips positions interpolators on a 1/64-pixel grid (VIPS_TRANSFORM_SCALE).
+        frac = std::round(frac * 64) / 64;
+        if (frac >= 1) {
+          ++base;
+          frac = 0;
+        }
+        first = base - 1;
+        for (int k = 0; k < 4; ++k) w[k] = catmull_rom(frac + 1 - k);
+        break;
+    }
+    for (int k = 0; k < kMaxTaps; ++k) {
+      const int i = first + k;
+      const bool inside = i >= 0 && i < in_size;
+      taps.index[o * kMaxTaps + k] = std::clamp(i, 0, in_size - 1);
+      taps.weight[o * kMaxTaps + k] = inside ? static_cast<float>(w[k]) : 0.0f;
+    }
+  }
+  return taps;
+}
+
+}  // namespace
+
+cv::Mat resize_like_transformers_js(const cv::Mat& rgb, int width, int height, Resample resample) {
+  CV_Assert(rgb.type() == CV_8UC3 && width > 0 && height > 0);
+  if (rgb.cols == width && rgb.rows == height) return rgb;
+  const Taps tx = make_taps(width, rgb.cols, resample);
+  const Taps ty = make_taps(height, rgb.rows, resample);
+  // Horizontal pass into float rows (only the source rows some output row reads), then vertical.
+  std::vector<char> needed(static_cast<size_t>(rgb.rows), 0);
+  for (size_t i = 0; i < ty.index.size(); ++i) needed[ty.index[i]] |= ty.weight[i] != 0.0f;
+  std::vector<float> rows(static_cast<size_t>(rgb.rows) * width * 3, 0.0f);
+  for (int y = 0; y < rgb.rows; ++y) {
+    if (!needed[y]) continue;
+    const uint8_t* src = rgb.ptr<uint8_t>(y);
+    float* dst = rows.data() + static_cast<size_t>(y) * width * 3;
+    for (int x = 0; x < width; ++x) {
+      float acc[3] = {0, 0, 0};
+      for (int k = 0; k < kMaxTaps; ++k) {
+        const float w = tx.weight[x * kMaxTaps + k];
+        if (w == 0.0f) continue;
+        const uint8_t* p = src + 3 * tx.index[x * kMaxTaps + k];
+        for (int c = 0; c < 3; ++c) acc[c] += w * p[c];
+      }
+      for (int c = 0; c < 3; ++c) dst[3 * x + c] = acc[c];
+    }
+  }
+  cv::Mat out(height, width, CV_8UC3);
+  for (int y = 0; y < height; ++y) {
+    uint8_t* dst = out.ptr<uint8_t>(y);
+    for (int i = 0; i < width * 3; ++i) {
+      float acc = 0;
+      for (int k = 0; k < kMaxTaps; ++k) {
+        const float w = ty.weight[y * kMaxTaps + k];
+        if (w != 0.0f) acc += w * rows[static_cast<size_t>(ty.index[y * kMaxTaps + k]) * width * 3 + i];
+      }
+      dst[i] = cv::saturate_cast<uint8_t>(acc);  // rounds to nearest
+    }
+  }
+  return out;
+}
+
+cv::Mat center_crop(const cv::Mat& rgb, int width, int height) {
+  if (rgb.cols == width && rgb.rows == height) return rgb;
+  cv::Mat out(height, width, rgb.type(), cv::Scalar::all(0));
+  auto axis = [](int in, int want, int& src, int& dst, int& n) {
+    if (in >= want) {
+      src = (in - want) / 2;  // floor of a non-negative half
+      dst = 0;
+      n = want;
+    } else {
+      src = 0;
+      dst = (want - in) / 2;
+      n = in;
+    }
+  };
+  int sx, dx, nx, sy, dy, ny;
+  axis(rgb.cols, width, sx, dx, nx);
+  axis(rgb.rows, height, sy, dy, ny);
+  rgb(cv::Rect(sx, sy, nx, ny)).copyTo(out(cv::Rect(dx, dy, nx, ny)));
+  return out;
+}
+
+Status preprocess_rgb_into(const cv::Mat& rgb, const ImageProcessorConfig& config, int width, int height, float* out) {
+  const auto [rw, rh] = resize_output_size(config, rgb.cols, rgb.rows);
+  cv::Mat image = config.do_resize ? resize_like_transformers_js(rgb, rw, rh, config.resample) : rgb;
+  if (config.do_center_crop) image = center_crop(image, config.crop_width, config.crop_height);
+  if (image.cols != width || image.rows != height) {
+    return Status(StatusCode::kInvalidArgument,
+                  "preprocessing gives a " + std::to_string(image.cols) + "x" + std::to_string(image.rows) +
+                      " image but the vision model takes " + std::to_string(width) + "x" + std::to_string(height) +
+                      " (preprocessor_config.json: crop_size / size vs the model's pixel_values shape)");
+  }
+  // Same float32 steps as transformers.js: v = f32(rescale_factor · p), then f32((v − mean) / std)
+  // computed in double.
+  const size_t plane = static_cast<size_t>(width) * height;
+  for (int y = 0; y < height; ++y) {
+    const uint8_t* row = image.ptr<uint8_t>(y);
+    for (int x = 0; x < width; ++x) {
+      for (int c = 0; c < 3; ++c) {
+        float v = row[3 * x + c];
+        if (config.do_rescale) v = static_cast<float>(config.rescale_factor * v);
+        if (config.do_normalize) v = static_cast<float>((v - config.image_mean[c]) / config.image_std[c]);
+        out[c * plane + static_cast<size_t>(y) * width + x] = v;
+      }
+    }
+  }
+  return Status::ok();
+}
+
+}  // namespace edgemm::clip
