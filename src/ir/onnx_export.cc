@@ -2,6 +2,7 @@
 
 #include <onnx/onnx_pb.h>
 
+#include <algorithm>
 #include <bit>
 #include <cerrno>
 #include <climits>
@@ -29,6 +30,12 @@ bool is_standard_domain(const std::string& domain) {
 /// Standard domains, plus ONNX Runtime's contrib domain com.microsoft (edgemm quantize writes
 /// its MatMulNBits, which edgemm and ONNX Runtime both run).
 bool is_exportable_domain(const std::string& domain) { return is_standard_domain(domain) || domain == "com.microsoft"; }
+
+/// com.edgemm ops that model rewrites put into files (edgemm's runtime runs them): TokenPrune
+/// (passes/token_pruning.h). The fusion passes' com.edgemm ops are not among them.
+bool is_file_level_edgemm_op(const Node& node) { return node.domain == "com.edgemm" && node.op_type == "TokenPrune"; }
+
+bool is_exportable(const Node& node) { return is_exportable_domain(node.domain) || is_file_level_edgemm_op(node); }
 
 /// What the graph writer needs from the model: initializers are also graph inputs up to IR 3.
 struct GraphContext {
@@ -126,12 +133,13 @@ Status attribute_to_proto(const Node& node, const std::string& key, const Attrib
 }
 
 Status node_to_proto(const Node& node, const GraphContext& ctx, onnx::NodeProto* out) {
-  if (!is_exportable_domain(node.domain)) {
+  if (!is_exportable(node)) {
     return node_error(node, StatusCode::kUnsupported,
                       "domain '" + node.domain +
                           "' is not a standard ONNX domain; ONNX export writes only ai.onnx, ai.onnx.ml, "
-                          "ai.onnx.preview.training and com.microsoft nodes (com.edgemm ops exist only inside "
-                          "edgemm's runtime: export the model before the fusion passes)");
+                          "ai.onnx.preview.training and com.microsoft nodes, and com.edgemm TokenPrune (other "
+                          "com.edgemm ops exist only inside edgemm's runtime: export the model before the fusion "
+                          "passes)");
   }
   out->set_name(node.name);
   out->set_op_type(node.op_type);
@@ -170,8 +178,9 @@ Expected<onnx::ModelProto> model_to_proto(const Model& model) {
   onnx::ModelProto proto;
   proto.set_ir_version(ctx.ir_version);
   proto.set_producer_name("edgemm");
+  const bool edgemm_nodes = std::any_of(model.graph.nodes.begin(), model.graph.nodes.end(), is_file_level_edgemm_op);
   for (const auto& [domain, version] : model.opsets) {
-    if (!is_exportable_domain(domain)) continue;
+    if (!is_exportable_domain(domain) && !(domain == "com.edgemm" && edgemm_nodes)) continue;
     auto* opset = proto.add_opset_import();
     opset->set_domain(domain == "ai.onnx" ? "" : domain);
     opset->set_version(version);

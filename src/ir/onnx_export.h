@@ -9,7 +9,8 @@
 /// - ModelProto: ir_version (the model's, or 8 when it is 0), producer_name "edgemm", one
 ///   opset_import per standard domain of Model::opsets ("" = ai.onnx, "ai.onnx.ml",
 ///   "ai.onnx.preview.training") and for ONNX Runtime's "com.microsoft" (MatMulNBits, written
-///   by edgemm quantize); other domains (com.edgemm) are left out.
+///   by edgemm quantize), and "com.edgemm" when the graph holds TokenPrune (written by
+///   passes::prune_visual_tokens, run only by edgemm); other domains are left out.
 /// - GraphProto (main graph and If/Loop/Scan bodies, recursively): nodes in IR order, inputs,
 ///   outputs and value_info with their element type and shape (dim_value for static extents,
 ///   dim_param for symbols, an empty dim for unknown ones, no shape when the rank is unknown,
@@ -20,7 +21,7 @@
 /// - Tensors (initializers, tensor attributes): dims, data_type and raw_data, little-endian.
 ///
 /// Refused with kUnsupported (the message names the node): nodes outside those domains, such as
-/// the com.edgemm ops of the fusion passes (passes.h), which only edgemm's runtime runs.
+/// the com.edgemm ops of the fusion passes (passes.h), which exist only inside edgemm's runtime.
 
 #include <cstdint>
 #include <string>

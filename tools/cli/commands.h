@@ -29,6 +29,9 @@ void add_convert_command(CLI::App& app, int& exit_code);
 /// `edgemm quantize MODEL -o OUT --scheme int8|fp16`: post-training quantization (src/quant).
 void add_quantize_command(CLI::App& app, int& exit_code);
 
+/// `edgemm prune MODEL -o OUT --tokens-after-layer K --keep-ratio R`: visual token pruning.
+void add_prune_command(CLI::App& app, int& exit_code);
+
 /// `edgemm bench MODEL | --pipeline ocr --set DIR`: latency, memory, energy, peers (--compare).
 void add_bench_command(CLI::App& app, int& exit_code);
 

@@ -5,7 +5,8 @@
 /// GatherND-11/12/13 (batch_dims from 12; out = indices.shape[:-1] + data.shape[b+m:]).
 /// Indices are int32 or int64; negative values count from the end of their axis; any value
 /// outside [-size, size) is an InvalidArgument error naming the node, input and value.
-/// All data dtypes, copied as bytes.
+/// All data dtypes, copied as bytes. Also registers com.edgemm TokenPrune (token_prune.h), a
+/// scored gather of transformer tokens.
 
 #include <algorithm>
 #include <cstring>
@@ -15,6 +16,7 @@
 #include "kernels/cpu/common.h"
 #include "kernels/cpu/copy_util.h"
 #include "kernels/cpu/families.h"
+#include "kernels/cpu/token_prune.h"
 
 namespace edgemm::kernels {
 
@@ -70,8 +72,7 @@ Status run_gather(KernelContext& ctx) {
 
 /// Shared checks of GatherElements / ScatterElements: same rank, and `indices` no larger
 /// than `data` on every axis but `axis`.
-Status check_elements_shapes(const ir::Node& node, const Tensor& data, const Tensor& indices,
-                             int64_t axis) {
+Status check_elements_shapes(const ir::Node& node, const Tensor& data, const Tensor& indices, int64_t axis) {
   bool ok = indices.rank() == data.rank();
   for (int64_t k = 0; ok && k < data.rank(); ++k) {
     ok = k == axis || indices.shape()[k] <= data.shape()[k];
@@ -80,8 +81,7 @@ Status check_elements_shapes(const ir::Node& node, const Tensor& data, const Ten
   return node_error(node, StatusCode::kInvalidArgument,
                     "input 'indices' of shape " + shape_to_string(indices.shape()) +
                         " does not fit input 'data' of shape " + shape_to_string(data.shape()) +
-                        " (same rank, and no larger on axes other than " + std::to_string(axis) +
-                        ")");
+                        " (same rank, and no larger on axes other than " + std::to_string(axis) + ")");
 }
 
 Status run_gather_elements(KernelContext& ctx) {
@@ -137,22 +137,20 @@ Status run_gather_nd(KernelContext& ctx, int64_t opset) {
     return node_error(node, StatusCode::kInvalidArgument,
                       "needs data and indices of rank >= 1 and 0 <= batch_dims < min(ranks); got "
                       "data " +
-                          shape_to_string(data->shape()) + ", indices " +
-                          shape_to_string(indices->shape()) + ", batch_dims " + std::to_string(b));
+                          shape_to_string(data->shape()) + ", indices " + shape_to_string(indices->shape()) +
+                          ", batch_dims " + std::to_string(b));
   }
   const int64_t m = indices->shape()[q - 1];
   if (m < 1 || m > r - b) {
     return node_error(node, StatusCode::kInvalidArgument,
-                      "last extent of 'indices' (" + std::to_string(m) + ") must be in [1, " +
-                          std::to_string(r - b) + "] for data of rank " + std::to_string(r) +
-                          " and batch_dims " + std::to_string(b));
+                      "last extent of 'indices' (" + std::to_string(m) + ") must be in [1, " + std::to_string(r - b) +
+                          "] for data of rank " + std::to_string(r) + " and batch_dims " + std::to_string(b));
   }
   for (int64_t k = 0; k < b; ++k) {
     if (data->shape()[k] != indices->shape()[k]) {
       return node_error(node, StatusCode::kInvalidArgument,
-                        "batch axis " + std::to_string(k) + " differs between data " +
-                            shape_to_string(data->shape()) + " and indices " +
-                            shape_to_string(indices->shape()));
+                        "batch axis " + std::to_string(k) + " differs between data " + shape_to_string(data->shape()) +
+                            " and indices " + shape_to_string(indices->shape()));
     }
   }
   Shape out_shape(indices->shape().begin(), indices->shape().end() - 1);
@@ -181,8 +179,7 @@ Status run_gather_nd(KernelContext& ctx, int64_t opset) {
       for (int64_t j = 0; j < m; ++j) {
         int64_t v = view[row * m + j];
         const int64_t dim = data->shape()[b + j];
-        if (!wrap_index(v, dim))
-          return index_out_of_range(node, view[row * m + j], b + j, dim, "indices");
+        if (!wrap_index(v, dim)) return index_out_of_range(node, view[row * m + j], b + j, dim, "indices");
         offset += v * stride[j];
       }
       copy_bytes(dst + row * block * elem, src + offset * elem, static_cast<size_t>(block) * elem);
@@ -197,6 +194,7 @@ void register_gather_kernels(KernelRegistry& registry) {
   registry.add("", "Gather", 1, simple_kernel(run_gather));
   registry.add("", "GatherElements", 11, simple_kernel(run_gather_elements));
   registry.add("", "GatherND", 11, versioned_kernel(run_gather_nd));
+  registry.add(ir::kEdgemmDomain, "TokenPrune", 1, make_token_prune);
 }
 
 }  // namespace edgemm::kernels
