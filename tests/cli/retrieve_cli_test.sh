@@ -110,6 +110,16 @@ expect_text labels-unreadable-json "$tmp/out" '"error"'
 check index-over-image 2 "$bin" retrieve --model "$model" --index "$cat" "$cat"
 check bad-threads 2 "$bin" retrieve --model "$model" --index "$tmp/z.idx" --threads -1 "$cat"
 
+# Visual token pruning (docs/clip.md): runs, changes the embeddings a little, and an index built
+# with pruning is refused without it (the identity includes the pruning settings).
+check pruned-labels 0 "$bin" retrieve --model "$model" --labels "$labels" --json --prune-tokens-after-layer 1 \
+  --prune-keep-ratio 0.5 "$cat"
+check pruned-build 0 "$bin" retrieve --model "$model" --index "$tmp/pruned.idx" --prune-tokens-after-layer 1 "$cat" "$coffee"
+check pruned-query 0 "$bin" retrieve --model "$model" --index "$tmp/pruned.idx" --prune-tokens-after-layer 1 --query "a cat"
+check pruned-index-unpruned-model 2 "$bin" retrieve --model "$model" --index "$tmp/pruned.idx" --query "a cat"
+check prune-layer-too-late 2 "$bin" retrieve --model "$model" --labels "$labels" --prune-tokens-after-layer 3 "$cat"
+expect_text prune-layer-too-late-says "$tmp/err" "4 attention layers"
+
 # A combined package (one onnx/model.onnx with pixel_values, input_ids, attention_mask; made by
 # tools/fixtures/make_clip_combined.py): the same scores as the separate models.
 if /usr/bin/python3 -c "import onnx" 2>/dev/null; then

@@ -30,6 +30,9 @@ struct RetrieveArgs {
   float logit_scale = 0;
   bool json = false;
   bool no_optimize = false;
+  int prune_after_layer = -1;
+  float prune_keep_ratio = 0.5f;
+  std::string prune_rule = "cls_attention";
 };
 
 Status usage(const std::string& message) { return Status(StatusCode::kInvalidArgument, message); }
@@ -79,6 +82,9 @@ Expected<clip::ClipModel> load_model(const RetrieveArgs& a, bool vision, bool te
   options.load_vision = vision;
   options.load_text = text;
   options.image_batch = a.batch;
+  options.prune_after_layer = a.prune_after_layer;
+  options.prune_keep_ratio = a.prune_keep_ratio;
+  options.prune_rule = a.prune_rule;
   return clip::ClipModel::load(a.model, options);
 }
 
@@ -289,6 +295,13 @@ void add_retrieve_command(CLI::App& app, int& exit_code) {
   cmd->add_option("--batch", args->batch, "images per vision model run")
       ->check(CLI::Range(1, 256))
       ->capture_default_str();
+  cmd->add_option("--prune-tokens-after-layer", args->prune_after_layer,
+                  "visual token pruning: drop patch tokens after this 0-based vision encoder layer (docs/clip.md)")
+      ->check(CLI::Range(0, 10000));
+  cmd->add_option("--prune-keep-ratio", args->prune_keep_ratio, "share of patch tokens kept, in (0, 1] (default 0.5)")
+      ->check(finite_range(0, 1));
+  cmd->add_option("--prune-rule", args->prune_rule, "token score: cls_attention (default) or mean_abs")
+      ->check(CLI::IsMember({"cls_attention", "mean_abs"}));
   cmd->add_flag("--no-optimize", args->no_optimize, "run the ONNX files without edgemm's graph passes");
   cmd->add_flag("--json", args->json, "print a JSON document (schema in docs/clip.md)");
   cmd->callback([args, &exit_code] { exit_code = retrieve_command(*args); });

@@ -86,6 +86,14 @@ struct ClipOptions {
   bool load_vision = true;         ///< load the image encoder (needed by embed_images)
   bool load_text = true;           ///< load the text encoder and tokenizer (needed by embed_texts)
   int image_batch = 8;             ///< images per vision run (a static batch dimension in the model wins)
+  /// Visual token pruning (docs/clip.md "Visual token pruning: the rule"), off by default: after
+  /// encoder layer `prune_after_layer` (0-based; -1 = off) the vision encoder keeps the class token
+  /// and ceil(prune_keep_ratio × patches) patches ranked by `prune_rule` ("cls_attention" or
+  /// "mean_abs"). Separate vision_model.onnx only (a combined model.onnx gives kUnsupported).
+  /// Changes vision_model_sha256() (the index identity): embeddings differ from unpruned ones.
+  int prune_after_layer = -1;
+  float prune_keep_ratio = 1.0f;
+  std::string prune_rule = "cls_attention";
 };
 
 /// Zero-shot scores of one image: one entry per label, in the labels' order.
@@ -170,6 +178,7 @@ class ClipModel {
   /// Path of the image encoder's ONNX file (onnx/vision_model.onnx or onnx/model.onnx).
   const std::string& vision_model_path() const;
   /// Lower-case hex sha256 of the image encoder's ONNX file: identifies the model in an index.
+  /// With token pruning on, followed by "+prune(k=K,keep=R,rule=RULE)".
   const std::string& vision_model_sha256() const;
   /// The loaded encoders, by name ("vision", "text"; one "model" for a combined package).
   std::vector<std::pair<std::string, const Inferencer*>> models() const;

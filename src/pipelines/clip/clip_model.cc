@@ -1,6 +1,9 @@
 // ClipModel: package loading, image and text embeddings, zero-shot classification.
 
+#include <unistd.h>
+
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <cstring>
 #include <filesystem>
@@ -12,6 +15,9 @@
 
 #include "edgemm/pipelines/clip.h"
 #include "edgemm/pipelines/tokenizer.h"
+#include "ir/onnx_export.h"
+#include "ir/onnx_import.h"
+#include "passes/token_pruning.h"
 #include "pipelines/clip/preprocess.h"
 #include "pipelines/image.h"
 
@@ -103,6 +109,31 @@ Expected<Tensor> normalized_embeddings(Tensor out, int64_t rows, const std::stri
   return std::move(owned).value();
 }
 
+/// The vision model at `path` with visual token pruning (passes/token_pruning.h) per `options`,
+/// loaded by `create` from a temporary copy (removed before returning).
+template <typename Create>
+Expected<std::unique_ptr<Inferencer>> load_pruned(const std::string& path, const ClipOptions& options,
+                                                  const Create& create) {
+  auto model = ir::import_onnx_file(path);
+  if (!model.has_value()) return model.status();
+  passes::TokenPruningOptions prune;
+  prune.after_layer = options.prune_after_layer;
+  prune.keep_ratio = options.prune_keep_ratio;
+  prune.rule = options.prune_rule;
+  auto report = passes::prune_visual_tokens(*model, prune);
+  if (!report.has_value()) return Status(report.status().code(), path + ": " + report.status().message());
+  std::error_code ec;
+  static std::atomic<int> loads{0};
+  const fs::path dir =
+      fs::temp_directory_path(ec) / ("edgemm_pruned_" + std::to_string(::getpid()) + "_" + std::to_string(loads++));
+  fs::create_directories(dir, ec);
+  const std::string file = (dir / "vision_model.onnx").string();
+  Status saved = ir::export_onnx_file(*model, file);
+  auto inf = saved.is_ok() ? create(file) : Expected<std::unique_ptr<Inferencer>>(saved);
+  fs::remove_all(dir, ec);
+  return inf;
+}
+
 Expected<Tensor> make_int_tensor(DataType dtype, const Shape& shape, const std::vector<int64_t>& values) {
   auto t = Tensor::create(dtype, shape);
   if (!t.has_value()) return t.status();
@@ -145,7 +176,22 @@ Status load_models(ClipModelImpl& m) {
     config.backend = m.options.backend;
     return Inferencer::create(config);
   };
-  if (m.combined || m.options.load_vision) {
+  if (m.options.prune_after_layer >= 0) {  // an index made with pruning only matches a model pruned alike
+    std::ostringstream id;
+    id << "+prune(k=" << m.options.prune_after_layer << ",keep=" << m.options.prune_keep_ratio
+       << ",rule=" << m.options.prune_rule << ")";
+    m.vision_sha256 += id.str();
+  }
+  const bool prune = m.options.prune_after_layer >= 0 && (m.combined || m.options.load_vision);
+  if (prune && m.combined) {
+    return Status(StatusCode::kUnsupported,
+                  "visual token pruning needs a separate vision model; '" + m.vision_path + "' is a combined model");
+  }
+  if (prune) {
+    auto inf = load_pruned(m.vision_path, m.options, create);
+    if (!inf.has_value()) return inf.status();
+    m.vision = std::move(inf).value();
+  } else if (m.combined || m.options.load_vision) {
     auto inf = create(m.vision_path);
     if (!inf.has_value()) return inf.status();
     m.vision = std::move(inf).value();
