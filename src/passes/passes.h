@@ -24,10 +24,11 @@ struct PassReport {
   std::map<std::string, int> patterns;
 };
 
-/// Turns each Conv whose activation and weight come through QDQ pairs (QuantizeLinear →
-/// DequantizeLinear on X, DequantizeLinear on a constant int8 W) into one com.edgemm Int8Conv
-/// that runs the integer convolution (qdq_fusion.cc, kernels/cpu/conv_int8.h). Runs before
-/// fold_constants. Pattern: "QDQ Conv→Int8Conv".
+/// Turns each Conv or MatMul whose activation and weight come through QDQ pairs (QuantizeLinear →
+/// DequantizeLinear on X, DequantizeLinear on a constant int8 W) into one com.edgemm Int8Conv or
+/// Int8MatMul that runs the integer convolution or product (qdq_fusion.cc,
+/// kernels/cpu/conv_int8.h, kernels/cpu/matmul_int8.h). Runs before fold_constants. Patterns:
+/// "QDQ Conv→Int8Conv", "QDQ MatMul→Int8MatMul".
 void fuse_qdq(ir::Model& model, PassReport& report);
 
 /// Replaces every deterministic node whose inputs are all constant by its outputs (computed
