@@ -172,7 +172,8 @@ void print_head_report(const nlohmann::json& j) {
   std::cout << "  heads: " << j["heads_before"].get<int64_t>() << " → " << j["heads_after"].get<int64_t>()
             << " over " << j["layers"].get<int>() << " attention layers";
   if (j["selection"] == "scores") {
-    std::cout << " (keep ratio " << j["keep_ratio"].get<double>() << ", ranked per " << j["rank"].get<std::string>()
+    std::cout << " (keep ratio " << j["keep_ratio"].get<double>() << ", ranked "
+              << (j["rank"] == "global" ? "globally" : "per layer")
               << ", scored on " << j["calibration"]["runs"].get<int64_t>() << " runs)";
   }
   std::cout << "\n";
