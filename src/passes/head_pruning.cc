@@ -96,8 +96,8 @@ Expected<ReshapeTarget> reshape_target(const ir::Graph& graph, const GraphView& 
     }
     if (length < 0) {
       return make_error(StatusCode::kUnsupported, where + ": cannot tell the length of piece '" + concat.inputs[i] +
-                                                      "' of " + concat.describe() + " (the shape of " +
-                                                      n.describe() + ")");
+                                                      "' of " + concat.describe() + " (the shape of " + n.describe() +
+                                                      ")");
     }
     for (int64_t j = 0; j < length; ++j) {
       target.dims.emplace_back(std::nullopt);
@@ -153,9 +153,9 @@ Expected<Branch> walk_to_projection(const ir::Graph& graph, const GraphView& vie
                                                         " is not a projection with a 2-D float32 weight initializer");
       }
       if (b.reshape < 0) {
-        return make_error(StatusCode::kUnsupported,
-                          where + ": " + stop + "no Reshape splits the heads between the attention and " +
-                              n.describe());
+        return make_error(
+            StatusCode::kUnsupported,
+            where + ": " + stop + "no Reshape splits the heads between the attention and " + n.describe());
       }
       b.matmul = p;
       return b;
@@ -237,8 +237,7 @@ Status read_split(const ir::Graph& graph, const GraphView& view, int reshape, in
   EDGEMM_ASSIGN_OR_RETURN(ReshapeTarget t, reshape_target(graph, view, reshape, where));
   const ir::Node& n = graph.nodes[reshape];
   const size_t r = t.dims.size();
-  if (r < 3 || !t.dims[r - 1] || *t.dims[r - 1] <= 0 || !t.dims[r - 2] || *t.dims[r - 2] == 0 ||
-      *t.dims[r - 2] < -1) {
+  if (r < 3 || !t.dims[r - 1] || *t.dims[r - 1] <= 0 || !t.dims[r - 2] || *t.dims[r - 2] == 0 || *t.dims[r - 2] < -1) {
     return make_error(StatusCode::kUnsupported, where + ": " + n.describe() +
                                                     " does not split heads as [..., H, d] with constant H (or -1) "
                                                     "and d");
@@ -288,20 +287,19 @@ Expected<Match> match_layer(const ir::Graph& graph, const GraphView& view, int s
     int64_t heads = 0, head_dim = 0;
     EDGEMM_RETURN_IF_ERROR(read_split(graph, view, b->reshape, w.dim(1), where, heads, head_dim));
     if (heads != m.info.heads || head_dim != m.info.head_dim || w.dim(0) != m.info.hidden) {
-      return make_error(StatusCode::kInvalidModel, where + ": " + mm.describe() + " has weight [" +
-                                                       std::to_string(w.dim(0)) + ", " + std::to_string(w.dim(1)) +
-                                                       "] split into " + std::to_string(heads) +
-                                                       " heads, but the q projection has " +
-                                                       std::to_string(m.info.heads) + " heads of " +
-                                                       std::to_string(m.info.head_dim) + " over " +
-                                                       std::to_string(m.info.hidden) + " inputs");
+      return make_error(StatusCode::kInvalidModel,
+                        where + ": " + mm.describe() + " has weight [" + std::to_string(w.dim(0)) + ", " +
+                            std::to_string(w.dim(1)) + "] split into " + std::to_string(heads) +
+                            " heads, but the q projection has " + std::to_string(m.info.heads) + " heads of " +
+                            std::to_string(m.info.head_dim) + " over " + std::to_string(m.info.hidden) + " inputs");
     }
   }
   const int64_t width = m.info.heads * m.info.head_dim;
   for (const Branch* b : {&m.q, &m.k, &m.v}) {
     for (int c : b->channel_constants) {
       const ir::Node& n = graph.nodes[c];
-      const Tensor* t = constant(graph, n.inputs[1]) != nullptr ? constant(graph, n.inputs[1]) : constant(graph, n.inputs[0]);
+      const Tensor* t =
+          constant(graph, n.inputs[1]) != nullptr ? constant(graph, n.inputs[1]) : constant(graph, n.inputs[0]);
       if (t->dtype() != DataType::kFloat32 || t->rank() < 1 || t->dim(-1) != width) {
         return make_error(StatusCode::kUnsupported, where + ": " + n.describe() +
                                                         " has a constant that is neither a scalar nor float32 [..., " +
@@ -389,8 +387,8 @@ void replace_constant(ir::Graph& graph, int k, int index, Tensor value) {
 
 /// Sets position `from_end` (1 = last) of Reshape `reshape`'s shape to `value`: a new constant
 /// shape, or a clone of its Concat with a new constant piece (appended to `clones`).
-void set_reshape_dim(ir::Graph& graph, const GraphView& view, int reshape, const ReshapeTarget& target,
-                     size_t from_end, int64_t value, std::vector<ir::Node>& clones) {
+void set_reshape_dim(ir::Graph& graph, const GraphView& view, int reshape, const ReshapeTarget& target, size_t from_end,
+                     int64_t value, std::vector<ir::Node>& clones) {
   const size_t pos = target.dims.size() - from_end;
   if (target.concat < 0) {
     const Tensor* c = constant(graph, graph.nodes[reshape].inputs[1]);
@@ -409,9 +407,8 @@ void set_reshape_dim(ir::Graph& graph, const GraphView& view, int reshape, const
   concat.inputs[piece] = add_initializer(graph, concat.inputs[piece] + "/heads_pruned",
                                          Tensor::from_int64s({static_cast<int64_t>(dims.size())}, dims));
   std::string out = concat.outputs[0] + "/heads_pruned";
-  for (int i = 1; view.producer(out) >= 0 || std::any_of(clones.begin(), clones.end(), [&](const ir::Node& n) {
-                    return n.outputs[0] == out;
-                  });
+  for (int i = 1; view.producer(out) >= 0 ||
+                  std::any_of(clones.begin(), clones.end(), [&](const ir::Node& n) { return n.outputs[0] == out; });
        ++i) {
     out = concat.outputs[0] + "/heads_pruned_" + std::to_string(i);
   }
@@ -423,7 +420,7 @@ void set_reshape_dim(ir::Graph& graph, const GraphView& view, int reshape, const
 
 /// Removes the heads not in `kept` from matched layer `m`. Returns the shapes rewritten.
 int prune_layer(ir::Graph& graph, const GraphView& view, const Match& m, const std::vector<int>& kept,
-                          std::vector<ir::Node>& clones) {
+                std::vector<ir::Node>& clones) {
   const int64_t d = m.info.head_dim, kept_heads = static_cast<int64_t>(kept.size());
   const bool merge_infers_width = !m.merge.dims.empty() && m.merge.dims.back() == std::optional<int64_t>(-1);
   for (const Branch* b : {&m.q, &m.k, &m.v}) {
@@ -483,8 +480,8 @@ Expected<HeadPruningOptions> parse_head_list(const std::string& text) {
     const auto layer = colon == std::string::npos ? std::nullopt : number(entry.substr(0, colon));
     const auto head = colon == std::string::npos ? std::nullopt : number(entry.substr(colon + 1));
     if (!layer || !head) {
-      return make_error(StatusCode::kInvalidArgument, "head list entry '" + entry +
-                                                          "' should be LAYER:HEAD (0-based integers), e.g. \"0:1,2:3\"");
+      return make_error(StatusCode::kInvalidArgument,
+                        "head list entry '" + entry + "' should be LAYER:HEAD (0-based integers), e.g. \"0:1,2:3\"");
     }
     options.remove[*layer].push_back(*head);
     start = comma + 1;
@@ -501,25 +498,25 @@ Expected<HeadPruningReport> prune_attention_heads(ir::Model& model, const HeadPr
   std::vector<std::set<int>> removed(matches.size());
   for (const auto& [layer, heads] : options.remove) {
     if (layer < 0 || layer >= report.layers) {
-      return make_error(StatusCode::kInvalidArgument,
-                        "head pruning: the model has " + std::to_string(report.layers) +
-                            " attention layers (Softmax nodes); layer " + std::to_string(layer) +
-                            " is outside 0.." + std::to_string(report.layers - 1));
+      return make_error(StatusCode::kInvalidArgument, "head pruning: the model has " + std::to_string(report.layers) +
+                                                          " attention layers (Softmax nodes); layer " +
+                                                          std::to_string(layer) + " is outside 0.." +
+                                                          std::to_string(report.layers - 1));
     }
     const Match& m = matches[layer];
     for (int h : heads) {
       if (h < 0 || h >= m.info.heads) {
-        return make_error(StatusCode::kInvalidArgument,
-                          layer_prefix(layer, graph.nodes[m.softmax]) + " has " +
-                              std::to_string(m.info.heads) + " heads; head " + std::to_string(h) +
-                              " is outside 0.." + std::to_string(m.info.heads - 1));
+        return make_error(StatusCode::kInvalidArgument, layer_prefix(layer, graph.nodes[m.softmax]) + " has " +
+                                                            std::to_string(m.info.heads) + " heads; head " +
+                                                            std::to_string(h) + " is outside 0.." +
+                                                            std::to_string(m.info.heads - 1));
       }
       removed[layer].insert(h);
     }
     if (static_cast<int64_t>(removed[layer].size()) == m.info.heads) {
-      return make_error(StatusCode::kInvalidArgument,
-                        "head pruning: layer " + std::to_string(layer) + " would lose all its " +
-                            std::to_string(m.info.heads) + " heads; keep at least one head per layer");
+      return make_error(StatusCode::kInvalidArgument, "head pruning: layer " + std::to_string(layer) +
+                                                          " would lose all its " + std::to_string(m.info.heads) +
+                                                          " heads; keep at least one head per layer");
     }
   }
   report.weight_bytes_before = weight_bytes(graph);

@@ -23,16 +23,16 @@ namespace edgemm::passes {
 /// One self-attention block as found in the graph (names refer to the graph after
 /// find_attention_layers() normalized it).
 struct AttentionLayer {
-  int layer = 0;              ///< 0-based, the Softmax nodes in graph order
-  std::string softmax;        ///< the Softmax node's name
-  int64_t heads = 0;          ///< H
-  int64_t head_dim = 0;       ///< d (unchanged by pruning, so is the attention scale)
-  int64_t hidden = 0;         ///< D, rows of the q/k/v projection weights
-  std::string q_weight;       ///< initializer [D, H·d] of the q projection MatMul (likewise k, v)
-  std::string k_weight;
-  std::string v_weight;
-  std::string out_weight;     ///< initializer [H·d, D_out] of the out projection MatMul
-  std::string out_matmul;     ///< the out projection MatMul node's name
+  int layer = 0;           ///< 0-based, the Softmax nodes in graph order
+  std::string softmax;     ///< the Softmax node's name
+  int64_t heads = 0;       ///< H
+  int64_t head_dim = 0;    ///< d (unchanged by pruning, so is the attention scale)
+  int64_t hidden = 0;      ///< D, rows of the q/k/v projection weights
+  std::string q_weight;    ///< initializer [D, H·d] of the q projection MatMul (likewise k, v)
+  std::string k_weight;    ///< initializer [D, H·d] of the k projection MatMul
+  std::string v_weight;    ///< initializer [D, H·d] of the v projection MatMul
+  std::string out_weight;  ///< initializer [H·d, D_out] of the out projection MatMul
+  std::string out_matmul;  ///< the out projection MatMul node's name
   /// The value holding every head's output, softmax(QKᵀ)·V, [B, H, T, d] (the MatMul after the
   /// Softmax), i.e. what head scoring observes.
   std::string head_outputs;
@@ -56,28 +56,28 @@ Expected<std::vector<AttentionLayer>> find_attention_layers(ir::Model& model);
 /// What to prune: layer → head indices to remove (0-based; repeats ignored). Layers not listed
 /// keep every head.
 struct HeadPruningOptions {
-  std::map<int, std::vector<int>> remove;
+  std::map<int, std::vector<int>> remove;  ///< layer → heads to remove
 };
 
 /// One layer's outcome in a HeadPruningReport.
 struct PrunedLayer {
-  int layer = 0;
-  std::string softmax;        ///< the layer's Softmax node
-  int64_t heads = 0;          ///< H before pruning
-  int64_t head_dim = 0;       ///< d
-  std::vector<int> removed;   ///< sorted head indices removed
-  std::vector<int> kept;      ///< sorted head indices kept (renumbered 0.. in the pruned model)
-  int shapes_rewritten = 0;   ///< Reshape shapes (constants or Concat pieces) rewritten
+  int layer = 0;             ///< 0-based attention layer
+  std::string softmax;       ///< the layer's Softmax node
+  int64_t heads = 0;         ///< H before pruning
+  int64_t head_dim = 0;      ///< d
+  std::vector<int> removed;  ///< sorted head indices removed
+  std::vector<int> kept;     ///< sorted head indices kept (renumbered 0.. in the pruned model)
+  int shapes_rewritten = 0;  ///< Reshape shapes (constants or Concat pieces) rewritten
 };
 
 /// What prune_attention_heads() found and changed.
 struct HeadPruningReport {
-  int layers = 0;                    ///< attention layers found
-  std::vector<PrunedLayer> pruned;   ///< one entry per attention layer, in layer order
-  int64_t heads_before = 0;          ///< total over layers
+  int layers = 0;                   ///< attention layers found
+  std::vector<PrunedLayer> pruned;  ///< one entry per attention layer, in layer order
+  int64_t heads_before = 0;         ///< total over layers
   int64_t heads_after = 0;
-  int64_t weight_bytes_before = 0;   ///< bytes of all initializers before the rewrite (after normalizing)
-  int64_t weight_bytes_after = 0;    ///< bytes of all initializers after it
+  int64_t weight_bytes_before = 0;  ///< bytes of all initializers before the rewrite (after normalizing)
+  int64_t weight_bytes_after = 0;   ///< bytes of all initializers after it
 };
 
 /// Parses an explicit head list "L:h,L:h,..." (e.g. "0:1,2:0,2:3": layer 0 head 1, layer 2 heads 0

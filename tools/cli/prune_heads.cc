@@ -72,15 +72,14 @@ Expected<quant::FeedSource> feed_source(const ir::Model& model, const std::strin
     EDGEMM_ASSIGN_OR_RETURN(clip::ClipModel loaded, clip::ClipModel::load(package, options));
     processor = std::make_shared<clip::ClipModel>(std::move(loaded));
   }
-  return quant::FeedSource(
-      [input, processor](const quant::CalibrationSample& s) -> Expected<std::vector<quant::Feed>> {
-        if (is_npy(s.path)) {
-          EDGEMM_ASSIGN_OR_RETURN(Tensor t, read_npy(s.path));
-          return std::vector<quant::Feed>{{{input, std::move(t)}}};
-        }
-        EDGEMM_ASSIGN_OR_RETURN(Tensor t, processor->preprocess_file(s.path));
-        return std::vector<quant::Feed>{{{input, std::move(t)}}};
-      });
+  return quant::FeedSource([input, processor](const quant::CalibrationSample& s) -> Expected<std::vector<quant::Feed>> {
+    if (is_npy(s.path)) {
+      EDGEMM_ASSIGN_OR_RETURN(Tensor t, read_npy(s.path));
+      return std::vector<quant::Feed>{{{input, std::move(t)}}};
+    }
+    EDGEMM_ASSIGN_OR_RETURN(Tensor t, processor->preprocess_file(s.path));
+    return std::vector<quant::Feed>{{{input, std::move(t)}}};
+  });
 }
 
 int64_t file_bytes(const std::string& path) {
@@ -169,12 +168,12 @@ Expected<nlohmann::json> prune_heads(ir::Model& model, const std::string& model_
 }
 
 void print_head_report(const nlohmann::json& j) {
-  std::cout << "  heads: " << j["heads_before"].get<int64_t>() << " → " << j["heads_after"].get<int64_t>()
-            << " over " << j["layers"].get<int>() << " attention layers";
+  std::cout << "  heads: " << j["heads_before"].get<int64_t>() << " → " << j["heads_after"].get<int64_t>() << " over "
+            << j["layers"].get<int>() << " attention layers";
   if (j["selection"] == "scores") {
     std::cout << " (keep ratio " << j["keep_ratio"].get<double>() << ", ranked "
-              << (j["rank"] == "global" ? "globally" : "per layer")
-              << ", scored on " << j["calibration"]["runs"].get<int64_t>() << " runs)";
+              << (j["rank"] == "global" ? "globally" : "per layer") << ", scored on "
+              << j["calibration"]["runs"].get<int64_t>() << " runs)";
   }
   std::cout << "\n";
   if (j.contains("scores")) {
@@ -198,9 +197,9 @@ void print_head_report(const nlohmann::json& j) {
     for (const auto& h : r["heads"]) std::cout << " " << h.get<int>();
     std::cout << "\n";
   }
-  std::cout << "  weights " << j["weight_bytes_before"].get<int64_t>() << " → " << j["weight_bytes_after"].get<int64_t>()
-            << " bytes; file " << j["file_bytes_before"].get<int64_t>() << " → "
-            << j["file_bytes_after"].get<int64_t>() << " bytes\n";
+  std::cout << "  weights " << j["weight_bytes_before"].get<int64_t>() << " → "
+            << j["weight_bytes_after"].get<int64_t>() << " bytes; file " << j["file_bytes_before"].get<int64_t>()
+            << " → " << j["file_bytes_after"].get<int64_t>() << " bytes\n";
 }
 
 }  // namespace edgemm::cli
