@@ -110,6 +110,15 @@ check scored-images 0 "$bin" prune "$vision" -o "$tmp/scored.onnx" --heads-keep-
   --calib "$root/data/photos/chelsea.png" "$root/data/photos/coffee.png"
 expect_text scored-images-says "$tmp/out" "scored on 2 runs"
 check scored-ort-runs 0 node "$ort" "$tmp/scored.onnx" --input pixel_values="$ref/pixel_values.npy"
+check scored-text-model 0 "$bin" prune "$text" -o "$tmp/scored_text.onnx" --heads-keep-ratio 0.5 \
+  --calib "$ref/input_ids.npy" "$ref/prompt_input_ids.npy"
+expect_text scored-text-model-says "$tmp/out" "heads: 12 → 6 over 3 attention layers"
+cp "$vision" "$tmp/loose_vision.onnx"  # outside a package: images cannot be preprocessed
+check images-without-package 2 "$bin" prune "$tmp/loose_vision.onnx" -o "$tmp/p.onnx" --heads-keep-ratio 0.75 \
+  --calib "$root/data/photos/chelsea.png"
+expect_text images-without-package-says "$tmp/err" "calibration images need a CLIP package"
+check images-with-package 0 "$bin" prune "$tmp/loose_vision.onnx" -o "$tmp/p.onnx" --heads-keep-ratio 0.75 \
+  --calib "$root/data/photos/chelsea.png" --package "$pkg"
 
 # Heads and tokens at once: heads go first, then tokens after layer 1 (edgemm only: TokenPrune).
 check heads-and-tokens 0 "$bin" prune "$vision" -o "$tmp/both.onnx" --heads "$vheads" --tokens-after-layer 1 \
