@@ -318,7 +318,16 @@ Expected<Match> match_layer(const ir::Graph& graph, const GraphView& view, int s
     m.splits.push_back(std::move(t));
   }
   EDGEMM_ASSIGN_OR_RETURN(m.merge, reshape_target(graph, view, m.merge_reshape, where));
-  const std::optional<int64_t> merged = m.merge.dims.empty() ? std::nullopt : m.merge.dims.back();
+  if (m.merge.dims.empty() ||
+      (!m.merge.dims.back() && std::count_if(m.merge.piece.begin(), m.merge.piece.end(), [&](const auto& p) {
+                                 return p.first == m.merge.piece.back().first;
+                               }) != 1)) {
+    return make_error(StatusCode::kUnsupported, where + ": the last extent of " +
+                                                    graph.nodes[m.merge_reshape].describe() +
+                                                    "'s shape (the merged heads' width) is computed inside a longer "
+                                                    "piece; head pruning rewrites constant or one-element pieces");
+  }
+  const std::optional<int64_t> merged = m.merge.dims.back();
   if (merged && *merged != -1 && *merged != width) {
     return make_error(StatusCode::kUnsupported, where + ": " + graph.nodes[m.merge_reshape].describe() +
                                                     " merges the heads into " + std::to_string(*merged) +
