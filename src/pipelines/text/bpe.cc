@@ -11,12 +11,6 @@ namespace edgemm::text {
 
 namespace {
 
-struct StringHash {
-  using is_transparent = void;
-  size_t operator()(std::string_view s) const { return std::hash<std::string_view>()(s); }
-};
-using Vocab = std::unordered_map<std::string, int32_t, StringHash, std::equal_to<>>;
-
 class Bpe final : public Model {
  public:
   Vocab vocab;
@@ -184,21 +178,7 @@ Expected<std::unique_ptr<Model>> load_bpe(const Json& j, const std::string& path
                                                   "training) is not supported.");
     }
   }
-  int32_t max_id = -1;
-  for (const auto& [token, id] : vocab->items()) {
-    if (!id.is_number_integer() || id.get<int64_t>() < 0 || id.get<int64_t>() > INT32_MAX) {
-      return r.invalid(path + ".vocab[\"" + token + "\"]", "must be a non-negative integer id.");
-    }
-    const auto v = static_cast<int32_t>(id.get<int64_t>());
-    bpe->vocab.emplace(token, v);
-    max_id = std::max(max_id, v);
-  }
-  bpe->vocab_r.assign(static_cast<size_t>(max_id + 1), std::string());
-  bpe->has_id.assign(static_cast<size_t>(max_id + 1), false);
-  for (const auto& [token, id] : bpe->vocab) {
-    bpe->vocab_r[static_cast<size_t>(id)] = token;
-    bpe->has_id[static_cast<size_t>(id)] = true;
-  }
+  EDGEMM_RETURN_IF_ERROR(read_vocab(*vocab, path, r, bpe->vocab, bpe->vocab_r, bpe->has_id));
   EDGEMM_ASSIGN_OR_RETURN(auto prefix, r.opt_string(j, path, "continuing_subword_prefix"));
   EDGEMM_ASSIGN_OR_RETURN(auto suffix, r.opt_string(j, path, "end_of_word_suffix"));
   bpe->continuing_subword_prefix = prefix.value_or("");

@@ -11,6 +11,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <unordered_set>
 #include <vector>
 
@@ -48,6 +49,20 @@ class JsonReader {
  private:
   std::string source_;
 };
+
+/// Heterogeneous hash so vocabularies are searched with std::string_view without a copy.
+struct StringHash {
+  using is_transparent = void;
+  size_t operator()(std::string_view s) const { return std::hash<std::string_view>()(s); }
+};
+/// token -> id.
+using Vocab = std::unordered_map<std::string, int32_t, StringHash, std::equal_to<>>;
+
+/// Reads a model's "vocab" object (`path` names it) into `vocab`, and its inverse into `vocab_r`
+/// (id -> token, "" for ids not used) and `has_id`. Errors: kInvalidModel for an id that is not
+/// a non-negative 32-bit integer, naming the token (json_reader.cc).
+Status read_vocab(const Json& vocab_json, const std::string& path, const JsonReader& r, Vocab& vocab,
+                  std::vector<std::string>& vocab_r, std::vector<bool>& has_id);
 
 // ---- normalizers (normalizers.cc) ---------------------------------------------------------
 class Normalizer {

@@ -1,3 +1,6 @@
+#include <algorithm>
+#include <climits>
+
 #include "pipelines/text/components.h"
 
 namespace edgemm::text {
@@ -89,6 +92,26 @@ Expected<std::shared_ptr<const Regex>> JsonReader::pattern(const Json& j, const 
     return Regex::literal(it->get<std::string>(), where);
   }
   return invalid(path + ".pattern", "must be {\"String\": ...} or {\"Regex\": ...}.");
+}
+
+Status read_vocab(const Json& vocab_json, const std::string& path, const JsonReader& r, Vocab& vocab,
+                  std::vector<std::string>& vocab_r, std::vector<bool>& has_id) {
+  int32_t max_id = -1;
+  for (const auto& [token, id] : vocab_json.items()) {
+    if (!id.is_number_integer() || id.get<int64_t>() < 0 || id.get<int64_t>() > INT32_MAX) {
+      return r.invalid(path + ".vocab[\"" + token + "\"]", "must be a non-negative integer id.");
+    }
+    const auto v = static_cast<int32_t>(id.get<int64_t>());
+    vocab.emplace(token, v);
+    max_id = std::max(max_id, v);
+  }
+  vocab_r.assign(static_cast<size_t>(max_id + 1), std::string());
+  has_id.assign(static_cast<size_t>(max_id + 1), false);
+  for (const auto& [token, id] : vocab) {
+    vocab_r[static_cast<size_t>(id)] = token;
+    has_id[static_cast<size_t>(id)] = true;
+  }
+  return Status::ok();
 }
 
 }  // namespace edgemm::text

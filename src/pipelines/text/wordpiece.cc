@@ -8,14 +8,9 @@ namespace edgemm::text {
 
 namespace {
 
-struct StringHash {
-  using is_transparent = void;
-  size_t operator()(std::string_view s) const { return std::hash<std::string_view>()(s); }
-};
-
 class WordPiece final : public Model {
  public:
-  std::unordered_map<std::string, int32_t, StringHash, std::equal_to<>> vocab;
+  Vocab vocab;
   std::vector<std::string> vocab_r;
   std::vector<bool> has_id;
   int32_t unk_id = 0;
@@ -74,21 +69,7 @@ class WordPiece final : public Model {
 Expected<std::unique_ptr<Model>> load_wordpiece(const Json& j, const std::string& path, const JsonReader& r) {
   auto wp = std::make_unique<WordPiece>();
   EDGEMM_ASSIGN_OR_RETURN(const Json* vocab, r.object(j, path, "vocab"));
-  int32_t max_id = -1;
-  for (const auto& [token, id] : vocab->items()) {
-    if (!id.is_number_integer() || id.get<int64_t>() < 0 || id.get<int64_t>() > INT32_MAX) {
-      return r.invalid(path + ".vocab[\"" + token + "\"]", "must be a non-negative integer id.");
-    }
-    const auto v = static_cast<int32_t>(id.get<int64_t>());
-    wp->vocab.emplace(token, v);
-    max_id = std::max(max_id, v);
-  }
-  wp->vocab_r.assign(static_cast<size_t>(max_id + 1), std::string());
-  wp->has_id.assign(static_cast<size_t>(max_id + 1), false);
-  for (const auto& [token, id] : wp->vocab) {
-    wp->vocab_r[static_cast<size_t>(id)] = token;
-    wp->has_id[static_cast<size_t>(id)] = true;
-  }
+  EDGEMM_RETURN_IF_ERROR(read_vocab(*vocab, path, r, wp->vocab, wp->vocab_r, wp->has_id));
   EDGEMM_ASSIGN_OR_RETURN(std::string unk, r.string(j, path, "unk_token"));
   auto unk_id = wp->token_to_id(unk);
   if (!unk_id) return r.invalid(path + ".unk_token", "\"" + unk + "\" is not in the vocabulary.");
