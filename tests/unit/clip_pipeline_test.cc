@@ -124,7 +124,7 @@ TEST(ClipConfig, ErrorsNameFileAndField) {
   expect_error(R"({"do_resize": true})", StatusCode::kInvalidModel, "'size'");
   expect_error(R"({"size": {"shortest_edge": -3}})", StatusCode::kInvalidModel, "size.shortest_edge");
   expect_error(R"({"size": 64, "do_center_crop": true})", StatusCode::kInvalidModel, "crop_size");
-  expect_error(R"({"size": 64, "resample": 1})", StatusCode::kUnsupported, "Lanczos");
+  expect_error(R"({"size": 64, "resample": 7})", StatusCode::kInvalidModel, "resample");
   expect_error(R"({"size": 64, "resample": "bicubic"})", StatusCode::kInvalidModel, "resample");
   expect_error(R"({"size": 64, "image_std": [0.5, 0, 0.5]})", StatusCode::kInvalidModel, "image_std");
   expect_error(R"({"size": 64, "image_mean": [0.5, 0.5]})", StatusCode::kInvalidModel, "image_mean");

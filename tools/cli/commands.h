@@ -39,4 +39,8 @@ void add_bench_command(CLI::App& app, int& exit_code);
 /// (src/pipelines/text), or text from ids with --decode.
 void add_tokenize_command(CLI::App& app, int& exit_code);
 
+/// `edgemm vqa --model DIR IMAGE QUESTION`: generation with a vision-language model package
+/// (src/pipelines/vlm).
+void add_vqa_command(CLI::App& app, int& exit_code);
+
 }  // namespace edgemm::cli

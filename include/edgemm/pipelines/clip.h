@@ -26,6 +26,7 @@ enum class Resample {
   kNearest,   ///< 0
   kBilinear,  ///< 2 (and 4 box, 5 hamming, which transformers.js also runs as bilinear)
   kBicubic,   ///< 3: Catmull-Rom (a = -0.5)
+  kLanczos,   ///< 1: Lanczos-3, antialiased (sharp's resize kernel "lanczos3", as PIL's LANCZOS)
 };
 
 /// preprocessor_config.json of a CLIPImageProcessor / CLIPFeatureExtractor (transformers' field
@@ -53,7 +54,7 @@ struct ImageProcessorConfig {
   /// Parses the text of a preprocessor_config.json; `source` names it in errors.
   /// Errors: kInvalidModel naming `source` and the field (malformed JSON, a field of the wrong type,
   /// a non-positive size, a zero std, no usable size with do_resize, no crop_size with
-  /// do_center_crop, mean/std not of length 1 or 3); kUnsupported for resample 1 (Lanczos).
+  /// do_center_crop, mean/std not of length 1 or 3, resample outside PIL's 0-5).
   static Expected<ImageProcessorConfig> parse(const std::string& json_text, const std::string& source);
   /// Reads and parses a file. Errors: kIo naming the path when it cannot be read; those of parse().
   static Expected<ImageProcessorConfig> load(const std::string& path);

@@ -177,10 +177,8 @@ Expected<ImageProcessorConfig> ImageProcessorConfig::parse(const std::string& js
         c.resample = Resample::kBicubic;
         break;
       case 1:
-        return Status(StatusCode::kUnsupported,
-                      source +
-                          ": field 'resample' is 1 (Lanczos), which edgemm does not implement "
-                          "(supported: 0 nearest, 2 bilinear, 3 bicubic; 4 and 5 run as bilinear)");
+        c.resample = Resample::kLanczos;
+        break;
       default:
         return invalid(source, "resample", "must be an integer 0-5 (PIL's filters), got " + r->dump());
     }

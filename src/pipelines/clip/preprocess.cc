@@ -7,13 +7,49 @@
 namespace edgemm::clip {
 namespace {
 
-/// Taps of one output coordinate along one axis: up to 4 source indices and their weights.
+/// Taps of the output coordinates along one axis: `n` source indices and weights per output.
 struct Taps {
-  std::vector<int> index;     // n × kMaxTaps, clamped into the image
-  std::vector<float> weight;  // n × kMaxTaps, 0 for taps outside the image (they read black)
+  int n = 0;
+  std::vector<int> index;     // outputs × n, clamped into the image
+  std::vector<float> weight;  // outputs × n, 0 for taps outside the image (they read black)
 };
 
-constexpr int kMaxTaps = 4;
+constexpr int kMaxTaps = 4;  // of the affine kernels
+
+double sinc(double x) {
+  if (x == 0) return 1;
+  x *= M_PI;
+  return std::sin(x) / x;
+}
+
+/// Lanczos-3 with antialiasing (the kernel widened by the downscale factor, weights normalized),
+/// as PIL's ImagingResample and libvips' reduce run it for sharp's resize(kernel: lanczos3).
+Taps lanczos_taps(int out_size, int in_size) {
+  const double scale = static_cast<double>(in_size) / out_size;
+  const double filter_scale = std::max(scale, 1.0);
+  const double support = 3 * filter_scale;
+  Taps taps;
+  taps.n = static_cast<int>(std::ceil(support)) * 2 + 1;
+  taps.index.assign(static_cast<size_t>(out_size) * taps.n, 0);
+  taps.weight.assign(static_cast<size_t>(out_size) * taps.n, 0.0f);
+  for (int o = 0; o < out_size; ++o) {
+    const double center = (o + 0.5) * scale;
+    const int first = std::max(static_cast<int>(center - support + 0.5), 0);
+    const int last = std::min(static_cast<int>(center + support + 0.5), in_size);
+    std::vector<double> w;
+    double sum = 0;
+    for (int i = first; i < last && static_cast<int>(w.size()) < taps.n; ++i) {
+      const double t = (i - center + 0.5) / filter_scale;
+      w.push_back(std::fabs(t) < 3 ? sinc(t) * sinc(t / 3) : 0.0);
+      sum += w.back();
+    }
+    for (size_t k = 0; k < w.size(); ++k) {
+      taps.index[o * taps.n + k] = first + static_cast<int>(k);
+      taps.weight[o * taps.n + k] = static_cast<float>(sum != 0 ? w[k] / sum : 0.0);
+    }
+  }
+  return taps;
+}
 
 /// Catmull-Rom (Keys' cubic with a = -0.5), the kernel of libvips' bicubic interpolator.
 double catmull_rom(double t) {
@@ -24,7 +60,8 @@ double catmull_rom(double t) {
 }
 
 Taps make_taps(int out_size, int in_size, Resample resample) {
-  Taps taps{std::vector<int>(static_cast<size_t>(out_size) * kMaxTaps, 0),
+  if (resample == Resample::kLanczos) return lanczos_taps(out_size, in_size);
+  Taps taps{kMaxTaps, std::vector<int>(static_cast<size_t>(out_size) * kMaxTaps, 0),
             std::vector<float>(static_cast<size_t>(out_size) * kMaxTaps, 0.0f)};
   const double scale = static_cast<double>(in_size) / out_size;
   for (int o = 0; o < out_size; ++o) {
@@ -34,6 +71,7 @@ Taps make_taps(int out_size, int in_size, Resample resample) {
     double w[kMaxTaps] = {0, 0, 0, 0};
     int first = base;
     switch (resample) {
+      case Resample::kLanczos:  // lanczos_taps
       case Resample::kNearest:
         w[0] = 1;
         break;
@@ -79,10 +117,10 @@ cv::Mat resize_like_transformers_js(const cv::Mat& rgb, int width, int height, R
     float* dst = rows.data() + static_cast<size_t>(y) * width * 3;
     for (int x = 0; x < width; ++x) {
       float acc[3] = {0, 0, 0};
-      for (int k = 0; k < kMaxTaps; ++k) {
-        const float w = tx.weight[x * kMaxTaps + k];
+      for (int k = 0; k < tx.n; ++k) {
+        const float w = tx.weight[x * tx.n + k];
         if (w == 0.0f) continue;
-        const uint8_t* p = src + 3 * tx.index[x * kMaxTaps + k];
+        const uint8_t* p = src + 3 * tx.index[x * tx.n + k];
         for (int c = 0; c < 3; ++c) acc[c] += w * p[c];
       }
       for (int c = 0; c < 3; ++c) dst[3 * x + c] = acc[c];
@@ -93,9 +131,9 @@ cv::Mat resize_like_transformers_js(const cv::Mat& rgb, int width, int height, R
     uint8_t* dst = out.ptr<uint8_t>(y);
     for (int i = 0; i < width * 3; ++i) {
       float acc = 0;
-      for (int k = 0; k < kMaxTaps; ++k) {
-        const float w = ty.weight[y * kMaxTaps + k];
-        if (w != 0.0f) acc += w * rows[static_cast<size_t>(ty.index[y * kMaxTaps + k]) * width * 3 + i];
+      for (int k = 0; k < ty.n; ++k) {
+        const float w = ty.weight[y * ty.n + k];
+        if (w != 0.0f) acc += w * rows[static_cast<size_t>(ty.index[y * ty.n + k]) * width * 3 + i];
       }
       dst[i] = cv::saturate_cast<uint8_t>(acc);  // rounds to nearest
     }

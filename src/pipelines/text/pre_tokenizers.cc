@@ -255,6 +255,15 @@ Expected<std::unique_ptr<PreTokenizer>> load_pre_tokenizer(const Json& j, const 
     return std::unique_ptr<PreTokenizer>(new SequencePreTokenizer(std::move(parts)));
   }
   if (type == "WhitespaceSplit") return std::unique_ptr<PreTokenizer>(new WhitespaceSplit());
+  if (type == "Digits") {
+    // The crate: split on char::is_numeric (Unicode N*), every digit alone (individual_digits) or
+    // runs of digits together (Contiguous).
+    EDGEMM_ASSIGN_OR_RETURN(bool individual, r.opt_bool(j, path, "individual_digits", false));
+    static const auto regex = Regex::compile(R"(\p{N})", "Digits");
+    if (!regex) return regex.status();
+    return std::unique_ptr<PreTokenizer>(
+        new Split(*regex, individual ? Behavior::kIsolated : Behavior::kContiguous, false));
+  }
   if (type == "Sequence") {
     EDGEMM_ASSIGN_OR_RETURN(const Json* list, r.array(j, path, "pretokenizers"));
     std::vector<std::unique_ptr<PreTokenizer>> parts;
@@ -265,7 +274,7 @@ Expected<std::unique_ptr<PreTokenizer>> load_pre_tokenizer(const Json& j, const 
     }
     return std::unique_ptr<PreTokenizer>(new SequencePreTokenizer(std::move(parts)));
   }
-  return r.unsupported(path, type, "ByteLevel, Split, Whitespace, WhitespaceSplit, BertPreTokenizer, Sequence");
+  return r.unsupported(path, type, "ByteLevel, Split, Whitespace, WhitespaceSplit, BertPreTokenizer, Digits, Sequence");
 }
 
 }  // namespace edgemm::text

@@ -1,0 +1,117 @@
+#pragma once
+/// \file vlm.h
+/// Vision-language generation on model packages in the layout transformers.js 4.3.1 runs for
+/// Idefics3 / SmolVLM (src/models/idefics3): config.json, preprocessor_config.json,
+/// processor_config.json, tokenizer.json (+ tokenizer_config.json), optional
+/// generation_config.json, and onnx/vision_encoder.onnx (pixel_values, pixel_attention_mask →
+/// image_features), onnx/embed_tokens.onnx (input_ids → inputs_embeds),
+/// onnx/decoder_model_merged.onnx (inputs_embeds, attention_mask, position_ids,
+/// past_key_values.N.key/value [, use_cache_branch] → logits, present.N.key/value). Shapes, head
+/// counts, the image token and the special tokens come from the files (docs/vlm.md).
+
+#include <array>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "edgemm/inferencer.h"
+#include "edgemm/pipelines/clip.h"
+#include "edgemm/status.h"
+#include "edgemm/tensor.h"
+
+namespace edgemm::vlm {
+
+/// The fields of config.json, generation_config.json, processor_config.json and
+/// preprocessor_config.json the pipeline uses (Hugging Face names).
+struct VlmConfig {
+  std::string model_type;        ///< config.json `model_type` ("idefics3", "smolvlm")
+  int64_t image_token_id = -1;   ///< `image_token_id` (or `image_token_index`)
+  int layers = 0;                ///< text_config.num_hidden_layers
+  int kv_heads = 0;              ///< text_config.num_key_value_heads (num_attention_heads when absent)
+  int head_dim = 0;              ///< text_config.head_dim (hidden_size / num_attention_heads when absent)
+  int hidden = 0;                ///< text_config.hidden_size
+  int max_context = 0;           ///< text_config.max_position_embeddings, tokens (0 = no limit known)
+  std::vector<int64_t> eos_ids;  ///< generation_config.json (else config.json) `eos_token_id`, int or list
+  int image_seq_len = 0;         ///< processor_config.json `image_seq_len`: image tokens per frame
+  /// preprocessor_config.json read as the CLIP processor reads it (resize by `size`, resample,
+  /// rescale, normalize: transformers.js' ImageProcessor.preprocess), before the frames below.
+  clip::ImageProcessorConfig image_processor;
+  int max_image_size = 0;           ///< `max_image_size.longest_edge`: side of every frame, pixels
+  bool do_image_splitting = false;  ///< large images become a grid of frames + the global frame
+};
+
+/// Loading options.
+struct VlmOptions {
+  int threads = 0;       ///< intra-op threads per model; 0 = all hardware threads
+  bool optimize = true;  ///< InferencerConfig::optimize
+  /// Decoder file in onnx/: "decoder_model_merged.onnx" (either form: zero-length past, or
+  /// Optimum's use_cache_branch + If). Other files, e.g. an int4 "decoder_model_merged_q4.onnx".
+  std::string decoder_file = "decoder_model_merged.onnx";
+};
+
+/// Token selection (docs/vlm.md "Sampling"). temperature 0 = greedy (argmax, ties to the lowest id).
+struct GenerateOptions {
+  int max_new_tokens = 64;          ///< stop after this many new tokens
+  std::vector<int64_t> stop_ids;    ///< stop tokens added to the model's eos ids
+  bool skip_special_tokens = true;  ///< in the returned text
+};
+
+/// Timings of one generate() call, milliseconds.
+struct GenerateTimings {
+  double preprocess_ms = 0;               ///< image decoding and preprocessing, tokenization
+  double vision_ms = 0;                   ///< vision encoder
+  double prefill_ms = 0;                  ///< embed_tokens + the decoder over the prompt
+  double decode_ms = 0;                   ///< all later decoder steps
+  double first_token_ms = 0;              ///< from the start of generate() to the first new token
+  int64_t prompt_tokens = 0;              ///< prompt length after image-token expansion
+  int64_t new_tokens = 0;                 ///< generated tokens (including a final stop token)
+  int64_t kv_bytes_copied_last_step = 0;  ///< KV cache bytes moved by the last decode step
+};
+
+/// Result of generate().
+struct GenerateResult {
+  std::vector<int64_t> ids;  ///< new token ids, in order (a stop token included when reached)
+  std::string text;          ///< decoded new tokens
+  std::string stop_reason;   ///< "stop_token" or "max_new_tokens"
+  GenerateTimings timings;
+};
+
+class VlmModelImpl;
+
+/// A loaded VLM package. Not thread-safe: one generation at a time. Owns its models.
+class VlmModel {
+ public:
+  ~VlmModel();
+  VlmModel(VlmModel&&) noexcept;
+  VlmModel& operator=(VlmModel&&) noexcept;
+
+  /// Loads the package in folder `dir`. Errors: kIo naming a missing folder or file,
+  /// kInvalidModel for malformed JSON or models whose inputs/outputs do not fit (naming the file
+  /// and the field or input, e.g. a decoder without KV inputs), kUnsupported for settings edgemm
+  /// does not implement. Never throws.
+  static Expected<VlmModel> load(const std::string& dir, const VlmOptions& options = {});
+
+  /// Generates after `prompt`, a chat-formatted text in which each "<image>" stands for one of
+  /// `image_paths`, in order (the processor expands it to the image's tokens). Greedy.
+  /// `on_token` (may be empty) receives each new id and the text it adds, as it is generated.
+  /// Errors: kInvalidArgument when the numbers of "<image>" and images differ, the prompt is longer
+  /// than the context, or an image file cannot be decoded (naming it); kInvalidModel when the
+  /// vision encoder's image token count differs from the prompt's (naming both numbers); those of
+  /// the tokenizer and Inferencer::run.
+  Expected<GenerateResult> generate(const std::string& prompt, const std::vector<std::string>& image_paths,
+                                    const GenerateOptions& options,
+                                    const std::function<void(int64_t id, const std::string& piece)>& on_token = {});
+
+  /// The prompt after image-token expansion, as token ids (for tests and --json).
+  Expected<std::vector<int64_t>> prompt_ids(const std::string& prompt, const std::vector<std::string>& image_paths);
+
+  const VlmConfig& config() const;
+
+ private:
+  explicit VlmModel(std::unique_ptr<VlmModelImpl> impl);
+  std::unique_ptr<VlmModelImpl> impl_;
+};
+
+}  // namespace edgemm::vlm

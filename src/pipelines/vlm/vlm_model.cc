@@ -1,0 +1,343 @@
+// VlmModel: package loading and generation (docs/vlm.md).
+
+#include <algorithm>
+#include <chrono>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <opencv2/imgproc.hpp>
+#include <optional>
+#include <sstream>
+
+#include "edgemm/pipelines/tokenizer.h"
+#include "edgemm/pipelines/vlm.h"
+#include "pipelines/image.h"
+#include "pipelines/vlm/decoder.h"
+#include "pipelines/vlm/preprocess.h"
+
+namespace edgemm::vlm {
+
+namespace fs = std::filesystem;
+using Json = nlohmann::json;
+
+class VlmModelImpl {
+ public:
+  std::string dir;
+  VlmConfig config;
+  std::optional<text::Tokenizer> tokenizer;
+  std::unique_ptr<Inferencer> vision, embed, decoder;
+  std::optional<DecoderSession> session;
+  std::string embed_input, embed_output, features_output;
+  bool vision_has_mask = false;
+};
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double ms_since(Clock::time_point start) {
+  return std::chrono::duration<double, std::milli>(Clock::now() - start).count();
+}
+
+Expected<std::string> read_text(const fs::path& path) {
+  std::error_code ec;
+  if (!fs::is_regular_file(path, ec)) {
+    return Status(StatusCode::kIo, "cannot read '" + path.string() +
+                                       "': " + (fs::exists(path, ec) ? "not a regular file" : "no such file"));
+  }
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream text;
+  text << in.rdbuf();
+  if (!in) return Status(StatusCode::kIo, "cannot read '" + path.string() + "'");
+  return text.str();
+}
+
+Expected<Json> read_json(const fs::path& path) {
+  EDGEMM_ASSIGN_OR_RETURN(std::string text, read_text(path));
+  Json j = Json::parse(text, nullptr, /*allow_exceptions=*/false);
+  if (j.is_discarded() || !j.is_object()) {
+    return Status(StatusCode::kInvalidModel, path.string() + ": not a JSON object");
+  }
+  return j;
+}
+
+/// A positive integer field of `obj`, or `fallback` when absent.
+Expected<int64_t> get_int(const Json& obj, const char* key, int64_t fallback, const std::string& source) {
+  auto it = obj.find(key);
+  if (it == obj.end() || it->is_null()) return fallback;
+  if (!it->is_number_integer() || it->get<int64_t>() < 0) {
+    return Status(StatusCode::kInvalidModel,
+                  source + ": field '" + key + "' must be a non-negative integer, got " + it->dump());
+  }
+  return it->get<int64_t>();
+}
+
+/// `eos_token_id`: an integer or a list of integers.
+Expected<std::vector<int64_t>> get_ids(const Json& obj, const char* key, const std::string& source) {
+  std::vector<int64_t> ids;
+  auto it = obj.find(key);
+  if (it == obj.end() || it->is_null()) return ids;
+  const Json list = it->is_array() ? *it : Json::array({*it});
+  for (const Json& v : list) {
+    if (!v.is_number_integer()) {
+      return Status(StatusCode::kInvalidModel,
+                    source + ": field '" + key + "' must be an integer or a list of integers, got " + it->dump());
+    }
+    ids.push_back(v.get<int64_t>());
+  }
+  return ids;
+}
+
+Status read_config(const fs::path& dir, VlmConfig& c) {
+  const std::string path = (dir / "config.json").string();
+  EDGEMM_ASSIGN_OR_RETURN(Json j, read_json(path));
+  c.model_type = j.value("model_type", "");
+  EDGEMM_ASSIGN_OR_RETURN(c.image_token_id, get_int(j, "image_token_id", -1, path));
+  if (c.image_token_id < 0) {
+    EDGEMM_ASSIGN_OR_RETURN(c.image_token_id, get_int(j, "image_token_index", -1, path));
+  }
+  if (c.image_token_id < 0) {
+    return Status(StatusCode::kInvalidModel, path + ": no 'image_token_id' (the id of \"<image>\")");
+  }
+  const Json text = j.contains("text_config") && j["text_config"].is_object() ? j["text_config"] : j;
+  const std::string tsrc = path + " text_config";
+  EDGEMM_ASSIGN_OR_RETURN(int64_t layers, get_int(text, "num_hidden_layers", 0, tsrc));
+  EDGEMM_ASSIGN_OR_RETURN(int64_t heads, get_int(text, "num_attention_heads", 0, tsrc));
+  EDGEMM_ASSIGN_OR_RETURN(int64_t kv_heads, get_int(text, "num_key_value_heads", heads, tsrc));
+  EDGEMM_ASSIGN_OR_RETURN(int64_t hidden, get_int(text, "hidden_size", 0, tsrc));
+  EDGEMM_ASSIGN_OR_RETURN(int64_t head_dim, get_int(text, "head_dim", heads > 0 ? hidden / heads : 0, tsrc));
+  EDGEMM_ASSIGN_OR_RETURN(int64_t context, get_int(text, "max_position_embeddings", 0, tsrc));
+  c.layers = static_cast<int>(layers);
+  c.kv_heads = static_cast<int>(kv_heads);
+  c.hidden = static_cast<int>(hidden);
+  c.head_dim = static_cast<int>(head_dim);
+  c.max_context = static_cast<int>(context);
+  EDGEMM_ASSIGN_OR_RETURN(c.eos_ids, get_ids(text.contains("eos_token_id") ? text : j, "eos_token_id", path));
+  const fs::path generation = dir / "generation_config.json";
+  if (fs::exists(generation)) {
+    EDGEMM_ASSIGN_OR_RETURN(Json g, read_json(generation));
+    EDGEMM_ASSIGN_OR_RETURN(std::vector<int64_t> eos, get_ids(g, "eos_token_id", generation.string()));
+    if (!eos.empty()) c.eos_ids = eos;
+  }
+  return Status::ok();
+}
+
+Status read_processor(const fs::path& dir, VlmConfig& c) {
+  const std::string proc = (dir / "processor_config.json").string();
+  EDGEMM_ASSIGN_OR_RETURN(Json p, read_json(proc));
+  EDGEMM_ASSIGN_OR_RETURN(int64_t seq, get_int(p, "image_seq_len", 0, proc));
+  if (seq <= 0) return Status(StatusCode::kInvalidModel, proc + ": no positive 'image_seq_len'");
+  c.image_seq_len = static_cast<int>(seq);
+  const std::string pre = (dir / "preprocessor_config.json").string();
+  EDGEMM_ASSIGN_OR_RETURN(std::string text, read_text(pre));
+  EDGEMM_ASSIGN_OR_RETURN(c.image_processor, clip::ImageProcessorConfig::parse(text, pre));
+  Json j = Json::parse(text);
+  c.do_image_splitting = j.value("do_image_splitting", true);
+  auto max_size = j.find("max_image_size");
+  if (max_size == j.end() || !max_size->is_object()) {
+    return Status(StatusCode::kInvalidModel, pre + ": no 'max_image_size': {\"longest_edge\": N}");
+  }
+  EDGEMM_ASSIGN_OR_RETURN(int64_t side, get_int(*max_size, "longest_edge", 0, pre + " max_image_size"));
+  if (side <= 0) return Status(StatusCode::kInvalidModel, pre + ": 'max_image_size.longest_edge' must be positive");
+  c.max_image_size = static_cast<int>(side);
+  return Status::ok();
+}
+
+Expected<std::unique_ptr<Inferencer>> load_model(const fs::path& path, const VlmOptions& options) {
+  std::error_code ec;
+  if (!fs::is_regular_file(path, ec)) return Status(StatusCode::kIo, "missing model file '" + path.string() + "'");
+  InferencerConfig ic;
+  ic.model_path = path.string();
+  ic.threads = options.threads;
+  ic.optimize = options.optimize;
+  return Inferencer::create(ic);
+}
+
+Status find_names(VlmModelImpl& m) {
+  const std::string efile = m.dir + "/onnx/embed_tokens.onnx", vfile = m.dir + "/onnx/vision_encoder.onnx";
+  if (m.embed->inputs().size() != 1 || m.embed->outputs().empty()) {
+    return Status(StatusCode::kInvalidModel, efile + ": expected one input (input_ids) and an inputs_embeds output");
+  }
+  m.embed_input = m.embed->inputs()[0].name;
+  m.embed_output = m.embed->outputs()[0].name;
+  bool has_pixels = false;
+  for (const ValueInfo& v : m.vision->inputs()) {
+    has_pixels |= v.name == "pixel_values";
+    m.vision_has_mask |= v.name == "pixel_attention_mask";
+  }
+  if (!has_pixels) return Status(StatusCode::kInvalidModel, vfile + ": no input 'pixel_values'");
+  m.features_output = m.vision->outputs().at(0).name;
+  return Status::ok();
+}
+
+/// input_ids int64 [1, n] → inputs_embeds float32 [1, n, hidden].
+Expected<Tensor> embed_ids(const VlmModelImpl& m, const std::vector<int64_t>& ids) {
+  Tensor input = Tensor::from_int64s({1, static_cast<int64_t>(ids.size())}, ids);
+  EDGEMM_ASSIGN_OR_RETURN(std::vector<Tensor> out, m.embed->run({{m.embed_input, input}}, {m.embed_output}));
+  return std::move(out[0]);
+}
+
+/// Image features [frames × image_seq_len rows, hidden] of preprocessed frames.
+Expected<Tensor> encode_frames(const VlmModelImpl& m, const std::vector<ImageFrames>& images) {
+  int64_t total = 0;
+  for (const ImageFrames& f : images) total += f.pixels.dim(0);
+  const int side = m.config.max_image_size;
+  EDGEMM_ASSIGN_OR_RETURN(Tensor pixels, Tensor::create(DataType::kFloat32, {1, total, 3, side, side}));
+  size_t offset = 0;
+  for (const ImageFrames& f : images) {
+    std::memcpy(pixels.data<float>() + offset, f.pixels.data<float>(), f.pixels.byte_size());
+    offset += static_cast<size_t>(f.pixels.element_count());
+  }
+  std::vector<std::pair<std::string, Tensor>> in = {{"pixel_values", pixels}};
+  if (m.vision_has_mask) {
+    EDGEMM_ASSIGN_OR_RETURN(Tensor mask, Tensor::create(DataType::kBool, {1, total, side, side}));
+    std::fill(mask.data<bool>(), mask.data<bool>() + mask.element_count(), true);
+    in.emplace_back("pixel_attention_mask", std::move(mask));
+  }
+  EDGEMM_ASSIGN_OR_RETURN(std::vector<Tensor> out, m.vision->run(in, {m.features_output}));
+  return std::move(out[0]);
+}
+
+/// Replaces the rows of `embeds` [1, n, hidden] whose id is the image token by the rows of
+/// `features` [.., hidden], in order (transformers.js default_merge_input_ids_with_features).
+Status merge_features(const VlmModelImpl& m, const std::vector<int64_t>& ids, const Tensor& features, Tensor& embeds) {
+  const int64_t hidden = embeds.dim(2);
+  const int64_t slots = std::count(ids.begin(), ids.end(), m.config.image_token_id);
+  const int64_t rows =
+      features.rank() >= 2 && features.dim(features.rank() - 1) == hidden ? features.element_count() / hidden : -1;
+  if (rows != slots) {
+    return Status(StatusCode::kInvalidModel,
+                  "the prompt has " + std::to_string(slots) + " image tokens (processor_config.json image_seq_len " +
+                      std::to_string(m.config.image_seq_len) + " per frame) but the vision encoder gave " +
+                      (rows < 0 ? "features of shape " + shape_to_string(features.shape())
+                                : std::to_string(rows) + " feature rows") +
+                      " of width " + std::to_string(hidden));
+  }
+  int64_t next = 0;
+  for (size_t i = 0; i < ids.size(); ++i) {
+    if (ids[i] != m.config.image_token_id) continue;
+    std::memcpy(embeds.data<float>() + i * hidden, features.data<float>() + next * hidden, hidden * sizeof(float));
+    ++next;
+  }
+  return Status::ok();
+}
+
+int64_t argmax(const std::vector<float>& logits) {
+  return std::max_element(logits.begin(), logits.end()) - logits.begin();
+}
+
+}  // namespace
+
+VlmModel::VlmModel(std::unique_ptr<VlmModelImpl> impl) : impl_(std::move(impl)) {}
+VlmModel::~VlmModel() = default;
+VlmModel::VlmModel(VlmModel&&) noexcept = default;
+VlmModel& VlmModel::operator=(VlmModel&&) noexcept = default;
+
+const VlmConfig& VlmModel::config() const { return impl_->config; }
+
+Expected<VlmModel> VlmModel::load(const std::string& dir, const VlmOptions& options) {
+  std::error_code ec;
+  if (!fs::is_directory(dir, ec)) return Status(StatusCode::kIo, "'" + dir + "' is not a model folder");
+  auto m = std::make_unique<VlmModelImpl>();
+  m->dir = dir;
+  EDGEMM_RETURN_IF_ERROR(read_config(dir, m->config));
+  EDGEMM_RETURN_IF_ERROR(read_processor(dir, m->config));
+  EDGEMM_ASSIGN_OR_RETURN(text::Tokenizer tokenizer, text::Tokenizer::from_file(dir));
+  m->tokenizer = std::move(tokenizer);
+  const fs::path onnx = fs::path(dir) / "onnx";
+  EDGEMM_ASSIGN_OR_RETURN(m->vision, load_model(onnx / "vision_encoder.onnx", options));
+  EDGEMM_ASSIGN_OR_RETURN(m->embed, load_model(onnx / "embed_tokens.onnx", options));
+  EDGEMM_ASSIGN_OR_RETURN(m->decoder, load_model(onnx / options.decoder_file, options));
+  EDGEMM_RETURN_IF_ERROR(find_names(*m));
+  const VlmConfig& c = m->config;
+  KvLayout hint{c.layers, c.kv_heads, c.head_dim, c.hidden, 0};
+  EDGEMM_ASSIGN_OR_RETURN(DecoderSession session,
+                          DecoderSession::create(*m->decoder, (onnx / options.decoder_file).string(), hint));
+  session.set_max_context(c.max_context);
+  m->session = std::move(session);
+  return VlmModel(std::move(m));
+}
+
+Expected<std::vector<int64_t>> VlmModel::prompt_ids(const std::string& prompt,
+                                                    const std::vector<std::string>& image_paths) {
+  std::vector<ImageFrames> frames;
+  for (const std::string& path : image_paths) {
+    EDGEMM_ASSIGN_OR_RETURN(cv::Mat bgr, pipelines::read_image_bgr(path, pipelines::Alpha::kDrop));
+    cv::Mat rgb;
+    cv::cvtColor(bgr, rgb, cv::COLOR_BGR2RGB);
+    EDGEMM_ASSIGN_OR_RETURN(ImageFrames f, preprocess_image(rgb, impl_->config));
+    frames.push_back(std::move(f));
+  }
+  EDGEMM_ASSIGN_OR_RETURN(std::string text, expand_image_tokens(prompt, frames, impl_->config.image_seq_len));
+  EDGEMM_ASSIGN_OR_RETURN(text::Encoding encoding, impl_->tokenizer->encode(text));
+  return std::vector<int64_t>(encoding.ids.begin(), encoding.ids.end());
+}
+
+Expected<GenerateResult> VlmModel::generate(const std::string& prompt, const std::vector<std::string>& image_paths,
+                                            const GenerateOptions& options,
+                                            const std::function<void(int64_t, const std::string&)>& on_token) {
+  VlmModelImpl& m = *impl_;
+  GenerateResult result;
+  const Clock::time_point start = Clock::now();
+  std::vector<ImageFrames> frames;
+  for (const std::string& path : image_paths) {
+    EDGEMM_ASSIGN_OR_RETURN(cv::Mat bgr, pipelines::read_image_bgr(path, pipelines::Alpha::kDrop));
+    cv::Mat rgb;
+    cv::cvtColor(bgr, rgb, cv::COLOR_BGR2RGB);
+    EDGEMM_ASSIGN_OR_RETURN(ImageFrames f, preprocess_image(rgb, m.config));
+    frames.push_back(std::move(f));
+  }
+  EDGEMM_ASSIGN_OR_RETURN(std::string text, expand_image_tokens(prompt, frames, m.config.image_seq_len));
+  EDGEMM_ASSIGN_OR_RETURN(text::Encoding encoding, m.tokenizer->encode(text));
+  const std::vector<int64_t> ids(encoding.ids.begin(), encoding.ids.end());
+  result.timings.prompt_tokens = static_cast<int64_t>(ids.size());
+  if (m.config.max_context > 0 && result.timings.prompt_tokens >= m.config.max_context) {
+    return Status(StatusCode::kInvalidArgument, "the prompt is " + std::to_string(ids.size()) +
+                                                    " tokens, the model's context max_position_embeddings is " +
+                                                    std::to_string(m.config.max_context));
+  }
+  result.timings.preprocess_ms = ms_since(start);
+
+  Clock::time_point t = Clock::now();
+  EDGEMM_ASSIGN_OR_RETURN(Tensor embeds, embed_ids(m, ids));
+  if (!frames.empty()) {
+    const Clock::time_point v = Clock::now();
+    EDGEMM_ASSIGN_OR_RETURN(Tensor features, encode_frames(m, frames));
+    result.timings.vision_ms = ms_since(v);
+    EDGEMM_RETURN_IF_ERROR(merge_features(m, ids, features, embeds));
+  }
+  m.session->reset();
+  EDGEMM_ASSIGN_OR_RETURN(std::vector<float> logits, m.session->step(embeds));
+  result.timings.prefill_ms = ms_since(t) - result.timings.vision_ms;
+  result.timings.first_token_ms = ms_since(start);
+
+  std::vector<int64_t> stops = m.config.eos_ids;
+  stops.insert(stops.end(), options.stop_ids.begin(), options.stop_ids.end());
+  result.stop_reason = "max_new_tokens";
+  t = Clock::now();
+  std::vector<int32_t> new_ids;
+  std::string decoded;
+  while (static_cast<int>(result.ids.size()) < options.max_new_tokens) {
+    const int64_t id = argmax(logits);
+    result.ids.push_back(id);
+    new_ids.push_back(static_cast<int32_t>(id));
+    EDGEMM_ASSIGN_OR_RETURN(std::string now, m.tokenizer->decode(new_ids, options.skip_special_tokens));
+    if (on_token) on_token(id, now.size() >= decoded.size() ? now.substr(decoded.size()) : std::string());
+    decoded = std::move(now);
+    if (std::find(stops.begin(), stops.end(), id) != stops.end()) {
+      result.stop_reason = "stop_token";
+      break;
+    }
+    if (static_cast<int>(result.ids.size()) == options.max_new_tokens) break;
+    EDGEMM_ASSIGN_OR_RETURN(Tensor next, embed_ids(m, {id}));
+    EDGEMM_ASSIGN_OR_RETURN(logits, m.session->step(next));
+  }
+  result.timings.decode_ms = ms_since(t);
+  result.timings.new_tokens = static_cast<int64_t>(result.ids.size());
+  result.timings.kv_bytes_copied_last_step = m.session->last_step_kv_bytes_copied();
+  result.text = decoded;
+  return result;
+}
+
+}  // namespace edgemm::vlm

@@ -1,0 +1,99 @@
+// `edgemm vqa`: answer a question about an image with a vision-language model package
+// (docs/vlm.md), streaming the answer like llama.cpp's llama-mtmd-cli.
+#include <iostream>
+
+#include "cli_common.h"
+#include "commands.h"
+#include "edgemm/pipelines/vlm.h"
+
+namespace edgemm::cli {
+
+namespace {
+
+struct VqaArgs {
+  std::string model;
+  std::string image;
+  std::string question;
+  bool raw_prompt = false;
+  int max_new_tokens = 64;
+  int threads = 0;
+  bool json = false;
+  bool stream = false;
+  std::string decoder_file = "decoder_model_merged.onnx";
+};
+
+nlohmann::json timings_json(const vlm::GenerateTimings& t) {
+  const double decode_steps = static_cast<double>(std::max<int64_t>(t.new_tokens - 1, 0));
+  return {{"preprocess_ms", t.preprocess_ms},
+          {"vision_encoder_ms", t.vision_ms},
+          {"prefill_ms", t.prefill_ms},
+          {"decode_ms", t.decode_ms},
+          {"time_to_first_token_ms", t.first_token_ms},
+          {"prompt_tokens", t.prompt_tokens},
+          {"new_tokens", t.new_tokens},
+          {"prefill_tokens_per_s", t.prefill_ms > 0 ? t.prompt_tokens / (t.prefill_ms / 1000.0) : 0.0},
+          {"decode_tokens_per_s", t.decode_ms > 0 ? decode_steps / (t.decode_ms / 1000.0) : 0.0},
+          {"kv_bytes_copied_last_step", t.kv_bytes_copied_last_step}};
+}
+
+Status run_vqa(const VqaArgs& args) {
+  vlm::VlmOptions options;
+  options.threads = args.threads;
+  options.decoder_file = args.decoder_file;
+  EDGEMM_ASSIGN_OR_RETURN(vlm::VlmModel model, vlm::VlmModel::load(args.model, options));
+  if (!args.raw_prompt) {
+    return Status(StatusCode::kUnsupported,
+                  "chat templates are not wired in yet: pass --raw-prompt with the prompt "
+                  "text, \"<image>\" where the image goes");
+  }
+  vlm::GenerateOptions gen;
+  gen.max_new_tokens = args.max_new_tokens;
+  auto on_token = [&args](int64_t, const std::string& piece) {
+    if (args.stream && !args.json) std::cout << piece << std::flush;
+  };
+  EDGEMM_ASSIGN_OR_RETURN(vlm::GenerateResult result, model.generate(args.question, {args.image}, gen, on_token));
+  if (args.json) {
+    std::cout << json_text({{"model", args.model},
+                            {"image", args.image},
+                            {"answer", result.text},
+                            {"ids", result.ids},
+                            {"stop_reason", result.stop_reason},
+                            {"timings", timings_json(result.timings)}})
+              << std::endl;
+  } else if (args.stream) {
+    std::cout << std::endl;
+  } else {
+    std::cout << result.text << std::endl;
+  }
+  return Status::ok();
+}
+
+}  // namespace
+
+void add_vqa_command(CLI::App& app, int& exit_code) {
+  auto args = std::make_shared<VqaArgs>();
+  CLI::App* cmd = app.add_subcommand("vqa",
+                                     "Answer a question about an image with a vision-language model package "
+                                     "(Idefics3 / SmolVLM layout of transformers.js)");
+  cmd->add_option("--model", args->model, "model package folder (config.json, onnx/vision_encoder.onnx, ...)")
+      ->required();
+  cmd->add_option("image", args->image, "image file")->required();
+  cmd->add_option("question", args->question,
+                  "the question (with --raw-prompt: the whole prompt, \"<image>\" "
+                  "where the image goes)")
+      ->required();
+  cmd->add_flag("--raw-prompt", args->raw_prompt, "use the question text as the prompt, without the chat template");
+  cmd->add_option("--max-new-tokens", args->max_new_tokens, "stop after this many new tokens (default 64)")
+      ->check(CLI::Range(1, 1 << 20));
+  cmd->add_option("-t,--threads", args->threads, "intra-op threads (0 = all cores)")->check(CLI::Range(0, 256));
+  cmd->add_option("--decoder", args->decoder_file,
+                  "decoder file in the package's onnx/ folder (default decoder_model_merged.onnx)");
+  cmd->add_flag("--json", args->json, "print JSON: {answer, ids, stop_reason, timings}");
+  cmd->add_flag("--stream", args->stream, "print tokens as they are generated");
+  cmd->callback([args, &exit_code] {
+    const Status status = run_vqa(*args);
+    if (!status.is_ok()) exit_code = report_error("vqa", status, args->json);
+  });
+}
+
+}  // namespace edgemm::cli
