@@ -32,8 +32,11 @@ bool is_standard_domain(const std::string& domain) {
 bool is_exportable_domain(const std::string& domain) { return is_standard_domain(domain) || domain == "com.microsoft"; }
 
 /// com.edgemm ops that model rewrites put into files (edgemm's runtime runs them): TokenPrune
-/// (passes/token_pruning.h). The fusion passes' com.edgemm ops are not among them.
-bool is_file_level_edgemm_op(const Node& node) { return node.domain == "com.edgemm" && node.op_type == "TokenPrune"; }
+/// (passes/token_pruning.h), KvAttention (passes/kv_cache.h). The fusion passes' com.edgemm ops
+/// are not among them.
+bool is_file_level_edgemm_op(const Node& node) {
+  return node.domain == "com.edgemm" && (node.op_type == "TokenPrune" || node.op_type == "KvAttention");
+}
 
 bool is_exportable(const Node& node) { return is_exportable_domain(node.domain) || is_file_level_edgemm_op(node); }
 
@@ -134,12 +137,13 @@ Status attribute_to_proto(const Node& node, const std::string& key, const Attrib
 
 Status node_to_proto(const Node& node, const GraphContext& ctx, onnx::NodeProto* out) {
   if (!is_exportable(node)) {
-    return node_error(node, StatusCode::kUnsupported,
-                      "domain '" + node.domain +
-                          "' is not a standard ONNX domain; ONNX export writes only ai.onnx, ai.onnx.ml, "
-                          "ai.onnx.preview.training and com.microsoft nodes, and com.edgemm TokenPrune (other "
-                          "com.edgemm ops exist only inside edgemm's runtime: export the model before the fusion "
-                          "passes)");
+    return node_error(
+        node, StatusCode::kUnsupported,
+        "domain '" + node.domain +
+            "' is not a standard ONNX domain; ONNX export writes only ai.onnx, ai.onnx.ml, "
+            "ai.onnx.preview.training and com.microsoft nodes, and com.edgemm TokenPrune and KvAttention (other "
+            "com.edgemm ops exist only inside edgemm's runtime: export the model before the fusion "
+            "passes)");
   }
   out->set_name(node.name);
   out->set_op_type(node.op_type);

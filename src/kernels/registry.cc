@@ -62,6 +62,7 @@ const KernelRegistry& cpu_registry() {
     register_resize_kernels(r);
     register_control_flow_kernels(r);
     register_layout_kernels(r);
+    register_attention_kernels(r);
     register_elementwise_chain_kernels(r);
     return r;
   }();

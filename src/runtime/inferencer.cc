@@ -23,6 +23,7 @@
 #include "runtime/compiled_graph.h"
 #include "runtime/executor.h"
 #include "runtime/memory_planner.h"
+#include "runtime/rewrite_load.h"
 
 namespace edgemm {
 
@@ -156,7 +157,8 @@ std::string dims_to_string(const std::vector<Dim>& dims) {
 
 class NativeInferencer final : public Inferencer {
  public:
-  static Expected<std::unique_ptr<Inferencer>> create(const InferencerConfig& config) {
+  static Expected<std::unique_ptr<Inferencer>> create(const InferencerConfig& config,
+                                                      const runtime::ModelRewrite& rewrite = {}) {
     if (config.threads < 0 || config.threads > kMaxThreads) {
       return make_error(StatusCode::kInvalidArgument, "threads must be in [0, " + std::to_string(kMaxThreads) +
                                                           "] (0 = all cores), got " + std::to_string(config.threads));
@@ -165,6 +167,10 @@ class NativeInferencer final : public Inferencer {
     ir::ImportOptions import_options;
     import_options.fixed_input_shapes = config.fixed_input_shapes;
     EDGEMM_ASSIGN_OR_RETURN(ir::Model model, ir::import_onnx_file(config.model_path, import_options));
+    if (rewrite) {
+      if (backend) return make_error(StatusCode::kInvalidArgument, "graph rewrites at load need the native backend");
+      if (Status s = rewrite(model); !s.is_ok()) return Status(s.code(), "'" + config.model_path + "': " + s.message());
+    }
     auto self = std::unique_ptr<NativeInferencer>(new NativeInferencer());
     self->config_ = config;
     self->threads_ = config.threads > 0 ? config.threads : omp_get_num_procs();
@@ -431,15 +437,29 @@ class NativeInferencer final : public Inferencer {
 
 }  // namespace
 
-Expected<std::unique_ptr<Inferencer>> Inferencer::create(const InferencerConfig& config) {
+namespace {
+
+Expected<std::unique_ptr<Inferencer>> create_guarded(const InferencerConfig& config,
+                                                     const runtime::ModelRewrite& rewrite) {
   kernels::log_kernel_selection_once();
   try {
-    return NativeInferencer::create(config);
+    return NativeInferencer::create(config, rewrite);
   } catch (const std::bad_alloc&) {
     return make_error(StatusCode::kOutOfMemory, "'" + config.model_path + "': ran out of memory while loading");
   } catch (const std::exception& e) {
     return make_error(StatusCode::kInternal, "'" + config.model_path + "': " + e.what());
   }
+}
+
+}  // namespace
+
+Expected<std::unique_ptr<Inferencer>> Inferencer::create(const InferencerConfig& config) {
+  return create_guarded(config, {});
+}
+
+Expected<std::unique_ptr<Inferencer>> runtime::create_with_rewrite(const InferencerConfig& config,
+                                                                   const ModelRewrite& rewrite) {
+  return create_guarded(config, rewrite);
 }
 
 }  // namespace edgemm

@@ -20,6 +20,7 @@ struct VqaArgs {
   bool json = false;
   bool stream = false;
   std::string decoder_file = "decoder_model_merged.onnx";
+  bool no_kv_binding = false;
 };
 
 nlohmann::json timings_json(const vlm::GenerateTimings& t) {
@@ -40,6 +41,7 @@ Status run_vqa(const VqaArgs& args) {
   vlm::VlmOptions options;
   options.threads = args.threads;
   options.decoder_file = args.decoder_file;
+  options.bind_kv_cache = !args.no_kv_binding;
   EDGEMM_ASSIGN_OR_RETURN(vlm::VlmModel model, vlm::VlmModel::load(args.model, options));
   if (!args.raw_prompt) {
     return Status(StatusCode::kUnsupported,
@@ -58,6 +60,7 @@ Status run_vqa(const VqaArgs& args) {
                             {"answer", result.text},
                             {"ids", result.ids},
                             {"stop_reason", result.stop_reason},
+                            {"kv_cache", model.kv_cache_mode()},
                             {"timings", timings_json(result.timings)}})
               << std::endl;
   } else if (args.stream) {
@@ -88,6 +91,8 @@ void add_vqa_command(CLI::App& app, int& exit_code) {
   cmd->add_option("-t,--threads", args->threads, "intra-op threads (0 = all cores)")->check(CLI::Range(0, 256));
   cmd->add_option("--decoder", args->decoder_file,
                   "decoder file in the package's onnx/ folder (default decoder_model_merged.onnx)");
+  cmd->add_flag("--no-kv-binding", args->no_kv_binding,
+                "run the decoder as published (its Concat copies the whole KV cache every step)");
   cmd->add_flag("--json", args->json, "print JSON: {answer, ids, stop_reason, timings}");
   cmd->add_flag("--stream", args->stream, "print tokens as they are generated");
   cmd->callback([args, &exit_code] {

@@ -49,6 +49,12 @@ struct VlmOptions {
   /// Decoder file in onnx/: "decoder_model_merged.onnx" (either form: zero-length past, or
   /// Optimum's use_cache_branch + If). Other files, e.g. an int4 "decoder_model_merged_q4.onnx".
   std::string decoder_file = "decoder_model_merged.onnx";
+  /// Rewrite the decoder so that its KV cache is appended in place (passes::bind_kv_cache,
+  /// docs/vlm.md "KV cache"); a decoder the rewrite does not recognise runs as published, its
+  /// Concat copying the whole cache every step (kv_cache_mode() says which and why).
+  bool bind_kv_cache = true;
+  /// Positions the bound cache holds; 0 = text_config.max_position_embeddings, at most 4096.
+  int kv_capacity = 0;
 };
 
 /// Token selection (docs/vlm.md "Sampling"). temperature 0 = greedy (argmax, ties to the lowest id).
@@ -108,6 +114,9 @@ class VlmModel {
   Expected<std::vector<int64_t>> prompt_ids(const std::string& prompt, const std::vector<std::string>& image_paths);
 
   const VlmConfig& config() const;
+  /// "bound (capacity N)" when the decoder appends to edgemm's cache in place, else "concat" and
+  /// the reason the rewrite did not apply.
+  const std::string& kv_cache_mode() const;
 
  private:
   explicit VlmModel(std::unique_ptr<VlmModelImpl> impl);

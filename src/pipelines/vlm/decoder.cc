@@ -89,7 +89,7 @@ Expected<DecoderSession> DecoderSession::create(const Inferencer& decoder, const
                       file + ": '" + past->name + "' must be float32 [batch, kv_heads, past_length, head_dim]");
       }
       const std::string present = "present" + past->name.substr(std::strlen("past_key_values"));
-      if (find(outs, present) == nullptr) {
+      if (find(outs, present) == nullptr && find(ins, "kv_cache.0.key") == nullptr) {
         return Status(StatusCode::kInvalidModel,
                       file + ": output '" + present + "' for input '" + past->name + "' is missing");
       }
@@ -100,6 +100,7 @@ Expected<DecoderSession> DecoderSession::create(const Inferencer& decoder, const
     s.layout_.head_dim = static_dim(*key, 3, hint.head_dim);
   }
   s.layout_.layers = static_cast<int>(s.past_names_.size() / 2);
+  EDGEMM_RETURN_IF_ERROR(s.find_caches(file));
   if (s.layout_.layers == 0) {
     return Status(StatusCode::kInvalidModel, file +
                                                  ": decoder without KV inputs: no 'past_key_values.0.key' / "
@@ -120,9 +121,29 @@ Expected<DecoderSession> DecoderSession::create(const Inferencer& decoder, const
   return s;
 }
 
+Status DecoderSession::find_caches(const std::string& file) {
+  const auto& ins = decoder_->inputs();
+  if (find(ins, "kv_cache.0.key") == nullptr) return Status::ok();
+  for (const std::string& past : past_names_) {
+    const std::string name = "kv_cache" + past.substr(std::strlen("past_key_values"));
+    const ValueInfo* cache = find(ins, name);
+    const int64_t capacity = cache != nullptr ? static_dim(*cache, 2, 0) : 0;
+    if (capacity <= 0 || (capacity_ > 0 && capacity != capacity_)) {
+      return Status(StatusCode::kInvalidModel,
+                    file + ": input '" + name + "' for '" + past + "' is missing or has no fixed capacity on axis 2");
+    }
+    capacity_ = capacity;
+    cache_names_.push_back(name);
+    EDGEMM_ASSIGN_OR_RETURN(Tensor buffer,
+                            Tensor::create(DataType::kFloat32, {1, layout_.kv_heads, capacity_, layout_.head_dim}));
+    caches_.push_back(std::move(buffer));
+  }
+  return Status::ok();
+}
+
 void DecoderSession::reset() {
   past_.clear();
-  for (size_t i = 0; i < past_names_.size(); ++i) {
+  for (size_t i = 0; i < past_names_.size() && !bound_cache(); ++i) {
     past_.push_back(Tensor::create(DataType::kFloat32, {1, layout_.kv_heads, 0, layout_.head_dim}).value());
   }
   past_length_ = 0;
@@ -143,7 +164,18 @@ Expected<std::vector<std::pair<std::string, Tensor>>> DecoderSession::feeds(cons
     in.emplace_back(branch_name_, std::move(branch));
   }
   if (!logits_keep_name_.empty()) in.emplace_back(logits_keep_name_, Tensor::from_int64s({}, {1}));
-  for (size_t i = 0; i < past_names_.size(); ++i) in.emplace_back(past_names_[i], past_[i]);
+  for (size_t i = 0; i < past_names_.size(); ++i) {
+    if (!bound_cache()) {
+      in.emplace_back(past_names_[i], past_[i]);
+      continue;
+    }
+    // A view with the past's shape; only its shape is read (passes/kv_cache.h).
+    Tensor& cache = const_cast<Tensor&>(caches_[i]);
+    in.emplace_back(
+        past_names_[i],
+        Tensor::borrow(DataType::kFloat32, {1, layout_.kv_heads, past_length_, layout_.head_dim}, cache.raw_data()));
+    in.emplace_back(cache_names_[i], cache);
+  }
   return in;
 }
 
@@ -161,7 +193,7 @@ Expected<std::vector<float>> DecoderSession::step(const Tensor& inputs_embeds) {
   }
   EDGEMM_ASSIGN_OR_RETURN(auto in, feeds(inputs_embeds));
   std::vector<std::string> wanted = {logits_name_};
-  wanted.insert(wanted.end(), present_names_.begin(), present_names_.end());
+  if (!bound_cache()) wanted.insert(wanted.end(), present_names_.begin(), present_names_.end());
   EDGEMM_ASSIGN_OR_RETURN(std::vector<Tensor> out, decoder_->run(in, wanted));
   const Tensor& logits = out[0];
   if (logits.dtype() != DataType::kFloat32 || logits.rank() != 3 || logits.dim(0) != 1 || logits.dim(1) < 1) {
@@ -170,7 +202,9 @@ Expected<std::vector<float>> DecoderSession::step(const Tensor& inputs_embeds) {
   }
   const int64_t vocab = logits.dim(2);
   const float* last = logits.data<float>() + (logits.dim(1) - 1) * vocab;
-  last_kv_bytes_ = 0;
+  last_kv_bytes_ = bound_cache() ? static_cast<int64_t>(past_names_.size()) * layout_.kv_heads * s * layout_.head_dim *
+                                       static_cast<int64_t>(sizeof(float))
+                                 : 0;
   for (size_t i = 0; i < past_.size(); ++i) {
     Tensor& present = out[i + 1];
     if (present.rank() != 4 || present.dim(2) != past_length_ + s) {

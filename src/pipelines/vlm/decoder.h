@@ -29,6 +29,10 @@ struct KvLayout {
 };
 
 /// One decoder Inferencer plus its KV cache, for batch 1. Not thread-safe (one sequence).
+/// With a decoder rewritten by passes::bind_kv_cache (inputs kv_cache.N.key/value), the session
+/// owns the [1, kv_heads, capacity, head_dim] cache buffers, lends them to every run and passes
+/// each past_key_values.N.* as a [1, kv_heads, P, head_dim] view of them (only its shape is read);
+/// otherwise each step's present outputs become the next step's past.
 class DecoderSession {
  public:
   /// Wraps `decoder` (borrowed; must outlive the session). `kv_heads`/`head_dim`/`layers` from
@@ -52,14 +56,20 @@ class DecoderSession {
   /// Context limit checked by step(); 0 = none.
   void set_max_context(int64_t tokens) { max_context_ = tokens; }
   const KvLayout& layout() const { return layout_; }
-  /// Bytes of KV cache the last step copied from the decoder's present outputs into the next
-  /// step's past (2 × layers × kv_heads × (past + S) × head_dim × 4: the Concat in the graph
-  /// rewrites the whole cache each step).
+  /// Bytes of KV cache the last step wrote: with bound caches, its S new positions
+  /// (2 × layers × kv_heads × S × head_dim × 4); otherwise the whole present outputs, which the
+  /// graph's Concat rewrites every step (2 × layers × kv_heads × (past + S) × head_dim × 4).
   int64_t last_step_kv_bytes_copied() const { return last_kv_bytes_; }
+  /// True when the decoder reads caller-owned caches (kv_cache.N.* inputs).
+  bool bound_cache() const { return !cache_names_.empty(); }
+  /// Positions the bound caches hold (0 without them).
+  int64_t cache_capacity() const { return capacity_; }
 
  private:
   DecoderSession() = default;
   Expected<std::vector<std::pair<std::string, Tensor>>> feeds(const Tensor& inputs_embeds) const;
+  /// Finds the kv_cache.N.* inputs of a bound decoder and allocates their buffers.
+  Status find_caches(const std::string& file);
 
   const Inferencer* decoder_ = nullptr;
   std::string file_;
@@ -67,7 +77,10 @@ class DecoderSession {
   std::string embeds_name_, mask_name_, position_name_, branch_name_, logits_keep_name_, logits_name_;
   DataType mask_dtype_ = DataType::kInt64, position_dtype_ = DataType::kInt64;
   std::vector<std::string> past_names_, present_names_;  // key, value per layer, in that order
-  std::vector<Tensor> past_;                             // one per past name
+  std::vector<Tensor> past_;                             // one per past name (unbound caches)
+  std::vector<std::string> cache_names_;                 // kv_cache.N.key/value, per past name
+  std::vector<Tensor> caches_;                           // [1, kv_heads, capacity, head_dim] each
+  int64_t capacity_ = 0;
   int64_t past_length_ = 0;
   int64_t max_context_ = 0;
   int64_t last_kv_bytes_ = 0;

@@ -12,9 +12,11 @@
 
 #include "edgemm/pipelines/tokenizer.h"
 #include "edgemm/pipelines/vlm.h"
+#include "passes/kv_cache.h"
 #include "pipelines/image.h"
 #include "pipelines/vlm/decoder.h"
 #include "pipelines/vlm/preprocess.h"
+#include "runtime/rewrite_load.h"
 
 namespace edgemm::vlm {
 
@@ -30,6 +32,7 @@ class VlmModelImpl {
   std::optional<DecoderSession> session;
   std::string embed_input, embed_output, features_output;
   bool vision_has_mask = false;
+  std::string kv_cache_mode;
 };
 
 namespace {
@@ -144,14 +147,37 @@ Status read_processor(const fs::path& dir, VlmConfig& c) {
   return Status::ok();
 }
 
-Expected<std::unique_ptr<Inferencer>> load_model(const fs::path& path, const VlmOptions& options) {
+Expected<std::unique_ptr<Inferencer>> load_model(const fs::path& path, const VlmOptions& options,
+                                                 const runtime::ModelRewrite& rewrite = {}) {
   std::error_code ec;
   if (!fs::is_regular_file(path, ec)) return Status(StatusCode::kIo, "missing model file '" + path.string() + "'");
   InferencerConfig ic;
   ic.model_path = path.string();
   ic.threads = options.threads;
   ic.optimize = options.optimize;
-  return Inferencer::create(ic);
+  return rewrite ? runtime::create_with_rewrite(ic, rewrite) : Inferencer::create(ic);
+}
+
+/// The decoder with its KV cache bound (passes/kv_cache.h) when the rewrite applies, else as
+/// published; `mode` says which.
+Expected<std::unique_ptr<Inferencer>> load_decoder(const fs::path& path, const VlmOptions& options,
+                                                   const VlmConfig& config, std::string& mode) {
+  mode = "concat (binding off)";
+  if (!options.bind_kv_cache) return load_model(path, options);
+  const int64_t capacity = options.kv_capacity > 0 ? options.kv_capacity
+                                                   : std::min(config.max_context > 0 ? config.max_context : 4096, 4096);
+  auto bound = load_model(path, options, [capacity](ir::Model& model) -> Status {
+    EDGEMM_ASSIGN_OR_RETURN(passes::KvCacheReport report, passes::bind_kv_cache(model, capacity));
+    (void)report;
+    return Status::ok();
+  });
+  if (bound.has_value()) {
+    mode = "bound (capacity " + std::to_string(capacity) + ")";
+    return bound;
+  }
+  if (bound.status().code() != StatusCode::kUnsupported) return bound.status();
+  mode = "concat (" + bound.status().message() + ")";
+  return load_model(path, options);
 }
 
 Status find_names(VlmModelImpl& m) {
@@ -235,6 +261,7 @@ VlmModel::VlmModel(VlmModel&&) noexcept = default;
 VlmModel& VlmModel::operator=(VlmModel&&) noexcept = default;
 
 const VlmConfig& VlmModel::config() const { return impl_->config; }
+const std::string& VlmModel::kv_cache_mode() const { return impl_->kv_cache_mode; }
 
 Expected<VlmModel> VlmModel::load(const std::string& dir, const VlmOptions& options) {
   std::error_code ec;
@@ -248,7 +275,7 @@ Expected<VlmModel> VlmModel::load(const std::string& dir, const VlmOptions& opti
   const fs::path onnx = fs::path(dir) / "onnx";
   EDGEMM_ASSIGN_OR_RETURN(m->vision, load_model(onnx / "vision_encoder.onnx", options));
   EDGEMM_ASSIGN_OR_RETURN(m->embed, load_model(onnx / "embed_tokens.onnx", options));
-  EDGEMM_ASSIGN_OR_RETURN(m->decoder, load_model(onnx / options.decoder_file, options));
+  EDGEMM_ASSIGN_OR_RETURN(m->decoder, load_decoder(onnx / options.decoder_file, options, m->config, m->kv_cache_mode));
   EDGEMM_RETURN_IF_ERROR(find_names(*m));
   const VlmConfig& c = m->config;
   KvLayout hint{c.layers, c.kv_heads, c.head_dim, c.hidden, 0};
