@@ -39,4 +39,8 @@ void add_bench_command(CLI::App& app, int& exit_code);
 /// (src/pipelines/text), or text from ids with --decode.
 void add_tokenize_command(CLI::App& app, int& exit_code);
 
+/// `edgemm chat-template --template FILE | --model DIR --messages FILE`: a rendered chat prompt
+/// (src/pipelines/text/jinja*).
+void add_chat_template_command(CLI::App& app, int& exit_code);
+
 }  // namespace edgemm::cli
