@@ -128,6 +128,51 @@ TEST(ChatTemplate, BadInputIsAClearError) {
   EXPECT_FALSE(render_error("{% for c in 'abc' %}{% endfor %}").is_ok());                  // strings are not iterable
 }
 
+TEST(ChatTemplate, MutatedTemplatesNeverCrash) {
+  // Seeded random edits of the published templates (and pathological nesting) must parse or fail
+  // with a Status, and render or fail with a Status: never crash or throw.
+  const Json templates = read_json(kFixtures + "/templates.json");
+  const Json conversations = read_json(kFixtures + "/conversations.json");
+  const std::string alphabet = "{}%#-()[]'\"|.,:=~+*/ \nxifnotinsetforend0123";
+  uint64_t state = 12345;
+  auto next = [&state](size_t n) {
+    state = state * 6364136223846793005ULL + 1442695040888963407ULL;
+    return static_cast<size_t>((state >> 33) % n);
+  };
+  int parsed = 0, rendered = 0;
+  for (int iter = 0; iter < 3000; ++iter) {
+    std::string t = templates[next(templates.size())]["template"].get<std::string>();
+    for (int edits = 1 + static_cast<int>(next(3)); edits > 0 && !t.empty(); --edits) {
+      const size_t at = next(t.size());
+      switch (next(3)) {
+        case 0:
+          t.erase(at, 1 + next(4));
+          break;
+        case 1:
+          t.insert(at, 1, alphabet[next(alphabet.size())]);
+          break;
+        default:
+          t.insert(at, t.substr(next(t.size()), next(12)));
+          break;
+      }
+    }
+    auto tmpl = ChatTemplate::parse(t);
+    if (!tmpl) continue;
+    ++parsed;
+    const auto& c = conversations[next(conversations.size())];
+    if (tmpl->apply(c["messages"], next(2) == 1, c.value("extra", Json(nullptr)))) ++rendered;
+  }
+  EXPECT_GT(parsed, 0);
+  EXPECT_GT(rendered, 0);
+  EXPECT_FALSE(ChatTemplate::parse("{{ " + std::string(5000, '(') + "1" + std::string(5000, ')') + " }}"));
+  std::string nots = "{{ ", minuses = "{{ ";
+  for (int i = 0; i < 5000; ++i) nots += "not ", minuses += "- ";
+  EXPECT_FALSE(ChatTemplate::parse(nots + "1 }}"));
+  EXPECT_FALSE(ChatTemplate::parse(minuses + "1 }}"));
+  EXPECT_FALSE(render_error("{% macro f(n) %}{{ f(n + 1) }}{% endmacro %}{{ f(0) }}").is_ok());
+  EXPECT_EQ(render("{{ 99999999999999999999 }}", Json::array()), "100000000000000000000.0");
+}
+
 TEST(ChatTemplate, FromModelDir) {
   const auto dir = std::filesystem::temp_directory_path() / "edgemm_chat_template_test";
   std::filesystem::create_directories(dir);

@@ -56,6 +56,8 @@ Expected<ChatTemplate> ChatTemplate::parse(std::string_view source) {
     impl->program = jinja::parse(jinja::tokenize(impl->source));
   } catch (const jinja::TemplateError& e) {
     return template_error(e, StatusCode::kInvalidArgument);
+  } catch (const std::exception& e) {
+    return Status(StatusCode::kInvalidArgument, std::string("chat template: ") + e.what());
   }
   return ChatTemplate(std::move(impl));
 }

@@ -276,6 +276,7 @@ class Interpreter {
   Value eval_call(const Node& n, Scope& scope);
   Value eval_test(const Node& n, Scope& scope);
   std::string eval_for(const Node& n, Scope& scope);
+  int depth_ = 0;  ///< evaluation nesting (expressions, blocks, macro calls), bounded
   void eval_set(const Node& n, Scope& scope);
   void define_macro(const Node& n, Scope& scope);
 };

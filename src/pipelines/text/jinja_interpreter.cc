@@ -187,6 +187,15 @@ std::string Interpreter::eval_block(const std::vector<NodePtr>& body, Scope& sco
 }
 
 Value Interpreter::eval(const Node& n, Scope& scope) {
+  constexpr int kMaxDepth = 1000;
+  struct DepthGuard {
+    int& depth;
+    ~DepthGuard() { --depth; }
+  } guard{++depth_};
+  if (depth_ > kMaxDepth)
+    throw TemplateError(
+        "evaluation nested deeper than " + std::to_string(kMaxDepth) + " levels (runaway macro recursion?)", n.line,
+        n.column);
   try {
     switch (n.kind) {
       case NodeKind::kText:

@@ -1,7 +1,9 @@
 // Jinja parser: the grammar and precedence of @huggingface/jinja 0.5.11 src/parser.ts, from
 // loosest to tightest: ternary / select (`a if b else c`), or, and, not, comparisons and
 // (not) in, + - ~, * / // %, **, `is` tests, `|` filters, unary + -, calls and member access.
+#include <cstdlib>
 #include <initializer_list>
+#include <stdexcept>
 
 #include "pipelines/text/jinja.h"
 
@@ -79,7 +81,9 @@ class Parser {
   NodePtr parse_for(const Token& at);
   NodePtr parse_macro(const Token& at);
   NodePtr parse_sequence(bool primary);
-  NodePtr parse_expression() { return parse_ternary(); }
+  NodePtr parse_expression() { return parse_expression_level(&Parser::parse_ternary); }
+  /// Parses with `level`, counting the nesting depth.
+  NodePtr parse_expression_level(NodePtr (Parser::*level)());
   NodePtr parse_ternary();
   NodePtr parse_or();
   NodePtr parse_and();
@@ -101,7 +105,16 @@ class Parser {
 
   const std::vector<Token>& tokens_;
   size_t pos_ = 0;
+  int depth_ = 0;  ///< expression nesting, bounded so that deep input cannot exhaust the stack
 };
+
+NodePtr Parser::parse_expression_level(NodePtr (Parser::*level)()) {
+  constexpr int kMaxDepth = 256;
+  if (++depth_ > kMaxDepth) fail("expressions nested deeper than " + std::to_string(kMaxDepth) + " levels");
+  auto n = (this->*level)();
+  --depth_;
+  return n;
+}
 
 NodePtr Parser::parse_any() {
   const Token& t = peek();
@@ -289,7 +302,7 @@ NodePtr Parser::parse_not() {
   if (!is_identifier("not")) return parse_comparison();
   auto n = node(NodeKind::kUnary, tokens_[pos_++]);
   n->text = "not";
-  n->args.push_back(parse_not());
+  n->args.push_back(parse_expression_level(&Parser::parse_not));
   return n;
 }
 
@@ -365,7 +378,7 @@ NodePtr Parser::parse_unary() {
   if ((t.type == TokenType::kUnary || t.type == TokenType::kAdditive) && (t.value == "-" || t.value == "+")) {
     auto n = node(NodeKind::kUnary, tokens_[pos_++]);
     n->text = t.value;
-    n->args.push_back(parse_unary());
+    n->args.push_back(parse_expression_level(&Parser::parse_unary));
     return n;
   }
   return parse_call_member();
@@ -468,7 +481,11 @@ NodePtr Parser::parse_primary() {
     case TokenType::kNumber: {
       const bool is_float = t.value.find('.') != std::string::npos;
       auto n = node(is_float ? NodeKind::kFloat : NodeKind::kInteger, t);
-      n->number = is_float ? Json(std::stod(t.value)) : Json(std::stoll(t.value));
+      try {
+        n->number = is_float ? Json(std::stod(t.value)) : Json(std::stoll(t.value));
+      } catch (const std::out_of_range&) {
+        n->number = Json(std::strtod(t.value.c_str(), nullptr));  // beyond int64: a float, as JavaScript's Number
+      }
       return n;
     }
     case TokenType::kString: {
