@@ -159,23 +159,26 @@ using Function = std::function<Value(std::vector<Value>& args, KeywordArgs& kwar
 struct Value {
   enum class Kind { kUndefined, kData, kNamespace, kFunction };
   Kind kind = Kind::kUndefined;
-  Json data;
-  std::shared_ptr<Json> ns;
-  std::shared_ptr<const Function> fn;
+  Json data;                           ///< kData
+  std::shared_ptr<Json> ns;            ///< kNamespace: an object shared by every copy
+  std::shared_ptr<const Function> fn;  ///< kFunction
 
   static Value undefined() { return {}; }
+  /// A data value.
   static Value of(Json j) {
     Value v;
     v.kind = Kind::kData;
     v.data = std::move(j);
     return v;
   }
+  /// A function value.
   static Value function(Function f) {
     Value v;
     v.kind = Kind::kFunction;
     v.fn = std::make_shared<const Function>(std::move(f));
     return v;
   }
+  // Kind and JSON type queries (the reference's value classes).
   bool is_undefined() const { return kind == Kind::kUndefined; }
   bool is_data() const { return kind == Kind::kData; }
   bool is_null() const { return is_data() && data.is_null(); }
@@ -221,11 +224,13 @@ struct JsonOptions {
 /// The reference's toJSON (Python json.dumps-like spacing).
 std::string to_json(const Value& v, const JsonOptions& options, bool undefined_to_null = true);
 
-// UTF-8 helpers with JavaScript semantics.
+/// Decodes valid UTF-8 into code points.
 std::u32string to_u32(std::string_view s);
+/// Encodes code points as UTF-8.
 std::string to_utf8(std::u32string_view s);
 /// JavaScript's WhiteSpace or LineTerminator (String.prototype.trim, \s).
 bool is_js_space(char32_t c);
+/// String.prototype.trim / trimStart / trimEnd on UTF-8 text.
 std::string js_trim(std::string_view s, bool left, bool right);
 /// String length in UTF-16 code units (JavaScript's .length).
 int64_t js_length(std::string_view s);
@@ -236,10 +241,12 @@ int64_t js_length(std::string_view s);
 /// A variable scope; lookups walk up to the globals.
 struct Scope {
   explicit Scope(Scope* parent = nullptr) : parent(parent) {}
+  /// The innermost binding of `name`, or undefined.
   Value lookup(const std::string& name) const;
+  /// Binds `name` in this scope (never in a parent).
   void set(const std::string& name, Value v) { vars[name] = std::move(v); }
-  Scope* parent;
-  std::unordered_map<std::string, Value> vars;
+  Scope* parent;                                ///< not owned; outlives this scope
+  std::unordered_map<std::string, Value> vars;  ///< this scope's bindings
 };
 
 /// Renders a program with `globals` (already holding namespace, range, raise_exception, ...
@@ -250,8 +257,8 @@ std::string render(const Program& program, Scope& globals);
 /// spellings, namespace, range, raise_exception, strftime_now) to `scope`.
 void add_globals(Scope& scope);
 
-/// Applies filter node `f` (kFilter) to `operand`. Throws TemplateError.
 class Interpreter;
+/// Applies filter node `f` (kFilter) to `operand`. Throws TemplateError.
 Value apply_filter(Interpreter& interp, const Value& operand, const Node& f, Scope& scope);
 /// Runs test `name` on `operand` (the reference has no arguments for tests in `is`).
 bool run_test(const std::string& name, const std::vector<Value>& operands, const Node& where);
@@ -261,7 +268,9 @@ Value builtin_member(const Value& object, const std::string& name);
 /// Evaluates nodes; shared with the filters (which evaluate their arguments).
 class Interpreter {
  public:
+  /// Evaluates an expression or statement (statements yield their output text, or null).
   Value eval(const Node& n, Scope& scope);
+  /// Concatenated output of statements (null and undefined values print nothing).
   std::string eval_block(const std::vector<NodePtr>& body, Scope& scope);
   /// Evaluates call arguments: positional values and keyword arguments.
   void eval_args(const std::vector<NodePtr>& args, size_t first, Scope& scope, std::vector<Value>& positional,

@@ -218,7 +218,7 @@ Value select_attr(const Value& operand, const std::string& name, const std::vect
 }
 
 /// Filters written without parentheses (`x | trim`).
-Value plain_filter(const Value& v, const std::string& name, Scope& scope) {
+Value plain_filter(const Value& v, const std::string& name) {
   if (name == "safe") return v;
   if (name == "tojson") return Value::of(to_json(v, {}));
   if (v.is_array()) {
@@ -303,7 +303,6 @@ Value plain_filter(const Value& v, const std::string& name, Scope& scope) {
     if (name == "string") return Value::of(b ? "true" : "false");
     fail("unknown BooleanValue filter: " + name);
   }
-  (void)scope;
   fail("cannot apply filter \"" + name + "\" to type: " + type_name(v));
 }
 
@@ -385,7 +384,7 @@ Value builtin_member(const Value& object, const std::string& name) {
 }
 
 Value apply_filter(Interpreter& interp, const Value& operand, const Node& f, Scope& scope) {
-  if (!f.flag) return plain_filter(operand, f.text, scope);
+  if (!f.flag) return plain_filter(operand, f.text);
   std::vector<Value> args;
   KeywordArgs kwargs;
   interp.eval_args(f.args, 1, scope, args, kwargs);

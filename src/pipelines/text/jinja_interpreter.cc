@@ -51,7 +51,7 @@ Value power(const Value& l, const Value& r, const Node& n) {
 }
 
 /// range(start, stop, step) as the reference's utils.range.
-Value range(std::vector<Value>& args, const Node* where) {
+Value range(std::vector<Value>& args) {
   std::vector<double> a;
   for (const auto& v : args)
     if (v.is_number()) a.push_back(v.data.get<double>());
@@ -62,7 +62,6 @@ Value range(std::vector<Value>& args, const Node* where) {
   if (step == 0) throw TemplateError("range() step must not be zero", 0, 0);
   Json out = Json::array();
   for (double i = start; step > 0 ? i < stop : i > stop; i += step) out.push_back(normalize_input(Json(i)));
-  (void)where;
   return Value::of(std::move(out));
 }
 
@@ -160,7 +159,7 @@ void add_globals(Scope& scope) {
               throw TemplateError("raise_exception: " + (a.empty() ? std::string("undefined") : raw_string(a[0])), 0,
                                   0);
             }));
-  scope.set("range", Value::function([](std::vector<Value>& a, KeywordArgs&, Scope&) { return range(a, nullptr); }));
+  scope.set("range", Value::function([](std::vector<Value>& a, KeywordArgs&, Scope&) { return range(a); }));
   scope.set("strftime_now", Value::function([](std::vector<Value>& a, KeywordArgs&, Scope&) {
               return Value::of(strftime_now(a.empty() ? std::string("undefined") : raw_string(a[0])));
             }));
