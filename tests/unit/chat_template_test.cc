@@ -89,6 +89,7 @@ TEST(ChatTemplate, HandComputed) {
   EXPECT_EQ(render("{{ bos_token }}{{ x }}", msgs, false, Json{{"bos_token", "<s>"}, {"x", 2.0}}), "<s>2");
   EXPECT_EQ(render("{{ true }} {{ none }} {{ 1.5 }} {{ 2.0 }} {{ [1, 'a'] }}", msgs), "true  1.5 2.0 [1, \"a\"]");
   EXPECT_EQ(render("{{ 'abc'[::-1] }}{{ 'abc'[1:] }}", msgs), "cbabc");
+  EXPECT_EQ(render(std::string("a{\0b\0}\nc", 8), msgs), std::string("a{\0b\0}\nc", 8));  // NUL bytes are text
 }
 
 TEST(ChatTemplate, UndefinedBehavesAsTheReference) {

@@ -36,6 +36,9 @@ char32_t code_point_at(std::string_view s, size_t i, size_t* length) {
   return c;
 }
 
+/// True when `c` is one of `chars` (never for NUL, unlike strchr).
+bool is_one_of(char c, const char* chars) { return c != '\0' && std::strchr(chars, c) != nullptr; }
+
 bool is_line_start(std::string_view s, size_t i) {
   if (i == 0) return true;
   const char p = s[i - 1];
@@ -67,7 +70,7 @@ Source trim_blocks(const Source& in) {
   const std::string_view s = in.text;
   for (size_t i = 0; i < s.size(); ++i) {
     out.append(in, i, i + 1);
-    if (s[i] == '}' && i > 0 && std::strchr("#%-", s[i - 1]) != nullptr && i + 1 < s.size() && s[i + 1] == '\n') ++i;
+    if (s[i] == '}' && i > 0 && is_one_of(s[i - 1], "#%-") && i + 1 < s.size() && s[i + 1] == '\n') ++i;
   }
   return out;
 }
@@ -218,7 +221,7 @@ void Lexer::strip_trailing_whitespace() {
 
 bool Lexer::consume_text() {
   const size_t start = i_;
-  while (i_ < s_.size() && !(s_[i_] == '{' && i_ + 1 < s_.size() && std::strchr("%{#", s_[i_ + 1]) != nullptr)) ++i_;
+  while (i_ < s_.size() && !(s_[i_] == '{' && i_ + 1 < s_.size() && is_one_of(s_[i_ + 1], "%{#"))) ++i_;
   if (i_ == start) return false;
   push(TokenType::kText, std::string(s_.substr(start, i_ - start)), start);
   return true;
