@@ -39,6 +39,10 @@ void add_bench_command(CLI::App& app, int& exit_code);
 /// (src/pipelines/text), or text from ids with --decode.
 void add_tokenize_command(CLI::App& app, int& exit_code);
 
+/// `edgemm chat-template --template FILE | --model DIR --messages FILE`: a rendered chat prompt
+/// (src/pipelines/text/jinja*).
+void add_chat_template_command(CLI::App& app, int& exit_code);
+
 /// `edgemm vqa --model DIR IMAGE QUESTION`: generation with a vision-language model package
 /// (src/pipelines/vlm).
 void add_vqa_command(CLI::App& app, int& exit_code);

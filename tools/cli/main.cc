@@ -26,6 +26,7 @@ int main(int argc, char** argv) {
   edgemm::cli::add_convert_command(app, exit_code);
   edgemm::cli::add_quantize_command(app, exit_code);
   edgemm::cli::add_tokenize_command(app, exit_code);
+  edgemm::cli::add_chat_template_command(app, exit_code);
   edgemm::cli::add_prune_command(app, exit_code);
   edgemm::cli::add_vqa_command(app, exit_code);
   std::string names;

@@ -70,6 +70,12 @@ std::string lowercase_utf8(std::string_view s) {
   return to_utf8(u);
 }
 
+std::string uppercase_utf8(std::string_view s) {
+  icu::UnicodeString u = to_unicode(s);
+  u.toUpper(icu::Locale::getRoot());
+  return to_utf8(u);
+}
+
 bool is_whitespace(char32_t c) { return u_hasBinaryProperty(static_cast<UChar32>(c), UCHAR_WHITE_SPACE); }
 
 bool is_alphanumeric(char32_t c) {

@@ -24,6 +24,9 @@ std::string normalize_utf8(std::string_view s, NormalForm form);
 /// Full Unicode lowercase mapping (root locale; final sigma in context), as Rust's
 /// str::to_lowercase.
 std::string lowercase_utf8(std::string_view s);
+/// Full Unicode uppercase mapping (root locale, e.g. "ß" -> "SS"), as JavaScript's
+/// String.prototype.toUpperCase.
+std::string uppercase_utf8(std::string_view s);
 /// Unicode White_Space (Rust's char::is_whitespace).
 bool is_whitespace(char32_t c);
 /// Rust's char::is_alphanumeric: Alphabetic or a number (Nd, Nl, No).
