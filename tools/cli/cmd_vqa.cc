@@ -16,6 +16,11 @@ struct VqaArgs {
   std::string question;
   bool raw_prompt = false;
   int max_new_tokens = 64;
+  float temperature = 0;
+  int top_k = 50;
+  float top_p = 1;
+  float repetition_penalty = 1;
+  uint64_t seed = 0;
   int threads = 0;
   bool json = false;
   bool stream = false;
@@ -43,20 +48,26 @@ Status run_vqa(const VqaArgs& args) {
   options.decoder_file = args.decoder_file;
   options.bind_kv_cache = !args.no_kv_binding;
   EDGEMM_ASSIGN_OR_RETURN(vlm::VlmModel model, vlm::VlmModel::load(args.model, options));
+  std::string prompt = args.question;
   if (!args.raw_prompt) {
-    return Status(StatusCode::kUnsupported,
-                  "chat templates are not wired in yet: pass --raw-prompt with the prompt "
-                  "text, \"<image>\" where the image goes");
+    EDGEMM_ASSIGN_OR_RETURN(prompt, model.chat_prompt(args.question, 1));
   }
   vlm::GenerateOptions gen;
   gen.max_new_tokens = args.max_new_tokens;
+  gen.sampling.do_sample = args.temperature > 0;
+  gen.sampling.temperature = args.temperature;
+  gen.sampling.top_k = args.top_k;
+  gen.sampling.top_p = args.top_p;
+  gen.sampling.repetition_penalty = args.repetition_penalty;
+  gen.sampling.seed = args.seed;
   auto on_token = [&args](int64_t, const std::string& piece) {
     if (args.stream && !args.json) std::cout << piece << std::flush;
   };
-  EDGEMM_ASSIGN_OR_RETURN(vlm::GenerateResult result, model.generate(args.question, {args.image}, gen, on_token));
+  EDGEMM_ASSIGN_OR_RETURN(vlm::GenerateResult result, model.generate(prompt, {args.image}, gen, on_token));
   if (args.json) {
     std::cout << json_text({{"model", args.model},
                             {"image", args.image},
+                            {"prompt", prompt},
                             {"answer", result.text},
                             {"ids", result.ids},
                             {"stop_reason", result.stop_reason},
@@ -88,6 +99,15 @@ void add_vqa_command(CLI::App& app, int& exit_code) {
   cmd->add_flag("--raw-prompt", args->raw_prompt, "use the question text as the prompt, without the chat template");
   cmd->add_option("--max-new-tokens", args->max_new_tokens, "stop after this many new tokens (default 64)")
       ->check(CLI::Range(1, 1 << 20));
+  cmd->add_option("--temperature", args->temperature, "sampling temperature; 0 = greedy (default)")
+      ->check(finite_range(0, 100));
+  cmd->add_option("--top-k", args->top_k, "keep the k most likely tokens when sampling (default 50; 0 = all)")
+      ->check(CLI::Range(0, 1 << 24));
+  cmd->add_option("--top-p", args->top_p, "nucleus sampling: keep the smallest set with this probability (default 1)")
+      ->check(finite_range(1e-6, 1));
+  cmd->add_option("--repetition-penalty", args->repetition_penalty, "CTRL repetition penalty (default 1 = none)")
+      ->check(finite_range(1e-3, 100));
+  cmd->add_option("--seed", args->seed, "seed of the sampler (default 0): same seed, same answer");
   cmd->add_option("-t,--threads", args->threads, "intra-op threads (0 = all cores)")->check(CLI::Range(0, 256));
   cmd->add_option("--decoder", args->decoder_file,
                   "decoder file in the package's onnx/ folder (default decoder_model_merged.onnx)");

@@ -57,8 +57,20 @@ struct VlmOptions {
   int kv_capacity = 0;
 };
 
-/// Token selection (docs/vlm.md "Sampling"). temperature 0 = greedy (argmax, ties to the lowest id).
+/// Token selection (docs/vlm.md "Sampling"; src/pipelines/vlm/sampling.h; names and defaults of transformers'
+/// GenerationConfig).
+struct SamplingOptions {
+  bool do_sample = false;           ///< false: greedy
+  float temperature = 1.0f;         ///< >= 0; 0 = greedy
+  int top_k = 50;                   ///< >= 0; 0 = no top-k
+  float top_p = 1.0f;               ///< in (0, 1]; 1 = no top-p
+  float repetition_penalty = 1.0f;  ///< > 0; 1 = none
+  uint64_t seed = 0;                ///< seed of the std::mt19937_64 generator
+};
+
+/// Generation options.
 struct GenerateOptions {
+  SamplingOptions sampling;         ///< greedy by default
   int max_new_tokens = 64;          ///< stop after this many new tokens
   std::vector<int64_t> stop_ids;    ///< stop tokens added to the model's eos ids
   bool skip_special_tokens = true;  ///< in the returned text
@@ -109,6 +121,12 @@ class VlmModel {
   Expected<GenerateResult> generate(const std::string& prompt, const std::vector<std::string>& image_paths,
                                     const GenerateOptions& options,
                                     const std::function<void(int64_t id, const std::string& piece)>& on_token = {});
+
+  /// The package's chat template applied to one user turn: `images` image parts, then `question`
+  /// as text, and the generation prompt (transformers.js apply_chat_template). Errors:
+  /// kInvalidModel when the package has no chat template (chat_template.json or
+  /// tokenizer_config.json), those of text::ChatTemplate.
+  Expected<std::string> chat_prompt(const std::string& question, int images) const;
 
   /// The prompt after image-token expansion, as token ids (for tests and --json).
   Expected<std::vector<int64_t>> prompt_ids(const std::string& prompt, const std::vector<std::string>& image_paths);

@@ -23,19 +23,10 @@
 #include <span>
 #include <vector>
 
+#include "edgemm/pipelines/vlm.h"
 #include "edgemm/status.h"
 
 namespace edgemm::vlm {
-
-/// Sampling options (names and defaults of transformers' GenerationConfig).
-struct SamplingOptions {
-  bool do_sample = false;           ///< false: greedy
-  float temperature = 1.0f;         ///< >= 0; 0 = greedy
-  int top_k = 50;                   ///< >= 0; 0 = no top-k
-  float top_p = 1.0f;               ///< in (0, 1]; 1 = no top-p
-  float repetition_penalty = 1.0f;  ///< > 0; 1 = none
-  uint64_t seed = 0;                ///< seed of the std::mt19937_64 generator
-};
 
 /// Checks the options. Errors: kInvalidArgument naming the option and its value (negative or
 /// NaN temperature, top_k < 0, top_p outside (0, 1], repetition_penalty <= 0 or NaN).

@@ -10,12 +10,14 @@
 #include <optional>
 #include <sstream>
 
+#include "edgemm/pipelines/chat_template.h"
 #include "edgemm/pipelines/tokenizer.h"
 #include "edgemm/pipelines/vlm.h"
 #include "passes/kv_cache.h"
 #include "pipelines/image.h"
 #include "pipelines/vlm/decoder.h"
 #include "pipelines/vlm/preprocess.h"
+#include "pipelines/vlm/sampling.h"
 #include "runtime/rewrite_load.h"
 
 namespace edgemm::vlm {
@@ -28,6 +30,8 @@ class VlmModelImpl {
   std::string dir;
   VlmConfig config;
   std::optional<text::Tokenizer> tokenizer;
+  std::optional<text::ChatTemplate> chat_template;
+  Status chat_template_status;  // why chat_template is empty
   std::unique_ptr<Inferencer> vision, embed, decoder;
   std::optional<DecoderSession> session;
   std::string embed_input, embed_output, features_output;
@@ -249,10 +253,6 @@ Status merge_features(const VlmModelImpl& m, const std::vector<int64_t>& ids, co
   return Status::ok();
 }
 
-int64_t argmax(const std::vector<float>& logits) {
-  return std::max_element(logits.begin(), logits.end()) - logits.begin();
-}
-
 }  // namespace
 
 VlmModel::VlmModel(std::unique_ptr<VlmModelImpl> impl) : impl_(std::move(impl)) {}
@@ -272,6 +272,12 @@ Expected<VlmModel> VlmModel::load(const std::string& dir, const VlmOptions& opti
   EDGEMM_RETURN_IF_ERROR(read_processor(dir, m->config));
   EDGEMM_ASSIGN_OR_RETURN(text::Tokenizer tokenizer, text::Tokenizer::from_file(dir));
   m->tokenizer = std::move(tokenizer);
+  auto chat = text::ChatTemplate::from_model_dir(dir);
+  if (chat.has_value()) {
+    m->chat_template = std::move(chat).value();
+  } else {
+    m->chat_template_status = chat.status();
+  }
   const fs::path onnx = fs::path(dir) / "onnx";
   EDGEMM_ASSIGN_OR_RETURN(m->vision, load_model(onnx / "vision_encoder.onnx", options));
   EDGEMM_ASSIGN_OR_RETURN(m->embed, load_model(onnx / "embed_tokens.onnx", options));
@@ -284,6 +290,18 @@ Expected<VlmModel> VlmModel::load(const std::string& dir, const VlmOptions& opti
   session.set_max_context(c.max_context);
   m->session = std::move(session);
   return VlmModel(std::move(m));
+}
+
+Expected<std::string> VlmModel::chat_prompt(const std::string& question, int images) const {
+  if (!impl_->chat_template) {
+    return Status(StatusCode::kInvalidModel,
+                  "the package has no usable chat template: " + impl_->chat_template_status.message());
+  }
+  nlohmann::ordered_json content = nlohmann::ordered_json::array();
+  for (int i = 0; i < images; ++i) content.push_back({{"type", "image"}});
+  content.push_back({{"type", "text"}, {"text", question}});
+  const nlohmann::ordered_json messages = nlohmann::ordered_json::array({{{"role", "user"}, {"content", content}}});
+  return impl_->chat_template->apply(messages, /*add_generation_prompt=*/true);
 }
 
 Expected<std::vector<int64_t>> VlmModel::prompt_ids(const std::string& prompt,
@@ -339,6 +357,8 @@ Expected<GenerateResult> VlmModel::generate(const std::string& prompt, const std
   result.timings.prefill_ms = ms_since(t) - result.timings.vision_ms;
   result.timings.first_token_ms = ms_since(start);
 
+  EDGEMM_ASSIGN_OR_RETURN(Sampler sampler, Sampler::create(options.sampling));
+  std::vector<int32_t> context(ids.begin(), ids.end());
   std::vector<int64_t> stops = m.config.eos_ids;
   stops.insert(stops.end(), options.stop_ids.begin(), options.stop_ids.end());
   result.stop_reason = "max_new_tokens";
@@ -346,9 +366,10 @@ Expected<GenerateResult> VlmModel::generate(const std::string& prompt, const std
   std::vector<int32_t> new_ids;
   std::string decoded;
   while (static_cast<int>(result.ids.size()) < options.max_new_tokens) {
-    const int64_t id = argmax(logits);
+    EDGEMM_ASSIGN_OR_RETURN(const int32_t id, sampler.next(logits, context));
+    context.push_back(id);
     result.ids.push_back(id);
-    new_ids.push_back(static_cast<int32_t>(id));
+    new_ids.push_back(id);
     EDGEMM_ASSIGN_OR_RETURN(std::string now, m.tokenizer->decode(new_ids, options.skip_special_tokens));
     if (on_token) on_token(id, now.size() >= decoded.size() ? now.substr(decoded.size()) : std::string());
     decoded = std::move(now);
