@@ -187,9 +187,12 @@ Expected<std::vector<float>> DecoderSession::step(const Tensor& inputs_embeds) {
                                                     shape_to_string(inputs_embeds.shape()));
   }
   const int64_t s = inputs_embeds.dim(1);
-  if (max_context_ > 0 && past_length_ + s > max_context_) {
+  const bool cache_limits = bound_cache() && (max_context_ <= 0 || capacity_ < max_context_);
+  const int64_t limit = cache_limits ? capacity_ : max_context_;
+  if (limit > 0 && past_length_ + s > limit) {
     return Status(StatusCode::kInvalidArgument, "the context would hold " + std::to_string(past_length_ + s) +
-                                                    " tokens, more than the model's " + std::to_string(max_context_));
+                                                    " tokens, more than the " + std::to_string(limit) +
+                                                    (cache_limits ? " of the KV cache" : " of the model"));
   }
   EDGEMM_ASSIGN_OR_RETURN(auto in, feeds(inputs_embeds));
   std::vector<std::string> wanted = {logits_name_};

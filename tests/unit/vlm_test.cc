@@ -1,0 +1,241 @@
+// The KV cache of vision-language generation (docs/vlm.md "KV cache"): com.edgemm KvAttention
+// against plain attention computed here in double, and a decoder bound by passes::bind_kv_cache
+// against PyTorch's logits of the tiny fixture (tests/fixtures/vlm_tiny, tools/fixtures/
+// make_vlm_fixture.py) — after the prefill, after one decode step, and token by token against one
+// prefill over the whole sequence — in both decoder forms, with the KV bytes per step flat.
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <filesystem>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "core/npy.h"
+#include "edgemm/inferencer.h"
+#include "ir/onnx_export.h"
+#include "kernels/cpu/onednn.h"
+#include "passes/kv_cache.h"
+#include "pipelines/vlm/decoder.h"
+#include "runtime/rewrite_load.h"
+#include "runtime/single_node.h"
+
+namespace edgemm {
+namespace {
+
+namespace fs = std::filesystem;
+
+Tensor random_tensor(const Shape& shape, std::mt19937& rng) {
+  std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
+  Tensor t = Tensor::create(DataType::kFloat32, shape).value();
+  for (int64_t i = 0; i < t.element_count(); ++i) t.data<float>()[i] = dist(rng);
+  return t;
+}
+
+/// softmax(scale · q·kᵀ + mask) · v in double, with keys/values = the cache's first P rows then
+/// the new rows, query head h reading key/value head h / (Hq / Hkv).
+std::vector<double> plain_attention(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& mask,
+                                    const std::vector<float>& cache_k, const std::vector<float>& cache_v, int64_t past,
+                                    int64_t capacity, float scale) {
+  const int64_t hq = q.dim(1), s_len = q.dim(2), d = q.dim(3), hkv = k.dim(1), t_len = past + s_len;
+  std::vector<double> y(static_cast<size_t>(hq * s_len * d), 0.0);
+  auto key = [&](int64_t g, int64_t t, int64_t i, bool value) -> double {
+    if (t < past) return (value ? cache_v : cache_k)[(g * capacity + t) * d + i];
+    return (value ? v : k).data<float>()[(g * s_len + t - past) * d + i];
+  };
+  for (int64_t h = 0; h < hq; ++h) {
+    const int64_t g = h / (hq / hkv);
+    for (int64_t s = 0; s < s_len; ++s) {
+      std::vector<double> w(static_cast<size_t>(t_len));
+      double top = -INFINITY, sum = 0;
+      for (int64_t t = 0; t < t_len; ++t) {
+        double dot = 0;
+        for (int64_t i = 0; i < d; ++i) dot += q.data<float>()[(h * s_len + s) * d + i] * key(g, t, i, false);
+        w[t] = scale * dot + mask.data<float>()[s * t_len + t];
+        top = std::max(top, w[t]);
+      }
+      for (double& x : w) sum += (x = std::exp(x - top));
+      for (int64_t t = 0; t < t_len; ++t) {
+        for (int64_t i = 0; i < d; ++i) y[(h * s_len + s) * d + i] += w[t] / sum * key(g, t, i, true);
+      }
+    }
+  }
+  return y;
+}
+
+TEST(KvAttention, AppendsInPlaceAndMatchesPlainAttention) {
+  const int64_t hq = 4, hkv = 2, s_len = 3, past = 5, d = 8, capacity = 12, t_len = past + s_len;
+  const float scale = 0.35f;
+  for (bool onednn : {true, false}) {
+    kernels::onednn::ScopedEnabled mode(onednn);
+    std::mt19937 rng(7);
+    const Tensor q = random_tensor({1, hq, s_len, d}, rng), k = random_tensor({1, hkv, s_len, d}, rng),
+                 v = random_tensor({1, hkv, s_len, d}, rng);
+    Tensor mask = Tensor::create(DataType::kFloat32, {1, 1, s_len, t_len}).value();
+    for (int64_t s = 0; s < s_len; ++s) {
+      for (int64_t t = 0; t < t_len; ++t) mask.data<float>()[s * t_len + t] = t > past + s ? -1e9f : 0.0f;
+    }
+    Tensor cache_k = random_tensor({1, hkv, capacity, d}, rng), cache_v = random_tensor({1, hkv, capacity, d}, rng);
+    const std::vector<float> before_k(cache_k.data<float>(), cache_k.data<float>() + cache_k.element_count());
+    const std::vector<float> before_v(cache_v.data<float>(), cache_v.data<float>() + cache_v.element_count());
+    ir::Node node;
+    node.name = "attn";
+    node.domain = ir::kEdgemmDomain;
+    node.op_type = "KvAttention";
+    node.inputs = {"q", "k", "v", "mask", "past", "cache_k", "cache_v"};
+    node.outputs = {"y"};
+    node.attributes["scale"].kind = ir::Attribute::Kind::kFloat;
+    node.attributes["scale"].f = scale;
+    const Tensor past_view = Tensor::create(DataType::kFloat32, {1, hkv, past, d}).value();
+    auto out = runtime::run_node(node, {q, k, v, mask, past_view, cache_k, cache_v}, 1, 2);
+    ASSERT_TRUE(out.has_value()) << out.status().to_string();
+    const std::vector<double> want = plain_attention(q, k, v, mask, before_k, before_v, past, capacity, scale);
+    double worst = 0;
+    for (size_t i = 0; i < want.size(); ++i) worst = std::max(worst, std::fabs(want[i] - (*out)[0].data<float>()[i]));
+    EXPECT_LE(worst, 2e-6) << (onednn ? "oneDNN" : "reference");
+    for (int64_t g = 0; g < hkv; ++g) {
+      for (int64_t t = 0; t < capacity; ++t) {
+        for (int64_t i = 0; i < d; ++i) {
+          const int64_t at = (g * capacity + t) * d + i;
+          const bool fresh = t >= past && t < t_len;
+          EXPECT_EQ(cache_k.data<float>()[at], fresh ? k.data<float>()[(g * s_len + t - past) * d + i] : before_k[at]);
+          EXPECT_EQ(cache_v.data<float>()[at], fresh ? v.data<float>()[(g * s_len + t - past) * d + i] : before_v[at]);
+        }
+      }
+    }
+    const Tensor small = Tensor::create(DataType::kFloat32, {1, hkv, 6, d}).value();
+    auto full = runtime::run_node(node, {q, k, v, mask, past_view, small, small}, 1, 1);
+    ASSERT_FALSE(full.has_value());
+    EXPECT_NE(full.status().message().find("the KV cache holds 6 positions"), std::string::npos)
+        << full.status().to_string();
+  }
+}
+
+fs::path fixture(const std::string& form) { return fs::path(EDGEMM_SOURCE_DIR) / "tests/fixtures" / form; }
+
+Tensor reference(const std::string& name) {
+  auto t = read_npy((fixture("vlm_tiny") / "reference" / (name + ".npy")).string());
+  EXPECT_TRUE(t.has_value()) << t.status().to_string();
+  return t.has_value() ? std::move(t).value() : Tensor();
+}
+
+/// Rows [begin, end) of inputs_embeds [1, S, hidden].
+Tensor rows(const Tensor& embeds, int64_t begin, int64_t end) {
+  const int64_t hidden = embeds.dim(2);
+  Tensor t = Tensor::create(DataType::kFloat32, {1, end - begin, hidden}).value();
+  std::copy(embeds.data<float>() + begin * hidden, embeds.data<float>() + end * hidden, t.data<float>());
+  return t;
+}
+
+double max_diff(const std::vector<float>& got, const float* want) {
+  double worst = 0;
+  for (size_t i = 0; i < got.size(); ++i) worst = std::max(worst, std::fabs(static_cast<double>(got[i]) - want[i]));
+  return worst;
+}
+
+std::unique_ptr<Inferencer> load_decoder(const std::string& form, bool bind) {
+  InferencerConfig config;
+  config.model_path = (fixture(form) / "onnx/decoder_model_merged.onnx").string();
+  config.threads = 1;
+  auto inf = bind ? runtime::create_with_rewrite(config,
+                                                 [](ir::Model& model) -> Status {
+                                                   auto report = passes::bind_kv_cache(model, 200);
+                                                   return report.has_value() ? Status::ok() : report.status();
+                                                 })
+                  : Inferencer::create(config);
+  EXPECT_TRUE(inf.has_value()) << inf.status().to_string();
+  return inf.has_value() ? std::move(inf).value() : nullptr;
+}
+
+class VlmDecoder : public ::testing::TestWithParam<std::tuple<std::string, bool>> {};
+
+TEST_P(VlmDecoder, MatchesPyTorchAndDecodesAsOnePrefill) {
+  const auto& [form, bind] = GetParam();
+  auto inf = load_decoder(form, bind);
+  ASSERT_NE(inf, nullptr);
+  auto session = vlm::DecoderSession::create(*inf, form, {});
+  ASSERT_TRUE(session.has_value()) << session.status().to_string();
+  EXPECT_EQ(session->bound_cache(), bind);
+  const Tensor embeds = reference("p0_inputs_embeds"), logits = reference("p0_logits");
+  const int64_t prompt = embeds.dim(1), vocab = logits.dim(2);
+  auto last = session->step(embeds);
+  ASSERT_TRUE(last.has_value()) << last.status().to_string();
+  EXPECT_LE(max_diff(*last, logits.data<float>() + (prompt - 1) * vocab), 1e-4) << "prefill vs PyTorch";
+  auto next = session->step(reference("decode_inputs_embeds"));
+  ASSERT_TRUE(next.has_value()) << next.status().to_string();
+  EXPECT_LE(max_diff(*next, reference("decode_logits").data<float>()), 1e-4) << "decode step vs PyTorch";
+
+  // Token by token after a shorter prefill: the same last logits as one prefill.
+  session->reset();
+  ASSERT_TRUE(session->step(rows(embeds, 0, prompt - 12)).has_value());
+  std::vector<int64_t> bytes;
+  std::vector<float> one_by_one;
+  for (int64_t i = prompt - 12; i < prompt; ++i) {
+    auto step = session->step(rows(embeds, i, i + 1));
+    ASSERT_TRUE(step.has_value()) << step.status().to_string();
+    one_by_one = *step;
+    bytes.push_back(session->last_step_kv_bytes_copied());
+  }
+  EXPECT_EQ(session->past_length(), prompt);
+  EXPECT_LE(max_diff(one_by_one, logits.data<float>() + (prompt - 1) * vocab), 1e-4) << "token by token";
+  const int64_t per_position = 2 * 3 * 2 * 16 * 4;  // key + value × layers × kv heads × head_dim × float
+  if (bind) {
+    for (int64_t b : bytes) EXPECT_EQ(b, per_position);  // flat: only the new position
+  } else {
+    EXPECT_EQ(bytes.back() - bytes.front(), per_position * 11);  // the whole cache, growing
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Forms, VlmDecoder,
+                         ::testing::Combine(::testing::Values("vlm_tiny", "vlm_tiny_if"), ::testing::Bool()));
+
+TEST(VlmDecoder, BoundCacheRefusesToOverflow) {
+  InferencerConfig config;
+  config.model_path = (fixture("vlm_tiny") / "onnx/decoder_model_merged.onnx").string();
+  config.threads = 1;
+  auto inf = runtime::create_with_rewrite(
+      config, [](ir::Model& model) -> Status { return passes::bind_kv_cache(model, 100).status(); });
+  ASSERT_TRUE(inf.has_value()) << inf.status().to_string();
+  auto session = vlm::DecoderSession::create(**inf, "tiny", {});
+  ASSERT_TRUE(session.has_value());
+  auto step = session->step(reference("p0_inputs_embeds"));
+  ASSERT_FALSE(step.has_value());
+  EXPECT_NE(step.status().message().find("more than the 100 of the KV cache"), std::string::npos)
+      << step.status().to_string();
+}
+
+TEST(VlmDecoder, DecoderWithoutKvInputsIsRefused) {
+  // The embedding model as "decoder": no inputs_embeds; and a graph with inputs_embeds only.
+  InferencerConfig config;
+  config.model_path = (fixture("vlm_tiny") / "onnx/embed_tokens.onnx").string();
+  auto embed = Inferencer::create(config);
+  ASSERT_TRUE(embed.has_value());
+  auto s = vlm::DecoderSession::create(**embed, "embed_tokens.onnx", {});
+  ASSERT_FALSE(s.has_value());
+  EXPECT_NE(s.status().message().find("no float32 input 'inputs_embeds'"), std::string::npos) << s.status().to_string();
+
+  ir::Model model;
+  model.ir_version = 8;
+  model.opsets[""] = 17;
+  model.graph.inputs.push_back({"inputs_embeds", DataType::kFloat32, {Dim{1, ""}, Dim{-1, "s"}, Dim{64, ""}}, true});
+  model.graph.outputs.push_back({"logits", DataType::kFloat32, {Dim{1, ""}, Dim{-1, "s"}, Dim{64, ""}}, true});
+  ir::Node identity;
+  identity.name = "id";
+  identity.op_type = "Identity";
+  identity.inputs = {"inputs_embeds"};
+  identity.outputs = {"logits"};
+  model.graph.nodes.push_back(identity);
+  const fs::path file = fs::temp_directory_path() / "edgemm_vlm_no_kv.onnx";
+  ASSERT_TRUE(ir::export_onnx_file(model, file.string()).is_ok());
+  config.model_path = file.string();
+  auto no_kv = Inferencer::create(config);
+  ASSERT_TRUE(no_kv.has_value()) << no_kv.status().to_string();
+  s = vlm::DecoderSession::create(**no_kv, "no_kv.onnx", {});
+  ASSERT_FALSE(s.has_value());
+  EXPECT_NE(s.status().message().find("decoder without KV inputs"), std::string::npos) << s.status().to_string();
+  fs::remove(file);
+}
+
+}  // namespace
+}  // namespace edgemm
