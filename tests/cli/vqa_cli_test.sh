@@ -71,6 +71,20 @@ check seed-c 0 "$bin" vqa --model "$tiny" "$image" "What is in this image?" --ma
 check greedy 0 "$bin" vqa --model "$tiny" "$image" "What is in this image?" --max-new-tokens 32 --temperature 0 --json
 same_ids greedy-ids "$(field 0 generated_ids)"
 
+# OCR+VQA: the recognized lines, in reading order with their positions, precede the question.
+check ocr 0 "$bin" vqa --model "$tiny" "$root/tests/fixtures/ocr_vqa/boarding_line.png" "When does boarding start?" \
+  --ocr --max-new-tokens 8 --threads 1 --json
+if /usr/bin/python3 - "$tmp/out" <<'PY'; then passed=$((passed + 1)); else failed=$((failed + 1)); echo "FAIL ocr-prompt"; fi
+import json, re, sys
+d = json.load(open(sys.argv[1]))
+lines = re.findall(r"^\[(\d+), (\d+)\] (.*)$", d["prompt"], re.M)
+texts = [t for _, _, t in lines]
+assert texts == ["Gate", "T9", "Boarding", "11:00"], texts
+assert [l["text"] for l in d["ocr_lines"]] == texts
+assert d["prompt"].index("11:00") < d["prompt"].index("Question: When does boarding start?")
+assert len(d["ids"]) == 8 and d["timings"]["ocr_ms"] > 0, d["timings"]
+PY
+
 # Bad input.
 check no-model 6 "$bin" vqa --model "$tmp/none" "$image" "q"
 cp -r "$tiny" "$tmp/no_embed" && rm "$tmp/no_embed/onnx/embed_tokens.onnx"

@@ -26,11 +26,14 @@ struct VqaArgs {
   bool stream = false;
   std::string decoder_file = "decoder_model_merged.onnx";
   bool no_kv_binding = false;
+  bool ocr = false;
+  std::string ocr_models;
 };
 
-nlohmann::json timings_json(const vlm::GenerateTimings& t) {
+nlohmann::json timings_json(const vlm::GenerateTimings& t, double ocr_ms) {
   const double decode_steps = static_cast<double>(std::max<int64_t>(t.new_tokens - 1, 0));
-  return {{"preprocess_ms", t.preprocess_ms},
+  return {{"ocr_ms", ocr_ms},
+          {"preprocess_ms", t.preprocess_ms},
           {"vision_encoder_ms", t.vision_ms},
           {"prefill_ms", t.prefill_ms},
           {"decode_ms", t.decode_ms},
@@ -48,9 +51,25 @@ Status run_vqa(const VqaArgs& args) {
   options.decoder_file = args.decoder_file;
   options.bind_kv_cache = !args.no_kv_binding;
   EDGEMM_ASSIGN_OR_RETURN(vlm::VlmModel model, vlm::VlmModel::load(args.model, options));
-  std::string prompt = args.question;
+  std::string question = args.question;
+  nlohmann::json ocr_json = nullptr;
+  double ocr_ms = 0;
+  if (args.ocr) {
+    ocr::OcrOptions ocr_options;
+    ocr_options.models_dir = args.ocr_models.empty() ? default_ocr_models_dir() : args.ocr_models;
+    ocr_options.threads = args.threads;
+    EDGEMM_ASSIGN_OR_RETURN(std::unique_ptr<ocr::OcrPipeline> pipeline, ocr::OcrPipeline::create(ocr_options));
+    EDGEMM_ASSIGN_OR_RETURN(ocr::OcrResult lines, pipeline->run_file(args.image));
+    ocr_ms = lines.timings.total_ms;
+    ocr_json = nlohmann::json::array();
+    for (const ocr::OcrLine& line : lines.lines) {
+      ocr_json.push_back({{"text", line.text}, {"x", line.polygon[0].x}, {"y", line.polygon[0].y}});
+    }
+    question = vlm::ocr_grounded_question(lines, args.question);
+  }
+  std::string prompt = question;
   if (!args.raw_prompt) {
-    EDGEMM_ASSIGN_OR_RETURN(prompt, model.chat_prompt(args.question, 1));
+    EDGEMM_ASSIGN_OR_RETURN(prompt, model.chat_prompt(question, 1));
   }
   vlm::GenerateOptions gen;
   gen.max_new_tokens = args.max_new_tokens;
@@ -72,7 +91,8 @@ Status run_vqa(const VqaArgs& args) {
                             {"ids", result.ids},
                             {"stop_reason", result.stop_reason},
                             {"kv_cache", model.kv_cache_mode()},
-                            {"timings", timings_json(result.timings)}})
+                            {"ocr_lines", ocr_json},
+                            {"timings", timings_json(result.timings, ocr_ms)}})
               << std::endl;
   } else if (args.stream) {
     std::cout << std::endl;
@@ -113,6 +133,10 @@ void add_vqa_command(CLI::App& app, int& exit_code) {
                   "decoder file in the package's onnx/ folder (default decoder_model_merged.onnx)");
   cmd->add_flag("--no-kv-binding", args->no_kv_binding,
                 "run the decoder as published (its Concat copies the whole KV cache every step)");
+  cmd->add_flag("--ocr", args->ocr,
+                "OCR+VQA: read the image's text with PP-OCRv4 first and put the lines (reading order, with "
+                "positions) before the question");
+  cmd->add_option("--ocr-models", args->ocr_models, "PP-OCRv4 models folder for --ocr (default models/ppocrv4)");
   cmd->add_flag("--json", args->json, "print JSON: {answer, ids, stop_reason, timings}");
   cmd->add_flag("--stream", args->stream, "print tokens as they are generated");
   cmd->callback([args, &exit_code] {

@@ -18,6 +18,7 @@
 
 #include "edgemm/inferencer.h"
 #include "edgemm/pipelines/clip.h"
+#include "edgemm/pipelines/ocr.h"
 #include "edgemm/status.h"
 #include "edgemm/tensor.h"
 
@@ -95,6 +96,13 @@ struct GenerateResult {
   std::string stop_reason;   ///< "stop_token" or "max_new_tokens"
   GenerateTimings timings;
 };
+
+/// OCR+VQA (docs/vlm.md "OCR+VQA"): the question a VLM gets after OCR, the recognized lines in
+/// reading order, each with the top-left corner of its box in image pixels, before the question:
+///   "Text in the image (OCR, reading order, [x, y] = top-left corner in pixels):\n"
+///   "[x, y] line\n" per line, then "\nQuestion: " + question.
+/// With no line: "Text in the image (OCR): none.\n\nQuestion: " + question.
+std::string ocr_grounded_question(const ocr::OcrResult& ocr, const std::string& question);
 
 class VlmModelImpl;
 
