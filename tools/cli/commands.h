@@ -47,4 +47,7 @@ void add_chat_template_command(CLI::App& app, int& exit_code);
 /// (src/pipelines/vlm).
 void add_vqa_command(CLI::App& app, int& exit_code);
 
+/// `edgemm chat --model DIR`: multi-turn chat on stdin, KV cache kept between turns.
+void add_chat_command(CLI::App& app, int& exit_code);
+
 }  // namespace edgemm::cli

@@ -29,6 +29,7 @@ int main(int argc, char** argv) {
   edgemm::cli::add_chat_template_command(app, exit_code);
   edgemm::cli::add_prune_command(app, exit_code);
   edgemm::cli::add_vqa_command(app, exit_code);
+  edgemm::cli::add_chat_command(app, exit_code);
   std::string names;
   bool known = false;
   for (const CLI::App* sub : app.get_subcommands({})) {

@@ -13,6 +13,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
@@ -85,6 +86,7 @@ struct GenerateTimings {
   double decode_ms = 0;                   ///< all later decoder steps
   double first_token_ms = 0;              ///< from the start of generate() to the first new token
   int64_t prompt_tokens = 0;              ///< prompt length after image-token expansion
+  int64_t cached_prompt_tokens = 0;       ///< of those, positions already in the KV cache (not prefilled again)
   int64_t new_tokens = 0;                 ///< generated tokens (including a final stop token)
   int64_t kv_bytes_copied_last_step = 0;  ///< KV cache bytes moved by the last decode step
 };
@@ -104,6 +106,9 @@ struct GenerateResult {
 /// With no line: "Text in the image (OCR): none.\n\nQuestion: " + question.
 std::string ocr_grounded_question(const ocr::OcrResult& ocr, const std::string& question);
 
+/// Receives each new token id and the text it adds, as it is generated.
+using TokenCallback = std::function<void(int64_t id, const std::string& piece)>;
+
 class VlmModelImpl;
 
 /// A loaded VLM package. Not thread-safe: one generation at a time. Owns its models.
@@ -120,21 +125,31 @@ class VlmModel {
   static Expected<VlmModel> load(const std::string& dir, const VlmOptions& options = {});
 
   /// Generates after `prompt`, a chat-formatted text in which each "<image>" stands for one of
-  /// `image_paths`, in order (the processor expands it to the image's tokens). Greedy.
-  /// `on_token` (may be empty) receives each new id and the text it adds, as it is generated.
+  /// `image_paths`, in order (the processor expands it to the image's tokens), starting a new
+  /// conversation (the KV cache is cleared). `on_token` (may be empty) streams the answer.
   /// Errors: kInvalidArgument when the numbers of "<image>" and images differ, the prompt is longer
   /// than the context, or an image file cannot be decoded (naming it); kInvalidModel when the
   /// vision encoder's image token count differs from the prompt's (naming both numbers); those of
-  /// the tokenizer and Inferencer::run.
+  /// the tokenizer, the sampler and Inferencer::run.
   Expected<GenerateResult> generate(const std::string& prompt, const std::vector<std::string>& image_paths,
-                                    const GenerateOptions& options,
-                                    const std::function<void(int64_t id, const std::string& piece)>& on_token = {});
+                                    const GenerateOptions& options, const TokenCallback& on_token = {});
+
+  /// Continues the conversation: `prompt` is the whole conversation so far (earlier turns, the
+  /// answers as the chat template renders them, the new turn), its "<image>" markers the earlier
+  /// images then `new_images`. Positions the KV cache already holds for the prompt's leading
+  /// tokens are not computed again (GenerateTimings::cached_prompt_tokens); where the prompt
+  /// departs from what was fed, the cache is cut back. Errors as generate().
+  Expected<GenerateResult> extend(const std::string& prompt, const std::vector<std::string>& new_images,
+                                  const GenerateOptions& options, const TokenCallback& on_token = {});
 
   /// The package's chat template applied to one user turn: `images` image parts, then `question`
   /// as text, and the generation prompt (transformers.js apply_chat_template). Errors:
   /// kInvalidModel when the package has no chat template (chat_template.json or
   /// tokenizer_config.json), those of text::ChatTemplate.
   Expected<std::string> chat_prompt(const std::string& question, int images) const;
+  /// The chat template applied to a whole conversation (messages as ChatSession::messages()),
+  /// with the generation prompt.
+  Expected<std::string> chat_prompt(const nlohmann::ordered_json& messages) const;
 
   /// The prompt after image-token expansion, as token ids (for tests and --json).
   Expected<std::vector<int64_t>> prompt_ids(const std::string& prompt, const std::vector<std::string>& image_paths);
@@ -147,6 +162,29 @@ class VlmModel {
  private:
   explicit VlmModel(std::unique_ptr<VlmModelImpl> impl);
   std::unique_ptr<VlmModelImpl> impl_;
+};
+
+/// A multi-turn chat (`edgemm chat`) over a VlmModel, which keeps the KV cache between turns:
+/// each turn renders the whole conversation with the package's chat template and extend()s, so
+/// earlier turns are not prefilled again. Borrows the model (it must outlive the session).
+class ChatSession {
+ public:
+  explicit ChatSession(VlmModel& model) : model_(&model) {}
+
+  /// One user turn: `image_paths` (image parts first), then `text`; generates the answer and adds
+  /// it to the conversation. Errors: those of VlmModel::chat_prompt and extend(); on error the
+  /// turn is not added.
+  Expected<GenerateResult> send(const std::string& text, const std::vector<std::string>& image_paths,
+                                const GenerateOptions& options, const TokenCallback& on_token = {});
+  /// Starts a new conversation.
+  void reset();
+  /// The conversation: [{role, content: [{type: "image"} | {type: "text", text}]}].
+  const nlohmann::ordered_json& messages() const { return messages_; }
+
+ private:
+  VlmModel* model_;
+  nlohmann::ordered_json messages_ = nlohmann::ordered_json::array();
+  bool started_ = false;
 };
 
 }  // namespace edgemm::vlm

@@ -150,6 +150,29 @@ void DecoderSession::reset() {
   last_kv_bytes_ = 0;
 }
 
+Status DecoderSession::truncate(int64_t positions) {
+  if (positions < 0 || positions > past_length_) {
+    return Status(StatusCode::kInvalidArgument, "cannot keep " + std::to_string(positions) + " of the " +
+                                                    std::to_string(past_length_) + " cached positions");
+  }
+  if (positions == past_length_) return Status::ok();
+  if (positions == 0) {
+    reset();
+    return Status::ok();
+  }
+  for (Tensor& past : past_) {  // unbound caches: copy the leading positions of each head
+    const int64_t heads = past.dim(1), d = past.dim(3);
+    EDGEMM_ASSIGN_OR_RETURN(Tensor kept, Tensor::create(DataType::kFloat32, {1, heads, positions, d}));
+    for (int64_t h = 0; h < heads; ++h) {
+      std::memcpy(kept.data<float>() + h * positions * d, past.data<float>() + h * past_length_ * d,
+                  sizeof(float) * positions * d);
+    }
+    past = std::move(kept);
+  }
+  past_length_ = positions;  // bound caches: later rows are overwritten by the next steps
+  return Status::ok();
+}
+
 Expected<std::vector<std::pair<std::string, Tensor>>> DecoderSession::feeds(const Tensor& inputs_embeds) const {
   const int64_t s = inputs_embeds.dim(1);
   std::vector<std::pair<std::string, Tensor>> in;

@@ -51,6 +51,9 @@ class DecoderSession {
 
   /// Drops the cache (the next step starts a new sequence).
   void reset();
+  /// Keeps only the first `positions` positions of the cache (a conversation that departs from
+  /// what was fed). Errors: kInvalidArgument when `positions` is negative or more than past_length().
+  Status truncate(int64_t positions);
   /// Positions in the cache.
   int64_t past_length() const { return past_length_; }
   /// Context limit checked by step(); 0 = none.

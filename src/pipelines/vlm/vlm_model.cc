@@ -37,6 +37,10 @@ class VlmModelImpl {
   std::string embed_input, embed_output, features_output;
   bool vision_has_mask = false;
   std::string kv_cache_mode;
+  // The conversation in the KV cache: ids fed to the decoder, and every image so far.
+  std::vector<int64_t> fed_ids;
+  std::vector<ImageFrames> frames;
+  std::vector<Tensor> features;  // per image: [frames, image_seq_len, hidden]
 };
 
 namespace {
@@ -229,26 +233,37 @@ Expected<Tensor> encode_frames(const VlmModelImpl& m, const std::vector<ImageFra
   return std::move(out[0]);
 }
 
-/// Replaces the rows of `embeds` [1, n, hidden] whose id is the image token by the rows of
-/// `features` [.., hidden], in order (transformers.js default_merge_input_ids_with_features).
-Status merge_features(const VlmModelImpl& m, const std::vector<int64_t>& ids, const Tensor& features, Tensor& embeds) {
+/// Writes image features into the rows of `embeds` (the prompt's ids from `begin` on, [1, n, hidden])
+/// whose id is the image token, in order (transformers.js default_merge_input_ids_with_features):
+/// the first such row takes feature row `skipped` of the conversation's images (m.features, each
+/// [frames, image_seq_len, hidden], concatenated).
+Status merge_features(const VlmModelImpl& m, const std::vector<int64_t>& ids, size_t begin, int64_t skipped,
+                      Tensor& embeds) {
   const int64_t hidden = embeds.dim(2);
   const int64_t slots = std::count(ids.begin(), ids.end(), m.config.image_token_id);
-  const int64_t rows =
-      features.rank() >= 2 && features.dim(features.rank() - 1) == hidden ? features.element_count() / hidden : -1;
+  int64_t rows = 0;
+  for (const Tensor& f : m.features) {
+    if (f.rank() < 2 || f.dim(f.rank() - 1) != hidden) {
+      return Status(StatusCode::kInvalidModel, "the vision encoder gave image features of shape " +
+                                                   shape_to_string(f.shape()) + "; expected [.., " +
+                                                   std::to_string(hidden) + "] (the decoder's hidden size)");
+    }
+    rows += f.element_count() / hidden;
+  }
   if (rows != slots) {
     return Status(StatusCode::kInvalidModel,
                   "the prompt has " + std::to_string(slots) + " image tokens (processor_config.json image_seq_len " +
                       std::to_string(m.config.image_seq_len) + " per frame) but the vision encoder gave " +
-                      (rows < 0 ? "features of shape " + shape_to_string(features.shape())
-                                : std::to_string(rows) + " feature rows") +
-                      " of width " + std::to_string(hidden));
+                      std::to_string(rows) + " feature rows");
   }
-  int64_t next = 0;
-  for (size_t i = 0; i < ids.size(); ++i) {
+  std::vector<const float*> row_of;
+  for (const Tensor& f : m.features) {
+    for (int64_t r = 0; r < f.element_count() / hidden; ++r) row_of.push_back(f.data<float>() + r * hidden);
+  }
+  int64_t next = skipped;
+  for (size_t i = begin; i < ids.size(); ++i) {
     if (ids[i] != m.config.image_token_id) continue;
-    std::memcpy(embeds.data<float>() + i * hidden, features.data<float>() + next * hidden, hidden * sizeof(float));
-    ++next;
+    std::memcpy(embeds.data<float>() + (i - begin) * hidden, row_of[next++], hidden * sizeof(float));
   }
   return Status::ok();
 }
@@ -304,6 +319,37 @@ Expected<std::string> VlmModel::chat_prompt(const std::string& question, int ima
   return impl_->chat_template->apply(messages, /*add_generation_prompt=*/true);
 }
 
+Expected<std::string> VlmModel::chat_prompt(const nlohmann::ordered_json& messages) const {
+  if (!impl_->chat_template) {
+    return Status(StatusCode::kInvalidModel,
+                  "the package has no usable chat template: " + impl_->chat_template_status.message());
+  }
+  return impl_->chat_template->apply(messages, /*add_generation_prompt=*/true);
+}
+
+Expected<GenerateResult> ChatSession::send(const std::string& text, const std::vector<std::string>& image_paths,
+                                           const GenerateOptions& options, const TokenCallback& on_token) {
+  nlohmann::ordered_json content = nlohmann::ordered_json::array();
+  for (size_t i = 0; i < image_paths.size(); ++i) content.push_back({{"type", "image"}});
+  content.push_back({{"type", "text"}, {"text", text}});
+  nlohmann::ordered_json messages = messages_;
+  messages.push_back({{"role", "user"}, {"content", content}});
+  EDGEMM_ASSIGN_OR_RETURN(std::string prompt, model_->chat_prompt(messages));
+  auto result = started_ ? model_->extend(prompt, image_paths, options, on_token)
+                         : model_->generate(prompt, image_paths, options, on_token);
+  if (!result.has_value()) return result.status();
+  messages.push_back({{"role", "assistant"},
+                      {"content", nlohmann::ordered_json::array({{{"type", "text"}, {"text", result->text}}})}});
+  messages_ = std::move(messages);
+  started_ = true;
+  return result;
+}
+
+void ChatSession::reset() {
+  messages_ = nlohmann::ordered_json::array();
+  started_ = false;
+}
+
 Expected<std::vector<int64_t>> VlmModel::prompt_ids(const std::string& prompt,
                                                     const std::vector<std::string>& image_paths) {
   std::vector<ImageFrames> frames;
@@ -320,19 +366,28 @@ Expected<std::vector<int64_t>> VlmModel::prompt_ids(const std::string& prompt,
 }
 
 Expected<GenerateResult> VlmModel::generate(const std::string& prompt, const std::vector<std::string>& image_paths,
-                                            const GenerateOptions& options,
-                                            const std::function<void(int64_t, const std::string&)>& on_token) {
+                                            const GenerateOptions& options, const TokenCallback& on_token) {
+  impl_->fed_ids.clear();
+  impl_->frames.clear();
+  impl_->features.clear();
+  return extend(prompt, image_paths, options, on_token);
+}
+
+Expected<GenerateResult> VlmModel::extend(const std::string& prompt, const std::vector<std::string>& new_images,
+                                          const GenerateOptions& options, const TokenCallback& on_token) {
   VlmModelImpl& m = *impl_;
   GenerateResult result;
   const Clock::time_point start = Clock::now();
-  std::vector<ImageFrames> frames;
-  for (const std::string& path : image_paths) {
+  std::vector<ImageFrames> added;
+  for (const std::string& path : new_images) {
     EDGEMM_ASSIGN_OR_RETURN(cv::Mat bgr, pipelines::read_image_bgr(path, pipelines::Alpha::kDrop));
     cv::Mat rgb;
     cv::cvtColor(bgr, rgb, cv::COLOR_BGR2RGB);
     EDGEMM_ASSIGN_OR_RETURN(ImageFrames f, preprocess_image(rgb, m.config));
-    frames.push_back(std::move(f));
+    added.push_back(std::move(f));
   }
+  std::vector<ImageFrames> frames = m.frames;
+  frames.insert(frames.end(), added.begin(), added.end());
   EDGEMM_ASSIGN_OR_RETURN(std::string text, expand_image_tokens(prompt, frames, m.config.image_seq_len));
   EDGEMM_ASSIGN_OR_RETURN(text::Encoding encoding, m.tokenizer->encode(text));
   const std::vector<int64_t> ids(encoding.ids.begin(), encoding.ids.end());
@@ -342,18 +397,29 @@ Expected<GenerateResult> VlmModel::generate(const std::string& prompt, const std
                                                     " tokens, the model's context max_position_embeddings is " +
                                                     std::to_string(m.config.max_context));
   }
+  // The positions already in the KV cache that this prompt starts with are kept (at least one
+  // position is fed again, so that there are logits to start from).
+  size_t reused = 0;
+  while (reused < m.fed_ids.size() && reused + 1 < ids.size() && m.fed_ids[reused] == ids[reused]) ++reused;
+  EDGEMM_RETURN_IF_ERROR(m.session->truncate(static_cast<int64_t>(reused)));
+  m.fed_ids.resize(reused);
+  result.timings.cached_prompt_tokens = static_cast<int64_t>(reused);
   result.timings.preprocess_ms = ms_since(start);
 
   Clock::time_point t = Clock::now();
-  EDGEMM_ASSIGN_OR_RETURN(Tensor embeds, embed_ids(m, ids));
-  if (!frames.empty()) {
+  const std::vector<int64_t> suffix(ids.begin() + static_cast<int64_t>(reused), ids.end());
+  EDGEMM_ASSIGN_OR_RETURN(Tensor embeds, embed_ids(m, suffix));
+  if (!added.empty()) {
     const Clock::time_point v = Clock::now();
-    EDGEMM_ASSIGN_OR_RETURN(Tensor features, encode_frames(m, frames));
+    EDGEMM_ASSIGN_OR_RETURN(Tensor features, encode_frames(m, added));
+    m.features.push_back(std::move(features));
     result.timings.vision_ms = ms_since(v);
-    EDGEMM_RETURN_IF_ERROR(merge_features(m, ids, features, embeds));
   }
-  m.session->reset();
+  m.frames = std::move(frames);
+  const int64_t skipped = std::count(ids.begin(), ids.begin() + static_cast<int64_t>(reused), m.config.image_token_id);
+  EDGEMM_RETURN_IF_ERROR(merge_features(m, ids, reused, skipped, embeds));
   EDGEMM_ASSIGN_OR_RETURN(std::vector<float> logits, m.session->step(embeds));
+  m.fed_ids.insert(m.fed_ids.end(), suffix.begin(), suffix.end());
   result.timings.prefill_ms = ms_since(t) - result.timings.vision_ms;
   result.timings.first_token_ms = ms_since(start);
 
@@ -380,6 +446,7 @@ Expected<GenerateResult> VlmModel::generate(const std::string& prompt, const std
     if (static_cast<int>(result.ids.size()) == options.max_new_tokens) break;
     EDGEMM_ASSIGN_OR_RETURN(Tensor next, embed_ids(m, {id}));
     EDGEMM_ASSIGN_OR_RETURN(logits, m.session->step(next));
+    m.fed_ids.push_back(id);
   }
   result.timings.decode_ms = ms_since(t);
   result.timings.new_tokens = static_cast<int64_t>(result.ids.size());
