@@ -4,10 +4,15 @@
 // make_vlm_fixture.py) — after the prefill, after one decode step, and token by token against one
 // prefill over the whole sequence — in both decoder forms, with the KV bytes per step flat.
 
+#include "edgemm/pipelines/vlm.h"
+
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdlib>
 #include <filesystem>
+#include <iostream>
+#include <opencv2/imgproc.hpp>
 #include <random>
 #include <string>
 #include <vector>
@@ -17,7 +22,9 @@
 #include "ir/onnx_export.h"
 #include "kernels/cpu/onednn.h"
 #include "passes/kv_cache.h"
+#include "pipelines/image.h"
 #include "pipelines/vlm/decoder.h"
+#include "pipelines/vlm/preprocess.h"
 #include "runtime/rewrite_load.h"
 #include "runtime/single_node.h"
 
@@ -235,6 +242,53 @@ TEST(VlmDecoder, DecoderWithoutKvInputsIsRefused) {
   ASSERT_FALSE(s.has_value());
   EXPECT_NE(s.status().message().find("decoder without KV inputs"), std::string::npos) << s.status().to_string();
   fs::remove(file);
+}
+
+}  // namespace
+}  // namespace edgemm
+
+namespace edgemm {
+namespace {
+
+// edgemm's Idefics3 preprocessing (resize by `size` with Lanczos-3, rescale, normalize, frames)
+// against transformers.js' processor on the real photos (refs made by ctest vlm_processor_refs).
+TEST(VlmPreprocessOracle, FramesMatchTransformersJs) {
+  const char* refs = std::getenv("EDGEMM_VLM_PROCESSOR_REFS");
+  if (refs == nullptr || *refs == 0) {
+    GTEST_SKIP() << "EDGEMM_VLM_PROCESSOR_REFS is not set (ctest -R vlm_processor_oracle runs the oracle)";
+  }
+  auto model = vlm::VlmModel::load(fixture("vlm_tiny").string());
+  ASSERT_TRUE(model.has_value()) << model.status().to_string();
+  int images = 0;
+  for (const auto& entry : fs::directory_iterator(fs::path(EDGEMM_SOURCE_DIR) / "data/photos")) {
+    const fs::path photo = entry.path();
+    // rocket.jpg carries an Adobe RGB ICC profile that sharp converts and edgemm ignores (docs/clip.md).
+    if (photo.extension() != ".png") continue;
+    auto want = read_npy((fs::path(refs) / (photo.stem().string() + ".npy")).string());
+    ASSERT_TRUE(want.has_value()) << want.status().to_string();
+    auto bgr = pipelines::read_image_bgr(photo.string(), pipelines::Alpha::kDrop);
+    ASSERT_TRUE(bgr.has_value());
+    cv::Mat rgb;
+    cv::cvtColor(*bgr, rgb, cv::COLOR_BGR2RGB);
+    auto got = vlm::preprocess_image(rgb, model->config());
+    ASSERT_TRUE(got.has_value()) << got.status().to_string();
+    ASSERT_EQ(got->pixels.shape(), want->shape()) << photo;
+    double worst = 0, sum = 0;
+    for (int64_t i = 0; i < want->element_count(); ++i) {
+      const double d = std::fabs(static_cast<double>(got->pixels.data<float>()[i]) - want->data<float>()[i]);
+      worst = std::max(worst, d);
+      sum += d;
+    }
+    // One 8-bit level is 2/255 after normalizing with std 0.5. Our Lanczos-3 is PIL's; sharp runs
+    // libvips' reduce, which differs by about one level on average (measured 0.4-1.1 levels mean,
+    // up to 11 at edges; docs/vlm.md "Preprocessing"). The bounds catch a wrong resize or split.
+    EXPECT_LE(worst, 13 * 2.0 / 255) << photo;
+    EXPECT_LE(sum / want->element_count(), 1.3 * 2.0 / 255) << photo;
+    std::cout << "[ vlm ] " << photo.filename().string() << ": frames " << want->dim(0) << ", max abs diff " << worst
+              << ", mean " << sum / want->element_count() << "\n";
+    ++images;
+  }
+  EXPECT_GE(images, 5);
 }
 
 }  // namespace
