@@ -11,6 +11,32 @@ namespace edgemm::quant {
 
 TensorHistogram::TensorHistogram(int bins) : bins_(static_cast<size_t>(std::max(2, bins + bins % 2)), 0) {}
 
+Expected<TensorHistogram> TensorHistogram::restore(std::vector<int64_t> bins, double lo, double bin_width, float min,
+                                                   float max, int64_t non_finite) {
+  int64_t count = 0;
+  for (int64_t b : bins) {
+    if (b < 0) return make_error(StatusCode::kInvalidArgument, "histogram: negative bin count");
+    count += b;
+  }
+  const double hi = lo + bin_width * static_cast<double>(bins.size());
+  if (bins.size() < 2 || bins.size() % 2 != 0) {
+    return make_error(StatusCode::kInvalidArgument, "histogram: the bin count must be even and at least 2");
+  }
+  if (non_finite < 0 || !std::isfinite(lo) || !std::isfinite(bin_width) ||
+      (count > 0 && (!(bin_width > 0) || !(min <= max) || min < lo || max > hi))) {
+    return make_error(StatusCode::kInvalidArgument, "histogram: inconsistent range, width or min/max");
+  }
+  TensorHistogram h(static_cast<int>(bins.size()));
+  h.bins_ = std::move(bins);
+  h.lo_ = lo;
+  h.width_ = bin_width;
+  h.min_ = count > 0 ? min : 0.0f;
+  h.max_ = count > 0 ? max : 0.0f;
+  h.count_ = count;
+  h.non_finite_ = non_finite;
+  return h;
+}
+
 void TensorHistogram::add(const float* values, int64_t n) {
   float bmin = std::numeric_limits<float>::infinity(), bmax = -bmin;
   int64_t finite = 0;

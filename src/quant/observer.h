@@ -29,6 +29,13 @@ class TensorHistogram {
   /// `bins` must be even and at least 2 (2048 by default, as TensorRT and ONNX Runtime use).
   explicit TensorHistogram(int bins = 2048);
 
+  /// A histogram in the state the accessors below describe (e.g. one saved by
+  /// write_histograms()). Errors: kInvalidArgument when the state is inconsistent (odd or
+  /// fewer than 2 bins, a non-positive width with values, counts that do not add up to `count`,
+  /// min > max, or [min, max] outside the bins' range).
+  static Expected<TensorHistogram> restore(std::vector<int64_t> bins, double lo, double bin_width, float min, float max,
+                                           int64_t non_finite);
+
   /// Adds `n` values. NaN and ±inf are not binned; they are counted in non_finite().
   void add(const float* values, int64_t n);
 

@@ -68,13 +68,26 @@ Status quantize_int8(ir::Model& model, const std::vector<CalibrationSample>& sam
     return make_error(StatusCode::kInvalidArgument, nothing_to_quantize(report.plan, options.qdq));
   }
   const std::vector<std::string> activations = report.plan.activations();
-  EDGEMM_ASSIGN_OR_RETURN(CalibrationResult calibration,
-                          calibrate(model, activations, samples, source, options.calibrate));
+  CalibrationResult calibration;
+  if (options.histograms != nullptr) {
+    for (const std::string& name : activations) {
+      auto it = options.histograms->find(name);
+      if (it == options.histograms->end()) {
+        return make_error(StatusCode::kInvalidArgument,
+                          "the given histograms have none for '" + name +
+                              "' (were they saved from another model or with other options?)");
+      }
+      calibration.histograms.emplace(name, it->second);
+    }
+  } else {
+    EDGEMM_ASSIGN_OR_RETURN(calibration, calibrate(model, activations, samples, source, options.calibrate));
+  }
   for (const auto& [name, h] : calibration.histograms) {
     report.observed[name] = {h.min(), h.max()};
     report.ranges[name] = choose_range(h, options.method, options.percentile);
     report.non_finite_values += h.non_finite();
   }
+  report.histograms = calibration.histograms;
   report.samples_used = calibration.samples_used;
   report.samples_skipped = calibration.samples_skipped;
   report.skipped_samples = calibration.skipped;

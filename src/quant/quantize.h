@@ -28,6 +28,9 @@ struct Int8QuantizeOptions {
   CalibrationMethod method = CalibrationMethod::kMse;  // the best CER on PP-OCRv4 (docs/quantize-results.md)
   double percentile = 99.99;                           ///< for CalibrationMethod::kPercentile, in (50, 100]
   CalibrateOptions calibrate;
+  /// Histograms of an earlier calibration of the same model (histogram_io.h), used instead of
+  /// calibrating; they must cover every activation the plan quantizes. Null: calibrate.
+  const std::map<std::string, TensorHistogram>* histograms = nullptr;
   /// Keep in int8 only the nodes that edgemm's runtime runs faster in int8 than in float on this
   /// CPU (speed_check.h), timed on the first calibration feed; off quantizes every planned node
   /// (for runtimes and NPUs that prefer int8 everywhere).
@@ -45,6 +48,7 @@ struct Int8Report {
   QuantPlan plan;                         ///< nodes quantized and skipped (indices refer to the prepared graph)
   std::map<std::string, Range> observed;  ///< min/max seen per calibrated tensor
   std::map<std::string, Range> ranges;    ///< range the method chose per calibrated tensor
+  std::map<std::string, TensorHistogram> histograms;  ///< per calibrated tensor (for write_histograms)
   int samples_used = 0;
   int samples_skipped = 0;
   std::vector<std::string> skipped_samples;

@@ -71,6 +71,33 @@ print(f'plan {sorted(plan)}, excluded {sorted(excluded)}')
 sys.exit(0 if plan and plan == excluded and not plan & quantized else 1)
 PY
 
+# Saved histograms: a second run from them (no calibration) writes the same ranges and file; another
+# model's histograms are refused by name. Weight bits: forced either way, never both.
+check save-histograms 0 "$bin" quantize "$cls" -o "$tmp/cls_h1.onnx" --calib "$tmp/one" --stage ocr-cls \
+  --no-speed-check --save-histograms "$tmp/hist.json" --reduce-range --threads 1 --json
+cp "$tmp/out" "$tmp/h1.json"
+expect_text reduce-range-reported "$tmp/h1.json" '"weight_bits": 7'
+check reuse-histograms 0 "$bin" quantize "$cls" -o "$tmp/cls_h2.onnx" --calib "$tmp/one" --stage ocr-cls \
+  --no-speed-check --histograms "$tmp/hist.json" --reduce-range --threads 1 --json
+cp "$tmp/out" "$tmp/h2.json"
+check reuse-histograms-same 0 "$py" - "$tmp/h1.json" "$tmp/h2.json" "$tmp/cls_h1.onnx" "$tmp/cls_h2.onnx" <<'PY'
+import sys; sys.stdout = sys.stderr  # the numbers show when the check fails
+import json
+a, b = (json.load(open(p))['int8']['tensors'] for p in sys.argv[1:3])
+same_file = open(sys.argv[3], 'rb').read() == open(sys.argv[4], 'rb').read()
+print(f'{len(a)} tensors, ranges equal: {a == b}, files equal: {same_file}')
+sys.exit(0 if a and a == b and same_file else 1)
+PY
+check histograms-of-another-model 2 "$bin" quantize "$det" -o "$tmp/q.onnx" --calib "$tmp/one" --stage ocr-det \
+  --no-speed-check --histograms "$tmp/hist.json" --threads 1
+expect_text histograms-of-another-model-says "$tmp/err" "the given histograms have none for"
+check histograms-need-int8 2 "$bin" quantize "$det" -o "$tmp/q.onnx" --scheme fp16 --save-histograms "$tmp/h.json"
+check full-and-reduced-range 2 "$bin" quantize "$cls" -o "$tmp/q.onnx" --calib "$tmp/one" --stage ocr-cls \
+  --full-range --reduce-range
+check full-range-reported 0 "$bin" quantize "$cls" -o "$tmp/q.onnx" --calib "$tmp/one" --stage ocr-cls \
+  --no-speed-check --histograms "$tmp/hist.json" --full-range --threads 1 --json
+expect_text full-range-reported-says "$tmp/out" '"weight_bits": 8'
+
 # int4 weight-only: refused where nothing fits, bad block sizes, calibration it does not use.
 check int4-no-matmul 2 "$bin" quantize "$det" -o "$tmp/q.onnx" --scheme int4-weight
 expect_text int4-no-matmul-says "$tmp/err" "no MatMul with a constant float32"

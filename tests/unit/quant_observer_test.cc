@@ -10,6 +10,7 @@
 #include "model_builder.h"
 #include "quant/awq.h"
 #include "quant/calibration_set.h"
+#include "quant/histogram_io.h"
 #include "quant/observer.h"
 #include "quant/qdq.h"
 
@@ -52,6 +53,57 @@ TEST(QuantHistogram, NonFiniteValuesAreCountedNotBinned) {
   EXPECT_EQ(h.count(), 2);
   EXPECT_EQ(h.non_finite(), 3);
   EXPECT_EQ(h.max(), 2.0f);
+}
+
+TEST(QuantHistogram, SavedHistogramsReadBackExactly) {
+  TensorHistogram a(4), b(6);
+  for (std::vector<float> v : {std::vector<float>{0, 1, 2, 3}, {7}, {-5}, {NAN}}) {
+    a.add(v.data(), static_cast<int64_t>(v.size()));  // grown as in GrowsByMergingBinPairs, plus a NaN
+  }
+  const float vb[] = {0.1f, 0.2f};
+  b.add(vb, 2);
+  const std::string path = (testing::temp_dir("histograms") / "h.json").string();
+  ASSERT_TRUE(quant::write_histograms(path, {{"a", a}, {"b", b}}).is_ok());
+  auto read = quant::read_histograms(path);
+  ASSERT_TRUE(read.has_value()) << read.status().to_string();
+  ASSERT_EQ(read->size(), 2u);
+  const TensorHistogram& ra = read->at("a");
+  EXPECT_EQ(ra.bins(), (std::vector<int64_t>{0, 1, 4, 1}));
+  EXPECT_DOUBLE_EQ(ra.lo(), -12.0);
+  EXPECT_DOUBLE_EQ(ra.bin_width(), 6.0);
+  EXPECT_EQ(ra.min(), -5.0f);
+  EXPECT_EQ(ra.max(), 7.0f);
+  EXPECT_EQ(ra.count(), 6);
+  EXPECT_EQ(ra.non_finite(), 1);
+  const TensorHistogram& rb = read->at("b");
+  EXPECT_EQ(rb.bins(), b.bins());
+  EXPECT_EQ(rb.lo(), b.lo());  // doubles and floats round-trip bit for bit
+  EXPECT_EQ(rb.bin_width(), b.bin_width());
+  EXPECT_EQ(rb.max(), 0.2f);
+  // A restored histogram keeps growing like the original.
+  TensorHistogram grown = ra;
+  const float more[] = {20};
+  grown.add(more, 1);
+  a.add(more, 1);
+  EXPECT_EQ(grown.bins(), a.bins());
+}
+
+TEST(QuantHistogram, RestoreRefusesInconsistentState) {
+  EXPECT_FALSE(TensorHistogram::restore({1, 1, 1}, 0, 1, 0, 2, 0).has_value());  // odd bin count
+  EXPECT_FALSE(TensorHistogram::restore({1, 1}, 0, 1, 0, 3, 0).has_value());     // max beyond the bins
+  EXPECT_FALSE(TensorHistogram::restore({1, 1}, 0, 0, 0, 0, 0).has_value());     // zero width with values
+  EXPECT_FALSE(TensorHistogram::restore({1, -1}, 0, 1, 0, 1, 0).has_value());    // negative count
+  EXPECT_TRUE(TensorHistogram::restore({0, 0}, 0, 0, 0, 0, 3).has_value());      // only non-finite values
+  const auto dir = testing::temp_dir("histograms_bad");
+  std::ofstream(dir / "not.json") << R"({"format": "something else", "tensors": {}})";
+  auto bad = quant::read_histograms((dir / "not.json").string());
+  ASSERT_FALSE(bad.has_value());
+  EXPECT_EQ(bad.status().code(), StatusCode::kInvalidArgument);
+  std::ofstream(dir / "short.json") << R"({"format": "edgemm-histograms", "version": 1, "tensors": {"x": {"lo": 0}}})";
+  bad = quant::read_histograms((dir / "short.json").string());
+  ASSERT_FALSE(bad.has_value());
+  EXPECT_NE(bad.status().message().find("'x'"), std::string::npos);
+  EXPECT_EQ(quant::read_histograms((dir / "missing.json").string()).status().code(), StatusCode::kIo);
 }
 
 TEST(QuantRange, MinMaxAndPercentileHandComputed) {

@@ -51,10 +51,13 @@ PY
   echo "|---|---|---|---|---|"
   echo "| float | – \\| – | $(cer $models) |"
 } >"$out/doc.md"
+# One calibration per stage serves the four methods (the histograms are saved by the first).
+hist=(--save-histograms "$out/hist_$samples")
 for method in minmax percentile entropy mse; do
   echo "[quantize] $method" >&2
   bash scripts/quantize_ppocr.sh "$out/$method" --samples "$samples" --method "$method" --threads 2 --no-speed-check \
-    >/dev/null
+    "${hist[@]}" >/dev/null
+  hist=(--histograms "$out/hist_$samples")
   echo "| $method | $(summary "$out/$method") | $(cer "$out/$method") |" >>"$out/doc.md"
 done
 echo "[quantize] default recipe (mse, speed check)" >&2

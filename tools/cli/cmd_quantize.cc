@@ -17,6 +17,8 @@
 #include "edgemm/pipelines/ocr.h"
 #include "ir/onnx_export.h"
 #include "ir/onnx_import.h"
+#include "kernels/cpu_features.h"
+#include "quant/histogram_io.h"
 #include "quant/quantize.h"
 
 namespace edgemm::cli {
@@ -39,6 +41,7 @@ struct QuantizeArgs {
   std::string scene_weights;
   bool per_tensor = false;
   bool full_range = false;
+  bool reduce_range = false;
   bool quantize_depthwise = false;
   std::string activation_type = "uint8";
   std::vector<std::string> op_types;
@@ -50,6 +53,8 @@ struct QuantizeArgs {
   double budget_db = 30;
   std::string plan;
   std::string save_plan;
+  std::string histograms;
+  std::string save_histograms;
   bool json = false;
 };
 
@@ -150,7 +155,12 @@ Expected<quant::Int8QuantizeOptions> int8_options(const QuantizeArgs& args) {
   EDGEMM_ASSIGN_OR_RETURN(o.method, quant::parse_method(args.method));
   o.percentile = args.percentile;
   o.qdq.per_channel = !args.per_tensor;
-  o.qdq.reduce_range = !args.full_range;
+  if (args.full_range && args.reduce_range) {
+    return make_error(StatusCode::kInvalidArgument, "--full-range and --reduce-range contradict each other");
+  }
+  // 7-bit weights only help CPUs whose u8s8 kernels sum pairs in int16 (no VNNI); where this CPU
+  // multiplies 8-bit weights exactly, the halved weight resolution would only cost accuracy.
+  o.qdq.reduce_range = args.reduce_range || (!args.full_range && !kernels::cpu_features().avx512_vnni);
   o.qdq.quantize_depthwise = args.quantize_depthwise;
   if (args.activation_type != "uint8" && args.activation_type != "int8") {
     return make_error(StatusCode::kInvalidArgument,
@@ -312,6 +322,10 @@ Status check_options(const QuantizeArgs& args) {
     return make_error(StatusCode::kInvalidArgument,
                       "--scheme " + args.scheme + " needs a calibration set: --calib DIR|MANIFEST");
   }
+  if ((!args.histograms.empty() || !args.save_histograms.empty()) && !int8) {
+    return make_error(StatusCode::kInvalidArgument,
+                      "--histograms and --save-histograms apply to --scheme int8 and mixed");
+  }
   if (!args.save_plan.empty() && args.scheme != "mixed") {
     return make_error(StatusCode::kInvalidArgument, "--save-plan writes the plan of --scheme mixed");
   }
@@ -359,13 +373,28 @@ Status run_int8(const QuantizeArgs& args, ir::Model& model, nlohmann::json& j) {
   options.calibrate.progress = [&bar, &samples](size_t done, size_t) {
     bar.update(done, done < samples.size() ? fs::path(samples[done].path).filename().string() : "");
   };
+  std::map<std::string, quant::TensorHistogram> saved;
+  if (!args.histograms.empty()) {
+    EDGEMM_ASSIGN_OR_RETURN(saved, quant::read_histograms(args.histograms));
+    options.histograms = &saved;
+  }
   quant::Int8Report report;
   EDGEMM_RETURN_IF_ERROR(quant::quantize_int8(model, samples, source, options, report));
   bar.clear();
+  if (!args.save_histograms.empty()) {
+    EDGEMM_RETURN_IF_ERROR(quant::write_histograms(args.save_histograms, report.histograms));
+  }
+  if (!args.histograms.empty()) j["histograms"] = args.histograms;
   j["int8"] = int8_json(report, drawn);
   j["method"] = args.method;
+  j["weight_bits"] = options.qdq.reduce_range ? 7 : 8;
   if (args.scheme == "mixed") j["mixed"] = mixed_json(report.mixed, args.budget_db);
-  if (!args.json) print_int8(report, drawn);
+  if (!args.json) {
+    print_int8(report, drawn);
+    std::cout << "weights: " << (options.qdq.reduce_range ? "7-bit [-64, 64]" : "8-bit [-127, 127]")
+              << (args.full_range || args.reduce_range ? "" : " (chosen for this CPU: --full-range / --reduce-range)")
+              << "\n";
+  }
   if (!args.json && args.scheme == "mixed") print_mixed(report.mixed, args.budget_db);
   if (!args.save_plan.empty()) {
     EDGEMM_RETURN_IF_ERROR(
@@ -437,7 +466,10 @@ void add_quantize_command(CLI::App& app, int& exit_code) {
                   "share of each scene in the draw, e.g. indoor=0.4,outdoor=0.6 (default: by size)");
   cmd->add_flag("--per-tensor", args->per_tensor, "one weight scale per tensor instead of per output channel");
   cmd->add_flag("--full-range", args->full_range,
-                "8-bit weights in [-127, 127] (default 7-bit [-64, 64]: x86 without VNNI saturates otherwise)");
+                "8-bit weights in [-127, 127] (the default on CPUs with AVX-512 VNNI)");
+  cmd->add_flag("--reduce-range", args->reduce_range,
+                "7-bit weights in [-64, 64] (the default on CPUs without AVX-512 VNNI, whose int16 pair sums "
+                "saturate otherwise; use it for files meant for such CPUs)");
   cmd->add_flag("--quantize-depthwise", args->quantize_depthwise,
                 "also quantize depthwise Conv (slower than float on AVX2)");
   cmd->add_option("--activation-type", args->activation_type, "uint8 (asymmetric) or int8 (symmetric)")
@@ -449,6 +481,11 @@ void add_quantize_command(CLI::App& app, int& exit_code) {
       ->capture_default_str();
   cmd->add_option("--plan", args->plan, "JSON {\"float_nodes\": [...]}: nodes kept in float (e.g. a saved plan)");
   cmd->add_option("--save-plan", args->save_plan, "mixed: write the nodes it kept in float, for --plan");
+  cmd->add_option("--save-histograms", args->save_histograms,
+                  "int8/mixed: write the calibration histograms (JSON) for --histograms");
+  cmd->add_option("--histograms", args->histograms,
+                  "int8/mixed: ranges from these saved histograms of the same model instead of calibrating "
+                  "(--calib still gives the speed check's and sensitivity analysis' inputs)");
   cmd->add_flag("--awq", args->awq,
                 "int4-weight: activation-aware scales from --calib (a Mul by 1/s before each MatMulNBits that gains)");
   cmd->add_option("--block-size", args->block_size, "int4-weight: K rows per scale (16, 32, 64 or 128)")
