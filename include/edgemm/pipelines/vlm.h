@@ -151,8 +151,6 @@ class VlmModel {
   /// with the generation prompt.
   Expected<std::string> chat_prompt(const nlohmann::ordered_json& messages) const;
 
-  /// The prompt after image-token expansion, as token ids (for tests and --json).
-  Expected<std::vector<int64_t>> prompt_ids(const std::string& prompt, const std::vector<std::string>& image_paths);
 
   const VlmConfig& config() const;
   /// "bound (capacity N)" when the decoder appends to edgemm's cache in place, else "concat" and

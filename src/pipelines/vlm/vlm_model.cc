@@ -205,6 +205,14 @@ Status find_names(VlmModelImpl& m) {
   return Status::ok();
 }
 
+/// Decodes an image file (alpha dropped, as transformers.js' RawImage.rgb()) into frames.
+Expected<ImageFrames> read_frames(const std::string& path, const VlmConfig& config) {
+  EDGEMM_ASSIGN_OR_RETURN(cv::Mat bgr, pipelines::read_image_bgr(path, pipelines::Alpha::kDrop));
+  cv::Mat rgb;
+  cv::cvtColor(bgr, rgb, cv::COLOR_BGR2RGB);
+  return preprocess_image(rgb, config);
+}
+
 /// input_ids int64 [1, n] → inputs_embeds float32 [1, n, hidden].
 Expected<Tensor> embed_ids(const VlmModelImpl& m, const std::vector<int64_t>& ids) {
   Tensor input = Tensor::from_int64s({1, static_cast<int64_t>(ids.size())}, ids);
@@ -350,21 +358,6 @@ void ChatSession::reset() {
   started_ = false;
 }
 
-Expected<std::vector<int64_t>> VlmModel::prompt_ids(const std::string& prompt,
-                                                    const std::vector<std::string>& image_paths) {
-  std::vector<ImageFrames> frames;
-  for (const std::string& path : image_paths) {
-    EDGEMM_ASSIGN_OR_RETURN(cv::Mat bgr, pipelines::read_image_bgr(path, pipelines::Alpha::kDrop));
-    cv::Mat rgb;
-    cv::cvtColor(bgr, rgb, cv::COLOR_BGR2RGB);
-    EDGEMM_ASSIGN_OR_RETURN(ImageFrames f, preprocess_image(rgb, impl_->config));
-    frames.push_back(std::move(f));
-  }
-  EDGEMM_ASSIGN_OR_RETURN(std::string text, expand_image_tokens(prompt, frames, impl_->config.image_seq_len));
-  EDGEMM_ASSIGN_OR_RETURN(text::Encoding encoding, impl_->tokenizer->encode(text));
-  return std::vector<int64_t>(encoding.ids.begin(), encoding.ids.end());
-}
-
 Expected<GenerateResult> VlmModel::generate(const std::string& prompt, const std::vector<std::string>& image_paths,
                                             const GenerateOptions& options, const TokenCallback& on_token) {
   impl_->fed_ids.clear();
@@ -380,10 +373,7 @@ Expected<GenerateResult> VlmModel::extend(const std::string& prompt, const std::
   const Clock::time_point start = Clock::now();
   std::vector<ImageFrames> added;
   for (const std::string& path : new_images) {
-    EDGEMM_ASSIGN_OR_RETURN(cv::Mat bgr, pipelines::read_image_bgr(path, pipelines::Alpha::kDrop));
-    cv::Mat rgb;
-    cv::cvtColor(bgr, rgb, cv::COLOR_BGR2RGB);
-    EDGEMM_ASSIGN_OR_RETURN(ImageFrames f, preprocess_image(rgb, m.config));
+    EDGEMM_ASSIGN_OR_RETURN(ImageFrames f, read_frames(path, m.config));
     added.push_back(std::move(f));
   }
   std::vector<ImageFrames> frames = m.frames;
