@@ -1,8 +1,11 @@
 #!/usr/bin/env bash
 # The PP-OCRv4 int8 recipe (scripts/quantize_ppocr.sh) with 16 calibration images and minmax,
 # every eligible node quantized (--no-speed-check: deterministic, and the most int8): no
-# calibration image is in the evaluation set (by hash), int8 det+rec CER at most 0.5 points
-# above float on data/ocr_set, every quantized Conv and MatMul of det and rec runs an int8 kernel
+# calibration image is in the evaluation set (by hash), on data/ocr_set the int8 rec (with float
+# det) CER at most 0.5 points above float and int8 det+rec at most 1 point above (the 161-line set
+# resolves rec alone to about ±0.7 points, det+rec only to about ±1.7: det finding or splitting
+# whole lines moves CER by points; bootstrap intervals in docs/quantize.md), every quantized Conv
+# and MatMul of det and rec runs an int8 kernel
 # (by kernel name in the profile), and ONNX Runtime runs the same QDQ files and agrees with edgemm:
 # on rec at least 99.9 % of the probabilities within one output step and every best class; on det the probability
 # map binarized at DB's 0.3 on at least 99.9 % of pixels, and at least 99.5 % of the values
@@ -66,7 +69,11 @@ sys.exit(0 if len(calib) == 16 and not calib & evaluation else 1)
 PY
 check eval-float 0 "$bin" eval ocr --set "$root/data/ocr_set" --threads 2 --json
 cp "$tmp/out" "$tmp/float.json"
-cer_within int8 "$tmp/int8" 0.5
+mkdir -p "$tmp/int8_rec"
+cp "$root/models/ppocrv4/"{ch_PP-OCRv4_det_infer.onnx,ch_ppocr_mobile_v2.0_cls_infer.onnx,ppocr_keys_v1.txt} "$tmp/int8_rec/"
+cp "$tmp/int8/ch_PP-OCRv4_rec_infer.onnx" "$tmp/int8_rec/"
+cer_within int8-rec "$tmp/int8_rec" 0.5
+cer_within int8 "$tmp/int8" 1.0
 int8_det="$tmp/int8/ch_PP-OCRv4_det_infer.onnx"
 # Every Conv / MatMul the quantizer wrapped in QDQ runs an int8 oneDNN kernel (by kernel name).
 for stage in det rec; do
