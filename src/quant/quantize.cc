@@ -161,6 +161,40 @@ Expected<std::map<std::string, ActivationStats>> activation_stats(const ir::Mode
   return stats;
 }
 
+// MatMulNBits' B, scales and zero points, as initializers of the graph that holds them.
+struct PackedWeight {
+  int64_t k = 0, n = 0;
+  std::string codes, scales, zero_points;
+};
+
+// Packs `weight` [k, n] into initializers of `holder` named after `base`.
+Expected<PackedWeight> add_packed_weight(ir::Graph& holder, const std::string& base, const std::vector<float>& weight,
+                                         int64_t k, int64_t n, int64_t block_size) {
+  EDGEMM_ASSIGN_OR_RETURN(kernels::PackedNBits packed, kernels::pack_matmul_nbits(weight.data(), k, n, block_size));
+  const kernels::MatMulNBitsShape& shape = packed.shape;
+  EDGEMM_ASSIGN_OR_RETURN(Tensor codes, uint8_tensor(packed.b, {n, shape.k_blocks(), shape.blob_size()}));
+  EDGEMM_ASSIGN_OR_RETURN(Tensor zero_points, uint8_tensor(packed.zero_points, {n, shape.zero_point_row_bytes()}));
+  Tensor scales = Tensor::from_floats({n, shape.k_blocks()}, packed.scales);
+  PackedWeight w;
+  w.k = k;
+  w.n = n;
+  w.codes = passes::add_initializer(holder, base + "_int4", std::move(codes));
+  w.scales = passes::add_initializer(holder, base + "_scales", std::move(scales));
+  w.zero_points = passes::add_initializer(holder, base + "_zero_points", std::move(zero_points));
+  return w;
+}
+
+// Turns MatMul `node` into MatMulNBits reading `a` and the packed weight `w`.
+void make_matmul_nbits(ir::Node& node, const std::string& a, const PackedWeight& w, int64_t block_size) {
+  node.domain = "com.microsoft";
+  node.op_type = "MatMulNBits";
+  node.inputs = {a, w.codes, w.scales, w.zero_points};
+  node.attributes = {{"K", convert::int_attribute(w.k)},
+                     {"N", convert::int_attribute(w.n)},
+                     {"bits", convert::int_attribute(4)},
+                     {"block_size", convert::int_attribute(block_size)}};
+}
+
 // Rewrites MatMul `node` (B a float32 [K, N] initializer) as MatMulNBits; with `awq` scales,
 // reads A / s through a new Mul and packs diag(s) · B.
 Status to_matmul_nbits(ir::Graph& graph, ir::Node& node, int64_t block_size, const std::vector<float>* awq,
@@ -185,23 +219,57 @@ Status to_matmul_nbits(ir::Graph& graph, ir::Node& node, int64_t block_size, con
     a = mul.outputs[0];
     added.push_back(std::move(mul));
   }
-  EDGEMM_ASSIGN_OR_RETURN(kernels::PackedNBits packed, kernels::pack_matmul_nbits(weight.data(), k, n, block_size));
-  const kernels::MatMulNBitsShape& shape = packed.shape;
-  EDGEMM_ASSIGN_OR_RETURN(Tensor codes, uint8_tensor(packed.b, {n, shape.k_blocks(), shape.blob_size()}));
-  EDGEMM_ASSIGN_OR_RETURN(Tensor zero_points, uint8_tensor(packed.zero_points, {n, shape.zero_point_row_bytes()}));
-  Tensor scales = Tensor::from_floats({n, shape.k_blocks()}, packed.scales);
-  const std::string base = node.inputs[1];
-  const std::string codes_name = passes::add_initializer(graph, base + "_int4", std::move(codes));
-  const std::string scales_name = passes::add_initializer(graph, base + "_scales", std::move(scales));
-  const std::string zp_name = passes::add_initializer(graph, base + "_zero_points", std::move(zero_points));
-  node.domain = "com.microsoft";
-  node.op_type = "MatMulNBits";
-  node.inputs = {a, codes_name, scales_name, zp_name};
-  node.attributes = {{"K", convert::int_attribute(k)},
-                     {"N", convert::int_attribute(n)},
-                     {"bits", convert::int_attribute(4)},
-                     {"block_size", convert::int_attribute(block_size)}};
+  EDGEMM_ASSIGN_OR_RETURN(PackedWeight w, add_packed_weight(graph, node.inputs[1], weight, k, n, block_size));
+  make_matmul_nbits(node, a, w, block_size);
   return Status::ok();
+}
+
+// A MatMul inside a subgraph (an If branch, a Loop or Scan body) of a main-graph node.
+struct BodyMatMul {
+  ir::Graph* body = nullptr;
+  size_t index = 0;
+  std::string where;  // "<node>.<attribute>"
+};
+
+// The MatMuls of the main graph's subgraphs whose B is a float32 [K, N] initializer of the main
+// graph that the subgraph does not hide: Optimum's merged decoders keep the weights shared by
+// both If branches there. The others go to `skipped` with the reason.
+std::vector<BodyMatMul> body_matmuls(ir::Graph& graph, const Int4Options& options, std::vector<SkippedNode>& skipped) {
+  std::vector<BodyMatMul> found;
+  for (ir::Node& outer : graph.nodes) {
+    for (auto& [key, attr] : outer.attributes) {
+      if (attr.kind != ir::Attribute::Kind::kGraph || !attr.g) continue;
+      ir::Graph& body = *attr.g;
+      std::unordered_set<std::string> local;  // names defined in the body hide the main graph's
+      for (const auto& v : body.inputs) local.insert(v.name);
+      for (const auto& [name, t] : body.initializers) local.insert(name);
+      for (const auto& n : body.nodes) local.insert(n.outputs.begin(), n.outputs.end());
+      const std::string where = outer.name + "." + key;
+      for (size_t i = 0; i < body.nodes.size(); ++i) {
+        const ir::Node& node = body.nodes[i];
+        if (!node.domain.empty() || node.op_type != "MatMul") continue;
+        std::string refusal;
+        const Tensor* b = node.inputs.size() == 2 && local.count(node.inputs[1]) == 0
+                              ? passes::constant(graph, node.inputs[1])
+                              : nullptr;
+        if (options.exclude_nodes.count(node.name) != 0) {
+          refusal = "excluded by the user";
+        } else if (b == nullptr || b->dtype() != DataType::kFloat32) {
+          refusal = "its B is not a float32 initializer of the main graph";
+        } else if (b->rank() != 2) {
+          refusal = "its B has rank " + std::to_string(b->rank()) + " (2 needed)";
+        } else if (options.awq) {
+          refusal = "inside " + where + ": --awq measures main-graph activations only";
+        }
+        if (refusal.empty()) {
+          found.push_back({&body, i, where});
+        } else {
+          skipped.push_back({node.describe() + " (in " + where + ")", node.op_type, refusal});
+        }
+      }
+    }
+  }
+  return found;
 }
 
 }  // namespace
@@ -227,7 +295,8 @@ Status quantize_int4_weights(ir::Model& model, const Int4Options& options, Int4R
       report.skipped.push_back({node.describe(), node.op_type, refusal});
     }
   }
-  if (matmuls.empty()) {
+  const std::vector<BodyMatMul> in_bodies = body_matmuls(graph, options, report.skipped);
+  if (matmuls.empty() && in_bodies.empty()) {
     std::string reasons;
     for (const SkippedNode& s : report.skipped) reasons += "; " + s.node + ": " + s.reason;
     return make_error(StatusCode::kInvalidArgument,
@@ -249,6 +318,21 @@ Status quantize_int4_weights(ir::Model& model, const Int4Options& options, Int4R
     const bool scaled = choice && choice->alpha > 0;
     EDGEMM_RETURN_IF_ERROR(to_matmul_nbits(graph, node, bs, scaled ? &choice->scales : nullptr, added));
     report.quantized.push_back(node.describe());
+  }
+  std::map<std::string, PackedWeight> packed;  // main-graph weight name -> packed once, shared by the bodies
+  for (const BodyMatMul& m : in_bodies) {
+    ir::Node& node = m.body->nodes[m.index];
+    const std::string& b_name = node.inputs[1];
+    auto it = packed.find(b_name);
+    if (it == packed.end()) {
+      const Tensor& b = graph.initializers.at(b_name);
+      const int64_t k = b.dim(0), n = b.dim(1);
+      const std::vector<float> weight(b.data<float>(), b.data<float>() + k * n);
+      EDGEMM_ASSIGN_OR_RETURN(PackedWeight w, add_packed_weight(graph, b_name, weight, k, n, bs));
+      it = packed.emplace(b_name, std::move(w)).first;
+    }
+    make_matmul_nbits(node, node.inputs[0], it->second, bs);
+    report.quantized.push_back(node.describe() + " (in " + m.where + ")");
   }
   for (ir::Node& n : added) graph.nodes.push_back(std::move(n));
   passes::sort_topologically(graph);

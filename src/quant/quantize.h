@@ -105,7 +105,9 @@ struct Int4Report {
 /// rewrites every MatMul whose B is a float32 constant [K, N] (and A is computed) as
 /// com.microsoft MatMulNBits (ONNX Runtime ContribOperators.md; bits 4, the options' block size,
 /// asymmetric uint8-packed zero points: kernels::pack_matmul_nbits) that ONNX Runtime and
-/// edgemm's MatMulNBits kernel run. Activations stay float. With options.awq, `samples` fed by
+/// edgemm's MatMulNBits kernel run. MatMuls inside the main graph's subgraphs (Optimum's merged
+/// decoders: both If branches) whose B is such a main-graph initializer are rewritten too, each
+/// weight packed once into the main graph (not with options.awq). Activations stay float. With options.awq, `samples` fed by
 /// `source` calibrate the activation-aware scales (unused otherwise). Errors: kInvalidArgument for
 /// a block size outside {16, 32, 64, 128} or a model without such a MatMul (the reasons by
 /// node); those of convert::convert_model and of calibration.

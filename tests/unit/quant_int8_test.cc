@@ -6,6 +6,8 @@
 
 #include <cmath>
 #include <random>
+#include <set>
+#include <string>
 
 #include "ir/onnx_export.h"
 #include "ir/onnx_import.h"
@@ -412,6 +414,75 @@ TEST(QuantInt4, MatMulBecomesMatMulNBits) {
   quant::Int4Report empty_report;
   Status empty = quant::quantize_int4_weights(*relu, options, empty_report);
   EXPECT_NE(empty.message().find("no MatMul with a constant float32"), std::string::npos) << empty.message();
+}
+
+// An If whose branches both read the main graph's weight b (how Optimum's merged decoders share
+// their weights): both MatMuls become MatMulNBits reading one packed copy of b in the main graph,
+// the float b is dropped, and either branch computes what the main-graph rewrite computes.
+TEST(QuantInt4, MatMulsInsideIfBranchesShareOnePackedWeight) {
+  ModelBuilder b(13);
+  b.input("c", onnx::TensorProto::BOOL, {1});
+  b.input("a", kF, {2, 40});
+  b.output("y", kF, {2, 5});
+  b.initializer_floats("b", {40, 5}, seeded_values(200, 4));
+  onnx::NodeProto* if_node = b.node("If", {"c"}, {"y"}, "choose");
+  for (const std::string key : {"then_branch", "else_branch"}) {
+    onnx::AttributeProto* attr = if_node->add_attribute();
+    attr->set_name(key);
+    attr->set_type(onnx::AttributeProto::GRAPH);
+    onnx::GraphProto* g = attr->mutable_g();
+    g->set_name(key);
+    onnx::NodeProto* mm = g->add_node();
+    mm->set_op_type("MatMul");
+    mm->set_name(key + "_matmul");
+    mm->add_input("a");
+    mm->add_input("b");
+    mm->add_output(key + "_y");
+    ModelBuilder::declare(g->add_output(), key + "_y", kF, {2, 5});
+  }
+  const auto dir = testing::temp_dir("quant_int4_if");
+  auto model = ir::import_onnx_file(b.save(dir / "if.onnx"));
+  ASSERT_TRUE(model.has_value()) << model.status().to_string();
+  quant::Int4Options options;
+  options.block_size = 16;
+  quant::Int4Report report;
+  ASSERT_TRUE(quant::quantize_int4_weights(*model, options, report).is_ok());
+  EXPECT_EQ(report.quantized.size(), 2u);
+  EXPECT_EQ(model->graph.initializers.count("b"), 0u);
+  ASSERT_EQ(model->graph.nodes.size(), 1u);
+  std::set<std::string> packed;
+  for (const char* key : {"then_branch", "else_branch"}) {
+    const ir::Graph* g = model->graph.nodes[0].attr_graph(key);
+    ASSERT_NE(g, nullptr);
+    ASSERT_EQ(count_ops(*g, "MatMulNBits", "com.microsoft"), 1) << key;
+    for (size_t i = 1; i < 4; ++i) {
+      packed.insert(g->nodes[0].inputs[i]);
+      EXPECT_EQ(model->graph.initializers.count(g->nodes[0].inputs[i]), 1u) << g->nodes[0].inputs[i];
+    }
+  }
+  EXPECT_EQ(packed.size(), 3u);  // codes, scales, zero points: one set for both branches
+  const std::string out = (dir / "if_int4.onnx").string();
+  ASSERT_TRUE(ir::export_onnx_file(*model, out).is_ok());
+
+  auto plain = ir::import_onnx_file(save_matmul_model("int4_if_plain"));
+  ASSERT_TRUE(plain.has_value());
+  ASSERT_TRUE(quant::quantize_int4_weights(*plain, options, report).is_ok());
+  const std::string plain_out = (dir / "plain_int4.onnx").string();
+  ASSERT_TRUE(ir::export_onnx_file(*plain, plain_out).is_ok());
+  const Tensor a = seeded_f32({2, 40}, 21);
+  InferencerConfig config;
+  config.model_path = plain_out;
+  const Tensor want = (*Inferencer::create(config))->run({{"a", a}})->at(0);
+  config.model_path = out;
+  auto inferencer = Inferencer::create(config);
+  ASSERT_TRUE(inferencer.has_value()) << inferencer.status().to_string();
+  for (uint8_t cond : {uint8_t{0}, uint8_t{1}}) {
+    Tensor c = *Tensor::create(DataType::kBool, {1});
+    c.data<uint8_t>()[0] = cond;
+    auto got = (*inferencer)->run({{"c", c}, {"a", a}});
+    ASSERT_TRUE(got.has_value()) << got.status().to_string();
+    for (int64_t i = 0; i < 10; ++i) EXPECT_NEAR(got->at(0).data<float>()[i], want.data<float>()[i], 1e-6) << int(cond);
+  }
 }
 
 TEST(QuantFp16, WeightsHalveAndOutputsStayClose) {
