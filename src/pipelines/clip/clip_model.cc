@@ -19,6 +19,7 @@
 #include "ir/onnx_import.h"
 #include "passes/token_pruning.h"
 #include "pipelines/clip/preprocess.h"
+#include "pipelines/files.h"
 #include "pipelines/image.h"
 
 namespace edgemm::clip {
@@ -47,19 +48,6 @@ class ClipModelImpl {
 };
 
 namespace {
-
-Expected<std::string> read_file(const fs::path& path) {
-  std::error_code ec;
-  if (!fs::is_regular_file(path, ec)) {
-    return Status(StatusCode::kIo, "cannot read '" + path.string() +
-                                       "': " + (fs::exists(path, ec) ? "not a regular file" : "no such file"));
-  }
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream text;
-  text << in.rdbuf();
-  if (!in) return Status(StatusCode::kIo, "cannot read '" + path.string() + "'");
-  return text.str();
-}
 
 bool is_integer(DataType t) { return t == DataType::kInt64 || t == DataType::kInt32; }
 
@@ -326,7 +314,7 @@ Expected<ClipModel> ClipModel::load(const std::string& dir, const ClipOptions& o
   impl->dir = dir;
   impl->options = options;
   const fs::path root(dir);
-  auto config_text = read_file(root / "config.json");
+  auto config_text = pipelines::read_text_file(root / "config.json");
   if (!config_text.has_value()) return config_text.status();
   auto config = ClipConfig::parse(*config_text, (root / "config.json").string());
   if (!config.has_value()) return config.status();

@@ -14,6 +14,7 @@
 #include "edgemm/pipelines/tokenizer.h"
 #include "edgemm/pipelines/vlm.h"
 #include "passes/kv_cache.h"
+#include "pipelines/files.h"
 #include "pipelines/image.h"
 #include "pipelines/vlm/decoder.h"
 #include "pipelines/vlm/preprocess.h"
@@ -51,21 +52,8 @@ double ms_since(Clock::time_point start) {
   return std::chrono::duration<double, std::milli>(Clock::now() - start).count();
 }
 
-Expected<std::string> read_text(const fs::path& path) {
-  std::error_code ec;
-  if (!fs::is_regular_file(path, ec)) {
-    return Status(StatusCode::kIo, "cannot read '" + path.string() +
-                                       "': " + (fs::exists(path, ec) ? "not a regular file" : "no such file"));
-  }
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream text;
-  text << in.rdbuf();
-  if (!in) return Status(StatusCode::kIo, "cannot read '" + path.string() + "'");
-  return text.str();
-}
-
 Expected<Json> read_json(const fs::path& path) {
-  EDGEMM_ASSIGN_OR_RETURN(std::string text, read_text(path));
+  EDGEMM_ASSIGN_OR_RETURN(std::string text, pipelines::read_text_file(path));
   Json j = Json::parse(text, nullptr, /*allow_exceptions=*/false);
   if (j.is_discarded() || !j.is_object()) {
     return Status(StatusCode::kInvalidModel, path.string() + ": not a JSON object");
@@ -141,7 +129,7 @@ Status read_processor(const fs::path& dir, VlmConfig& c) {
   if (seq <= 0) return Status(StatusCode::kInvalidModel, proc + ": no positive 'image_seq_len'");
   c.image_seq_len = static_cast<int>(seq);
   const std::string pre = (dir / "preprocessor_config.json").string();
-  EDGEMM_ASSIGN_OR_RETURN(std::string text, read_text(pre));
+  EDGEMM_ASSIGN_OR_RETURN(std::string text, pipelines::read_text_file(pre));
   EDGEMM_ASSIGN_OR_RETURN(c.image_processor, clip::ImageProcessorConfig::parse(text, pre));
   Json j = Json::parse(text);
   c.do_image_splitting = j.value("do_image_splitting", true);
