@@ -148,6 +148,16 @@ TEST(ElementwiseChain, ExpAndSigmoidAtTheEdgesOfTheirRange) {
   expect_matches({unary(StepKind::kSigmoid)}, {neg_inf});
 }
 
+TEST(ElementwiseChain, TanhOnAFineGridAndAtTheEdges) {
+  // tanh_approx switches from its series to exp at |x| = 0.625: both sides, the switch, saturation.
+  constexpr float kInf = std::numeric_limits<float>::infinity();
+  constexpr float kNaN = std::numeric_limits<float>::quiet_NaN();
+  std::vector<float> v = {0.f,     -0.f, 1e-30f, -1e-30f, 1e-6f, 0.624999f, 0.625f,
+                          -0.625f, 9.f,  9.5f,   -20.f,   kInf,  -kInf,     kNaN};
+  for (int i = -20000; i <= 20000; ++i) v.push_back(static_cast<float>(i) * 5e-4f);
+  expect_matches({unary(StepKind::kTanh)}, {testutil::f32({static_cast<int64_t>(v.size())}, v)});
+}
+
 TEST(ElementwiseChain, NaNPassesReluAndClipAndMaxMinPropagateIt) {
   constexpr float kNaN = std::numeric_limits<float>::quiet_NaN();
   const Tensor x = testutil::f32({4}, {kNaN, -1.f, 2.f, kNaN});

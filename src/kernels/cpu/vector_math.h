@@ -57,4 +57,28 @@ inline float exp_approx(float x) {
 /// 1 / (1 + e^-v) through exp_approx.
 inline float sigmoid_approx(float v) { return 1.f / (1.f + exp_approx(-v)); }
 
+/// tanh(x): for |x| < 0.625 its Maclaurin series to x^21 (truncation < 2e-8 relative); above,
+/// (e − 1) / (e + 1) with e = exp_approx(2|x|), |x| capped at 9 (tanh 9 rounds to 1), sign
+/// restored. NaN propagates. Within ~7e-7 relative of std::tanh.
+inline float tanh_approx(float x) {
+  const float a = x < 0.f ? -x : x;
+  const float e = exp_approx(2.f * (a < 9.f ? a : 9.f));
+  const float large = (e - 1.f) / (e + 1.f);
+  const float x2 = a * a;
+  float p = 0.0000969154f;
+  p = p * x2 - 0.000239129f;
+  p = p * x2 + 0.000590027f;
+  p = p * x2 - 0.001455834f;
+  p = p * x2 + 0.003592128f;
+  p = p * x2 - 0.008863236f;
+  p = p * x2 + 0.021869489f;
+  p = p * x2 - 0.053968254f;
+  p = p * x2 + 0.133333333f;
+  p = p * x2 - 0.333333333f;
+  const float small = a + a * x2 * p;
+  const float t = a < 0.625f ? small : large;
+  const float signed_t = x < 0.f ? -t : t;
+  return x != x ? x : signed_t;
+}
+
 }  // namespace edgemm::kernels
