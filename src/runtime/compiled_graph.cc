@@ -117,6 +117,9 @@ Expected<std::shared_ptr<CompiledGraph>> CompiledGraph::compile(std::shared_ptr<
       producer[out] = n;
     }
   }
+  // What subgraphs of this graph's nodes may read from outside them: made once (a copy per node
+  // made loading quadratic in the node count).
+  const auto sub_outer = std::make_shared<const std::unordered_set<std::string>>(visible);
   std::vector<std::vector<size_t>> users(n_nodes);
   std::vector<int> pending(n_nodes, 0);
   std::vector<std::vector<std::string>> implicit(n_nodes);
@@ -193,13 +196,12 @@ Expected<std::shared_ptr<CompiledGraph>> CompiledGraph::compile(std::shared_ptr<
                             std::to_string(opset) + ")");
       continue;
     }
-    std::unordered_set<std::string> sub_outer = visible;
     kernels::KernelInfo info{
         node, opset, constants,
         [&opsets, sub_outer, extra](const ir::Graph& sub) -> Expected<std::shared_ptr<kernels::Subgraph>> {
           // Subgraph attributes live as long as the node that owns them.
           auto shared = std::shared_ptr<const ir::Graph>(std::shared_ptr<const ir::Graph>(), &sub);
-          EDGEMM_ASSIGN_OR_RETURN(auto compiled, CompiledGraph::compile(shared, opsets, sub_outer, extra));
+          EDGEMM_ASSIGN_OR_RETURN(auto compiled, CompiledGraph::compile(shared, opsets, *sub_outer, extra));
           return std::shared_ptr<kernels::Subgraph>(std::move(compiled));
         }};
     EDGEMM_ASSIGN_OR_RETURN(cn.kernel, (*factory)(info));
