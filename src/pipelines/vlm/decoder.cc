@@ -72,7 +72,6 @@ Expected<DecoderSession> DecoderSession::create(const Inferencer& decoder, const
   const ValueInfo* logits = find(outs, "logits");
   if (logits == nullptr) return Status(StatusCode::kInvalidModel, file + ": the decoder has no output 'logits'");
   s.logits_name_ = logits->name;
-  s.layout_.vocab = static_dim(*logits, 2, hint.vocab);
 
   for (int layer = 0;; ++layer) {
     const std::string prefix = "past_key_values." + std::to_string(layer);
@@ -100,7 +99,6 @@ Expected<DecoderSession> DecoderSession::create(const Inferencer& decoder, const
     s.layout_.head_dim = static_dim(*key, 3, hint.head_dim);
   }
   s.layout_.layers = static_cast<int>(s.past_names_.size() / 2);
-  EDGEMM_RETURN_IF_ERROR(s.find_caches(file));
   if (s.layout_.layers == 0) {
     return Status(StatusCode::kInvalidModel, file +
                                                  ": decoder without KV inputs: no 'past_key_values.0.key' / "
@@ -117,6 +115,7 @@ Expected<DecoderSession> DecoderSession::create(const Inferencer& decoder, const
                                                  " past_key_values layers, but config.json says num_hidden_layers " +
                                                  std::to_string(hint.layers));
   }
+  EDGEMM_RETURN_IF_ERROR(s.find_caches(file));
   s.reset();
   return s;
 }
@@ -173,7 +172,7 @@ Status DecoderSession::truncate(int64_t positions) {
   return Status::ok();
 }
 
-Expected<std::vector<std::pair<std::string, Tensor>>> DecoderSession::feeds(const Tensor& inputs_embeds) const {
+Expected<std::vector<std::pair<std::string, Tensor>>> DecoderSession::feeds(const Tensor& inputs_embeds) {
   const int64_t s = inputs_embeds.dim(1);
   std::vector<std::pair<std::string, Tensor>> in;
   in.emplace_back(embeds_name_, inputs_embeds);
@@ -193,7 +192,7 @@ Expected<std::vector<std::pair<std::string, Tensor>>> DecoderSession::feeds(cons
       continue;
     }
     // A view with the past's shape; only its shape is read (passes/kv_cache.h).
-    Tensor& cache = const_cast<Tensor&>(caches_[i]);
+    Tensor& cache = caches_[i];
     in.emplace_back(
         past_names_[i],
         Tensor::borrow(DataType::kFloat32, {1, layout_.kv_heads, past_length_, layout_.head_dim}, cache.raw_data()));

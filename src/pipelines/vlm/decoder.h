@@ -25,7 +25,6 @@ struct KvLayout {
   int kv_heads = 0;  ///< axis 1 of the past inputs
   int head_dim = 0;  ///< axis 3 of the past inputs
   int hidden = 0;    ///< last axis of inputs_embeds
-  int vocab = 0;     ///< last axis of logits (0 when symbolic; then read from the first run)
 };
 
 /// One decoder Inferencer plus its KV cache, for batch 1. Not thread-safe (one sequence).
@@ -58,7 +57,6 @@ class DecoderSession {
   int64_t past_length() const { return past_length_; }
   /// Context limit checked by step(); 0 = none.
   void set_max_context(int64_t tokens) { max_context_ = tokens; }
-  const KvLayout& layout() const { return layout_; }
   /// Bytes of KV cache the last step wrote: with bound caches, its S new positions
   /// (2 × layers × kv_heads × S × head_dim × 4); otherwise the whole present outputs, which the
   /// graph's Concat rewrites every step (2 × layers × kv_heads × (past + S) × head_dim × 4).
@@ -70,7 +68,7 @@ class DecoderSession {
 
  private:
   DecoderSession() = default;
-  Expected<std::vector<std::pair<std::string, Tensor>>> feeds(const Tensor& inputs_embeds) const;
+  Expected<std::vector<std::pair<std::string, Tensor>>> feeds(const Tensor& inputs_embeds);
   /// Finds the kv_cache.N.* inputs of a bound decoder and allocates their buffers.
   Status find_caches(const std::string& file);
 

@@ -163,9 +163,7 @@ Expected<std::unique_ptr<Inferencer>> load_decoder(const fs::path& path, const V
   const int64_t capacity = options.kv_capacity > 0 ? options.kv_capacity
                                                    : std::min(config.max_context > 0 ? config.max_context : 4096, 4096);
   auto bound = load_model(path, options, [capacity](ir::Model& model) -> Status {
-    EDGEMM_ASSIGN_OR_RETURN(passes::KvCacheReport report, passes::bind_kv_cache(model, capacity));
-    (void)report;
-    return Status::ok();
+    return passes::bind_kv_cache(model, capacity).status();
   });
   if (bound.has_value()) {
     mode = "bound (capacity " + std::to_string(capacity) + ")";
@@ -231,14 +229,14 @@ Expected<Tensor> encode_frames(const VlmModelImpl& m, const std::vector<ImageFra
 
 /// Writes image features into the rows of `embeds` (the prompt's ids from `begin` on, [1, n, hidden])
 /// whose id is the image token, in order (transformers.js default_merge_input_ids_with_features):
-/// the first such row takes feature row `skipped` of the conversation's images (m.features, each
+/// the first such row takes feature row `skipped` of the conversation's images (`features`, each
 /// [frames, image_seq_len, hidden], concatenated).
-Status merge_features(const VlmModelImpl& m, const std::vector<int64_t>& ids, size_t begin, int64_t skipped,
-                      Tensor& embeds) {
+Status merge_features(const VlmModelImpl& m, const std::vector<Tensor>& features, const std::vector<int64_t>& ids,
+                      size_t begin, int64_t skipped, Tensor& embeds) {
   const int64_t hidden = embeds.dim(2);
   const int64_t slots = std::count(ids.begin(), ids.end(), m.config.image_token_id);
   int64_t rows = 0;
-  for (const Tensor& f : m.features) {
+  for (const Tensor& f : features) {
     if (f.rank() < 2 || f.dim(f.rank() - 1) != hidden) {
       return Status(StatusCode::kInvalidModel, "the vision encoder gave image features of shape " +
                                                    shape_to_string(f.shape()) + "; expected [.., " +
@@ -253,7 +251,7 @@ Status merge_features(const VlmModelImpl& m, const std::vector<int64_t>& ids, si
                       std::to_string(rows) + " feature rows");
   }
   std::vector<const float*> row_of;
-  for (const Tensor& f : m.features) {
+  for (const Tensor& f : features) {
     for (int64_t r = 0; r < f.element_count() / hidden; ++r) row_of.push_back(f.data<float>() + r * hidden);
   }
   int64_t next = skipped;
@@ -262,6 +260,14 @@ Status merge_features(const VlmModelImpl& m, const std::vector<int64_t>& ids, si
     std::memcpy(embeds.data<float>() + (i - begin) * hidden, row_of[next++], hidden * sizeof(float));
   }
   return Status::ok();
+}
+
+/// A user message of `images` image parts then `text`, in the parts form the VLM chat templates read.
+nlohmann::ordered_json user_turn(const std::string& text, int images) {
+  nlohmann::ordered_json content = nlohmann::ordered_json::array();
+  for (int i = 0; i < images; ++i) content.push_back({{"type", "image"}});
+  content.push_back({{"type", "text"}, {"text", text}});
+  return {{"role", "user"}, {"content", content}};
 }
 
 }  // namespace
@@ -295,7 +301,7 @@ Expected<VlmModel> VlmModel::load(const std::string& dir, const VlmOptions& opti
   EDGEMM_ASSIGN_OR_RETURN(m->decoder, load_decoder(onnx / options.decoder_file, options, m->config, m->kv_cache_mode));
   EDGEMM_RETURN_IF_ERROR(find_names(*m));
   const VlmConfig& c = m->config;
-  KvLayout hint{c.layers, c.kv_heads, c.head_dim, c.hidden, 0};
+  KvLayout hint{c.layers, c.kv_heads, c.head_dim, c.hidden};
   EDGEMM_ASSIGN_OR_RETURN(DecoderSession session,
                           DecoderSession::create(*m->decoder, (onnx / options.decoder_file).string(), hint));
   session.set_max_context(c.max_context);
@@ -304,15 +310,7 @@ Expected<VlmModel> VlmModel::load(const std::string& dir, const VlmOptions& opti
 }
 
 Expected<std::string> VlmModel::chat_prompt(const std::string& question, int images) const {
-  if (!impl_->chat_template) {
-    return Status(StatusCode::kInvalidModel,
-                  "the package has no usable chat template: " + impl_->chat_template_status.message());
-  }
-  nlohmann::ordered_json content = nlohmann::ordered_json::array();
-  for (int i = 0; i < images; ++i) content.push_back({{"type", "image"}});
-  content.push_back({{"type", "text"}, {"text", question}});
-  const nlohmann::ordered_json messages = nlohmann::ordered_json::array({{{"role", "user"}, {"content", content}}});
-  return impl_->chat_template->apply(messages, /*add_generation_prompt=*/true);
+  return chat_prompt(nlohmann::ordered_json::array({user_turn(question, images)}));
 }
 
 Expected<std::string> VlmModel::chat_prompt(const nlohmann::ordered_json& messages) const {
@@ -325,11 +323,8 @@ Expected<std::string> VlmModel::chat_prompt(const nlohmann::ordered_json& messag
 
 Expected<GenerateResult> ChatSession::send(const std::string& text, const std::vector<std::string>& image_paths,
                                            const GenerateOptions& options, const TokenCallback& on_token) {
-  nlohmann::ordered_json content = nlohmann::ordered_json::array();
-  for (size_t i = 0; i < image_paths.size(); ++i) content.push_back({{"type", "image"}});
-  content.push_back({{"type", "text"}, {"text", text}});
   nlohmann::ordered_json messages = messages_;
-  messages.push_back({{"role", "user"}, {"content", content}});
+  messages.push_back(user_turn(text, static_cast<int>(image_paths.size())));
   EDGEMM_ASSIGN_OR_RETURN(std::string prompt, model_->chat_prompt(messages));
   auto result = started_ ? model_->extend(prompt, image_paths, options, on_token)
                          : model_->generate(prompt, image_paths, options, on_token);
@@ -387,17 +382,20 @@ Expected<GenerateResult> VlmModel::extend(const std::string& prompt, const std::
   Clock::time_point t = Clock::now();
   const std::vector<int64_t> suffix(ids.begin() + static_cast<int64_t>(reused), ids.end());
   EDGEMM_ASSIGN_OR_RETURN(Tensor embeds, embed_ids(m, suffix));
+  // The conversation's images change only once this turn's prefill succeeded.
+  std::vector<Tensor> features = m.features;
   if (!added.empty()) {
     const Clock::time_point v = Clock::now();
-    EDGEMM_ASSIGN_OR_RETURN(Tensor features, encode_frames(m, added));
-    m.features.push_back(std::move(features));
+    EDGEMM_ASSIGN_OR_RETURN(Tensor encoded, encode_frames(m, added));
+    features.push_back(std::move(encoded));
     result.timings.vision_ms = ms_since(v);
   }
-  m.frames = std::move(frames);
   const int64_t skipped = std::count(ids.begin(), ids.begin() + static_cast<int64_t>(reused), m.config.image_token_id);
-  EDGEMM_RETURN_IF_ERROR(merge_features(m, ids, reused, skipped, embeds));
+  EDGEMM_RETURN_IF_ERROR(merge_features(m, features, ids, reused, skipped, embeds));
   EDGEMM_ASSIGN_OR_RETURN(std::vector<float> logits, m.session->step(embeds));
   m.fed_ids.insert(m.fed_ids.end(), suffix.begin(), suffix.end());
+  m.frames = std::move(frames);
+  m.features = std::move(features);
   result.timings.prefill_ms = ms_since(t) - result.timings.vision_ms;
   result.timings.first_token_ms = ms_since(start);
 
