@@ -32,8 +32,24 @@ namespace {
 using runtime::CompiledGraph;
 using runtime::MemoryPlan;
 
-/// A memory plan plus a pool of arenas sized for it (one per concurrent run).
+/// The recorded sizes of one input-shape signature, the memory plan made from them, and a pool
+/// of arenas sized for it (one per concurrent run). The plan is made when the signature comes
+/// back (or a report asks for it), not after the recording run: a decode loop, whose signature
+/// changes every step, would otherwise plan thousands of values per token for nothing.
 struct PlanEntry {
+  explicit PlanEntry(std::vector<int64_t> recorded_bytes) : recorded(std::move(recorded_bytes)) {}
+
+  /// The plan, made on the first call.
+  const MemoryPlan& plan_for(const CompiledGraph& graph) {
+    std::call_once(planned, [&] {
+      plan = runtime::plan_memory(graph, recorded);
+      recorded = {};
+    });
+    return plan;
+  }
+
+  std::vector<int64_t> recorded;
+  std::once_flag planned;
   MemoryPlan plan;
   std::mutex pool_mutex;
   std::vector<std::shared_ptr<void>> free_arenas;
@@ -204,8 +220,13 @@ class NativeInferencer final : public Inferencer {
   const std::string& backend() const override { return backend_name_; }
 
   MemoryReport memory_report() const override {
-    std::lock_guard<std::mutex> lock(mutex_);
-    return last_report_;
+    std::shared_ptr<PlanEntry> last;
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      last = last_entry_;
+    }
+    if (last == nullptr) return MemoryReport{0, 0, weight_bytes_};
+    return report_of(last->plan_for(*compiled_));
   }
 
   Expected<std::vector<Tensor>> run(const std::vector<std::pair<std::string, Tensor>>& inputs,
@@ -257,12 +278,13 @@ class NativeInferencer final : public Inferencer {
     if (entry == nullptr) {
       RecordingAllocator recorder(compiled_->value_count());
       EDGEMM_ASSIGN_OR_RETURN(outputs, runtime::execute(*compiled_, ordered, nullptr, options, &recorder));
-      store_plan(signature, recorder.bytes);
+      store_plan(signature, std::move(recorder.bytes));
       // The recording run's heap tensors (all sizes, freed in any order) fragment the heap; when
       // much of it is free, hand the pages back so that a stream of new shapes (OCR) does not
       // keep RSS at its high-water mark (OCR set: 1.5 GB untrimmed, 0.8 GB; about 5% slower).
       if (mallinfo2().fordblks > kTrimAboveFreeBytes) malloc_trim(0);
     } else {
+      entry->plan_for(*compiled_);
       std::shared_ptr<void> arena = entry->take_arena();
       if (arena == nullptr) {
         return make_error(
@@ -277,7 +299,7 @@ class NativeInferencer final : public Inferencer {
       }
       entry->give_back(std::move(arena));
       std::lock_guard<std::mutex> lock(mutex_);
-      last_report_ = report_of(entry->plan);
+      last_entry_ = entry;
     }
     if (profiler != nullptr && !config_.profile_path.empty()) EDGEMM_RETURN_IF_ERROR(write_profile(*profiler));
     std::vector<Tensor> chosen;
@@ -393,14 +415,13 @@ class NativeInferencer final : public Inferencer {
     return plans_.front().second;
   }
 
-  void store_plan(const std::string& signature, const std::vector<int64_t>& recorded) const {
-    auto entry = std::make_shared<PlanEntry>();
-    entry->plan = runtime::plan_memory(*compiled_, recorded);
+  void store_plan(const std::string& signature, std::vector<int64_t> recorded) const {
+    auto entry = std::make_shared<PlanEntry>(std::move(recorded));
     std::lock_guard<std::mutex> lock(mutex_);
     if (position(signature) != plans_.end()) return;  // another run recorded this shape meanwhile
     plans_.insert(plans_.begin(), {signature, entry});
     if (plans_.size() > kMaxPlans) plans_.pop_back();  // least recently used; its arenas go with it
-    last_report_ = report_of(entry->plan);
+    last_entry_ = entry;
   }
 
   MemoryReport report_of(const MemoryPlan& plan) const {
@@ -432,7 +453,7 @@ class NativeInferencer final : public Inferencer {
   std::shared_ptr<CompiledGraph> compiled_;
   mutable std::mutex mutex_;
   mutable std::vector<std::pair<std::string, std::shared_ptr<PlanEntry>>> plans_;  // most recent first
-  mutable MemoryReport last_report_;
+  mutable std::shared_ptr<PlanEntry> last_entry_;                                  ///< the signature of the latest run
 };
 
 }  // namespace

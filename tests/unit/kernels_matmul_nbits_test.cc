@@ -72,8 +72,8 @@ Expected<Tensor> run_direct(const ir::Node& node, const std::vector<Tensor>& inp
 
 std::vector<MatMulNBitsVariant> available_variants() {
   std::vector<MatMulNBitsVariant> v;
-  for (MatMulNBitsVariant x :
-       {MatMulNBitsVariant::kReference, MatMulNBitsVariant::kPortable, MatMulNBitsVariant::kAvx2}) {
+  for (MatMulNBitsVariant x : {MatMulNBitsVariant::kReference, MatMulNBitsVariant::kPortable, MatMulNBitsVariant::kAvx2,
+                               MatMulNBitsVariant::kAvx512}) {
     if (kernels::matmul_nbits_available(x)) v.push_back(x);
   }
   return v;
@@ -180,9 +180,10 @@ TEST(MatMulNBits, KernelNames) {
   ir::Node node = nbits_node(32, 2, 4, 16, {"A", "B", "scales"});
   auto fast = make_kernel(node, {}, 1);
   ASSERT_TRUE(fast.has_value()) << fast.status().to_string();
-  EXPECT_STREQ((*fast)->name(), kernels::matmul_nbits_available(MatMulNBitsVariant::kAvx2)
-                                    ? "f32_matmul_nbits__avx2"
-                                    : "f32_matmul_nbits__portable");
+  EXPECT_STREQ((*fast)->name(),
+               kernels::matmul_nbits_available(MatMulNBitsVariant::kAvx512) ? "f32_matmul_nbits__avx512"
+               : kernels::matmul_nbits_available(MatMulNBitsVariant::kAvx2) ? "f32_matmul_nbits__avx2"
+                                                                            : "f32_matmul_nbits__portable");
   kernels::onednn::ScopedEnabled off(false);
   auto ref = make_kernel(node, {}, 1);
   ASSERT_TRUE(ref.has_value()) << ref.status().to_string();

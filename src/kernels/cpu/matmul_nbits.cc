@@ -15,6 +15,12 @@
 ///   dequantized once per run. With 4 bits, each group of 16 K indices is taken in the order
 ///   [even k, odd k] (one shuffle per 16 codes instead of four), A's rows are copied in that
 ///   order, and the dot products are unchanged by it.
+/// - avx512 (AVX-512F; 4 bits with blocks of 32 or more, otherwise the avx2 path): per block and
+///   column, the 16 possible weights (q - zero_point) * scale form a one-register lookup table;
+///   32 codes at a time are widened to 32-bit lanes and looked up with vpermps (which reads only
+///   a lane's low 4 bits, so the low nibble needs no mask), then multiplied into the row
+///   accumulators. Groups of 32 K indices are taken in [even k, odd k] order. For more than 4
+///   rows the panels are dequantized the same way and the avx2 register tile runs over them.
 /// - portable (other CPUs): the tiled path in plain loops the compiler vectorizes.
 /// A is zero-padded to whole blocks (K_pad = k_blocks * block_size) when K is not a multiple of
 /// block_size, so the padding codes of the last block multiply zeros. All paths split N over
@@ -46,6 +52,11 @@ constexpr int64_t kTileCols = 8;  // columns dequantized into one panel
 constexpr int kMr = 3;            // rows of a register tile
 constexpr int kNr = 4;            // columns of a register tile
 constexpr int kGemvMaxRows = 4;   // up to this many rows take the in-register path
+
+// How far ahead of the codes being read the gemv paths ask for them: the hardware prefetcher alone
+// left the decode MatMuls of a SmolVLM-shaped INT4 decoder waiting on loads (21.4 ms a token at 1
+// thread; 17.3-18.1 ms with 1-8 KB ahead).
+constexpr int64_t kPrefetchBytes = 4096;
 
 // Code `i` of a block's blob (4 bits: two a byte, lower index in the low nibble; 8 bits: a byte).
 inline int code_at(const uint8_t* blob, int64_t i, int64_t bits) {
@@ -109,9 +120,9 @@ struct FastOps {
   // Columns [n0, n1) of y for 1..kGemvMaxRows rows (index rows - 1), without bias; null when the
   // variant has no in-register path.
   void (*gemv[kGemvMaxRows])(const Problem&, const float* a, int64_t lda, int64_t n0, int64_t n1, float* y);
-  // Whether K runs in groups of 16 reordered to [even k, odd k] in A and in the panels (a dot
-  // product does not depend on the order of its terms).
-  bool even_odd_groups;
+  // 0, or the size of the groups of K indices reordered to [even k, odd k] in A and in the
+  // panels (a dot product does not depend on the order of its terms).
+  int even_odd_group;
 };
 
 int64_t round_up(int64_t v, int64_t to) { return (v + to - 1) / to * to; }
@@ -167,7 +178,7 @@ template <int kBits>
 constexpr FastOps kPortableOps = {dequantize_tile_portable<kBits>,
                                   {dot_tile_portable<1>, dot_tile_portable<2>, dot_tile_portable<3>},
                                   {nullptr, nullptr, nullptr, nullptr},
-                                  false};
+                                  0};
 
 // ---------------------------------------------------------------------------------------------
 // avx2 + fma
@@ -256,6 +267,7 @@ EDGEMM_AVX2 inline void gemv_columns_avx2(const Problem& p, const float* a, int6
       vs[c] = _mm256_set1_ps(scale);
       vo[c] = _mm256_set1_ps(-p.zero_point(n + c, j) * scale);
       codes[c] = p.codes(n + c, j);
+      _mm_prefetch(reinterpret_cast<const char*>(codes[c]) + kPrefetchBytes, _MM_HINT_T0);
     }
     const float* ak = a + j * bs;
     for (int64_t i = 0; i < bs; i += 16) {
@@ -298,15 +310,104 @@ template <int kBits>
 constexpr FastOps kAvx2Ops = {dequantize_tile_avx2<kBits>,
                               {dot_tile_avx2<1>, dot_tile_avx2<2>, dot_tile_avx2<3>},
                               {gemv_avx2<kBits, 1>, gemv_avx2<kBits, 2>, gemv_avx2<kBits, 3>, gemv_avx2<kBits, 4>},
-                              kBits == 4};
+                              kBits == 4 ? 16 : 0};
+
+// ---------------------------------------------------------------------------------------------
+// avx512 (4 bits, block_size a multiple of 32)
+
+#define EDGEMM_AVX512 __attribute__((target("avx512f,avx2,fma")))
+
+// The lookup table of block j of column n: lane q holds (q - zero_point) * scale.
+EDGEMM_AVX512 inline __m512 block_table_avx512(const Problem& p, int64_t n, int64_t j) {
+  const __m512 iota = _mm512_setr_ps(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
+  const float scale = p.w.scales[n * p.kb + j];
+  return _mm512_fmadd_ps(iota, _mm512_set1_ps(scale), _mm512_set1_ps(-p.zero_point(n, j) * scale));
+}
+
+// The 32 weights of 16 code bytes: even codes (low nibbles) in `even`, odd codes in `odd`.
+EDGEMM_AVX512 inline void lookup32_avx512(const uint8_t* bytes16, __m512 table, __m512& even, __m512& odd) {
+  const __m512i lanes = _mm512_cvtepu8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(bytes16)));
+  even = _mm512_permutexvar_ps(lanes, table);
+  odd = _mm512_permutexvar_ps(_mm512_srli_epi32(lanes, 4), table);
+}
+
+EDGEMM_AVX512 void dequantize_tile_avx512(const Problem& p, int64_t n0, int64_t count, float* panel, int64_t k_pad) {
+  const int64_t bs = p.s.block_size;
+  for (int64_t c = 0; c < count; ++c) {
+    for (int64_t j = 0; j < p.kb; ++j) {
+      const __m512 table = block_table_avx512(p, n0 + c, j);
+      const uint8_t* codes = p.codes(n0 + c, j);
+      float* out = panel + c * k_pad + j * bs;
+      for (int64_t i = 0; i < bs; i += 32) {
+        __m512 even, odd;
+        lookup32_avx512(codes + i / 2, table, even, odd);
+        _mm512_storeu_ps(out + i, even);
+        _mm512_storeu_ps(out + i + 16, odd);
+      }
+    }
+  }
+  const int64_t padded = round_up(count, kNr);
+  if (padded > count) std::memset(panel + count * k_pad, 0, static_cast<size_t>((padded - count) * k_pad) * 4);
+}
+
+// Columns [n, n + NC) for MR rows: per block, one lookup table per column; per 32 codes, the
+// looked-up weights are multiplied into the MR rows (two accumulators per row and column).
+template <int MR, int NC>
+EDGEMM_AVX512 inline void gemv_columns_avx512(const Problem& p, const float* a, int64_t lda, int64_t n, float* y) {
+  const int64_t bs = p.s.block_size, ldy = p.s.n;
+  __m512 acc0[MR][NC], acc1[MR][NC];
+  for (int r = 0; r < MR; ++r) {
+    for (int c = 0; c < NC; ++c) acc0[r][c] = acc1[r][c] = _mm512_setzero_ps();
+  }
+  for (int64_t j = 0; j < p.kb; ++j) {
+    __m512 table[NC];
+    for (int c = 0; c < NC; ++c) {
+      table[c] = block_table_avx512(p, n + c, j);
+      _mm_prefetch(reinterpret_cast<const char*>(p.codes(n + c, j)) + kPrefetchBytes, _MM_HINT_T0);
+    }
+    const float* ak = a + j * bs;
+    for (int64_t i = 0; i < bs; i += 32) {
+      __m512 even[NC], odd[NC];
+      for (int c = 0; c < NC; ++c) lookup32_avx512(p.codes(n + c, j) + i / 2, table[c], even[c], odd[c]);
+      for (int r = 0; r < MR; ++r) {
+        const __m512 a0 = _mm512_loadu_ps(ak + r * lda + i), a1 = _mm512_loadu_ps(ak + r * lda + i + 16);
+        for (int c = 0; c < NC; ++c) {
+          acc0[r][c] = _mm512_fmadd_ps(a0, even[c], acc0[r][c]);
+          acc1[r][c] = _mm512_fmadd_ps(a1, odd[c], acc1[r][c]);
+        }
+      }
+    }
+  }
+  for (int r = 0; r < MR; ++r) {
+    for (int c = 0; c < NC; ++c) y[r * ldy + n + c] = _mm512_reduce_add_ps(_mm512_add_ps(acc0[r][c], acc1[r][c]));
+  }
+}
+
+// Columns [n0, n1) for MR rows, two columns at a time where the registers allow (MR <= 2).
+template <int MR>
+EDGEMM_AVX512 void gemv_avx512(const Problem& p, const float* a, int64_t lda, int64_t n0, int64_t n1, float* y) {
+  constexpr int kCols = MR <= 2 ? 2 : 1;
+  int64_t n = n0;
+  for (; n + kCols <= n1; n += kCols) gemv_columns_avx512<MR, kCols>(p, a, lda, n, y);
+  for (; n < n1; ++n) gemv_columns_avx512<MR, 1>(p, a, lda, n, y);
+}
+
+constexpr FastOps kAvx512Ops = {dequantize_tile_avx512,
+                                {dot_tile_avx2<1>, dot_tile_avx2<2>, dot_tile_avx2<3>},
+                                {gemv_avx512<1>, gemv_avx512<2>, gemv_avx512<3>, gemv_avx512<4>},
+                                32};
+#undef EDGEMM_AVX512
 #undef EDGEMM_AVX2
 #endif
 
-const FastOps& fast_ops(MatMulNBitsVariant variant, int64_t bits) {
+const FastOps& fast_ops(MatMulNBitsVariant variant, const MatMulNBitsShape& shape) {
 #if defined(__x86_64__)
-  if (variant == MatMulNBitsVariant::kAvx2) return bits == 8 ? kAvx2Ops<8> : kAvx2Ops<4>;
+  if (variant == MatMulNBitsVariant::kAvx512 && shape.bits == 4 && shape.block_size % 32 == 0) return kAvx512Ops;
+  if (variant == MatMulNBitsVariant::kAvx512 || variant == MatMulNBitsVariant::kAvx2) {
+    return shape.bits == 8 ? kAvx2Ops<8> : kAvx2Ops<4>;
+  }
 #endif
-  return bits == 8 ? kPortableOps<8> : kPortableOps<4>;
+  return shape.bits == 8 ? kPortableOps<8> : kPortableOps<4>;
 }
 
 void add_bias(const float* bias, int64_t m, int64_t n, float* y) {
@@ -316,25 +417,26 @@ void add_bias(const float* bias, int64_t m, int64_t n, float* y) {
   }
 }
 
-// A's rows as the fast paths read them: k_pad floats each, zero past K, with every group of 16
-// in [even k, odd k] order when `even_odd`. Returns `a` itself when nothing changes; otherwise
+// A's rows as the fast paths read them: k_pad floats each, zero past K, with every group of
+// `group` (0: none) in [even k, odd k] order. Returns `a` itself when nothing changes; otherwise
 // a per-thread buffer (slot kSrc) of the calling thread.
-const float* prepare_a(const float* a, int64_t m, int64_t k, int64_t k_pad, bool even_odd) {
-  if (k_pad == k && !even_odd) return a;
+const float* prepare_a(const float* a, int64_t m, int64_t k, int64_t k_pad, int group) {
+  if (k_pad == k && group == 0) return a;
   float* out = static_cast<float*>(onednn::thread_buffer(onednn::Slot::kSrc, m * k_pad * sizeof(float)));
   for (int64_t r = 0; r < m; ++r) {
     const float* src = a + r * k;
     float* dst = out + r * k_pad;
-    if (!even_odd) {
+    if (group == 0) {
       std::memcpy(dst, src, static_cast<size_t>(k) * sizeof(float));
       std::fill(dst + k, dst + k_pad, 0.0f);
       continue;
     }
-    for (int64_t g = 0; g < k_pad; g += 16) {
-      for (int64_t i = 0; i < 8; ++i) {
+    const int half = group / 2;
+    for (int64_t g = 0; g < k_pad; g += group) {
+      for (int64_t i = 0; i < half; ++i) {
         const int64_t even = g + 2 * i, odd = even + 1;
         dst[g + i] = even < k ? src[even] : 0.0f;
-        dst[g + 8 + i] = odd < k ? src[odd] : 0.0f;
+        dst[g + half + i] = odd < k ? src[odd] : 0.0f;
       }
     }
   }
@@ -343,7 +445,7 @@ const float* prepare_a(const float* a, int64_t m, int64_t k, int64_t k_pad, bool
 
 void run_fast(const FastOps& ops, const Problem& p, const float* a, int64_t m, float* y, int threads) {
   const int64_t k_pad = p.kb * p.s.block_size, n_total = p.s.n;
-  const float* ap = prepare_a(a, m, p.s.k, k_pad, ops.even_odd_groups);
+  const float* ap = prepare_a(a, m, p.s.k, k_pad, ops.even_odd_group);
   const int t = threads_for(threads, m * k_pad * n_total);
   if (m <= kGemvMaxRows && ops.gemv[0] != nullptr) {
     const auto gemv = ops.gemv[m - 1];
@@ -382,20 +484,27 @@ void run_fast(const FastOps& ops, const Problem& p, const float* a, int64_t m, f
 }  // namespace
 
 bool matmul_nbits_available(MatMulNBitsVariant variant) {
-  if (variant != MatMulNBitsVariant::kAvx2) return true;
 #if defined(__x86_64__)
-  return cpu_features().avx2 && cpu_features().fma;
+  const bool avx2 = cpu_features().avx2 && cpu_features().fma;
+  if (variant == MatMulNBitsVariant::kAvx2) return avx2;
+  if (variant == MatMulNBitsVariant::kAvx512) return avx2 && cpu_features().avx512f;
+  return true;
 #else
-  return false;
+  return variant != MatMulNBitsVariant::kAvx2 && variant != MatMulNBitsVariant::kAvx512;
 #endif
 }
 
 MatMulNBitsVariant matmul_nbits_best_variant() {
-  return matmul_nbits_available(MatMulNBitsVariant::kAvx2) ? MatMulNBitsVariant::kAvx2 : MatMulNBitsVariant::kPortable;
+  for (MatMulNBitsVariant v : {MatMulNBitsVariant::kAvx512, MatMulNBitsVariant::kAvx2}) {
+    if (matmul_nbits_available(v)) return v;
+  }
+  return MatMulNBitsVariant::kPortable;
 }
 
 const char* matmul_nbits_variant_name(MatMulNBitsVariant variant) {
   switch (variant) {
+    case MatMulNBitsVariant::kAvx512:
+      return "f32_matmul_nbits__avx512";
     case MatMulNBitsVariant::kAvx2:
       return "f32_matmul_nbits__avx2";
     case MatMulNBitsVariant::kPortable:
@@ -413,7 +522,7 @@ void matmul_nbits(MatMulNBitsVariant variant, const MatMulNBitsShape& shape, con
     run_reference(Problem(shape, w), a, m, y, threads);
     return;
   }
-  run_fast(fast_ops(variant, shape.bits), Problem(shape, w), a, m, y, threads);
+  run_fast(fast_ops(variant, shape), Problem(shape, w), a, m, y, threads);
 }
 
 Expected<PackedNBits> pack_matmul_nbits(const float* weight, int64_t k, int64_t n, int64_t block_size) {
