@@ -59,3 +59,7 @@ if(NOT EDGEMM_QEMU_CPU)
   endif()
 endif()
 set(CMAKE_CROSSCOMPILING_EMULATOR "${EDGEMM_QEMU_AARCH64};-cpu;${EDGEMM_QEMU_CPU};-L;${EDGEMM_AARCH64_SYSROOT}")
+
+# No build RPATH: under `qemu-aarch64 -L <sysroot>` the loader finds the arm64 libraries in the
+# sysroot's standard directories (an RPATH into the sysroot would only shadow the cross libgomp).
+set(CMAKE_SKIP_BUILD_RPATH ON)
