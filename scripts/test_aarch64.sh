@@ -36,6 +36,7 @@ if command -v ccache >/dev/null; then
 fi
 
 echo "[aarch64] ctest -L '$labels' under $(grep -o 'qemu-aarch64;-cpu;[^;]*' "$build/CMakeCache.txt" | head -1 | tr ';' ' ') (OMP_NUM_THREADS=1)"
+touch "$build/.ctest-start"
 set +e
 (cd "$build" && OMP_NUM_THREADS=1 nice -n 10 ctest --output-on-failure -j"$ctest_jobs" -L "$labels" "$@" 2>&1 |
    tee "$build/ctest.log")
@@ -46,13 +47,15 @@ t_end=$(date +%s)
 echo
 echo "== aarch64 summary"
 grep -E 'tests passed|tests failed' "$build/ctest.log" | tail -1 || true
-if [ -f "$build/conformance.json" ]; then
-  python3 - "$build/conformance.json" <<'EOF' || true
-import json, sys
+for json in "$build/conformance.json" "$build/conformance_ci.json"; do
+  [ "$json" -nt "$build/.ctest-start" ] || continue  # written by this run
+  python3 - "$json" <<'EOF' || true
+import json, os, sys
 j = json.load(open(sys.argv[1]))
 t = j.get("totals", {})
-print("conformance:", ", ".join(f"{k} {v}" for k, v in t.items()) if isinstance(t, dict) else t)
+print(os.path.basename(sys.argv[1]) + ":", ", ".join(f"{k} {v}" for k, v in t.items()),
+      f"(elapsed {j.get('elapsed_s', 0):.0f} s, gate {'OK' if j.get('gate_ok') else 'FAILED'})")
 EOF
-fi
+done
 echo "times: sysroot $((t_sysroot - t_start)) s, configure+build $((t_build - t_sysroot)) s${ccache_line:+ ($ccache_line)}, tests $((t_end - t_build)) s, total $((t_end - t_start)) s"
 exit "$rc"
