@@ -7,7 +7,9 @@
 # and ONNX Runtime on the same files (tools/reference/ort_vlm_bench.js). Runs are interleaved
 # (per iteration, per thread count: edgemm fp32, ORT fp32, edgemm int4, ORT int4; one process per
 # run) and the table shows medians. Decode is memory-bound: the decoder's initializer bytes (read
-# once per decode token) and the bandwidth they imply at the median decode step time.
+# once per decode token), the bandwidth they imply at the median decode step time, and the
+# machine's read bandwidth (build/bin/edgemm_read_bandwidth, before and after the runs) with the
+# fastest decode step it allows (weight bytes / bandwidth).
 # Usage: tools/bench/make_vlm_md.sh [--quick] [--package DIR]
 #   --quick: 1 iteration, 8 new tokens, the image resized to 2048x512 (5 frames, not 17): a smoke
 #            run; prints the section and leaves docs/benchmarks.md alone.
@@ -74,6 +76,9 @@ if [ "$quick" = 1 ]; then
 fi
 question="What is in this image?"
 load_before="$(cut -d' ' -f1-3 /proc/loadavg)"
+bandwidth="${edgemm%/edgemm}/edgemm_read_bandwidth"
+[ -x "$bandwidth" ] || { echo "[vlm] $bandwidth is missing: build it (scripts/build.sh)" >&2; exit 1; }
+"$bandwidth" 2 >"$out/bandwidth_before.json"
 
 for ((it = 1; it <= iters; it++)); do
   for t in 1 2; do
@@ -89,6 +94,7 @@ for ((it = 1; it <= iters; it++)); do
   done
 done
 load_after="$(cut -d' ' -f1-3 /proc/loadavg)"
+"$bandwidth" 2 >"$out/bandwidth_after.json"
 
 /usr/bin/python3 - "$out" "$pkg" "$iters" "$new" >"$out/table.md" <<'PY'
 import glob, json, os, statistics, sys
@@ -164,6 +170,22 @@ for t in (1, 2):
                     'yes' if e['rows'][-1]['ids'] == o['rows'][-1]['ids'][:len(e['rows'][-1]['ids'])] else 'no')
     print(f'| {t} | {ratio(("edgemm", "fp32", t), ("ort", "fp32", t))} | {ratio(("edgemm", "q4", t), ("edgemm", "fp32", t))} | '
           f'{ratio(("edgemm", "q4", t), ("ort", "q4", t))} | {", ".join(same)} |')
+print()
+bw = [json.load(open(f'{out}/bandwidth_{when}.json')) for when in ('before', 'after')]
+print('The ceiling: memory read bandwidth (`build/bin/edgemm_read_bandwidth 2`: each thread sums its slice of a 1 GiB '
+      'buffer, best of 7 rounds), measured before and after the runs, and the fastest fp32 decode step it allows '
+      '(decoder weight bytes / bandwidth; KV cache and activations not counted):')
+print()
+print('| threads | read GB/s (before, after) | fp32 decode floor ms (best bandwidth) | ORT fp32 decode ms | '
+      'largest possible edgemm fp32 / ORT fp32 | edgemm fp32 decode ms | edgemm fp32 step / floor |')
+print('|---|---|---|---|---|---|---|')
+for i, t in enumerate((1, 2)):
+    rates = [b['gb_per_s'][i] for b in bw]
+    floor_ms = wbytes['fp32'] / 1e9 / max(rates) * 1000
+    step = lambda key: 1000 / summary[key]['decode'] if key in summary and summary[key]['decode'] else float('nan')
+    ort_ms, ours_ms = step(('ort', 'fp32', t)), step(('edgemm', 'fp32', t))
+    print(f'| {t} | {rates[0]:.1f}, {rates[1]:.1f} | {floor_ms:.1f} | {ort_ms:.1f} | {ort_ms / floor_ms:.2f}× | '
+          f'{ours_ms:.1f} | {ours_ms / floor_ms:.2f} |')
 print()
 print(f'Decoder weights (initializer bytes, all read once per decode token): fp32 {wbytes["fp32"]:,} B, '
       f'INT4 {wbytes["q4"]:,} B ({wbytes["q4"] / wbytes["fp32"]:.3f} of fp32). '

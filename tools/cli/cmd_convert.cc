@@ -1,6 +1,7 @@
 /// `edgemm convert MODEL -o OUT`: fixed shapes, simplification and opset conversion with
 /// standard ONNX ops only (src/convert/convert.h), then verification against the input model
 /// (convert_verify.h). docs/convert.md describes the options and the rewrites.
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <iomanip>
@@ -9,6 +10,7 @@
 #include "cli_common.h"
 #include "commands.h"
 #include "convert/convert.h"
+#include "convert_target.h"
 #include "convert_verify.h"
 #include "core/npy.h"
 #include "ir/onnx_export.h"
@@ -36,6 +38,12 @@ struct ConvertArgs {
   int threads = 1;
   std::string reference_dir;
   bool json = false;
+  std::string target;
+  std::string platforms;
+  std::string calib;
+  int calib_count = 64;
+  std::vector<float> mean = {0, 0, 0};
+  std::vector<float> std = {1, 1, 1};
 };
 
 void progress(const ConvertArgs& args, const std::string& step) {
@@ -125,8 +133,36 @@ std::string failed_checks(const VerifyReport& report) {
   return text;
 }
 
+/// `convert --target`: the deployment folder (convert_target.h).
+Expected<int> convert_target_command(const ConvertArgs& args) {
+  if (args.simplify || args.opset != 0 || args.verify_opencv) {
+    return Status(StatusCode::kInvalidArgument,
+                  "--target chooses the rewrites itself: drop --simplify, --opset and --verify-opencv");
+  }
+  if (args.mean.size() != 3 || args.std.size() != 3 ||
+      std::any_of(args.std.begin(), args.std.end(), [](float v) { return !(v > 0); })) {
+    return Status(StatusCode::kInvalidArgument, "--mean and --std take 3 values each (RGB), --std values above 0");
+  }
+  TargetConvertArgs t;
+  t.model = args.model;
+  t.output_dir = args.output;
+  t.target = args.target;
+  t.platforms = args.platforms;
+  t.fix_shapes = args.fix_shapes;
+  t.calib = args.calib;
+  t.calib_count = args.calib_count;
+  std::copy(args.mean.begin(), args.mean.end(), t.mean.begin());
+  std::copy(args.std.begin(), args.std.end(), t.std.begin());
+  t.json = args.json;
+  if (args.no_verify) return convert_for_target(t, nullptr);
+  EDGEMM_ASSIGN_OR_RETURN(auto fixed, parse_named_shapes(args.fix_shapes, "--fix-shape"));
+  EDGEMM_ASSIGN_OR_RETURN(VerifyOptions verify, verify_options(args, fixed));
+  return convert_for_target(t, &verify);
+}
+
 /// Converts and writes; returns the exit code (0, or kVerifyFailedExit) or an error.
 Expected<int> convert_command(const ConvertArgs& args) {
+  if (!args.target.empty()) return convert_target_command(args);
   EDGEMM_RETURN_IF_ERROR(check_output_path(args.output, {args.model}));
   convert::ConvertOptions options;
   EDGEMM_ASSIGN_OR_RETURN(options.fixed_shapes, parse_named_shapes(args.fix_shapes, "--fix-shape"));
@@ -178,7 +214,9 @@ void add_convert_command(CLI::App& app, int& exit_code) {
       "convert",
       "Rewrite a model for stricter runtimes: fixed shapes, simplification, opset conversion (standard ops only)");
   cmd->add_option("model", args->model, "ONNX model file")->required();
-  cmd->add_option("-o,--output", args->output, "converted model file (must differ from MODEL)")->required();
+  cmd->add_option("-o,--output", args->output,
+                  "converted model file (must differ from MODEL); with --target, the deployment folder")
+      ->required();
   cmd->add_option("--fix-shape", args->fix_shapes,
                   "static input shape, name=1,3,640,640 (repeat per input); folds "
                   "what depends on it");
@@ -201,6 +239,21 @@ void add_convert_command(CLI::App& app, int& exit_code) {
       ->check(CLI::Range(1, kMaxThreads))
       ->capture_default_str();
   cmd->add_option("--reference-dir", args->reference_dir, "folder of ort_run.js (default: tools/reference)");
+  cmd->add_option(
+      "--target", args->target,
+      "write a deployment folder for this target's NPU converter (a profile in platforms/, e.g. rk3588): "
+      "rewrites chosen from the profile, report, calibration samples, converter recipe (docs/platforms.md)");
+  cmd->add_option("--platforms", args->platforms, "folder of the target profiles and recipes (default: platforms/)");
+  cmd->add_option("--calib", args->calib, "--target: folder of calibration images for the converter's quantization");
+  cmd->add_option("--calib-count", args->calib_count, "--target: at most this many calibration images (name order)")
+      ->check(CLI::Range(1, 100000))
+      ->capture_default_str();
+  cmd->add_option("--mean", args->mean, "--target: the model's input mean per channel, RGB, 0-255 units")
+      ->expected(3)
+      ->delimiter(',');
+  cmd->add_option("--std", args->std, "--target: the model's input std per channel, RGB, 0-255 units")
+      ->expected(3)
+      ->delimiter(',');
   cmd->add_flag("--json", args->json, "print a JSON report");
   cmd->callback([args, &exit_code] {
     auto result = convert_command(*args);

@@ -9,6 +9,7 @@
 #include "kernels/cpu/onednn.h"
 #include "kernels/cpu_features.h"
 #include "passes/passes.h"
+#include "target_report.h"
 
 namespace edgemm::cli {
 
@@ -19,6 +20,8 @@ struct InspectArgs {
   std::vector<std::string> shapes;
   bool json = false;
   bool optimized = false;
+  std::string target;
+  std::string platforms;
   BackendArgs backend;
 };
 
@@ -92,7 +95,28 @@ void print_placement(const nlohmann::json& placement) {
   }
 }
 
+/// `inspect --target`: the profile's per-node verdicts instead of the model summary.
+Status inspect_target(const InspectArgs& args) {
+  EDGEMM_ASSIGN_OR_RETURN(targets::PlatformProfile profile, load_platform(args.platforms, args.target));
+  ir::ImportOptions options;
+  EDGEMM_ASSIGN_OR_RETURN(options.fixed_input_shapes, parse_named_shapes(args.shapes));
+  EDGEMM_ASSIGN_OR_RETURN(ir::Model model, ir::import_onnx_file(args.model, options));
+  const targets::TargetReport report = targets::check_model(model, profile);
+  if (args.json) {
+    std::cout << json_text(target_report_json(report, profile, args.model)) << std::endl;
+  } else {
+    print_target_report(report, profile, args.model);
+  }
+  return Status::ok();
+}
+
 Status inspect_command(const InspectArgs& args) {
+  if (!args.target.empty()) {
+    if (args.optimized || args.backend.backend != "native") {
+      return Status(StatusCode::kInvalidArgument, "--target cannot be combined with --optimized or --backend");
+    }
+    return inspect_target(args);
+  }
   nlohmann::json placement;
   if (args.backend.backend != "native") {
     EDGEMM_ASSIGN_OR_RETURN(placement, backend_placement(args));
@@ -193,6 +217,10 @@ void add_inspect_command(CLI::App& app, int& exit_code) {
   cmd->add_option("-s,--shape", args->shapes, "pin a symbolic input shape, name=1,3,640,640 (for FLOPs)");
   cmd->add_flag("--optimized", args->optimized,
                 "show the graph after the load-time passes (what edgemm runs) and what they rewrote");
+  cmd->add_option("--target", args->target,
+                  "target profile, a file stem in platforms/ (e.g. rk3588; an unknown name lists them): per node, "
+                  "NPU-eligible or CPU fallback with the reason, partitions, crossing tensors, fixes");
+  cmd->add_option("--platforms", args->platforms, "folder of the target profiles (default: platforms/)");
   cmd->add_flag("--json", args->json, "print a JSON report");
   args->backend.add_to(cmd);
   cmd->callback([args, &exit_code] {

@@ -1,0 +1,127 @@
+#!/usr/bin/env bash
+# `edgemm inspect --target` and `edgemm convert --target` (issue 10, docs/platforms.md).
+# Golden verdicts, derived by hand from the profile lines (platforms/*.jsonl) and the models' op
+# lists, not from an earlier run:
+# - PP-OCRv4 det (opset 11; Add, BatchNormalization, Clip, Concat, Conv, ConvTranspose, Div,
+#   GlobalAveragePool, HardSigmoid, Mul, Relu, Resize nearest with constant scales, Sigmoid; 62
+#   Conv of which 14 depthwise), input pinned to 1x3x640x640:
+#   rk3588: every op listed supported, Resize mode nearest allowed -> 0 CPU; opset 11 is below the
+#     profile's 12..19 -> one whole-model issue fixed by "convert --opset 12".
+#   ascend310p: Conv requires group 1 -> the 14 depthwise Conv on CPU (attribute), nothing else.
+#   qualcomm-htp: GlobalAveragePool 10, HardSigmoid 10, Mul 86, Relu 12, Resize 6, Sigmoid 1 are
+#     "unknown" -> 125 CPU.
+#   horizon-j5: no op list (all unknown) -> every one of the 330 non-Constant nodes on CPU.
+#   generic-cpu: edgemm has a kernel for every op -> 0 CPU.
+# - tests/fixtures/transformer_block.onnx (opset 17) pinned to x=1x16x32, qualcomm-htp: Add 7,
+#   Concat 4, Div 3, Cast 2, Clip 1 supported (no constraints) -> 17 NPU; the other 40 unknown.
+# Then convert --target writes the folder, and inspect on the result reports fewer fallbacks.
+# Usage: target_cli_test.sh EDGEMM_BINARY REPO_ROOT
+set -uo pipefail
+bin="$(realpath "$1")"
+root="$2"
+tmp="$(mktemp -d)"
+trap 'rm -rf "$tmp"' EXIT
+# shellcheck source=check_lib.sh
+source "$(dirname "${BASH_SOURCE[0]}")/check_lib.sh"
+det="$root/models/ppocrv4/ch_PP-OCRv4_det_infer.onnx"
+block="$root/tests/fixtures/transformer_block.onnx"
+export EDGEMM_PLATFORMS_DIR="$root/platforms"
+
+# The value of a Python expression over the JSON in $tmp/out (as `j`).
+json() { /usr/bin/python3 -c "import json,sys; j=json.load(open('$tmp/out')); print($1)"; }
+expect_eq() {  # expect_eq NAME GOT WANT
+  if [ "$2" = "$3" ]; then
+    passed=$((passed + 1))
+  else
+    failed=$((failed + 1))
+    echo "FAIL $1: got '$2', expected '$3'"
+  fi
+}
+
+check inspect-help 0 "$bin" inspect --help
+expect_text inspect-help-target "$tmp/out" "--target"
+check convert-help 0 "$bin" convert --help
+expect_text convert-help-target "$tmp/out" "--target"
+
+check det-rk3588 0 "$bin" inspect "$det" --target rk3588 --shape x=1,3,640,640 --json
+expect_eq det-rk3588-cpu "$(json "j['summary']['cpu_nodes']")" 0
+expect_eq det-rk3588-npu "$(json "j['summary']['npu_nodes']")" 330
+expect_eq det-rk3588-partitions "$(json "(j['summary']['npu_partitions'], j['summary']['cpu_partitions'])")" "(1, 0)"
+expect_eq det-rk3588-opset "$(json "[i['fix'] for i in j['model_issues']]")" "['convert opset (convert --opset 12)']"
+
+check det-ascend 0 "$bin" inspect "$det" --target ascend310p --shape x=1,3,640,640 --json
+expect_eq det-ascend-cpu "$(json "sorted(set((n['op_type'], r['kind']) for n in j['nodes'] for r in n['reasons']))")" \
+  "[('Conv', 'attribute')]"
+expect_eq det-ascend-count "$(json "j['summary']['cpu_nodes']")" 14
+expect_eq det-ascend-text "$(json "j['nodes'][[n['placement'] for n in j['nodes']].index('cpu')]['reasons'][0]['text'].split(';')[0].split(' = ')[0]")" \
+  "'group'"
+
+check det-qualcomm 0 "$bin" inspect "$det" --target qualcomm-htp --shape x=1,3,640,640 --json
+expect_eq det-qualcomm-cpu "$(json "j['summary']['cpu_nodes']")" 125
+expect_eq det-qualcomm-ops "$(json "sorted(set(n['op_type'] for n in j['nodes'] if n['placement'] == 'cpu'))")" \
+  "['GlobalAveragePool', 'HardSigmoid', 'Mul', 'Relu', 'Resize', 'Sigmoid']"
+expect_eq det-qualcomm-kind "$(json "sorted(set(r['kind'] for n in j['nodes'] for r in n['reasons']))")" "['unknown']"
+
+check det-horizon 0 "$bin" inspect "$det" --target horizon-j5 --shape x=1,3,640,640 --json
+expect_eq det-horizon-cpu "$(json "(j['summary']['cpu_nodes'], j['summary']['npu_nodes'])")" "(330, 0)"
+
+check det-generic 0 "$bin" inspect "$det" --target generic-cpu --json
+expect_eq det-generic-cpu "$(json "j['summary']['cpu_nodes']")" 0
+
+check block-qualcomm 0 "$bin" inspect "$block" --target qualcomm-htp --shape x=1,16,32 --json
+expect_eq block-qualcomm-split "$(json "(j['summary']['npu_nodes'], j['summary']['cpu_nodes'])")" "(17, 40)"
+
+# Dynamic shapes: the published det on rk3588 has CPU fallbacks for its symbolic dims.
+check det-dynamic 0 "$bin" inspect "$det" --target rk3588 --json
+expect_eq det-dynamic-kind "$(json "'dynamic_shape' in set(r['kind'] for n in j['nodes'] for r in n['reasons'])")" True
+dynamic_cpu="$(json "j['summary']['cpu_nodes']")"
+check det-text 0 "$bin" inspect "$det" --target rk3588
+expect_text det-text-fix "$tmp/out" "fix shapes (convert --fix-shape)"
+expect_text det-text-honest "$tmp/out" "No NPU was run"
+
+# convert --target: the deployment folder, verified against the original (edgemm and ONNX Runtime).
+mkdir -p "$tmp/calib"
+cp "$root/tests/fixtures/ocr_vqa/boarding_line.png" "$tmp/calib/a.png"
+cp "$root/tests/fixtures/ocr_vqa/boarding_line.png" "$tmp/calib/b.png"
+printf 'not an image' >"$tmp/calib/c.png"
+check convert-rk3588 0 "$bin" convert "$det" --target rk3588 -o "$tmp/rk" --fix-shape x=1,3,640,640 \
+  --calib "$tmp/calib" --mean 123.675,116.28,103.53 --std 58.395,57.12,57.375 --json
+for f in model.onnx convert_rknn.py dataset.txt README.md report.json calib/a.png calib/b.png; do
+  [ -f "$tmp/rk/$f" ] && passed=$((passed + 1)) || { failed=$((failed + 1)); echo "FAIL convert-rk3588: no $f"; }
+done
+expect_eq convert-calib "$(json "(j['calibration']['written'], len(j['calibration']['skipped']))")" "(2, 1)"
+expect_eq convert-after "$(json "(j['after']['summary']['cpu_nodes'], j['after']['model_issues'])")" "(0, [])"
+expect_eq convert-verified "$(json "j['verification']['passed']")" True
+expect_eq convert-no-npu "$(json "j['npu_run']")" False
+expect_text convert-recipe "$tmp/rk/convert_rknn.py" "target_platform='rk3588'"
+expect_text convert-mean "$tmp/rk/convert_rknn.py" "123.675"
+expect_eq convert-dataset "$(cat "$tmp/rk/dataset.txt")" "$(printf 'calib/a.png\ncalib/b.png')"
+expect_text convert-readme "$tmp/rk/README.md" "No NPU or vendor tool was run here"
+check converted-rk3588 0 "$bin" inspect "$tmp/rk/model.onnx" --target rk3588 --json
+expect_eq converted-fewer "$(json "j['summary']['cpu_nodes'] < $dynamic_cpu and not j['model_issues']")" True
+
+check convert-horizon 0 "$bin" convert "$det" --target horizon-j5 -o "$tmp/hz" --fix-shape x=1,3,640,640 \
+  --calib "$tmp/calib" --no-verify --json
+expect_eq horizon-raw "$(stat -c %s "$tmp/hz/calib/a.bin")" $((3 * 640 * 640))
+
+# Bad input: clear errors with the documented exit codes (2 invalid argument, 3 invalid model).
+check unknown-target 2 "$bin" inspect "$det" --target rk9999
+expect_text unknown-target-lists "$tmp/err" "known in .*: ascend310p, generic-cpu, horizon-j5, qualcomm-htp, rk3588"
+mkdir -p "$tmp/bad"
+cp "$root/platforms/rk3588.jsonl" "$tmp/bad/rk3588.jsonl"
+echo '{"kind": "op", "op": "Convolution", "domain": "", "verdict": "supported", "source": "x"}' >>"$tmp/bad/rk3588.jsonl"
+line="$(wc -l <"$tmp/bad/rk3588.jsonl")"
+check bad-op 3 "$bin" inspect "$det" --target rk3588 --platforms "$tmp/bad"
+expect_text bad-op-line "$tmp/err" "rk3588.jsonl:$line: 'Convolution' is not an ONNX operator"
+cp "$root/platforms/rk3588.jsonl" "$tmp/bad/rk3588.jsonl"
+echo '{"kind": "op", "op": "Gelu", "domain": "", "verdict": "supported"}' >>"$tmp/bad/rk3588.jsonl"
+check no-source 3 "$bin" inspect "$det" --target rk3588 --platforms "$tmp/bad"
+expect_text no-source-line "$tmp/err" "rk3588.jsonl:$line: missing 'source'"
+check convert-dynamic 2 "$bin" convert "$det" --target rk3588 -o "$tmp/dyn"
+expect_text convert-dynamic-flag "$tmp/err" "pass --fix-shape x=..."
+check convert-conflict 2 "$bin" convert "$det" --target rk3588 -o "$tmp/c" --fix-shape x=1,3,640,640 --simplify
+touch "$tmp/file"
+check convert-file-out 2 "$bin" convert "$det" --target rk3588 -o "$tmp/file" --fix-shape x=1,3,640,640
+check convert-bad-std 2 "$bin" convert "$det" --target rk3588 -o "$tmp/s" --fix-shape x=1,3,640,640 --std 1,0,1
+check target-optimized 2 "$bin" inspect "$det" --target rk3588 --optimized
+report_and_exit

@@ -1,0 +1,333 @@
+#include "convert_target.h"
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <opencv2/imgcodecs.hpp>
+#include <opencv2/imgproc.hpp>
+#include <sstream>
+
+#include "cli_common.h"
+#include "convert/convert.h"
+#include "core/npy.h"
+#include "ir/onnx_export.h"
+#include "ir/onnx_import.h"
+#include "pipelines/image.h"
+#include "target_report.h"
+#include "targets/plan.h"
+#include "targets/recipe.h"
+
+namespace edgemm::cli {
+
+namespace {
+
+namespace fs = std::filesystem;
+
+/// What the calibration step wrote.
+struct CalibrationResult {
+  int written = 0;
+  std::vector<std::string> skipped;  ///< "file: reason"
+};
+
+/// The first input's layout: NCHW when dim 1 is 1 or 3 (the convention of the ONNX exports we
+/// meet), else NHWC; height, width and channels from it.
+struct InputGeometry {
+  bool nchw = true;
+  int64_t channels = 3, height = 0, width = 0;
+};
+
+Expected<InputGeometry> input_geometry(const ValueInfo& input) {
+  if (input.shape.size() != 4 ||
+      std::any_of(input.shape.begin(), input.shape.end(), [](const Dim& d) { return !d.is_static(); })) {
+    return Status(StatusCode::kInvalidArgument, "calibration samples need a static 4-D image input; '" + input.name +
+                                                    "' is " + dims_text(input.shape, input.rank_known));
+  }
+  InputGeometry g;
+  g.nchw = input.shape[1].value == 1 || input.shape[1].value == 3;
+  g.channels = g.nchw ? input.shape[1].value : input.shape[3].value;
+  g.height = g.nchw ? input.shape[2].value : input.shape[1].value;
+  g.width = g.nchw ? input.shape[3].value : input.shape[2].value;
+  if (g.channels != 3) {
+    return Status(StatusCode::kInvalidArgument, "calibration samples are 3-channel images; input '" + input.name +
+                                                    "' has " + std::to_string(g.channels) + " channels");
+  }
+  return g;
+}
+
+std::vector<fs::path> calibration_images(const std::string& dir, int count) {
+  std::vector<fs::path> files;
+  std::error_code ec;
+  for (const auto& e : fs::directory_iterator(dir, ec)) {
+    std::string ext = e.path().extension().string();
+    std::transform(ext.begin(), ext.end(), ext.begin(), [](unsigned char c) { return std::tolower(c); });
+    if (e.is_regular_file() && (ext == ".png" || ext == ".jpg" || ext == ".jpeg" || ext == ".bmp")) {
+      files.push_back(e.path());
+    }
+  }
+  std::sort(files.begin(), files.end());
+  if (static_cast<int>(files.size()) > count) files.resize(count);
+  return files;
+}
+
+/// One preprocessed sample: resized to the input, in the recipe's color order and layout;
+/// float32 normalized with mean/std, or the raw 8-bit pixels.
+Tensor preprocess(const cv::Mat& bgr, const InputGeometry& g, const targets::CalibrationFormat& f,
+                  const TargetConvertArgs& args) {
+  cv::Mat resized;
+  cv::resize(bgr, resized, cv::Size(static_cast<int>(g.width), static_cast<int>(g.height)), 0, 0, cv::INTER_LINEAR);
+  const bool rgb = f.color != "BGR";
+  const bool nchw = f.layout == "NCHW";
+  const bool u8 = f.format == "raw_uint8";
+  const Shape shape = nchw ? Shape{1, 3, g.height, g.width} : Shape{1, g.height, g.width, 3};
+  Tensor t = Tensor::create(u8 ? DataType::kUInt8 : DataType::kFloat32, shape).value();
+  for (int64_t y = 0; y < g.height; ++y) {
+    const uint8_t* row = resized.ptr<uint8_t>(static_cast<int>(y));
+    for (int64_t x = 0; x < g.width; ++x) {
+      for (int c = 0; c < 3; ++c) {  // c in the output's color order; mean/std are RGB
+        const uint8_t pixel = row[x * 3 + (rgb ? 2 - c : c)];
+        const int rgb_index = rgb ? c : 2 - c;
+        const int64_t at = nchw ? (c * g.height + y) * g.width + x : (y * g.width + x) * 3 + c;
+        if (u8) {
+          t.data<uint8_t>()[at] = pixel;
+        } else {
+          t.data<float>()[at] = (pixel - args.mean[rgb_index]) / args.std[rgb_index];
+        }
+      }
+    }
+  }
+  return t;
+}
+
+Status write_bytes(const fs::path& path, const void* data, size_t size) {
+  std::ofstream out(path, std::ios::binary);
+  out.write(static_cast<const char*>(data), static_cast<std::streamsize>(size));
+  if (!out) return Status(StatusCode::kIo, "cannot write '" + path.string() + "'");
+  return Status::ok();
+}
+
+Expected<CalibrationResult> write_calibration(const TargetConvertArgs& args, const targets::CalibrationFormat& f,
+                                              const ValueInfo& input, const fs::path& out) {
+  CalibrationResult result;
+  if (args.calib.empty() || f.format == "none") return result;
+  if (!fs::is_directory(args.calib)) {
+    return Status(StatusCode::kIo, "--calib '" + args.calib + "' is not a folder of images");
+  }
+  const std::vector<fs::path> images = calibration_images(args.calib, args.calib_count);
+  if (images.empty()) return Status(StatusCode::kInvalidArgument, "--calib '" + args.calib + "' holds no images");
+  // Image lists take the images resized to a static image input when there is one, as they are otherwise.
+  std::optional<InputGeometry> geometry;
+  if (auto g = input_geometry(input); g) {
+    geometry = *g;
+  } else if (f.format != "image_list") {
+    return g.status();
+  }
+  fs::create_directories(out / f.dir);
+  std::string list;
+  for (const fs::path& image : images) {
+    auto bgr = pipelines::read_image_bgr(image.string());
+    if (!bgr) {
+      result.skipped.push_back(image.filename().string() + ": " + bgr.status().message());
+      continue;
+    }
+    std::string name = image.filename().string();
+    if (f.format == "image_list" && !geometry) {
+      fs::copy_file(image, out / f.dir / name, fs::copy_options::overwrite_existing);
+    } else if (f.format == "image_list") {  // resized: the vendor tools do not all resize
+      cv::Mat resized;
+      cv::resize(*bgr, resized, cv::Size(static_cast<int>(geometry->width), static_cast<int>(geometry->height)), 0, 0,
+                 cv::INTER_LINEAR);
+      name = image.stem().string() + ".png";
+      if (!cv::imwrite((out / f.dir / name).string(), resized)) {
+        return Status(StatusCode::kIo, "cannot write '" + (out / f.dir / name).string() + "'");
+      }
+    } else {
+      const InputGeometry& g = *geometry;
+      const Tensor t = preprocess(*bgr, g, f, args);
+      name = image.stem().string() + (f.format == "npy" ? ".npy" : ".bin");
+      if (f.format == "npy") {
+        EDGEMM_RETURN_IF_ERROR(write_npy((out / f.dir / name).string(), t));
+      } else {
+        EDGEMM_RETURN_IF_ERROR(write_bytes(out / f.dir / name, t.raw_data(), t.byte_size()));
+      }
+    }
+    list += f.dir + "/" + name + "\n";
+    ++result.written;
+  }
+  if (result.written == 0) {
+    return Status(StatusCode::kInvalidArgument, "none of the " + std::to_string(images.size()) +
+                                                    " calibration images in '" + args.calib + "' could be decoded");
+  }
+  if (!f.list_file.empty()) EDGEMM_RETURN_IF_ERROR(write_text_file((out / f.list_file).string(), list));
+  return result;
+}
+
+std::string joined(const std::array<float, 3>& v, bool inverse) {
+  std::ostringstream s;
+  for (size_t i = 0; i < v.size(); ++i) s << (i ? "," : "") << (inverse ? 1.0f / v[i] : v[i]);
+  return s.str();
+}
+
+std::map<std::string, std::string> placeholder_values(const ValueInfo& input, const TargetConvertArgs& args,
+                                                      const targets::CalibrationFormat& f, int calib_count) {
+  std::string dims, list = "[";
+  for (size_t i = 0; i < input.shape.size(); ++i) {
+    dims += (i ? "," : "") + std::to_string(input.shape[i].value);
+    list += (i ? ", " : "") + std::to_string(input.shape[i].value);
+  }
+  const auto g = input_geometry(input);
+  const bool quantize = calib_count > 0;
+  return {{"model_file", "model.onnx"},
+          {"model_stem", "model"},
+          {"input_name", input.name},
+          {"input_shape", dims},
+          {"input_shape_list", list + "]"},
+          {"input_height", g ? std::to_string(g->height) : "0"},
+          {"input_width", g ? std::to_string(g->width) : "0"},
+          {"input_channels", g ? std::to_string(g->channels) : "0"},
+          {"mean_values", joined(args.mean, false)},
+          {"std_values", joined(args.std, false)},
+          {"scale_values", joined(args.std, true)},
+          {"calib_list", f.list_file},
+          {"calib_dir", f.dir},
+          {"calib_count", std::to_string(calib_count)},
+          {"quantize", quantize ? "True" : "False"},
+          {"quantize_flag", quantize ? "1" : "0"}};
+}
+
+std::string readme(const TargetConvertArgs& args, const targets::PlatformProfile& profile,
+                   const targets::Recipe& recipe, const targets::ConversionPlan& plan,
+                   const targets::TargetReport& before, const targets::TargetReport& after,
+                   const CalibrationResult& calib, const std::optional<VerifyReport>& verified) {
+  std::ostringstream s;
+  s << "# " << profile.title << ": deployment folder for " << fs::path(args.model).filename().string() << "\n\n"
+    << "Written by `" << invocation() << "`. **No NPU or vendor tool was run here**: the verdicts below encode the\n"
+    << "vendor documentation cited in `" << profile.path << "`; run the commands on a machine with the SDK.\n\n"
+    << "## Rewrites applied to model.onnx\n\n";
+  for (const std::string& step : plan.steps) s << "- " << step << "\n";
+  s << "\n## NPU eligibility (edgemm inspect --target " << profile.name << ")\n\n"
+    << "| | NPU-eligible nodes | CPU fallback nodes | NPU / CPU partitions | crossing tensors "
+       "|\n|---|---|---|---|---|\n";
+  for (const auto* r : {&before, &after}) {
+    int npu = 0, cpu = 0;
+    for (const auto& p : r->partitions) (p.npu ? npu : cpu)++;
+    s << "| " << (r == &before ? "input model" : "model.onnx") << " | " << r->npu_nodes << " | " << r->cpu_nodes
+      << " | " << npu << " / " << cpu << " | " << r->crossings.size() << " |\n";
+  }
+  s << "\nPer-node reasons: `report.json` (`after.nodes`).\n\n## Verification\n\n";
+  if (!verified) s << "Skipped (--no-verify).\n";
+  for (const EngineCheck& c : verified ? verified->checks : std::vector<EngineCheck>{}) {
+    s << "- " << c.engine << ", " << c.input_set << ", " << c.compared << ": "
+      << (!c.skipped.empty()  ? "skipped (" + c.skipped + ")"
+          : !c.failed.empty() ? "FAILED (" + c.failed + ")"
+                              : "max abs error " + std::to_string(c.worst()))
+      << "\n";
+  }
+  s << "\n## Calibration\n\n";
+  if (calib.written == 0) {
+    s << "None written (no --calib given, or the converter takes none): the recipe builds without quantization.\n";
+  } else {
+    s << calib.written << " samples in `" << recipe.calibration.dir << "/` (" << recipe.calibration.format
+      << (recipe.calibration.layout.empty() ? "" : ", " + recipe.calibration.layout)
+      << (recipe.calibration.list_file.empty() ? "" : ", listed in `" + recipe.calibration.list_file + "`") << "), "
+      << calib.skipped.size() << " images skipped (undecodable).\n";
+  }
+  s << "\n## Run on the SDK machine\n\n```sh\n";
+  for (const targets::RecipeTemplate& t : recipe.templates) s << t.run << "\n";
+  s << "```\n\n## Sources\n\n";
+  for (const std::string& src : recipe.sources) s << "- " << src << "\n";
+  if (!recipe.unknown.empty()) s << "\nNot confirmed in the documentation:\n\n";
+  for (const std::string& u : recipe.unknown) s << "- " << u << "\n";
+  return s.str();
+}
+
+Status check_folder(const TargetConvertArgs& args, const std::vector<std::string>& inputs) {
+  std::error_code ec;
+  if (fs::exists(args.output_dir, ec) && !fs::is_directory(args.output_dir, ec)) {
+    return Status(StatusCode::kInvalidArgument, "-o '" + args.output_dir + "' is a file; --target writes a folder");
+  }
+  fs::create_directories(args.output_dir, ec);
+  if (ec) return Status(StatusCode::kIo, "cannot create '" + args.output_dir + "': " + ec.message());
+  return check_output_path((fs::path(args.output_dir) / "model.onnx").string(), inputs);
+}
+
+}  // namespace
+
+Expected<int> convert_for_target(const TargetConvertArgs& args, const VerifyOptions* verify) {
+  EDGEMM_ASSIGN_OR_RETURN(targets::PlatformProfile profile, load_platform(args.platforms, args.target));
+  const fs::path recipe_dir = fs::path(platforms_dir(args.platforms)) / "recipes" / args.target;
+  EDGEMM_ASSIGN_OR_RETURN(targets::Recipe recipe, targets::load_recipe(recipe_dir.string()));
+  EDGEMM_ASSIGN_OR_RETURN(auto fixed, parse_named_shapes(args.fix_shapes, "--fix-shape"));
+  EDGEMM_ASSIGN_OR_RETURN(ir::Model model, ir::import_onnx_file(args.model));
+  std::vector<std::string> inputs = model.external_data_files;
+  inputs.push_back(args.model);
+  EDGEMM_RETURN_IF_ERROR(check_folder(args, inputs));
+  EDGEMM_RETURN_IF_ERROR(convert::validate_fixed_shapes(model.graph, fixed));
+  const targets::TargetReport before = targets::check_model(model, profile);
+  EDGEMM_ASSIGN_OR_RETURN(targets::ConversionPlan plan, targets::plan_conversion(model, profile, before, fixed));
+  if (verify) EDGEMM_RETURN_IF_ERROR(check_verify_inputs(args.model, *verify));
+
+  const fs::path out(args.output_dir);
+  const std::string converted = (out / "model.onnx").string();
+  std::cerr << "edgemm convert: rewriting for " << profile.name << "..." << std::endl;
+  convert::ConvertReport creport;
+  EDGEMM_RETURN_IF_ERROR(convert::convert_model(model, plan.options, creport));
+  EDGEMM_RETURN_IF_ERROR(ir::export_onnx_file(model, converted));
+  EDGEMM_ASSIGN_OR_RETURN(ir::Model written, ir::import_onnx_file(converted));
+  const targets::TargetReport after = targets::check_model(written, profile);
+
+  std::optional<VerifyReport> verified;
+  if (verify) {
+    EDGEMM_ASSIGN_OR_RETURN(verified, verify_conversion(args.model, converted, *verify));
+  }
+  const ValueInfo& input = written.graph.inputs.front();
+  EDGEMM_ASSIGN_OR_RETURN(CalibrationResult calib, write_calibration(args, recipe.calibration, input, out));
+  const auto values = placeholder_values(input, args, recipe.calibration, calib.written);
+  for (const targets::RecipeTemplate& t : recipe.templates) {
+    std::ifstream in(t.template_file);
+    std::stringstream text;
+    text << in.rdbuf();
+    EDGEMM_ASSIGN_OR_RETURN(std::string rendered, targets::render_template(text.str(), values, t.template_file));
+    EDGEMM_RETURN_IF_ERROR(write_text_file((out / t.output).string(), rendered));
+  }
+  EDGEMM_RETURN_IF_ERROR(write_text_file((out / "README.md").string(),
+                                         readme(args, profile, recipe, plan, before, after, calib, verified)));
+
+  nlohmann::json j;
+  j["schema"] = "edgemm.convert_target/1";
+  j["model"] = args.model;
+  j["output_dir"] = args.output_dir;
+  j["target"] = profile.name;
+  j["steps"] = plan.steps;
+  j["convert"] = {{"opset", {{"from", creport.source_opset}, {"to", creport.target_opset}}},
+                  {"nodes", {{"before", creport.nodes_before}, {"after", creport.nodes_after}}},
+                  {"rewrites", creport.rewrites}};
+  j["before"] = target_report_json(before, profile, args.model);
+  j["after"] = target_report_json(after, profile, converted);
+  j["verification"] = verified ? verify_json(*verified) : nlohmann::json();
+  j["calibration"] = {{"format", recipe.calibration.format}, {"written", calib.written}, {"skipped", calib.skipped}};
+  j["files"] = nlohmann::json::array({"model.onnx", "README.md", "report.json"});
+  for (const targets::RecipeTemplate& t : recipe.templates) j["files"].push_back(t.output);
+  j["npu_run"] = false;
+  EDGEMM_RETURN_IF_ERROR(write_text_file((out / "report.json").string(), json_text(j) + "\n"));
+
+  if (args.json) {
+    std::cout << json_text(j) << std::endl;
+  } else {
+    std::cout << "wrote " << args.output_dir << " for " << profile.title << ":\n";
+    for (const std::string& step : plan.steps) std::cout << "  " << step << "\n";
+    std::cout << "  NPU-eligible nodes: " << before.npu_nodes << " of " << before.npu_nodes + before.cpu_nodes
+              << " before, " << after.npu_nodes << " of " << after.npu_nodes + after.cpu_nodes << " after\n";
+    std::cout << "  calibration samples: " << calib.written << " (" << calib.skipped.size() << " skipped)\n";
+    if (verified) std::cout << "  verification: " << (verified->passed ? "passed" : "FAILED") << "\n";
+    std::cout << "  the vendor converter was not run here: see " << (out / "README.md").string() << "\n";
+  }
+  if (verified && !verified->passed) {
+    std::cerr << "edgemm convert: error: the rewritten model differs from the original beyond the tolerance; see "
+              << (out / "report.json").string() << std::endl;
+    return 1;
+  }
+  return 0;
+}
+
+}  // namespace edgemm::cli

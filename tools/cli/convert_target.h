@@ -1,0 +1,41 @@
+#pragma once
+/// \file convert_target.h
+/// `edgemm convert --target NAME MODEL -o DIR`: the deployment folder for a vendor NPU
+/// converter (docs/platforms.md): the model rewritten by targets::plan_conversion, the target
+/// report before and after, the verification of the rewritten model against the original
+/// (edgemm and ONNX Runtime), calibration samples in the vendor's form, and the converter
+/// recipe filled in from platforms/recipes/<target>/. Nothing vendor-side runs here.
+
+#include <array>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "convert_verify.h"
+#include "edgemm/status.h"
+
+namespace edgemm::cli {
+
+/// The options of `convert --target`.
+struct TargetConvertArgs {
+  std::string model;
+  std::string output_dir;
+  std::string target;
+  std::string platforms;                ///< profile folder ("" = platforms/)
+  std::vector<std::string> fix_shapes;  ///< name=dims
+  std::string calib;                    ///< folder of calibration images ("" = none)
+  int calib_count = 64;                 ///< at most this many images, in name order
+  /// Per-channel normalization of the model's input, in 0-255 pixel units, RGB order:
+  /// input = (pixel - mean) / std.
+  std::array<float, 3> mean = {0, 0, 0};
+  std::array<float, 3> std = {1, 1, 1};
+  bool json = false;
+};
+
+/// Writes the folder; returns the exit code (0, or 1 when the verification fails) or an error:
+/// those of the profile and recipe loaders, plan_conversion, convert_model and the verification
+/// setup; kInvalidArgument when DIR is an existing file or would overwrite the model or its
+/// external data; kIo for files that cannot be written. `verify` null skips the verification.
+Expected<int> convert_for_target(const TargetConvertArgs& args, const VerifyOptions* verify);
+
+}  // namespace edgemm::cli
