@@ -82,6 +82,10 @@ mapfile -t closure < <(apt-cache show --no-all-versions "${names[@]}" 2>/dev/nul
 
 # --- 4. download + unpack ------------------------------------------------------------------
 downloaded=()
+# As root, apt hands downloads to the _apt user, which may not be able to write into the build folder
+# (a warning per package): download as root directly.
+apt_download_opts=()
+[ "$(id -u)" -eq 0 ] && apt_download_opts=(-o APT::Sandbox::User=root)
 : >"$log.tmp"
 for entry in "${closure[@]}"; do
   read -r base arch version <<<"$entry"
@@ -90,7 +94,7 @@ for entry in "${closure[@]}"; do
   # .deb file names encode the epoch's ':' as '%3a'.
   deb="$debs/${base}_${version//:/%3a}_${arch}.deb"
   if [ ! -s "$deb" ]; then
-    (cd "$debs" && apt-get download -qq "$pkg=$version")
+    (cd "$debs" && apt-get download -qq "${apt_download_opts[@]}" "$pkg=$version")
     [ -s "$deb" ] || { echo "[aarch64-sysroot] ERROR: $pkg $version: $deb not downloaded" >&2; exit 1; }
     downloaded+=("$pkg=$version")
   fi

@@ -35,7 +35,7 @@ if command -v ccache >/dev/null; then
   ccache_line="$(ccache --print-stats 2>/dev/null | awk -F'\t' '$1 ~ /^(direct_cache_hit|preprocessed_cache_hit|cache_miss)$/ {s[$1]=$2} END {printf "ccache: %d hits, %d misses", s["direct_cache_hit"]+s["preprocessed_cache_hit"], s["cache_miss"]}')"
 fi
 
-echo "[aarch64] ctest -L '$labels' under $(grep -o 'qemu-aarch64;-cpu;[^;]*' "$build/CMakeCache.txt" | head -1 | tr ';' ' ') (OMP_NUM_THREADS=1)"
+echo "[aarch64] ctest -L '$labels' under qemu-aarch64 -cpu $(sed -n 's/^EDGEMM_QEMU_CPU:[A-Z]*=//p' "$build/CMakeCache.txt" | grep . || echo cortex-a76) (OMP_NUM_THREADS=1)"
 touch "$build/.ctest-start"
 set +e
 (cd "$build" && OMP_NUM_THREADS=1 nice -n 10 ctest --output-on-failure -j"$ctest_jobs" -L "$labels" "$@" 2>&1 |
