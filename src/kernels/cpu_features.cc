@@ -6,13 +6,18 @@
 #include <dnnl.hpp>
 #include <mutex>
 
+#if defined(__aarch64__) && defined(__linux__)
+#include <asm/hwcap.h>
+#include <sys/auxv.h>
+#endif
+
 #include "kernels/cpu/matmul_nbits.h"
 #include "kernels/cpu/onednn.h"
 
 namespace edgemm::kernels {
 namespace {
 
-const char* isa_name(dnnl::cpu_isa isa) {
+[[maybe_unused]] const char* isa_name(dnnl::cpu_isa isa) {
   switch (isa) {
     case dnnl::cpu_isa::sse41:
       return "sse4.1";
@@ -51,6 +56,16 @@ const CpuFeatures& cpu_features() {
     f.avx512_vnni = __builtin_cpu_supports("avx512vnni");
 #elif defined(__aarch64__)
     f.arch = "aarch64";
+#if defined(__linux__)
+    const unsigned long hwcap = getauxval(AT_HWCAP);
+    f.asimd = (hwcap & HWCAP_ASIMD) != 0;
+    f.asimdhp = (hwcap & HWCAP_ASIMDHP) != 0;
+    f.asimddp = (hwcap & HWCAP_ASIMDDP) != 0;
+    f.sve = (hwcap & HWCAP_SVE) != 0;
+#if defined(HWCAP2_I8MM)
+    f.i8mm = (getauxval(AT_HWCAP2) & HWCAP2_I8MM) != 0;
+#endif
+#endif
 #else
     f.arch = "other";
 #endif
@@ -64,22 +79,34 @@ std::vector<std::string> kernel_selection() {
   std::string cpu = "CPU: " + f.arch;
   for (const auto& [on, name] :
        {std::pair{f.avx2, "avx2"}, std::pair{f.fma, "fma"}, std::pair{f.f16c, "f16c"}, std::pair{f.avx512f, "avx512f"},
-        std::pair{f.avx512bw, "avx512bw"}, std::pair{f.avx512_vnni, "avx512_vnni"}}) {
+        std::pair{f.avx512bw, "avx512bw"}, std::pair{f.avx512_vnni, "avx512_vnni"}, std::pair{f.asimd, "asimd"},
+        std::pair{f.asimdhp, "asimdhp"}, std::pair{f.asimddp, "asimddp"}, std::pair{f.sve, "sve"},
+        std::pair{f.i8mm, "i8mm"}}) {
     if (on) cpu += std::string(" ") + name;
   }
   std::vector<std::string> lines = {cpu};
   if (onednn::enabled()) {
     const dnnl_version_t* v = dnnl_version();
     lines.push_back("Conv, ConvTranspose, MatMul, Gemm, FusedConv, FusedMatMul: oneDNN " + std::to_string(v->major) +
-                    "." + std::to_string(v->minor) + "." + std::to_string(v->patch) + " jit " +
-                    isa_name(dnnl::get_effective_cpu_isa()) + ", convolution chains in blocked nChw8c");
+                    "." + std::to_string(v->minor) + "." + std::to_string(v->patch) +
+#if defined(__x86_64__)
+                    " jit " + isa_name(dnnl::get_effective_cpu_isa()) +
+#else
+                    " (" + f.arch + ": oneDNN's own choice of JIT or reference kernels)" +
+#endif
+                    ", convolution chains in blocked nChw8c");
   } else {
     lines.push_back("Conv, ConvTranspose, MatMul, Gemm, FusedConv, FusedMatMul: reference loops (EDGEMM_ONEDNN=0)");
   }
   const MatMulNBitsVariant nbits = onednn::enabled() ? matmul_nbits_best_variant() : MatMulNBitsVariant::kReference;
   lines.push_back(std::string("MatMulNBits: ") + matmul_nbits_variant_name(nbits));
+#if defined(__x86_64__)
   lines.push_back(std::string("ElementwiseChain: ") + (f.avx2 ? "avx2" : "baseline") +
                   " step loops (chosen at load by target_clones)");
+#else
+  lines.push_back("ElementwiseChain: baseline step loops (compiler-vectorized, " +
+                  std::string(f.asimd ? "NEON" : "no SIMD") + ")");
+#endif
   return lines;
 }
 

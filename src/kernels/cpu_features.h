@@ -8,14 +8,18 @@
 
 namespace edgemm::kernels {
 
-/// SIMD features of the running CPU (false on other architectures than x86-64).
+/// SIMD features of the running CPU (each false on the other architecture).
 struct CpuFeatures {
   std::string arch;  ///< "x86_64", "aarch64", ...
+  // x86-64
   bool avx2 = false, fma = false, f16c = false;
   bool avx512f = false, avx512bw = false, avx512_vnni = false;
+  // aarch64 (names as in /proc/cpuinfo): NEON, fp16 arithmetic, dot product, SVE, int8 matrix multiply
+  bool asimd = false, asimdhp = false, asimddp = false, sve = false, i8mm = false;
 };
 
-/// Detected on first call (cpuid through __builtin_cpu_supports); thread-safe.
+/// Detected on first call (x86-64: cpuid through __builtin_cpu_supports; aarch64 Linux:
+/// getauxval(AT_HWCAP/AT_HWCAP2)); thread-safe.
 const CpuFeatures& cpu_features();
 
 /// One line per kernel family naming the implementation this process runs, e.g.
