@@ -14,6 +14,7 @@ namespace edgemm::targets {
 namespace {
 
 const char* kFixShapes = "fix shapes (convert --fix-shape)";
+const char* kInferShapes = "infer shapes (convert --fix-shape --simplify)";
 const char* kFold = "fold constants (convert --simplify)";
 const char* kFoldedAway = "folded away (convert --fix-shape --simplify)";
 const char* kDecomposeLayerNorm = "decompose LayerNormalization (convert --opset 16)";
@@ -254,7 +255,7 @@ class Checker {
     }
     if (!c.rank_min && !c.rank_max && !c.axis) return;
     if (info == nullptr || !info->rank_known) {
-      fail(Reason::Kind::kDynamicShape, what + " has an unknown shape", kFixShapes);
+      fail(Reason::Kind::kDynamicShape, what + " has an unknown shape", kInferShapes);
       return;
     }
     const int64_t rank = static_cast<int64_t>(info->shape.size());
@@ -281,11 +282,12 @@ class Checker {
         if (name.empty() || values_.constant(name)) continue;
         const ValueInfo* info = values_.find(name);
         if (Values::fully_static(info)) continue;
+        const bool known = info != nullptr && info->rank_known;
         out.push_back({Reason::Kind::kDynamicShape,
-                       "'" + name + "' has " +
-                           (info && info->rank_known ? "shape " + dims_text(*info) : "an unknown shape") +
+                       "'" + name + "' has " + (known ? "shape " + dims_text(*info) : "an unknown shape") +
                            "; the target needs static shapes",
-                       profile_.static_shapes_source.source, profile_.static_shapes_source.line, kFixShapes});
+                       profile_.static_shapes_source.source, profile_.static_shapes_source.line,
+                       known ? kFixShapes : kInferShapes});
         return;
       }
     }
@@ -339,9 +341,10 @@ void partition(const ir::Graph& g, const Values& values, TargetReport& report) {
   for (Crossing& c : report.crossings) {
     const ValueInfo* v = values.find(c.tensor);
     if (!Values::fully_static(v) || dtype_size(v->dtype) == 0) continue;
-    int64_t count = 1;
-    for (const Dim& d : v->shape) count *= d.value;
-    c.bytes = count * static_cast<int64_t>(dtype_size(v->dtype));
+    int64_t bytes = static_cast<int64_t>(dtype_size(v->dtype));
+    bool overflow = false;
+    for (const Dim& d : v->shape) overflow = overflow || __builtin_mul_overflow(bytes, d.value, &bytes);
+    if (!overflow) c.bytes = bytes;
   }
 }
 

@@ -17,6 +17,9 @@ namespace fs = std::filesystem;
 using Json = nlohmann::json;
 
 /// Error for line `line` of `path`.
+/// Profiles are a few hundred lines; anything far larger is not one.
+constexpr uintmax_t kMaxProfileBytes = uintmax_t{16} << 20;
+
 Status line_error(const std::string& path, int line, const std::string& message) {
   return Status(StatusCode::kInvalidModel, path + ":" + std::to_string(line) + ": " + message);
 }
@@ -152,8 +155,11 @@ Expected<Constraint> parse_constraint(const LineReader& r, const Json& c) {
         }
       }
     }
-    if (k.one_of.empty() && !k.min && !k.max)
+    if (k.one_of.empty() && !k.min && !k.max) {
       return r.error("constraint on '" + k.attr + "' has no 'in', 'min' or 'max'");
+    }
+    if (!k.one_of.empty() && (k.min || k.max)) return r.error("a constraint has either 'in' or 'min'/'max', not both");
+    if (k.min && k.max && *k.min > *k.max) return r.error("'min' is above 'max'");
     return k;
   }
   const bool input = c.contains("input");
@@ -173,6 +179,8 @@ Expected<Constraint> parse_constraint(const LineReader& r, const Json& c) {
     if (k.constant && !input) return r.error("'constant' applies to inputs");
   }
   if ((k.min || k.max) && !k.axis) return r.error("'min'/'max' on an input or output need 'axis'");
+  if (k.min && k.max && *k.min > *k.max) return r.error("'min' is above 'max'");
+  if (k.rank_min && k.rank_max && *k.rank_min > *k.rank_max) return r.error("'rank_min' is above 'rank_max'");
   if (k.axis && !k.min && !k.max) return r.error("'axis' needs 'min' or 'max'");
   if (!k.axis && !k.rank_min && !k.rank_max && k.dtypes.empty() && !k.constant) {
     return r.error("constraint on " + std::string(input ? "input " : "output ") + std::to_string(k.index) +
@@ -244,6 +252,15 @@ Status parse_setting(const LineReader& r, const std::string& kind, PlatformProfi
     EDGEMM_RETURN_IF_ERROR(r.only_keys(j, {"kind", "preferred", "supported", "note", "source"}, "the precision line"));
     EDGEMM_ASSIGN_OR_RETURN(p.preferred_precision, r.string(j, "preferred", false));
     EDGEMM_ASSIGN_OR_RETURN(p.precisions, r.strings(j, "supported"));
+    const std::set<std::string> names = {"int4", "int8", "uint8", "int16", "fp16", "bf16", "fp32"};
+    for (const std::string& name : p.precisions) {
+      if (names.count(name) == 0)
+        return r.error("unknown precision '" + name + "' (int4, int8, uint8, int16, fp16, bf16, fp32)");
+    }
+    if (!p.preferred_precision.empty() &&
+        std::find(p.precisions.begin(), p.precisions.end(), p.preferred_precision) == p.precisions.end()) {
+      return r.error("preferred precision '" + p.preferred_precision + "' is not in 'supported'");
+    }
     p.precision_source = s;
   } else if (kind == "unlisted_ops") {
     EDGEMM_RETURN_IF_ERROR(r.only_keys(j, {"kind", "verdict", "note", "source"}, "the unlisted_ops line"));
@@ -314,14 +331,23 @@ const OpRule* PlatformProfile::find(const std::string& domain, const std::string
 }
 
 Expected<PlatformProfile> load_profile(const std::string& path) {
+  std::error_code ec;
+  if (!fs::is_regular_file(path, ec))
+    return Status(StatusCode::kIo, "the platform profile '" + path + "' is not a file");
+  if (fs::file_size(path, ec) > kMaxProfileBytes) {
+    return Status(StatusCode::kInvalidModel, "the platform profile '" + path + "' is larger than " +
+                                                 std::to_string(kMaxProfileBytes >> 20) + " MiB");
+  }
   std::ifstream in(path);
   if (!in) return Status(StatusCode::kIo, "cannot read the platform profile '" + path + "'");
   PlatformProfile p;
   p.path = path;
   p.name = fs::path(path).stem().string();
   bool have_target = false;
+  std::set<std::string> settings_seen;
   std::string text;
   for (int line = 1; std::getline(in, text); ++line) {
+    if (line == 1 && text.rfind("\xEF\xBB\xBF", 0) == 0) text.erase(0, 3);  // UTF-8 byte order mark
     const size_t first = text.find_first_not_of(" \t\r");
     if (first == std::string::npos || text[first] == '#') continue;
     Json j = Json::parse(text, nullptr, false);
@@ -331,8 +357,13 @@ Expected<PlatformProfile> load_profile(const std::string& path) {
     if (!have_target && kind != "target") return r.error("the first entry must be the target line");
     if (have_target && kind == "target") return r.error("second target line");
     if (kind == "target") have_target = true;
+    if (kind != "op" && !settings_seen.insert(kind).second) return r.error("second '" + kind + "' line");
     EDGEMM_RETURN_IF_ERROR(kind == "op" ? parse_op(r, p) : parse_setting(r, kind, p));
+    if (p.unlisted == Verdict::kNative && !p.ops.empty()) {
+      return r.error("a profile whose unlisted_ops verdict is 'native' (edgemm's kernels decide) lists no ops");
+    }
   }
+  if (in.bad()) return Status(StatusCode::kIo, "cannot read the platform profile '" + path + "'");
   if (!have_target) return Status(StatusCode::kInvalidModel, path + ": no target line");
   return p;
 }
@@ -348,6 +379,8 @@ std::vector<std::string> known_targets(const std::string& dir) {
 }
 
 Expected<PlatformProfile> load_target(const std::string& dir, const std::string& name) {
+  std::error_code ec;
+  if (!fs::is_directory(dir, ec)) return Status(StatusCode::kIo, "the profile folder '" + dir + "' does not exist");
   const std::vector<std::string> names = known_targets(dir);
   if (std::find(names.begin(), names.end(), name) == names.end()) {
     std::string list;

@@ -82,18 +82,19 @@ struct PlatformProfile {
   const OpRule* find(const std::string& domain, const std::string& op) const;
 };
 
-/// Reads and validates a profile file. Errors: kIo when it cannot be read; kInvalidModel naming
+/// Reads and validates a profile file. Errors: kIo when it is not a readable file; kInvalidModel naming
 /// the file and line for anything outside the format: not JSON, unknown `kind` or key, missing
 /// or empty `source`, an op name that is not an ONNX operator (checked against libonnx's schema
 /// registry and the ops of opsets 18-23 it predates), a constraint with no or two subjects, a second
-/// target line, or no target line.
+/// line of a setting kind, constraint bounds that cannot hold, unknown precision names, op lines in
+/// a 'native' profile, no target line, or a file over 16 MiB.
 Expected<PlatformProfile> load_profile(const std::string& path);
 
 /// Names of the profiles in `dir` (the stems of its *.jsonl files), sorted.
 std::vector<std::string> known_targets(const std::string& dir);
 
-/// Loads `dir`/`name`.jsonl. Errors: kInvalidArgument for an unknown name, listing the known
-/// ones; those of load_profile.
+/// Loads `dir`/`name`.jsonl. Errors: kIo when `dir` is not a folder; kInvalidArgument for an
+/// unknown name, listing the known ones; those of load_profile.
 Expected<PlatformProfile> load_target(const std::string& dir, const std::string& name);
 
 }  // namespace edgemm::targets

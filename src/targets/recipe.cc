@@ -96,6 +96,18 @@ Expected<Recipe> load_recipe(const std::string& dir) {
   }
   EDGEMM_ASSIGN_OR_RETURN(r.sources, string_list(j, "sources", path));
   EDGEMM_ASSIGN_OR_RETURN(r.unknown, string_list(j, "unknown", path));
+  if (r.templates.empty()) return bad(path, "'templates' lists no template");
+  std::vector<std::string> names = {"model.onnx", "README.md", "report.json"};
+  for (const std::string* n : {&r.calibration.list_file, &r.calibration.dir}) {
+    if (!n->empty()) names.push_back(*n);
+  }
+  for (const RecipeTemplate& t : r.templates) names.push_back(t.output);
+  std::sort(names.begin(), names.end());
+  if (auto twice = std::adjacent_find(names.begin(), names.end()); twice != names.end()) {
+    return bad(path, "'" + *twice +
+                         "' would be written twice in the folder (template outputs, the calibration "
+                         "list and folder, and model.onnx, README.md, report.json must differ)");
+  }
   return r;
 }
 

@@ -65,9 +65,17 @@ assert turns[0]["timings"]["vision_encoder_ms"] == 0 and turns[1]["timings"]["vi
 assert turns[2]["timings"]["cached_prompt_tokens"] == 0
 PY
 
-# Errors: a missing image ends a --json session with exit 6; the context limit with exit 2.
-printf '/image %s\nWhat?\n' "$tmp/none.png" >"$tmp/in"
-check missing-image 6 "$bin" chat --model "$tiny" --json <"$tmp/in"
+# Errors: a failed turn is reported (a JSON error line) and dropped with its images, the next
+# turn is answered, and the exit status is the first failure's: 6 for a missing image, 2 for the
+# context limit.
+printf '/image %s\nWhat?\nAnd now?\n' "$tmp/none.png" >"$tmp/in"
+check missing-image 6 "$bin" chat --model "$tiny" --max-new-tokens 4 --json <"$tmp/in"
+if /usr/bin/python3 - "$tmp/out" <<'PY'; then passed=$((passed + 1)); else failed=$((failed + 1)); echo "FAIL missing-image-goes-on"; fi
+import json, sys
+turns = [json.loads(l) for l in open(sys.argv[1])]
+assert turns[0]["turn"] == 1 and turns[0]["error"]["code"] == "Io", turns
+assert turns[1]["turn"] == 1 and len(turns[1]["ids"]) == 4, turns
+PY
 long=$(for i in $(seq 300); do printf 'word%d ' "$i"; done)
 echo "$long" >"$tmp/in"
 check too-long 2 "$bin" chat --model "$tiny" --json <"$tmp/in"

@@ -86,7 +86,7 @@ cp "$root/tests/fixtures/ocr_vqa/boarding_line.png" "$tmp/calib/b.png"
 printf 'not an image' >"$tmp/calib/c.png"
 check convert-rk3588 0 "$bin" convert "$det" --target rk3588 -o "$tmp/rk" --fix-shape x=1,3,640,640 \
   --calib "$tmp/calib" --mean 123.675,116.28,103.53 --std 58.395,57.12,57.375 --json
-for f in model.onnx convert_rknn.py dataset.txt README.md report.json calib/a.png calib/b.png; do
+for f in model.onnx convert_rknn.py dataset.txt README.md report.json calib/0000_a.png calib/0001_b.png; do
   [ -f "$tmp/rk/$f" ] && passed=$((passed + 1)) || { failed=$((failed + 1)); echo "FAIL convert-rk3588: no $f"; }
 done
 expect_eq convert-calib "$(json "(j['calibration']['written'], len(j['calibration']['skipped']))")" "(2, 1)"
@@ -95,14 +95,14 @@ expect_eq convert-verified "$(json "j['verification']['passed']")" True
 expect_eq convert-no-npu "$(json "j['npu_run']")" False
 expect_text convert-recipe "$tmp/rk/convert_rknn.py" "target_platform='rk3588'"
 expect_text convert-mean "$tmp/rk/convert_rknn.py" "123.675"
-expect_eq convert-dataset "$(cat "$tmp/rk/dataset.txt")" "$(printf 'calib/a.png\ncalib/b.png')"
+expect_eq convert-dataset "$(cat "$tmp/rk/dataset.txt")" "$(printf 'calib/0000_a.png\ncalib/0001_b.png')"
 expect_text convert-readme "$tmp/rk/README.md" "No NPU or vendor tool was run here"
 check converted-rk3588 0 "$bin" inspect "$tmp/rk/model.onnx" --target rk3588 --json
 expect_eq converted-fewer "$(json "j['summary']['cpu_nodes'] < $dynamic_cpu and not j['model_issues']")" True
 
 check convert-horizon 0 "$bin" convert "$det" --target horizon-j5 -o "$tmp/hz" --fix-shape x=1,3,640,640 \
   --calib "$tmp/calib" --no-verify --json
-expect_eq horizon-raw "$(stat -c %s "$tmp/hz/calib/a.bin")" $((3 * 640 * 640))
+expect_eq horizon-raw "$(stat -c %s "$tmp/hz/calib/0000_a.bin")" $((3 * 640 * 640))
 
 # Bad input: clear errors with the documented exit codes (2 invalid argument, 3 invalid model).
 check unknown-target 2 "$bin" inspect "$det" --target rk9999
@@ -124,4 +124,34 @@ touch "$tmp/file"
 check convert-file-out 2 "$bin" convert "$det" --target rk3588 -o "$tmp/file" --fix-shape x=1,3,640,640
 check convert-bad-std 2 "$bin" convert "$det" --target rk3588 -o "$tmp/s" --fix-shape x=1,3,640,640 --std 1,0,1
 check target-optimized 2 "$bin" inspect "$det" --target rk3588 --optimized
+check target-empty 2 "$bin" inspect "$det" --target ""
+check no-platforms-dir 6 "$bin" inspect "$det" --target rk3588 --platforms "$tmp/none"
+cp "$root/platforms/rk3588.jsonl" "$tmp/bad/rk3588.jsonl"
+echo '{"kind": "unlisted_ops", "verdict": "unknown", "source": "x"}' >>"$tmp/bad/rk3588.jsonl"
+check second-setting 3 "$bin" inspect "$det" --target rk3588 --platforms "$tmp/bad"
+expect_text second-setting-line "$tmp/err" "rk3588.jsonl:$line: second 'unlisted_ops' line"
+cp "$root/platforms/rk3588.jsonl" "$tmp/bad/rk3588.jsonl"
+echo '{"kind": "op", "op": "Gelu", "verdict": "supported", "constraints": [{"input": 0, "rank_min": 5, "rank_max": 2}], "source": "x"}' >>"$tmp/bad/rk3588.jsonl"
+check impossible-rank 3 "$bin" inspect "$det" --target rk3588 --platforms "$tmp/bad"
+expect_text impossible-rank-line "$tmp/err" "rk3588.jsonl:$line: 'rank_min' is above 'rank_max'"
+# Folder and calibration errors, all before anything is written.
+mkdir -p "$tmp/full" && touch "$tmp/full/keep"
+check convert-nonempty 2 "$bin" convert "$det" --target rk3588 -o "$tmp/full" --fix-shape x=1,3,640,640 --no-verify
+check convert-nan-mean 2 "$bin" convert "$det" --target rk3588 -o "$tmp/n" --fix-shape x=1,3,640,640 --mean nan,0,0 --std 1,1,1
+check convert-mean-alone 2 "$bin" convert "$det" --target rk3588 -o "$tmp/n" --fix-shape x=1,3,640,640 --mean 1,2,3
+check calib-no-target 2 "$bin" convert "$det" -o "$tmp/x.onnx" --calib "$tmp/calib"
+check calib-text-input 2 "$bin" convert "$root/tests/fixtures/clip_tiny/onnx/text_model.onnx" --target rk3588 \
+  -o "$tmp/t" --fix-shape input_ids=1,16 --calib "$tmp/calib" --no-verify
+expect_text calib-text-input-why "$tmp/err" "calibration images need a static float32 4-D image input"
+[ ! -e "$tmp/t/model.onnx" ] && passed=$((passed + 1)) || { failed=$((failed + 1)); echo "FAIL calib-text-input wrote"; }
+/usr/bin/python3 - "$tmp/noinput.onnx" <<'PY'
+import sys, onnx
+from onnx import helper, TensorProto
+c = helper.make_node('Constant', [], ['c'], value=helper.make_tensor('v', TensorProto.FLOAT, [1], [1.0]))
+r = helper.make_node('Relu', ['c'], ['y'])
+g = helper.make_graph([c, r], 'g', [], [helper.make_tensor_value_info('y', TensorProto.FLOAT, [1])])
+onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid('', 13)]), sys.argv[1])
+PY
+check no-inputs 2 "$bin" convert "$tmp/noinput.onnx" --target rk3588 -o "$tmp/ni" --no-verify
+expect_text no-inputs-why "$tmp/err" "has no graph inputs"
 report_and_exit

@@ -70,6 +70,15 @@ check seed-c 0 "$bin" vqa --model "$tiny" "$image" "What is in this image?" --ma
 [ "$(ids)" != "$first" ] && passed=$((passed + 1)) || { failed=$((failed + 1)); echo "FAIL seed-other: same ids"; }
 check greedy 0 "$bin" vqa --model "$tiny" "$image" "What is in this image?" --max-new-tokens 32 --temperature 0 --json
 same_ids greedy-ids "$(field 0 generated_ids)"
+# More new tokens than the context holds: generation stops at the limit and keeps the answer.
+check context-full 0 "$bin" vqa --model "$tiny" "$image" "What is in this image?" --max-new-tokens 5000 --json
+if /usr/bin/python3 - "$tmp/out" <<'PY'; then passed=$((passed + 1)); else failed=$((failed + 1)); echo "FAIL context-full"; fi
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert d["stop_reason"] == "context", d["stop_reason"]
+capacity = int(d["kv_cache"].split("capacity ")[1].rstrip(")"))  # "bound (capacity N)"
+assert d["timings"]["prompt_tokens"] + len(d["ids"]) - 1 == capacity, (d["kv_cache"], len(d["ids"]))
+PY
 
 # OCR+VQA: the recognized lines, in reading order with their positions, precede the question.
 check ocr 0 "$bin" vqa --model "$tiny" "$root/tests/fixtures/ocr_vqa/boarding_line.png" "When does boarding start?" \

@@ -73,7 +73,7 @@ Expected<Tensor> run_direct(const ir::Node& node, const std::vector<Tensor>& inp
 std::vector<MatMulNBitsVariant> available_variants() {
   std::vector<MatMulNBitsVariant> v;
   for (MatMulNBitsVariant x : {MatMulNBitsVariant::kReference, MatMulNBitsVariant::kPortable, MatMulNBitsVariant::kAvx2,
-                               MatMulNBitsVariant::kAvx512}) {
+                               MatMulNBitsVariant::kAvx512, MatMulNBitsVariant::kNeon}) {
     if (kernels::matmul_nbits_available(x)) v.push_back(x);
   }
   return v;
@@ -180,10 +180,13 @@ TEST(MatMulNBits, KernelNames) {
   ir::Node node = nbits_node(32, 2, 4, 16, {"A", "B", "scales"});
   auto fast = make_kernel(node, {}, 1);
   ASSERT_TRUE(fast.has_value()) << fast.status().to_string();
-  EXPECT_STREQ((*fast)->name(),
-               kernels::matmul_nbits_available(MatMulNBitsVariant::kAvx512) ? "f32_matmul_nbits__avx512"
-               : kernels::matmul_nbits_available(MatMulNBitsVariant::kAvx2) ? "f32_matmul_nbits__avx2"
-                                                                            : "f32_matmul_nbits__portable");
+  EXPECT_STREQ((*fast)->name(), kernels::matmul_nbits_variant_name(kernels::matmul_nbits_best_variant()));
+  // The best variant is the most specific one this CPU has.
+  EXPECT_EQ(kernels::matmul_nbits_best_variant(),
+            kernels::matmul_nbits_available(MatMulNBitsVariant::kAvx512) ? MatMulNBitsVariant::kAvx512
+            : kernels::matmul_nbits_available(MatMulNBitsVariant::kAvx2) ? MatMulNBitsVariant::kAvx2
+            : kernels::matmul_nbits_available(MatMulNBitsVariant::kNeon) ? MatMulNBitsVariant::kNeon
+                                                                         : MatMulNBitsVariant::kPortable);
   kernels::onednn::ScopedEnabled off(false);
   auto ref = make_kernel(node, {}, 1);
   ASSERT_TRUE(ref.has_value()) << ref.status().to_string();

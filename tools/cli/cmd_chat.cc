@@ -1,7 +1,9 @@
 // `edgemm chat`: an interactive multi-turn conversation with a vision-language model package,
 // like llama.cpp's llama-mtmd-cli chat mode. Lines from stdin are user turns; "/image PATH"
 // attaches an image to the next turn, "/reset" starts over, "/quit" (or end of input) ends.
-// The KV cache is kept between turns: earlier turns are not prefilled again.
+// The KV cache is kept between turns: earlier turns are not prefilled again. A turn that fails
+// (a missing image, the context full) is reported and dropped; the session goes on, and its exit
+// status is the first failure's.
 #include <unistd.h>
 
 #include <iostream>
@@ -23,7 +25,9 @@ struct ChatArgs {
   bool json = false;
 };
 
-Status run_chat(const ChatArgs& args) {
+/// Runs the session; returns the exit code (0, or the first failed turn's, already reported) or a
+/// fatal error (the model does not load).
+Expected<int> run_chat(const ChatArgs& args) {
   EDGEMM_ASSIGN_OR_RETURN(vlm::VlmModel model, args.vlm.load());
   vlm::ChatSession chat(model);
   const vlm::GenerateOptions gen = args.vlm.generate_options();
@@ -31,6 +35,7 @@ Status run_chat(const ChatArgs& args) {
   std::vector<std::string> pending = args.images;
   std::string line;
   int turn = 0;
+  Status first_error = Status::ok();  // the exit status: the first failed turn's
   while (true) {
     if (interactive) std::cout << "> " << std::flush;
     if (!std::getline(std::cin, line) || line == "/quit") break;
@@ -48,9 +53,14 @@ Status run_chat(const ChatArgs& args) {
       if (!args.json) std::cout << piece << std::flush;
     };
     auto result = chat.send(line, pending, gen, on_token);
-    if (!result.has_value()) {
-      if (!interactive) return result.status();
-      std::cerr << "edgemm chat: " << result.status().to_string() << "\n";
+    if (!result.has_value()) {  // the turn fails, the conversation goes on (without its images)
+      if (first_error.is_ok()) first_error = result.status();
+      std::cerr << "edgemm chat: error: " << result.status().to_string() << " (turn dropped"
+                << (pending.empty() ? "" : " with its images") << "; /reset starts over)\n";
+      if (args.json) {
+        std::cout << nlohmann::json({{"turn", turn + 1}, {"error", error_json(result.status())}}).dump() << std::endl;
+      }
+      pending.clear();
       continue;
     }
     pending.clear();
@@ -66,7 +76,7 @@ Status run_chat(const ChatArgs& args) {
       std::cout << std::endl;
     }
   }
-  return Status::ok();
+  return first_error.is_ok() ? 0 : exit_code(first_error);
 }
 
 }  // namespace
@@ -83,8 +93,8 @@ void add_chat_command(CLI::App& app, int& exit_code) {
                 "one JSON line per turn: {turn, answer, ids, stop_reason, timings (cached_prompt_tokens: "
                 "positions kept from earlier turns)}; errors end the session");
   cmd->callback([args, &exit_code] {
-    const Status status = run_chat(*args);
-    if (!status.is_ok()) exit_code = report_error("chat", status, args->json);
+    const auto result = run_chat(*args);
+    exit_code = result ? *result : report_error("chat", result.status(), args->json);
   });
 }
 

@@ -39,11 +39,12 @@ struct ConvertArgs {
   std::string reference_dir;
   bool json = false;
   std::string target;
+  bool target_given = false;
   std::string platforms;
   std::string calib;
   int calib_count = 64;
-  std::vector<float> mean = {0, 0, 0};
-  std::vector<float> std = {1, 1, 1};
+  std::vector<float> mean;  ///< empty: 0 (with std 1: the model takes raw 0-255 pixels)
+  std::vector<float> std;
 };
 
 void progress(const ConvertArgs& args, const std::string& step) {
@@ -139,9 +140,12 @@ Expected<int> convert_target_command(const ConvertArgs& args) {
     return Status(StatusCode::kInvalidArgument,
                   "--target chooses the rewrites itself: drop --simplify, --opset and --verify-opencv");
   }
-  if (args.mean.size() != 3 || args.std.size() != 3 ||
-      std::any_of(args.std.begin(), args.std.end(), [](float v) { return !(v > 0); })) {
-    return Status(StatusCode::kInvalidArgument, "--mean and --std take 3 values each (RGB), --std values above 0");
+  const auto finite = [](float v) { return std::isfinite(v); };
+  if (args.mean.size() != args.std.size() || !std::all_of(args.mean.begin(), args.mean.end(), finite) ||
+      !std::all_of(args.std.begin(), args.std.end(), finite) ||
+      std::any_of(args.std.begin(), args.std.end(), [](float v) { return !(v >= 1e-6f); })) {
+    return Status(StatusCode::kInvalidArgument,
+                  "--mean and --std go together, 3 finite values each (RGB, 0-255 units), --std values >= 1e-6");
   }
   TargetConvertArgs t;
   t.model = args.model;
@@ -151,8 +155,11 @@ Expected<int> convert_target_command(const ConvertArgs& args) {
   t.fix_shapes = args.fix_shapes;
   t.calib = args.calib;
   t.calib_count = args.calib_count;
-  std::copy(args.mean.begin(), args.mean.end(), t.mean.begin());
-  std::copy(args.std.begin(), args.std.end(), t.std.begin());
+  if (!args.mean.empty()) {
+    std::copy(args.mean.begin(), args.mean.end(), t.mean.begin());
+    std::copy(args.std.begin(), args.std.end(), t.std.begin());
+    t.normalization_given = true;
+  }
   t.json = args.json;
   if (args.no_verify) return convert_for_target(t, nullptr);
   EDGEMM_ASSIGN_OR_RETURN(auto fixed, parse_named_shapes(args.fix_shapes, "--fix-shape"));
@@ -162,7 +169,11 @@ Expected<int> convert_target_command(const ConvertArgs& args) {
 
 /// Converts and writes; returns the exit code (0, or kVerifyFailedExit) or an error.
 Expected<int> convert_command(const ConvertArgs& args) {
+  if (args.target_given && args.target.empty()) return Status(StatusCode::kInvalidArgument, "--target needs a name");
   if (!args.target.empty()) return convert_target_command(args);
+  if (!args.calib.empty() || !args.mean.empty() || !args.std.empty() || !args.platforms.empty()) {
+    return Status(StatusCode::kInvalidArgument, "--calib, --mean, --std and --platforms need --target");
+  }
   EDGEMM_RETURN_IF_ERROR(check_output_path(args.output, {args.model}));
   convert::ConvertOptions options;
   EDGEMM_ASSIGN_OR_RETURN(options.fixed_shapes, parse_named_shapes(args.fix_shapes, "--fix-shape"));
@@ -255,7 +266,8 @@ void add_convert_command(CLI::App& app, int& exit_code) {
       ->expected(3)
       ->delimiter(',');
   cmd->add_flag("--json", args->json, "print a JSON report");
-  cmd->callback([args, &exit_code] {
+  cmd->callback([args, cmd, &exit_code] {
+    args->target_given = cmd->count("--target") > 0;
     auto result = convert_command(*args);
     exit_code = result ? *result : report_error("convert", result.status(), args->json);
   });

@@ -21,6 +21,7 @@ struct InspectArgs {
   bool json = false;
   bool optimized = false;
   std::string target;
+  bool target_given = false;
   std::string platforms;
   BackendArgs backend;
 };
@@ -111,6 +112,10 @@ Status inspect_target(const InspectArgs& args) {
 }
 
 Status inspect_command(const InspectArgs& args) {
+  if (args.target_given && args.target.empty()) return Status(StatusCode::kInvalidArgument, "--target needs a name");
+  if (!args.platforms.empty() && args.target.empty()) {
+    return Status(StatusCode::kInvalidArgument, "--platforms needs --target");
+  }
   if (!args.target.empty()) {
     if (args.optimized || args.backend.backend != "native") {
       return Status(StatusCode::kInvalidArgument, "--target cannot be combined with --optimized or --backend");
@@ -223,7 +228,8 @@ void add_inspect_command(CLI::App& app, int& exit_code) {
   cmd->add_option("--platforms", args->platforms, "folder of the target profiles (default: platforms/)");
   cmd->add_flag("--json", args->json, "print a JSON report");
   args->backend.add_to(cmd);
-  cmd->callback([args, &exit_code] {
+  cmd->callback([args, cmd, &exit_code] {
+    args->target_given = cmd->count("--target") > 0;
     Status status = inspect_command(*args);
     if (!status.is_ok()) exit_code = report_error("inspect", status, args->json);
   });

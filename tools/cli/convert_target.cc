@@ -1,6 +1,7 @@
 #include "convert_target.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -38,10 +39,11 @@ struct InputGeometry {
 };
 
 Expected<InputGeometry> input_geometry(const ValueInfo& input) {
-  if (input.shape.size() != 4 ||
+  if (input.dtype != DataType::kFloat32 || input.shape.size() != 4 ||
       std::any_of(input.shape.begin(), input.shape.end(), [](const Dim& d) { return !d.is_static(); })) {
-    return Status(StatusCode::kInvalidArgument, "calibration samples need a static 4-D image input; '" + input.name +
-                                                    "' is " + dims_text(input.shape, input.rank_known));
+    return Status(StatusCode::kInvalidArgument, "calibration images need a static float32 4-D image input; '" +
+                                                    input.name + "' is " + dtype_name(input.dtype) + " " +
+                                                    dims_text(input.shape, input.rank_known));
   }
   InputGeometry g;
   g.nchw = input.shape[1].value == 1 || input.shape[1].value == 3;
@@ -115,13 +117,7 @@ Expected<CalibrationResult> write_calibration(const TargetConvertArgs& args, con
   }
   const std::vector<fs::path> images = calibration_images(args.calib, args.calib_count);
   if (images.empty()) return Status(StatusCode::kInvalidArgument, "--calib '" + args.calib + "' holds no images");
-  // Image lists take the images resized to a static image input when there is one, as they are otherwise.
-  std::optional<InputGeometry> geometry;
-  if (auto g = input_geometry(input); g) {
-    geometry = *g;
-  } else if (f.format != "image_list") {
-    return g.status();
-  }
+  EDGEMM_ASSIGN_OR_RETURN(const InputGeometry g, input_geometry(input));
   fs::create_directories(out / f.dir);
   std::string list;
   for (const fs::path& image : images) {
@@ -130,21 +126,21 @@ Expected<CalibrationResult> write_calibration(const TargetConvertArgs& args, con
       result.skipped.push_back(image.filename().string() + ": " + bgr.status().message());
       continue;
     }
-    std::string name = image.filename().string();
-    if (f.format == "image_list" && !geometry) {
-      fs::copy_file(image, out / f.dir / name, fs::copy_options::overwrite_existing);
-    } else if (f.format == "image_list") {  // resized: the vendor tools do not all resize
+    // Numbered, so that a.png and a.jpg stay two samples.
+    char number[16];
+    std::snprintf(number, sizeof number, "%04d_", result.written);
+    std::string name = number + image.stem().string();
+    if (f.format == "image_list") {  // resized to the input: the vendor tools do not all resize
       cv::Mat resized;
-      cv::resize(*bgr, resized, cv::Size(static_cast<int>(geometry->width), static_cast<int>(geometry->height)), 0, 0,
+      cv::resize(*bgr, resized, cv::Size(static_cast<int>(g.width), static_cast<int>(g.height)), 0, 0,
                  cv::INTER_LINEAR);
-      name = image.stem().string() + ".png";
+      name += ".png";
       if (!cv::imwrite((out / f.dir / name).string(), resized)) {
         return Status(StatusCode::kIo, "cannot write '" + (out / f.dir / name).string() + "'");
       }
     } else {
-      const InputGeometry& g = *geometry;
       const Tensor t = preprocess(*bgr, g, f, args);
-      name = image.stem().string() + (f.format == "npy" ? ".npy" : ".bin");
+      name += f.format == "npy" ? ".npy" : ".bin";
       if (f.format == "npy") {
         EDGEMM_RETURN_IF_ERROR(write_npy((out / f.dir / name).string(), t));
       } else {
@@ -195,6 +191,14 @@ std::map<std::string, std::string> placeholder_values(const ValueInfo& input, co
           {"quantize_flag", quantize ? "1" : "0"}};
 }
 
+Expected<std::string> render(const targets::RecipeTemplate& t, const std::map<std::string, std::string>& values) {
+  std::ifstream in(t.template_file);
+  std::stringstream text;
+  text << in.rdbuf();
+  if (!in) return Status(StatusCode::kIo, "cannot read the recipe template '" + t.template_file + "'");
+  return targets::render_template(text.str(), values, t.template_file);
+}
+
 std::string readme(const TargetConvertArgs& args, const targets::PlatformProfile& profile,
                    const targets::Recipe& recipe, const targets::ConversionPlan& plan,
                    const targets::TargetReport& before, const targets::TargetReport& after,
@@ -223,7 +227,12 @@ std::string readme(const TargetConvertArgs& args, const targets::PlatformProfile
                               : "max abs error " + std::to_string(c.worst()))
       << "\n";
   }
-  s << "\n## Calibration\n\n";
+  s << "\n## Calibration\n\n"
+    << "Input normalization in the recipe: mean " << joined(args.mean, false) << ", std " << joined(args.std, false)
+    << " (RGB, 0-255 units)"
+    << (args.normalization_given ? ""
+                                 : ": the defaults (raw pixels), as no --mean/--std was given; set them to the model's")
+    << ".\n\n";
   if (calib.written == 0) {
     s << "None written (no --calib given, or the converter takes none): the recipe builds without quantization.\n";
   } else {
@@ -241,10 +250,47 @@ std::string readme(const TargetConvertArgs& args, const targets::PlatformProfile
   return s.str();
 }
 
+/// What the recipes need of the model, checked before anything is written: a first input whose
+/// name the generated scripts can quote, an image input when calibration images are given, and
+/// templates that render.
+Status check_recipe_inputs(const ir::Graph& g, const TargetConvertArgs& args, const targets::Recipe& recipe) {
+  if (g.inputs.empty()) {
+    return Status(StatusCode::kInvalidArgument,
+                  "'" + args.model + "' has no graph inputs; the converter recipes feed its first input");
+  }
+  const std::string& name = g.inputs.front().name;
+  const bool quotable = std::all_of(name.begin(), name.end(), [](unsigned char c) {
+    return std::isalnum(c) || c == '_' || c == '.' || c == ':' || c == '/' || c == '-';
+  });
+  if (!quotable) {
+    return Status(StatusCode::kInvalidArgument, "input name '" + name +
+                                                    "' has characters the generated scripts would have to quote "
+                                                    "(letters, digits and _ . : / - only): rename the input");
+  }
+  ValueInfo input = g.inputs.front();
+  for (const std::string& spec : args.fix_shapes) {
+    EDGEMM_ASSIGN_OR_RETURN(auto parsed, parse_named_shape(spec));
+    if (parsed.first != name) continue;
+    input.shape.clear();
+    for (int64_t d : parsed.second) input.shape.push_back(Dim{d, ""});
+    input.rank_known = true;
+  }
+  if (!args.calib.empty() && recipe.calibration.format != "none")
+    EDGEMM_RETURN_IF_ERROR(input_geometry(input).status());
+  for (const targets::RecipeTemplate& t : recipe.templates) {
+    EDGEMM_RETURN_IF_ERROR(render(t, placeholder_values(input, args, recipe.calibration, 0)).status());
+  }
+  return Status::ok();
+}
+
 Status check_folder(const TargetConvertArgs& args, const std::vector<std::string>& inputs) {
   std::error_code ec;
   if (fs::exists(args.output_dir, ec) && !fs::is_directory(args.output_dir, ec)) {
     return Status(StatusCode::kInvalidArgument, "-o '" + args.output_dir + "' is a file; --target writes a folder");
+  }
+  if (fs::is_directory(args.output_dir, ec) && !fs::is_empty(args.output_dir, ec)) {
+    return Status(StatusCode::kInvalidArgument,
+                  "-o '" + args.output_dir + "' is not empty: give a new or empty folder (nothing is overwritten)");
   }
   fs::create_directories(args.output_dir, ec);
   if (ec) return Status(StatusCode::kIo, "cannot create '" + args.output_dir + "': " + ec.message());
@@ -257,8 +303,13 @@ Expected<int> convert_for_target(const TargetConvertArgs& args, const VerifyOpti
   EDGEMM_ASSIGN_OR_RETURN(targets::PlatformProfile profile, load_platform(args.platforms, args.target));
   const fs::path recipe_dir = fs::path(platforms_dir(args.platforms)) / "recipes" / args.target;
   EDGEMM_ASSIGN_OR_RETURN(targets::Recipe recipe, targets::load_recipe(recipe_dir.string()));
+  if (recipe.target != profile.name) {
+    return Status(StatusCode::kInvalidModel, recipe_dir.string() + "/recipe.json: 'target' is '" + recipe.target +
+                                                 "', not '" + profile.name + "'");
+  }
   EDGEMM_ASSIGN_OR_RETURN(auto fixed, parse_named_shapes(args.fix_shapes, "--fix-shape"));
   EDGEMM_ASSIGN_OR_RETURN(ir::Model model, ir::import_onnx_file(args.model));
+  EDGEMM_RETURN_IF_ERROR(check_recipe_inputs(model.graph, args, recipe));
   std::vector<std::string> inputs = model.external_data_files;
   inputs.push_back(args.model);
   EDGEMM_RETURN_IF_ERROR(check_folder(args, inputs));
@@ -281,13 +332,15 @@ Expected<int> convert_for_target(const TargetConvertArgs& args, const VerifyOpti
     EDGEMM_ASSIGN_OR_RETURN(verified, verify_conversion(args.model, converted, *verify));
   }
   const ValueInfo& input = written.graph.inputs.front();
+  if (!args.calib.empty() && !args.normalization_given) {
+    std::cerr << "edgemm convert: warning: no --mean/--std: the recipe and calibration samples assume the model takes "
+                 "raw 0-255 pixels (mean 0, std 1)"
+              << std::endl;
+  }
   EDGEMM_ASSIGN_OR_RETURN(CalibrationResult calib, write_calibration(args, recipe.calibration, input, out));
   const auto values = placeholder_values(input, args, recipe.calibration, calib.written);
   for (const targets::RecipeTemplate& t : recipe.templates) {
-    std::ifstream in(t.template_file);
-    std::stringstream text;
-    text << in.rdbuf();
-    EDGEMM_ASSIGN_OR_RETURN(std::string rendered, targets::render_template(text.str(), values, t.template_file));
+    EDGEMM_ASSIGN_OR_RETURN(std::string rendered, render(t, values));
     EDGEMM_RETURN_IF_ERROR(write_text_file((out / t.output).string(), rendered));
   }
   EDGEMM_RETURN_IF_ERROR(write_text_file((out / "README.md").string(),
@@ -323,8 +376,12 @@ Expected<int> convert_for_target(const TargetConvertArgs& args, const VerifyOpti
     std::cout << "  the vendor converter was not run here: see " << (out / "README.md").string() << "\n";
   }
   if (verified && !verified->passed) {
-    std::cerr << "edgemm convert: error: the rewritten model differs from the original beyond the tolerance; see "
-              << (out / "report.json").string() << std::endl;
+    const bool ran = std::all_of(verified->checks.begin(), verified->checks.end(),
+                                 [](const EngineCheck& c) { return c.failed.empty(); });
+    std::cerr << "edgemm convert: error: "
+              << (ran ? "the rewritten model differs from the original beyond the tolerance"
+                      : "the verification could not run a model (see the failed checks)")
+              << "; see " << (out / "report.json").string() << std::endl;
     return 1;
   }
   return 0;

@@ -29,6 +29,7 @@ struct TargetConvertArgs {
   /// input = (pixel - mean) / std.
   std::array<float, 3> mean = {0, 0, 0};
   std::array<float, 3> std = {1, 1, 1};
+  bool normalization_given = false;  ///< --mean / --std were given (else the defaults above)
   bool json = false;
 };
 

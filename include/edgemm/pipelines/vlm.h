@@ -95,7 +95,9 @@ struct GenerateTimings {
 struct GenerateResult {
   std::vector<int64_t> ids;  ///< new token ids, in order (a stop token included when reached)
   std::string text;          ///< decoded new tokens
-  std::string stop_reason;   ///< "stop_token" or "max_new_tokens"
+  /// "stop_token", "max_new_tokens", or "context": the context limit (the model's, or the KV
+  /// cache capacity) was reached, and the last id was not fed back (the answer so far is kept).
+  std::string stop_reason;
   GenerateTimings timings;
 };
 
@@ -150,7 +152,6 @@ class VlmModel {
   /// The chat template applied to a whole conversation (messages as ChatSession::messages()),
   /// with the generation prompt.
   Expected<std::string> chat_prompt(const nlohmann::ordered_json& messages) const;
-
 
   const VlmConfig& config() const;
   /// "bound (capacity N)" when the decoder appends to edgemm's cache in place, else "concat" and

@@ -21,6 +21,9 @@
 ///   a lane's low 4 bits, so the low nibble needs no mask), then multiplied into the row
 ///   accumulators. Groups of 32 K indices are taken in [even k, odd k] order. For more than 4
 ///   rows the panels are dequantized the same way and the avx2 register tile runs over them.
+/// - neon (aarch64): for up to 4 rows, 16 codes at a time are unpacked (4 bits: nibbles split and
+///   zipped back into K order), widened to fp32, dequantized with one FMA and multiplied into the
+///   row accumulators; more rows take the portable tiled path.
 /// - portable (other CPUs): the tiled path in plain loops the compiler vectorizes.
 /// A is zero-padded to whole blocks (K_pad = k_blocks * block_size) when K is not a multiple of
 /// block_size, so the padding codes of the last block multiply zeros. All paths split N over
@@ -30,6 +33,9 @@
 
 #if defined(__x86_64__)
 #include <immintrin.h>
+#endif
+#if defined(__aarch64__)
+#include <arm_neon.h>
 #endif
 
 #include <algorithm>
@@ -400,12 +406,99 @@ constexpr FastOps kAvx512Ops = {dequantize_tile_avx512,
 #undef EDGEMM_AVX2
 #endif
 
+// ---------------------------------------------------------------------------------------------
+// neon (aarch64: Advanced SIMD is part of the base architecture)
+
+#if defined(__aarch64__)
+
+// Codes of a 16-code group starting at `p` as four vectors of 4 floats, in K order. 4 bits: the
+// low and high nibbles of the 8 bytes, interleaved back with vzip; 8 bits: the 16 bytes.
+template <int kBits>
+inline void load16_neon(const uint8_t* p, float32x4_t q[4]) {
+  uint8x16_t bytes;
+  if constexpr (kBits == 4) {
+    const uint8x8_t packed = vld1_u8(p);
+    const uint8x8x2_t codes = vzip_u8(vand_u8(packed, vdup_n_u8(0x0F)), vshr_n_u8(packed, 4));
+    bytes = vcombine_u8(codes.val[0], codes.val[1]);
+  } else {
+    bytes = vld1q_u8(p);
+  }
+  const uint16x8_t lo = vmovl_u8(vget_low_u8(bytes)), hi = vmovl_u8(vget_high_u8(bytes));
+  q[0] = vcvtq_f32_u32(vmovl_u16(vget_low_u16(lo)));
+  q[1] = vcvtq_f32_u32(vmovl_u16(vget_high_u16(lo)));
+  q[2] = vcvtq_f32_u32(vmovl_u16(vget_low_u16(hi)));
+  q[3] = vcvtq_f32_u32(vmovl_u16(vget_high_u16(hi)));
+}
+
+// Columns [n, n + NC) for MR rows: codes dequantized in registers, 16 at a time, and multiplied
+// into the MR rows of A (four accumulators per row and column; the A loads are shared).
+template <int kBits, int MR, int NC>
+inline void gemv_columns_neon(const Problem& p, const float* a, int64_t lda, int64_t n, float* y) {
+  const int64_t bs = p.s.block_size, ldy = p.s.n;
+  float32x4_t acc[MR][NC][4];
+  for (int r = 0; r < MR; ++r) {
+    for (int c = 0; c < NC; ++c) {
+      for (int v = 0; v < 4; ++v) acc[r][c][v] = vdupq_n_f32(0.0f);
+    }
+  }
+  for (int64_t j = 0; j < p.kb; ++j) {
+    float32x4_t vs[NC], vo[NC];
+    const uint8_t* codes[NC];
+    for (int c = 0; c < NC; ++c) {
+      const float scale = p.w.scales[(n + c) * p.kb + j];
+      vs[c] = vdupq_n_f32(scale);
+      vo[c] = vdupq_n_f32(-p.zero_point(n + c, j) * scale);
+      codes[c] = p.codes(n + c, j);
+      __builtin_prefetch(codes[c] + kPrefetchBytes);
+    }
+    const float* ak = a + j * bs;
+    for (int64_t i = 0; i < bs; i += 16) {
+      float32x4_t w[NC][4];
+      for (int c = 0; c < NC; ++c) {
+        load16_neon<kBits>(codes[c] + i * kBits / 8, w[c]);
+        for (int v = 0; v < 4; ++v) w[c][v] = vfmaq_f32(vo[c], w[c][v], vs[c]);
+      }
+      for (int r = 0; r < MR; ++r) {
+        for (int v = 0; v < 4; ++v) {
+          const float32x4_t av = vld1q_f32(ak + r * lda + i + 4 * v);
+          for (int c = 0; c < NC; ++c) acc[r][c][v] = vfmaq_f32(acc[r][c][v], av, w[c][v]);
+        }
+      }
+    }
+  }
+  for (int r = 0; r < MR; ++r) {
+    for (int c = 0; c < NC; ++c) {
+      y[r * ldy + n + c] =
+          vaddvq_f32(vaddq_f32(vaddq_f32(acc[r][c][0], acc[r][c][1]), vaddq_f32(acc[r][c][2], acc[r][c][3])));
+    }
+  }
+}
+
+// Columns [n0, n1) for MR rows, two columns at a time where the registers allow (MR <= 2).
+template <int kBits, int MR>
+void gemv_neon(const Problem& p, const float* a, int64_t lda, int64_t n0, int64_t n1, float* y) {
+  constexpr int kCols = MR <= 2 ? 2 : 1;
+  int64_t n = n0;
+  for (; n + kCols <= n1; n += kCols) gemv_columns_neon<kBits, MR, kCols>(p, a, lda, n, y);
+  for (; n < n1; ++n) gemv_columns_neon<kBits, MR, 1>(p, a, lda, n, y);
+}
+
+template <int kBits>
+constexpr FastOps kNeonOps = {dequantize_tile_portable<kBits>,
+                              {dot_tile_portable<1>, dot_tile_portable<2>, dot_tile_portable<3>},
+                              {gemv_neon<kBits, 1>, gemv_neon<kBits, 2>, gemv_neon<kBits, 3>, gemv_neon<kBits, 4>},
+                              0};
+#endif
+
 const FastOps& fast_ops(MatMulNBitsVariant variant, const MatMulNBitsShape& shape) {
 #if defined(__x86_64__)
   if (variant == MatMulNBitsVariant::kAvx512 && shape.bits == 4 && shape.block_size % 32 == 0) return kAvx512Ops;
   if (variant == MatMulNBitsVariant::kAvx512 || variant == MatMulNBitsVariant::kAvx2) {
     return shape.bits == 8 ? kAvx2Ops<8> : kAvx2Ops<4>;
   }
+#endif
+#if defined(__aarch64__)
+  if (variant == MatMulNBitsVariant::kNeon) return shape.bits == 8 ? kNeonOps<8> : kNeonOps<4>;
 #endif
   return shape.bits == 8 ? kPortableOps<8> : kPortableOps<4>;
 }
@@ -488,14 +581,18 @@ bool matmul_nbits_available(MatMulNBitsVariant variant) {
   const bool avx2 = cpu_features().avx2 && cpu_features().fma;
   if (variant == MatMulNBitsVariant::kAvx2) return avx2;
   if (variant == MatMulNBitsVariant::kAvx512) return avx2 && cpu_features().avx512f;
-  return true;
-#else
+  return variant != MatMulNBitsVariant::kNeon;
+#elif defined(__aarch64__)
+  if (variant == MatMulNBitsVariant::kNeon) return cpu_features().asimd;
   return variant != MatMulNBitsVariant::kAvx2 && variant != MatMulNBitsVariant::kAvx512;
+#else
+  return variant != MatMulNBitsVariant::kAvx2 && variant != MatMulNBitsVariant::kAvx512 &&
+         variant != MatMulNBitsVariant::kNeon;
 #endif
 }
 
 MatMulNBitsVariant matmul_nbits_best_variant() {
-  for (MatMulNBitsVariant v : {MatMulNBitsVariant::kAvx512, MatMulNBitsVariant::kAvx2}) {
+  for (MatMulNBitsVariant v : {MatMulNBitsVariant::kAvx512, MatMulNBitsVariant::kAvx2, MatMulNBitsVariant::kNeon}) {
     if (matmul_nbits_available(v)) return v;
   }
   return MatMulNBitsVariant::kPortable;
@@ -505,6 +602,8 @@ const char* matmul_nbits_variant_name(MatMulNBitsVariant variant) {
   switch (variant) {
     case MatMulNBitsVariant::kAvx512:
       return "f32_matmul_nbits__avx512";
+    case MatMulNBitsVariant::kNeon:
+      return "f32_matmul_nbits__neon";
     case MatMulNBitsVariant::kAvx2:
       return "f32_matmul_nbits__avx2";
     case MatMulNBitsVariant::kPortable:

@@ -54,17 +54,19 @@ struct MatMulNBitsWeights {
 /// (compiler-vectorized) dot loops; kAvx2 (x86-64 with AVX2 and FMA) unpacks codes in registers
 /// and, for more than 4 rows, runs a 3x4 register-tiled FMA loop on dequantized column tiles;
 /// kAvx512 (AVX-512F as well) looks 4-bit weights up in a per-block table, 32 at a time, when
-/// block_size is a multiple of 32 (otherwise, and for 8 bits, it runs the kAvx2 code).
-enum class MatMulNBitsVariant { kReference, kPortable, kAvx2, kAvx512 };
+/// block_size is a multiple of 32 (otherwise, and for 8 bits, it runs the kAvx2 code); kNeon
+/// (aarch64 with Advanced SIMD) unpacks codes in registers for up to 4 rows, tiles as kPortable.
+enum class MatMulNBitsVariant { kReference, kPortable, kAvx2, kAvx512, kNeon };
 
-/// Whether `variant` can run on this CPU (kAvx2 needs AVX2 and FMA, kAvx512 also AVX-512F; the
-/// others always can).
+/// Whether `variant` can run on this CPU (kAvx2 needs x86-64 AVX2 and FMA, kAvx512 also AVX-512F,
+/// kNeon aarch64 Advanced SIMD; the others always can).
 bool matmul_nbits_available(MatMulNBitsVariant variant);
 
-/// The variant a kernel uses here: the first available of kAvx512, kAvx2, kPortable.
+/// The variant a kernel uses here: the first available of kAvx512, kAvx2, kNeon, kPortable.
 MatMulNBitsVariant matmul_nbits_best_variant();
 
-/// Profile name of a variant: "f32_matmul_nbits__reference", "__portable", "__avx2" or "__avx512".
+/// Profile name of a variant: "f32_matmul_nbits__reference", "__portable", "__avx2", "__avx512" or
+/// "__neon".
 const char* matmul_nbits_variant_name(MatMulNBitsVariant variant);
 
 /// y[m, n] = sum_k a[m, k] * weight(n, k) (+ bias[n]) for `m` rows: a is float32 [m, K] and y

@@ -201,6 +201,11 @@ Expected<std::vector<std::pair<std::string, Tensor>>> DecoderSession::feeds(cons
   return in;
 }
 
+int64_t DecoderSession::context_limit() const {
+  const bool cache_limits = bound_cache() && (max_context_ <= 0 || capacity_ < max_context_);
+  return cache_limits ? capacity_ : max_context_;
+}
+
 Expected<std::vector<float>> DecoderSession::step(const Tensor& inputs_embeds) {
   if (inputs_embeds.dtype() != DataType::kFloat32 || inputs_embeds.rank() != 3 || inputs_embeds.dim(0) != 1 ||
       inputs_embeds.dim(1) < 1 || inputs_embeds.dim(2) != layout_.hidden) {
@@ -210,7 +215,7 @@ Expected<std::vector<float>> DecoderSession::step(const Tensor& inputs_embeds) {
   }
   const int64_t s = inputs_embeds.dim(1);
   const bool cache_limits = bound_cache() && (max_context_ <= 0 || capacity_ < max_context_);
-  const int64_t limit = cache_limits ? capacity_ : max_context_;
+  const int64_t limit = context_limit();
   if (limit > 0 && past_length_ + s > limit) {
     return Status(StatusCode::kInvalidArgument, "the context would hold " + std::to_string(past_length_ + s) +
                                                     " tokens, more than the " + std::to_string(limit) +

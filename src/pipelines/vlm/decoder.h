@@ -57,6 +57,9 @@ class DecoderSession {
   int64_t past_length() const { return past_length_; }
   /// Context limit checked by step(); 0 = none.
   void set_max_context(int64_t tokens) { max_context_ = tokens; }
+  /// The positions step() accepts in all: the smaller of the bound caches' capacity and
+  /// set_max_context() (0 = no limit).
+  int64_t context_limit() const;
   /// Bytes of KV cache the last step wrote: with bound caches, its S new positions
   /// (2 × layers × kv_heads × S × head_dim × 4); otherwise the whole present outputs, which the
   /// graph's Concat rewrites every step (2 × layers × kv_heads × (past + S) × head_dim × 4).

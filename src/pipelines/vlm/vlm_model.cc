@@ -420,6 +420,11 @@ Expected<GenerateResult> VlmModel::extend(const std::string& prompt, const std::
       break;
     }
     if (static_cast<int>(result.ids.size()) == options.max_new_tokens) break;
+    const int64_t limit = m.session->context_limit();
+    if (limit > 0 && m.session->past_length() >= limit) {  // the answer so far stands
+      result.stop_reason = "context";
+      break;
+    }
     EDGEMM_ASSIGN_OR_RETURN(Tensor next, embed_ids(m, {id}));
     EDGEMM_ASSIGN_OR_RETURN(logits, m.session->step(next));
     m.fed_ids.push_back(id);
