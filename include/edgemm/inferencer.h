@@ -31,6 +31,9 @@ struct ValueInfo {
   bool rank_known = false;
 };
 
+/// "[1,3,N,640]": static dims as numbers, symbolic ones by name ("?" when unnamed), for messages.
+std::string dims_to_string(const std::vector<Dim>& dims);
+
 /// Options for creating an Inferencer.
 struct InferencerConfig {
   std::string model_path;  ///< .onnx file; external data is read relative to its folder

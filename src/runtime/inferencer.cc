@@ -162,15 +162,6 @@ class PlannedAllocator final : public runtime::ValueAllocator {
   std::shared_ptr<void> arena_;
 };
 
-std::string dims_to_string(const std::vector<Dim>& dims) {
-  std::string s = "[";
-  for (size_t i = 0; i < dims.size(); ++i) {
-    if (i) s += ",";
-    s += dims[i].is_static() ? std::to_string(dims[i].value) : (dims[i].symbol.empty() ? "?" : dims[i].symbol);
-  }
-  return s + "]";
-}
-
 class NativeInferencer final : public Inferencer {
  public:
   static Expected<std::unique_ptr<Inferencer>> create(const InferencerConfig& config,
@@ -481,6 +472,15 @@ Expected<std::unique_ptr<Inferencer>> Inferencer::create(const InferencerConfig&
 Expected<std::unique_ptr<Inferencer>> runtime::create_with_rewrite(const InferencerConfig& config,
                                                                    const ModelRewrite& rewrite) {
   return create_guarded(config, rewrite);
+}
+
+std::string dims_to_string(const std::vector<Dim>& dims) {
+  std::string s = "[";
+  for (size_t i = 0; i < dims.size(); ++i) {
+    if (i) s += ",";
+    s += dims[i].is_static() ? std::to_string(dims[i].value) : (dims[i].symbol.empty() ? "?" : dims[i].symbol);
+  }
+  return s + "]";
 }
 
 }  // namespace edgemm

@@ -2,6 +2,7 @@
 
 #include <onnx/defs/schema.h>
 
+#include <algorithm>
 #include <map>
 #include <numeric>
 #include <set>
@@ -74,15 +75,6 @@ std::set<std::string> foldable_values(const ir::Graph& g, const Values& values) 
     if (all) foldable.insert(n.outputs.begin(), n.outputs.end());
   }
   return foldable;
-}
-
-std::string dims_text(const ValueInfo& v) {
-  std::string s = "[";
-  for (size_t i = 0; i < v.shape.size(); ++i) {
-    s += (i ? "," : "") + (v.shape[i].is_static() ? std::to_string(v.shape[i].value)
-                                                  : (v.shape[i].symbol.empty() ? "?" : v.shape[i].symbol));
-  }
-  return s + "]";
 }
 
 /// The value of attribute `name` as numbers or strings: the node's, else the schema's default.
@@ -166,8 +158,8 @@ bool attribute_holds(const Constraint& c, const AttrValue& v) {
 
 class Checker {
  public:
-  Checker(const ir::Model& model, const PlatformProfile& profile)
-      : model_(model), profile_(profile), values_(model.graph), foldable_(foldable_values(model.graph, values_)) {}
+  Checker(const ir::Model& model, const PlatformProfile& profile, const Values& values)
+      : model_(model), profile_(profile), values_(values), foldable_(foldable_values(model.graph, values_)) {}
 
   NodeVerdict check(const ir::Node& node) const {
     NodeVerdict v{node.name, node.op_type, node.domain, false, false, {}, -1};
@@ -260,18 +252,20 @@ class Checker {
     }
     const int64_t rank = static_cast<int64_t>(info->shape.size());
     if ((c.rank_min && rank < *c.rank_min) || (c.rank_max && rank > *c.rank_max)) {
-      fail(kind, what + " has rank " + std::to_string(rank) + " " + dims_text(*info), "");
+      fail(kind, what + " has rank " + std::to_string(rank) + " " + dims_to_string(info->shape), "");
     }
     if (c.axis) {
       const int64_t axis = *c.axis < 0 ? *c.axis + rank : *c.axis;
       if (axis < 0 || axis >= rank) return;
       const Dim& d = info->shape[axis];
       if (!d.is_static()) {
-        fail(Reason::Kind::kDynamicShape, what + " dim " + std::to_string(axis) + " is symbolic " + dims_text(*info),
-             kFixShapes);
+        fail(Reason::Kind::kDynamicShape,
+             what + " dim " + std::to_string(axis) + " is symbolic " + dims_to_string(info->shape), kFixShapes);
       } else if ((c.min && d.value < *c.min) || (c.max && d.value > *c.max)) {
-        fail(kind, what + " dim " + std::to_string(axis) + " = " + std::to_string(d.value) + " " + dims_text(*info),
-             "");
+        fail(
+            kind,
+            what + " dim " + std::to_string(axis) + " = " + std::to_string(d.value) + " " + dims_to_string(info->shape),
+            "");
       }
     }
   }
@@ -284,7 +278,7 @@ class Checker {
         if (Values::fully_static(info)) continue;
         const bool known = info != nullptr && info->rank_known;
         out.push_back({Reason::Kind::kDynamicShape,
-                       "'" + name + "' has " + (known ? "shape " + dims_text(*info) : "an unknown shape") +
+                       "'" + name + "' has " + (known ? "shape " + dims_to_string(info->shape) : "an unknown shape") +
                            "; the target needs static shapes",
                        profile_.static_shapes_source.source, profile_.static_shapes_source.line,
                        known ? kFixShapes : kInferShapes});
@@ -295,7 +289,7 @@ class Checker {
 
   const ir::Model& model_;
   const PlatformProfile& profile_;
-  Values values_;
+  const Values& values_;
   std::set<std::string> foldable_;
 };
 
@@ -370,6 +364,11 @@ const char* reason_kind_name(Reason::Kind kind) {
   return "no_kernel";
 }
 
+int TargetReport::partition_count(bool npu) const {
+  return static_cast<int>(
+      std::count_if(partitions.begin(), partitions.end(), [npu](const Partition& p) { return p.npu == npu; }));
+}
+
 TargetReport check_model(const ir::Model& model, const PlatformProfile& profile) {
   TargetReport report;
   report.target = profile.name;
@@ -386,7 +385,8 @@ TargetReport check_model(const ir::Model& model, const PlatformProfile& profile)
                                    profile.opset_source.source, profile.opset_source.line,
                                    "convert opset (convert --opset " + std::to_string(to) + ")"});
   }
-  const Checker checker(model, profile);
+  const Values values(model.graph);
+  const Checker checker(model, profile, values);
   std::map<std::string, int> fixes;
   for (const ir::Node& node : model.graph.nodes) {
     NodeVerdict v = checker.check(node);
@@ -398,7 +398,7 @@ TargetReport check_model(const ir::Model& model, const PlatformProfile& profile)
   }
   for (const Reason& r : report.model_issues) ++fixes[r.fix];
   report.fixes.assign(fixes.begin(), fixes.end());
-  partition(model.graph, Values(model.graph), report);
+  partition(model.graph, values, report);
   return report;
 }
 

@@ -68,6 +68,9 @@ struct TargetReport {
   int constant_nodes = 0;
   /// Distinct fixes named by the reasons, with how many node reasons each removes.
   std::vector<std::pair<std::string, int>> fixes;
+
+  /// Partitions placed on the NPU (`npu`) or on the CPU.
+  int partition_count(bool npu) const;
 };
 
 /// Checks every node of `model`'s main graph against `profile`. Shapes come from the model's

@@ -6,15 +6,6 @@ namespace edgemm::targets {
 
 namespace {
 
-std::string dims_text(const std::vector<Dim>& dims) {
-  std::string s = "[";
-  for (size_t i = 0; i < dims.size(); ++i) {
-    s += (i ? "," : "") +
-         (dims[i].is_static() ? std::to_string(dims[i].value) : (dims[i].symbol.empty() ? "?" : dims[i].symbol));
-  }
-  return s + "]";
-}
-
 std::string shape_text(const Shape& shape) {
   std::string s;
   for (size_t i = 0; i < shape.size(); ++i) s += (i ? "," : "") + std::to_string(shape[i]);
@@ -54,7 +45,7 @@ Expected<ConversionPlan> plan_conversion(const ir::Model& model, const PlatformP
   if (profile.static_shapes.value_or(false) && !dynamic.empty()) {
     std::string names, flags;
     for (const ValueInfo* v : dynamic) {
-      names += (names.empty() ? "'" : ", '") + v->name + "' " + dims_text(v->shape);
+      names += (names.empty() ? "'" : ", '") + v->name + "' " + dims_to_string(v->shape);
       flags += " --fix-shape " + v->name + "=...";
     }
     return Status(StatusCode::kInvalidArgument, "target '" + profile.name + "' needs static shapes (" +

@@ -73,13 +73,7 @@ int report_error(const std::string& command, const Status& status, bool json) {
 }
 
 std::string dims_text(const std::vector<Dim>& dims, bool rank_known) {
-  if (!rank_known) return "(unknown rank)";
-  std::string s = "[";
-  for (size_t i = 0; i < dims.size(); ++i) {
-    if (i) s += ",";
-    s += dims[i].is_static() ? std::to_string(dims[i].value) : (dims[i].symbol.empty() ? "?" : dims[i].symbol);
-  }
-  return s + "]";
+  return rank_known ? dims_to_string(dims) : "(unknown rank)";
 }
 
 nlohmann::json value_info_json(const ValueInfo& info) {

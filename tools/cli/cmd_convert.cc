@@ -152,7 +152,7 @@ Expected<int> convert_target_command(const ConvertArgs& args) {
   t.output_dir = args.output;
   t.target = args.target;
   t.platforms = args.platforms;
-  t.fix_shapes = args.fix_shapes;
+  EDGEMM_ASSIGN_OR_RETURN(t.fixed_shapes, parse_named_shapes(args.fix_shapes, "--fix-shape"));
   t.calib = args.calib;
   t.calib_count = args.calib_count;
   if (!args.mean.empty()) {
@@ -162,8 +162,7 @@ Expected<int> convert_target_command(const ConvertArgs& args) {
   }
   t.json = args.json;
   if (args.no_verify) return convert_for_target(t, nullptr);
-  EDGEMM_ASSIGN_OR_RETURN(auto fixed, parse_named_shapes(args.fix_shapes, "--fix-shape"));
-  EDGEMM_ASSIGN_OR_RETURN(VerifyOptions verify, verify_options(args, fixed));
+  EDGEMM_ASSIGN_OR_RETURN(VerifyOptions verify, verify_options(args, t.fixed_shapes));
   return convert_for_target(t, &verify);
 }
 

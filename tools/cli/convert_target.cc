@@ -213,10 +213,9 @@ std::string readme(const TargetConvertArgs& args, const targets::PlatformProfile
     << "| | NPU-eligible nodes | CPU fallback nodes | NPU / CPU partitions | crossing tensors "
        "|\n|---|---|---|---|---|\n";
   for (const auto* r : {&before, &after}) {
-    int npu = 0, cpu = 0;
-    for (const auto& p : r->partitions) (p.npu ? npu : cpu)++;
     s << "| " << (r == &before ? "input model" : "model.onnx") << " | " << r->npu_nodes << " | " << r->cpu_nodes
-      << " | " << npu << " / " << cpu << " | " << r->crossings.size() << " |\n";
+      << " | " << r->partition_count(true) << " / " << r->partition_count(false) << " | " << r->crossings.size()
+      << " |\n";
   }
   s << "\nPer-node reasons: `report.json` (`after.nodes`).\n\n## Verification\n\n";
   if (!verified) s << "Skipped (--no-verify).\n";
@@ -268,11 +267,9 @@ Status check_recipe_inputs(const ir::Graph& g, const TargetConvertArgs& args, co
                                                     "(letters, digits and _ . : / - only): rename the input");
   }
   ValueInfo input = g.inputs.front();
-  for (const std::string& spec : args.fix_shapes) {
-    EDGEMM_ASSIGN_OR_RETURN(auto parsed, parse_named_shape(spec));
-    if (parsed.first != name) continue;
+  if (auto fixed = args.fixed_shapes.find(name); fixed != args.fixed_shapes.end()) {
     input.shape.clear();
-    for (int64_t d : parsed.second) input.shape.push_back(Dim{d, ""});
+    for (int64_t d : fixed->second) input.shape.push_back(Dim{d, ""});
     input.rank_known = true;
   }
   if (!args.calib.empty() && recipe.calibration.format != "none")
@@ -307,15 +304,15 @@ Expected<int> convert_for_target(const TargetConvertArgs& args, const VerifyOpti
     return Status(StatusCode::kInvalidModel, recipe_dir.string() + "/recipe.json: 'target' is '" + recipe.target +
                                                  "', not '" + profile.name + "'");
   }
-  EDGEMM_ASSIGN_OR_RETURN(auto fixed, parse_named_shapes(args.fix_shapes, "--fix-shape"));
   EDGEMM_ASSIGN_OR_RETURN(ir::Model model, ir::import_onnx_file(args.model));
   EDGEMM_RETURN_IF_ERROR(check_recipe_inputs(model.graph, args, recipe));
   std::vector<std::string> inputs = model.external_data_files;
   inputs.push_back(args.model);
   EDGEMM_RETURN_IF_ERROR(check_folder(args, inputs));
-  EDGEMM_RETURN_IF_ERROR(convert::validate_fixed_shapes(model.graph, fixed));
+  EDGEMM_RETURN_IF_ERROR(convert::validate_fixed_shapes(model.graph, args.fixed_shapes));
   const targets::TargetReport before = targets::check_model(model, profile);
-  EDGEMM_ASSIGN_OR_RETURN(targets::ConversionPlan plan, targets::plan_conversion(model, profile, before, fixed));
+  EDGEMM_ASSIGN_OR_RETURN(targets::ConversionPlan plan,
+                          targets::plan_conversion(model, profile, before, args.fixed_shapes));
   if (verify) EDGEMM_RETURN_IF_ERROR(check_verify_inputs(args.model, *verify));
 
   const fs::path out(args.output_dir);

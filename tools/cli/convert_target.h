@@ -7,6 +7,7 @@
 /// recipe filled in from platforms/recipes/<target>/. Nothing vendor-side runs here.
 
 #include <array>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -21,10 +22,10 @@ struct TargetConvertArgs {
   std::string model;
   std::string output_dir;
   std::string target;
-  std::string platforms;                ///< profile folder ("" = platforms/)
-  std::vector<std::string> fix_shapes;  ///< name=dims
-  std::string calib;                    ///< folder of calibration images ("" = none)
-  int calib_count = 64;                 ///< at most this many images, in name order
+  std::string platforms;                      ///< profile folder ("" = platforms/)
+  std::map<std::string, Shape> fixed_shapes;  ///< --fix-shape, parsed
+  std::string calib;                          ///< folder of calibration images ("" = none)
+  int calib_count = 64;                       ///< at most this many images, in name order
   /// Per-channel normalization of the model's input, in 0-255 pixel units, RGB order:
   /// input = (pixel - mean) / std.
   std::array<float, 3> mean = {0, 0, 0};

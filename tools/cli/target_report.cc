@@ -20,12 +20,6 @@ nlohmann::json reason_json(const Reason& r) {
   return j;
 }
 
-int partitions(const TargetReport& r, bool npu) {
-  int n = 0;
-  for (const targets::Partition& p : r.partitions) n += p.npu == npu ? 1 : 0;
-  return n;
-}
-
 int64_t crossing_bytes(const TargetReport& r) {
   int64_t total = 0;
   for (const targets::Crossing& c : r.crossings) total += c.bytes.value_or(0);
@@ -61,8 +55,8 @@ nlohmann::json target_report_json(const TargetReport& report, const targets::Pla
   j["summary"] = {{"npu_nodes", report.npu_nodes},
                   {"cpu_nodes", report.cpu_nodes},
                   {"constant_nodes", report.constant_nodes},
-                  {"npu_partitions", partitions(report, true)},
-                  {"cpu_partitions", partitions(report, false)},
+                  {"npu_partitions", report.partition_count(true)},
+                  {"cpu_partitions", report.partition_count(false)},
                   {"crossings", report.crossings.size()},
                   {"crossing_bytes", crossing_bytes(report)}};
   j["fixes"] = nlohmann::json::array();
@@ -97,7 +91,7 @@ void print_target_report(const TargetReport& report, const targets::PlatformProf
   std::cout << "  NPU-eligible: " << report.npu_nodes << " of " << report.npu_nodes + report.cpu_nodes
             << " nodes; CPU fallback: " << report.cpu_nodes << " (" << report.constant_nodes
             << " Constant nodes not counted)\n";
-  std::cout << "  partitions: " << partitions(report, true) << " NPU, " << partitions(report, false) << " CPU; "
+  std::cout << "  partitions: " << report.partition_count(true) << " NPU, " << report.partition_count(false) << " CPU; "
             << report.crossings.size() << " tensors cross NPU<->CPU";
   if (const int64_t bytes = crossing_bytes(report); bytes > 0) {
     std::cout << " (" << std::fixed << std::setprecision(2) << bytes / 1048576.0 << " MiB with static shapes)";

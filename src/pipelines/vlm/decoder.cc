@@ -201,10 +201,11 @@ Expected<std::vector<std::pair<std::string, Tensor>>> DecoderSession::feeds(cons
   return in;
 }
 
-int64_t DecoderSession::context_limit() const {
-  const bool cache_limits = bound_cache() && (max_context_ <= 0 || capacity_ < max_context_);
-  return cache_limits ? capacity_ : max_context_;
+bool DecoderSession::cache_is_the_limit() const {
+  return bound_cache() && (max_context_ <= 0 || capacity_ < max_context_);
 }
+
+int64_t DecoderSession::context_limit() const { return cache_is_the_limit() ? capacity_ : max_context_; }
 
 Expected<std::vector<float>> DecoderSession::step(const Tensor& inputs_embeds) {
   if (inputs_embeds.dtype() != DataType::kFloat32 || inputs_embeds.rank() != 3 || inputs_embeds.dim(0) != 1 ||
@@ -214,12 +215,11 @@ Expected<std::vector<float>> DecoderSession::step(const Tensor& inputs_embeds) {
                                                     shape_to_string(inputs_embeds.shape()));
   }
   const int64_t s = inputs_embeds.dim(1);
-  const bool cache_limits = bound_cache() && (max_context_ <= 0 || capacity_ < max_context_);
   const int64_t limit = context_limit();
   if (limit > 0 && past_length_ + s > limit) {
     return Status(StatusCode::kInvalidArgument, "the context would hold " + std::to_string(past_length_ + s) +
                                                     " tokens, more than the " + std::to_string(limit) +
-                                                    (cache_limits ? " of the KV cache" : " of the model"));
+                                                    (cache_is_the_limit() ? " of the KV cache" : " of the model"));
   }
   EDGEMM_ASSIGN_OR_RETURN(auto in, feeds(inputs_embeds));
   std::vector<std::string> wanted = {logits_name_};

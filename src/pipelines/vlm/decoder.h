@@ -71,6 +71,8 @@ class DecoderSession {
 
  private:
   DecoderSession() = default;
+  /// Whether the bound caches' capacity, not the model's max_context, sets context_limit().
+  bool cache_is_the_limit() const;
   Expected<std::vector<std::pair<std::string, Tensor>>> feeds(const Tensor& inputs_embeds);
   /// Finds the kv_cache.N.* inputs of a bound decoder and allocates their buffers.
   Status find_caches(const std::string& file);
