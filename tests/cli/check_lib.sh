@@ -23,6 +23,16 @@ expect_text() {  # expect_text NAME FILE PATTERN
     sed 's/^/  | /' "$2" | head -5
   fi
 }
+# ids: the "ids" of the JSON in $tmp/out, as JSON.
+ids() { /usr/bin/python3 -c "import json; print(json.dumps(json.load(open('$tmp/out'))['ids']))"; }
+same_ids() {  # same_ids NAME WANT_JSON: the ids in $tmp/out are WANT_JSON
+  if [ "$(ids 2>/dev/null)" = "$2" ]; then
+    passed=$((passed + 1))
+  else
+    failed=$((failed + 1))
+    echo "FAIL $1: ids $(ids 2>/dev/null) != $2"
+  fi
+}
 report_and_exit() {
   echo "$passed passed, $failed failed"
   [ "$failed" -eq 0 ]

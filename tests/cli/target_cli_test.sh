@@ -107,16 +107,19 @@ expect_eq horizon-raw "$(stat -c %s "$tmp/hz/calib/0000_a.bin")" $((3 * 640 * 64
 # Bad input: clear errors with the documented exit codes (2 invalid argument, 3 invalid model).
 check unknown-target 2 "$bin" inspect "$det" --target rk9999
 expect_text unknown-target-lists "$tmp/err" "known in .*: ascend310p, generic-cpu, horizon-j5, qualcomm-htp, rk3588"
+# bad_line NAME JSON_LINE MESSAGE: rk3588.jsonl with JSON_LINE appended is refused (exit 3) with
+# MESSAGE after the new line's number.
 mkdir -p "$tmp/bad"
-cp "$root/platforms/rk3588.jsonl" "$tmp/bad/rk3588.jsonl"
-echo '{"kind": "op", "op": "Convolution", "domain": "", "verdict": "supported", "source": "x"}' >>"$tmp/bad/rk3588.jsonl"
-line="$(wc -l <"$tmp/bad/rk3588.jsonl")"
-check bad-op 3 "$bin" inspect "$det" --target rk3588 --platforms "$tmp/bad"
-expect_text bad-op-line "$tmp/err" "rk3588.jsonl:$line: 'Convolution' is not an ONNX operator"
-cp "$root/platforms/rk3588.jsonl" "$tmp/bad/rk3588.jsonl"
-echo '{"kind": "op", "op": "Gelu", "domain": "", "verdict": "supported"}' >>"$tmp/bad/rk3588.jsonl"
-check no-source 3 "$bin" inspect "$det" --target rk3588 --platforms "$tmp/bad"
-expect_text no-source-line "$tmp/err" "rk3588.jsonl:$line: missing 'source'"
+line=$(($(wc -l <"$root/platforms/rk3588.jsonl") + 1))
+bad_line() {
+  cp "$root/platforms/rk3588.jsonl" "$tmp/bad/rk3588.jsonl"
+  echo "$2" >>"$tmp/bad/rk3588.jsonl"
+  check "$1" 3 "$bin" inspect "$det" --target rk3588 --platforms "$tmp/bad"
+  expect_text "$1-line" "$tmp/err" "rk3588.jsonl:$line: $3"
+}
+bad_line bad-op '{"kind": "op", "op": "Convolution", "domain": "", "verdict": "supported", "source": "x"}' \
+  "'Convolution' is not an ONNX operator"
+bad_line no-source '{"kind": "op", "op": "Gelu", "domain": "", "verdict": "supported"}' "missing 'source'"
 check convert-dynamic 2 "$bin" convert "$det" --target rk3588 -o "$tmp/dyn"
 expect_text convert-dynamic-flag "$tmp/err" "pass --fix-shape x=..."
 check convert-conflict 2 "$bin" convert "$det" --target rk3588 -o "$tmp/c" --fix-shape x=1,3,640,640 --simplify
@@ -126,14 +129,10 @@ check convert-bad-std 2 "$bin" convert "$det" --target rk3588 -o "$tmp/s" --fix-
 check target-optimized 2 "$bin" inspect "$det" --target rk3588 --optimized
 check target-empty 2 "$bin" inspect "$det" --target ""
 check no-platforms-dir 6 "$bin" inspect "$det" --target rk3588 --platforms "$tmp/none"
-cp "$root/platforms/rk3588.jsonl" "$tmp/bad/rk3588.jsonl"
-echo '{"kind": "unlisted_ops", "verdict": "unknown", "source": "x"}' >>"$tmp/bad/rk3588.jsonl"
-check second-setting 3 "$bin" inspect "$det" --target rk3588 --platforms "$tmp/bad"
-expect_text second-setting-line "$tmp/err" "rk3588.jsonl:$line: second 'unlisted_ops' line"
-cp "$root/platforms/rk3588.jsonl" "$tmp/bad/rk3588.jsonl"
-echo '{"kind": "op", "op": "Gelu", "verdict": "supported", "constraints": [{"input": 0, "rank_min": 5, "rank_max": 2}], "source": "x"}' >>"$tmp/bad/rk3588.jsonl"
-check impossible-rank 3 "$bin" inspect "$det" --target rk3588 --platforms "$tmp/bad"
-expect_text impossible-rank-line "$tmp/err" "rk3588.jsonl:$line: 'rank_min' is above 'rank_max'"
+bad_line second-setting '{"kind": "unlisted_ops", "verdict": "unknown", "source": "x"}' "second 'unlisted_ops' line"
+bad_line impossible-rank \
+  '{"kind": "op", "op": "Gelu", "verdict": "supported", "constraints": [{"input": 0, "rank_min": 5, "rank_max": 2}], "source": "x"}' \
+  "'rank_min' is above 'rank_max'"
 # Folder and calibration errors, all before anything is written.
 mkdir -p "$tmp/full" && touch "$tmp/full/keep"
 check convert-nonempty 2 "$bin" convert "$det" --target rk3588 -o "$tmp/full" --fix-shape x=1,3,640,640 --no-verify

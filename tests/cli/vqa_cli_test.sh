@@ -18,16 +18,6 @@ manifest="$tiny/reference/manifest.json"
 
 # Field `key` of prompt `i` of the manifest, as JSON.
 field() { /usr/bin/python3 -c "import json,sys; print(json.dumps(json.load(open('$manifest'))['prompts'][$1]['$2']))"; }
-# The "ids" of the JSON in $tmp/out, as JSON.
-ids() { /usr/bin/python3 -c "import json; print(json.dumps(json.load(open('$tmp/out'))['ids']))"; }
-same_ids() {  # same_ids NAME WANT_JSON
-  if [ "$(ids 2>/dev/null)" = "$2" ]; then
-    passed=$((passed + 1))
-  else
-    failed=$((failed + 1))
-    echo "FAIL $1: ids $(ids 2>/dev/null) != $2"
-  fi
-}
 
 check help 0 "$bin" vqa --help
 expect_text help-temperature "$tmp/out" "--temperature"

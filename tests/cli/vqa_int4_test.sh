@@ -20,15 +20,6 @@ tmp="$(mktemp -d)"
 trap 'rm -rf "$tmp"' EXIT
 # shellcheck source=check_lib.sh
 source "$(dirname "${BASH_SOURCE[0]}")/check_lib.sh"
-ids() { /usr/bin/python3 -c "import json; print(json.dumps(json.load(open('$tmp/out'))['ids']))"; }
-same_ids() {  # same_ids NAME WANT_JSON
-  if [ "$(ids 2>/dev/null)" = "$2" ]; then
-    passed=$((passed + 1))
-  else
-    failed=$((failed + 1))
-    echo "FAIL $1: ids $(ids 2>/dev/null) != $2"
-  fi
-}
 
 # vlm_tiny: one decoder graph, 22 MatMuls (3 layers x 7 projections + lm_head); vlm_tiny_if: the
 # same MatMuls in both If branches (44), each weight packed once into the main graph.

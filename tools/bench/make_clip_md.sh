@@ -102,11 +102,5 @@ section="$out/section.md"
   cat "$out/doc.md"
   echo "<!-- clip:end -->"
 } >"$section"
-/usr/bin/python3 - "$doc" "$section" <<'PY'
-import re, sys
-doc, section = open(sys.argv[1]).read(), open(sys.argv[2]).read()
-pattern = re.compile(r'<!-- clip:begin.*?<!-- clip:end -->\n', re.S)
-doc = pattern.sub(lambda m: section, doc) if pattern.search(doc) else doc.rstrip('\n') + '\n\n' + section
-open(sys.argv[1], 'w').write(doc)
-PY
+/usr/bin/python3 tools/bench/replace_doc_section.py clip "$doc" "$section"
 echo "updated the CLIP section of $doc" >&2

@@ -218,11 +218,5 @@ if [ "$quick" = 1 ]; then
   exit 0
 fi
 doc=docs/benchmarks.md
-/usr/bin/python3 - "$doc" "$section" <<'PY'
-import re, sys
-doc, section = open(sys.argv[1]).read(), open(sys.argv[2]).read()
-pattern = re.compile(r'<!-- vlm:begin.*?<!-- vlm:end -->\n', re.S)
-doc = pattern.sub(lambda m: section, doc) if pattern.search(doc) else doc.rstrip('\n') + '\n\n' + section
-open(sys.argv[1], 'w').write(doc)
-PY
+/usr/bin/python3 tools/bench/replace_doc_section.py vlm "$doc" "$section"
 echo "updated the VLM section of $doc" >&2
