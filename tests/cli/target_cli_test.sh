@@ -104,6 +104,62 @@ check convert-horizon 0 "$bin" convert "$det" --target horizon-j5 -o "$tmp/hz" -
   --calib "$tmp/calib" --no-verify --json
 expect_eq horizon-raw "$(stat -c %s "$tmp/hz/calib/0000_a.bin")" $((3 * 640 * 640))
 
+# convert --target --int8: model.int8.onnx, QDQ calibrated on the --calib images. Golden: the 62
+# Conv of det are quantized (ConvTranspose is not a QDQ op type; depthwise is included for NPUs).
+# Oracles: the onnx package reads the file (a DequantizeLinear of int8 per-channel weights and one
+# of the activation before every Conv); ONNX Runtime runs it and the float model.onnx on a real
+# photo's det input (probability maps binarized at 0.3 agree on >= 98 % of pixels); edgemm agrees
+# with ONNX Runtime on the int8 file within one output step on >= 99.5 % of the values.
+check convert-int8 0 "$bin" convert "$det" --target generic-cpu -o "$tmp/i8" --fix-shape x=1,3,416,640 \
+  --calib "$tmp/calib" --mean 123.675,116.28,103.53 --std 58.395,57.12,57.375 --int8 --int8-method minmax --json
+expect_eq int8-counts "$(json "(j['int8']['quantized_nodes'], j['int8']['samples_used'], j['int8']['samples_skipped'])")" \
+  "(62, 2, 1)"
+expect_eq int8-files "$(json "'model.int8.onnx' in j['files']")" True
+expect_text int8-readme "$tmp/i8/README.md" "whether the vendor converter imports a pre-quantized QDQ model was not checked"
+check int8-qdq-form 0 /usr/bin/python3 - "$tmp/i8/model.int8.onnx" <<'PY'
+import sys
+import onnx
+from onnx import numpy_helper
+m = onnx.load(sys.argv[1])
+onnx.checker.check_model(m)
+inits = {i.name: i for i in m.graph.initializer}
+made_by = {o: n for n in m.graph.node for o in n.output}
+convs = [n for n in m.graph.node if n.op_type == 'Conv']
+bad = []
+for c in convs:
+    x, w = made_by.get(c.input[0]), made_by.get(c.input[1])
+    if x is None or x.op_type != 'DequantizeLinear' or w is None or w.op_type != 'DequantizeLinear':
+        bad.append(c.name); continue
+    q, scale = inits.get(w.input[0]), inits.get(w.input[1])
+    out_channels = q.dims[0] if q is not None else -1
+    if q is None or q.data_type != onnx.TensorProto.INT8 or numpy_helper.to_array(scale).size != out_channels:
+        bad.append(c.name)
+print(len(convs), 'Conv;', 'not QDQ with per-channel int8 weights:', bad, file=sys.stderr)
+sys.exit(0 if len(convs) == 62 and not bad else 1)
+PY
+for form in model model.int8; do
+  check "int8-ort-$form" 0 node "$root/tools/reference/ort_run.js" "$tmp/i8/$form.onnx" \
+    --input x="$root/data/demo/photo_det_input.npy" --output-dir "$tmp/ort_$form"
+done
+check int8-edgemm-runs 0 "$bin" run "$tmp/i8/model.int8.onnx" --input x="$root/data/demo/photo_det_input.npy" \
+  --output-dir "$tmp/edgemm_int8"
+check int8-ort-agrees 0 /usr/bin/python3 - "$tmp/ort_model" "$tmp/ort_model.int8" "$tmp/edgemm_int8" <<'PY'
+import glob, os, sys
+import numpy as np
+f, q, e = (np.load(glob.glob(os.path.join(d, '*.npy'))[0]) for d in sys.argv[1:4])
+binarized = float(((f > 0.3) == (q > 0.3)).mean())
+step = (q.max() - q.min()) / 255
+share = float((np.abs(q - e) <= step).mean())
+print(f'ORT float vs int8: {100 * binarized:.2f} % of pixels binarized alike; ORT vs edgemm on int8: '
+      f'{100 * share:.3f} % within one step', file=sys.stderr)
+sys.exit(0 if binarized >= 0.98 and share >= 0.995 else 1)
+PY
+check int8-no-calib 2 "$bin" convert "$det" --target generic-cpu -o "$tmp/i8n" --fix-shape x=1,3,640,640 --int8
+expect_text int8-no-calib-why "$tmp/err" "--int8 calibrates on --calib images"
+check int8-bad-method 2 "$bin" convert "$det" --target generic-cpu -o "$tmp/i8m" --fix-shape x=1,3,640,640 \
+  --calib "$tmp/calib" --int8 --int8-method kl
+check int8-no-target 2 "$bin" convert "$det" -o "$tmp/x.onnx" --int8
+
 # Bad input: clear errors with the documented exit codes (2 invalid argument, 3 invalid model).
 check unknown-target 2 "$bin" inspect "$det" --target rk9999
 expect_text unknown-target-lists "$tmp/err" "known in .*: ascend310p, generic-cpu, horizon-j5, qualcomm-htp, rk3588"

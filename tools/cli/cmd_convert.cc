@@ -43,6 +43,8 @@ struct ConvertArgs {
   std::string platforms;
   std::string calib;
   int calib_count = 64;
+  bool int8 = false;
+  std::string int8_method = "mse";
   std::vector<float> mean;  ///< empty: 0 (with std 1: the model takes raw 0-255 pixels)
   std::vector<float> std;
 };
@@ -155,6 +157,8 @@ Expected<int> convert_target_command(const ConvertArgs& args) {
   EDGEMM_ASSIGN_OR_RETURN(t.fixed_shapes, parse_named_shapes(args.fix_shapes, "--fix-shape"));
   t.calib = args.calib;
   t.calib_count = args.calib_count;
+  t.int8 = args.int8;
+  t.int8_method = args.int8_method;
   if (!args.mean.empty()) {
     std::copy(args.mean.begin(), args.mean.end(), t.mean.begin());
     std::copy(args.std.begin(), args.std.end(), t.std.begin());
@@ -170,8 +174,8 @@ Expected<int> convert_target_command(const ConvertArgs& args) {
 Expected<int> convert_command(const ConvertArgs& args) {
   if (args.target_given && args.target.empty()) return Status(StatusCode::kInvalidArgument, "--target needs a name");
   if (!args.target.empty()) return convert_target_command(args);
-  if (!args.calib.empty() || !args.mean.empty() || !args.std.empty() || !args.platforms.empty()) {
-    return Status(StatusCode::kInvalidArgument, "--calib, --mean, --std and --platforms need --target");
+  if (!args.calib.empty() || !args.mean.empty() || !args.std.empty() || !args.platforms.empty() || args.int8) {
+    return Status(StatusCode::kInvalidArgument, "--calib, --mean, --std, --int8 and --platforms need --target");
   }
   EDGEMM_RETURN_IF_ERROR(check_output_path(args.output, {args.model}));
   convert::ConvertOptions options;
@@ -257,6 +261,11 @@ void add_convert_command(CLI::App& app, int& exit_code) {
   cmd->add_option("--calib", args->calib, "--target: folder of calibration images for the converter's quantization");
   cmd->add_option("--calib-count", args->calib_count, "--target: at most this many calibration images (name order)")
       ->check(CLI::Range(1, 100000))
+      ->capture_default_str();
+  cmd->add_flag("--int8", args->int8,
+                "--target: also write model.int8.onnx, int8 QDQ calibrated on the --calib images (edgemm's quantizer)");
+  cmd->add_option("--int8-method", args->int8_method,
+                  "--target --int8: activation ranges: minmax, percentile, entropy or mse")
       ->capture_default_str();
   cmd->add_option("--mean", args->mean, "--target: the model's input mean per channel, RGB, 0-255 units")
       ->expected(3)

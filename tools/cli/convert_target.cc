@@ -15,6 +15,7 @@
 #include "ir/onnx_export.h"
 #include "ir/onnx_import.h"
 #include "pipelines/image.h"
+#include "quant/quantize.h"
 #include "target_report.h"
 #include "targets/plan.h"
 #include "targets/recipe.h"
@@ -158,6 +159,115 @@ Expected<CalibrationResult> write_calibration(const TargetConvertArgs& args, con
   return result;
 }
 
+/// What the int8 step wrote.
+struct Int8Result {
+  quant::Int8Report quantized;
+  targets::TargetReport target;              ///< check_model on model.int8.onnx
+  std::optional<Int8VerifyReport> verified;  ///< null with --no-verify
+};
+
+/// The --calib images as the model takes them: float32 in the model's layout, in the recipe's
+/// color order (what the vendor's calibration feeds), normalized with --mean / --std.
+quant::FeedSource model_feed_source(const TargetConvertArgs& args, const targets::CalibrationFormat& f,
+                                    const InputGeometry& g, const std::string& input) {
+  targets::CalibrationFormat model_form = f;
+  model_form.format = "npy";
+  model_form.layout = g.nchw ? "NCHW" : "NHWC";
+  return [args, model_form, g, input](const quant::CalibrationSample& s) -> Expected<std::vector<quant::Feed>> {
+    EDGEMM_ASSIGN_OR_RETURN(cv::Mat bgr, pipelines::read_image_bgr(s.path));
+    return std::vector<quant::Feed>{{{input, preprocess(bgr, g, model_form, args)}}};
+  };
+}
+
+/// Quantizes the rewritten model (`converted`) to int8 QDQ for NPUs, which run int8 everywhere:
+/// every eligible Conv/MatMul/Gemm (depthwise included, no CPU speed check), 8-bit per-channel
+/// weights; writes model.int8.onnx, checks it against the profile and measures its error on the
+/// first calibration image with edgemm and ONNX Runtime. Errors: those of quant::quantize_int8,
+/// of the export and of the verification setup.
+Expected<Int8Result> write_int8(const TargetConvertArgs& args, const targets::PlatformProfile& profile,
+                                const targets::Recipe& recipe, const std::string& converted, const fs::path& out,
+                                const VerifyOptions* verify) {
+  EDGEMM_ASSIGN_OR_RETURN(ir::Model model, ir::import_onnx_file(converted));
+  const ValueInfo input = model.graph.inputs.front();
+  EDGEMM_ASSIGN_OR_RETURN(const InputGeometry g, input_geometry(input));
+  std::vector<quant::CalibrationSample> samples;
+  for (const fs::path& p : calibration_images(args.calib, args.calib_count)) samples.push_back({p.string(), "default"});
+  const quant::FeedSource source = model_feed_source(args, recipe.calibration, g, input.name);
+  quant::Int8QuantizeOptions options;
+  EDGEMM_ASSIGN_OR_RETURN(options.method, quant::parse_method(args.int8_method));
+  options.speed_check = false;
+  options.qdq.reduce_range = false;  // 7-bit weights are for x86 CPUs without VNNI, not NPUs
+  options.qdq.quantize_depthwise = true;
+  ProgressBar bar("calibrating int8", samples.size());
+  options.calibrate.progress = [&bar, &samples](size_t done, size_t) {
+    bar.update(done, done < samples.size() ? fs::path(samples[done].path).filename().string() : "");
+  };
+  Int8Result result;
+  EDGEMM_RETURN_IF_ERROR(quant::quantize_int8(model, samples, source, options, result.quantized));
+  bar.clear();
+  const std::string path = (out / "model.int8.onnx").string();
+  EDGEMM_RETURN_IF_ERROR(ir::export_onnx_file(model, path));
+  EDGEMM_ASSIGN_OR_RETURN(ir::Model reread, ir::import_onnx_file(path));
+  result.target = targets::check_model(reread, profile);
+  if (verify == nullptr) return result;
+  for (const quant::CalibrationSample& sample : samples) {
+    auto feeds = source(sample);
+    if (!feeds) continue;  // undecodable: counted in the calibration report
+    EDGEMM_ASSIGN_OR_RETURN(result.verified, verify_int8(converted, path, feeds->front(), *verify));
+    break;
+  }
+  return result;
+}
+
+nlohmann::json int8_json(const Int8Result& r, const TargetConvertArgs& args, const targets::PlatformProfile& profile) {
+  nlohmann::json skipped = nlohmann::json::array();
+  for (const auto& s : r.quantized.plan.skipped) skipped.push_back({{"node", s.node}, {"reason", s.reason}});
+  return {{"file", "model.int8.onnx"},
+          {"method", args.int8_method},
+          {"samples_used", r.quantized.samples_used},
+          {"samples_skipped", r.quantized.samples_skipped},
+          {"quantized_nodes", r.quantized.plan.targets.size()},
+          {"float_nodes", skipped},
+          {"target", target_report_json(r.target, profile, "model.int8.onnx")},
+          {"verification", r.verified ? int8_verify_json(*r.verified) : nlohmann::json()}};
+}
+
+std::string db_text(double v) {
+  std::ostringstream s;
+  s.precision(3);
+  s << v << " dB";
+  return std::isfinite(v) ? s.str() : "inf";
+}
+
+/// The README section on model.int8.onnx.
+std::string int8_readme(const Int8Result& r, const TargetConvertArgs& args) {
+  std::ostringstream s;
+  s << "\n## model.int8.onnx (--int8)\n\n"
+    << "Standard QDQ ONNX (QuantizeLinear / DequantizeLinear around " << r.quantized.plan.targets.size()
+    << " Conv / MatMul / Gemm nodes; per-channel 8-bit weights, uint8 activations) with activation ranges from "
+       "edgemm's `"
+    << args.int8_method << "` calibration on " << r.quantized.samples_used
+    << " of the --calib images, fed as the model takes them. The recipe above still converts model.onnx with the "
+       "vendor's own quantizer; whether the vendor converter imports a pre-quantized QDQ model was not checked "
+       "here. edgemm and ONNX Runtime run it on a CPU.\n\n"
+    << "NPU-eligible nodes: " << r.target.npu_nodes << " of " << r.target.npu_nodes + r.target.cpu_nodes
+    << " (QuantizeLinear / DequantizeLinear count as nodes).\n";
+  if (!r.verified) return s.str() + "\nError not measured (--no-verify).\n";
+  s << "\nError against model.onnx on the first calibration image (SQNR of all outputs):\n\n";
+  for (const Int8EngineCheck& c : r.verified->checks) {
+    s << "- " << c.engine << ": "
+      << (!c.skipped.empty()  ? "skipped (" + c.skipped + ")"
+          : !c.failed.empty() ? "FAILED (" + c.failed + ")"
+                              : db_text(c.sqnr_db))
+      << "\n";
+  }
+  if (std::isfinite(r.verified->within_step)) {
+    s << "- edgemm vs ONNX Runtime on model.int8.onnx: " << 100 * r.verified->within_step
+      << " % of output values within one output step (max abs difference " << r.verified->max_abs_error << ")\n";
+  }
+  return s.str();
+}
+
 std::string joined(const std::array<float, 3>& v, bool inverse) {
   std::ostringstream s;
   for (size_t i = 0; i < v.size(); ++i) s << (i ? "," : "") << (inverse ? 1.0f / v[i] : v[i]);
@@ -250,8 +360,8 @@ std::string readme(const TargetConvertArgs& args, const targets::PlatformProfile
 }
 
 /// What the recipes need of the model, checked before anything is written: a first input whose
-/// name the generated scripts can quote, an image input when calibration images are given, and
-/// templates that render.
+/// name the generated scripts can quote, an image input when calibration images are given, --int8
+/// options that can run, and templates that render.
 Status check_recipe_inputs(const ir::Graph& g, const TargetConvertArgs& args, const targets::Recipe& recipe) {
   if (g.inputs.empty()) {
     return Status(StatusCode::kInvalidArgument,
@@ -272,8 +382,15 @@ Status check_recipe_inputs(const ir::Graph& g, const TargetConvertArgs& args, co
     for (int64_t d : fixed->second) input.shape.push_back(Dim{d, ""});
     input.rank_known = true;
   }
-  if (!args.calib.empty() && recipe.calibration.format != "none")
+  if (!args.calib.empty() && (recipe.calibration.format != "none" || args.int8))
     EDGEMM_RETURN_IF_ERROR(input_geometry(input).status());
+  if (args.int8) {
+    if (args.calib.empty())
+      return Status(StatusCode::kInvalidArgument, "--int8 calibrates on --calib images: give --calib DIR");
+    if (!fs::is_directory(args.calib))
+      return Status(StatusCode::kIo, "--calib '" + args.calib + "' is not a folder of images");
+    EDGEMM_RETURN_IF_ERROR(quant::parse_method(args.int8_method).status());
+  }
   for (const targets::RecipeTemplate& t : recipe.templates) {
     EDGEMM_RETURN_IF_ERROR(render(t, placeholder_values(input, args, recipe.calibration, 0)).status());
   }
@@ -340,8 +457,14 @@ Expected<int> convert_for_target(const TargetConvertArgs& args, const VerifyOpti
     EDGEMM_ASSIGN_OR_RETURN(std::string rendered, render(t, values));
     EDGEMM_RETURN_IF_ERROR(write_text_file((out / t.output).string(), rendered));
   }
-  EDGEMM_RETURN_IF_ERROR(write_text_file((out / "README.md").string(),
-                                         readme(args, profile, recipe, plan, before, after, calib, verified)));
+  std::optional<Int8Result> int8;
+  if (args.int8) {
+    std::cerr << "edgemm convert: quantizing to int8 QDQ..." << std::endl;
+    EDGEMM_ASSIGN_OR_RETURN(int8, write_int8(args, profile, recipe, converted, out, verify));
+  }
+  EDGEMM_RETURN_IF_ERROR(write_text_file(
+      (out / "README.md").string(),
+      readme(args, profile, recipe, plan, before, after, calib, verified) + (int8 ? int8_readme(*int8, args) : "")));
 
   nlohmann::json j;
   j["schema"] = "edgemm.convert_target/1";
@@ -356,7 +479,9 @@ Expected<int> convert_for_target(const TargetConvertArgs& args, const VerifyOpti
   j["after"] = target_report_json(after, profile, converted);
   j["verification"] = verified ? verify_json(*verified) : nlohmann::json();
   j["calibration"] = {{"format", recipe.calibration.format}, {"written", calib.written}, {"skipped", calib.skipped}};
+  j["int8"] = int8 ? int8_json(*int8, args, profile) : nlohmann::json();
   j["files"] = nlohmann::json::array({"model.onnx", "README.md", "report.json"});
+  if (int8) j["files"].push_back("model.int8.onnx");
   for (const targets::RecipeTemplate& t : recipe.templates) j["files"].push_back(t.output);
   j["npu_run"] = false;
   EDGEMM_RETURN_IF_ERROR(write_text_file((out / "report.json").string(), json_text(j) + "\n"));
@@ -370,6 +495,13 @@ Expected<int> convert_for_target(const TargetConvertArgs& args, const VerifyOpti
               << " before, " << after.npu_nodes << " of " << after.npu_nodes + after.cpu_nodes << " after\n";
     std::cout << "  calibration samples: " << calib.written << " (" << calib.skipped.size() << " skipped)\n";
     if (verified) std::cout << "  verification: " << (verified->passed ? "passed" : "FAILED") << "\n";
+    if (int8) {
+      std::cout << "  model.int8.onnx: " << int8->quantized.plan.targets.size() << " nodes int8";
+      for (const Int8EngineCheck& c : int8->verified ? int8->verified->checks : std::vector<Int8EngineCheck>{}) {
+        if (c.skipped.empty() && c.failed.empty()) std::cout << ", " << c.engine << " SQNR " << db_text(c.sqnr_db);
+      }
+      std::cout << "\n";
+    }
     std::cout << "  the vendor converter was not run here: see " << (out / "README.md").string() << "\n";
   }
   if (verified && !verified->passed) {

@@ -13,6 +13,7 @@
 #include <opencv2/core.hpp>
 #include <opencv2/core/utils/logger.hpp>
 #include <opencv2/dnn.hpp>
+#include <optional>
 #include <random>
 #include <sstream>
 
@@ -365,6 +366,103 @@ Expected<VerifyReport> verify_conversion(const std::string& original, const std:
     if (!check.failed.empty() || check.worst() > options.tolerance) report.passed = false;
   }
   return report;
+}
+
+namespace {
+
+/// Float32 values of all outputs, in output order (empty when an output is not float32).
+std::vector<float> concatenated(const Named& outputs) {
+  std::vector<float> values;
+  for (const auto& [name, t] : outputs) {
+    if (t.dtype() != DataType::kFloat32) return {};
+    values.insert(values.end(), t.data<float>(), t.data<float>() + t.element_count());
+  }
+  return values;
+}
+
+double sqnr_db(const std::vector<float>& reference, const std::vector<float>& quantized) {
+  if (reference.size() != quantized.size() || reference.empty()) return NAN;
+  double signal = 0, noise = 0;
+  for (size_t i = 0; i < reference.size(); ++i) {
+    signal += double(reference[i]) * reference[i];
+    noise += (double(reference[i]) - quantized[i]) * (double(reference[i]) - quantized[i]);
+  }
+  return noise == 0 ? INFINITY : 10 * std::log10(signal / noise);
+}
+
+/// Share of `got`'s values within one step ((max − min) / 255 of each `reference` output).
+double share_within_step(const Named& reference, const Named& got, double& max_abs) {
+  int64_t within = 0, total = 0;
+  max_abs = 0;
+  for (size_t o = 0; o < reference.size() && o < got.size(); ++o) {
+    const Tensor& a = reference[o].second;
+    const Tensor& b = got[o].second;
+    if (a.dtype() != DataType::kFloat32 || b.dtype() != DataType::kFloat32 || a.element_count() != b.element_count())
+      return NAN;
+    const float* x = a.data<float>();
+    const float* y = b.data<float>();
+    const auto [lo, hi] = std::minmax_element(x, x + a.element_count());
+    const double step = a.element_count() ? (double(*hi) - *lo) / 255 : 0;
+    for (int64_t i = 0; i < a.element_count(); ++i) {
+      const double d = std::fabs(double(x[i]) - y[i]);
+      max_abs = std::max(max_abs, d);
+      within += d <= step;
+    }
+    total += a.element_count();
+  }
+  return total ? double(within) / total : NAN;
+}
+
+}  // namespace
+
+Expected<Int8VerifyReport> verify_int8(const std::string& float_model, const std::string& int8_model,
+                                       const std::vector<std::pair<std::string, Tensor>>& feeds,
+                                       const VerifyOptions& options) {
+  EDGEMM_ASSIGN_OR_RETURN(ModelSignature sig, read_signature(float_model));
+  Int8VerifyReport report;
+  std::optional<Named> edgemm_int8, ort_int8;
+  const std::string ort_skip = ort_missing(options.reference_dir);
+  for (const std::string engine : {"edgemm", "onnxruntime"}) {
+    Int8EngineCheck check{engine, 0, "", ""};
+    if (engine == "onnxruntime" && !ort_skip.empty()) {
+      check.skipped = ort_skip;
+      report.checks.push_back(check);
+      continue;
+    }
+    if (options.progress) options.progress("measuring the int8 model's error with " + engine);
+    const auto run = [&](const std::string& path) {
+      return engine == "edgemm" ? run_edgemm(path, feeds, options.threads)
+                                : run_ort(path, feeds, sig.outputs, options.reference_dir);
+    };
+    auto want = run(float_model);
+    auto got = run(int8_model);
+    if (!want || !got) {
+      check.failed = !want ? "float model: " + want.status().message() : "int8 model: " + got.status().message();
+    } else {
+      check.sqnr_db = sqnr_db(concatenated(*want), concatenated(*got));
+      (engine == "edgemm" ? edgemm_int8 : ort_int8) = std::move(*got);
+    }
+    report.checks.push_back(check);
+  }
+  if (edgemm_int8 && ort_int8) report.within_step = share_within_step(*ort_int8, *edgemm_int8, report.max_abs_error);
+  return report;
+}
+
+nlohmann::json int8_verify_json(const Int8VerifyReport& report) {
+  const auto number = [](double v) {
+    return std::isnan(v) ? nlohmann::json(nullptr) : std::isfinite(v) ? nlohmann::json(v) : nlohmann::json("inf");
+  };
+  nlohmann::json checks = nlohmann::json::array();
+  for (const Int8EngineCheck& c : report.checks) {
+    nlohmann::json j = {{"engine", c.engine},
+                        {"sqnr_db", c.skipped.empty() && c.failed.empty() ? number(c.sqnr_db) : nullptr}};
+    if (!c.skipped.empty()) j["skipped"] = c.skipped;
+    if (!c.failed.empty()) j["failed"] = c.failed;
+    checks.push_back(j);
+  }
+  return {{"checks", checks},
+          {"ort_agreement",
+           {{"within_step", number(report.within_step)}, {"max_abs_error", number(report.max_abs_error)}}}};
 }
 
 nlohmann::json verify_json(const VerifyReport& report) {

@@ -6,6 +6,7 @@
 /// off so that it runs each graph as written), optionally the converted one with OpenCV DNN,
 /// and reports the largest absolute difference per output and engine.
 
+#include <cmath>
 #include <functional>
 #include <map>
 #include <nlohmann/json.hpp>
@@ -66,6 +67,35 @@ Status check_verify_inputs(const std::string& original, const VerifyOptions& opt
 /// recorded in the report (failed), not returned.
 Expected<VerifyReport> verify_conversion(const std::string& original, const std::string& converted,
                                          const VerifyOptions& options);
+
+/// One engine's int8 model against its float model, on the same real input.
+struct Int8EngineCheck {
+  std::string engine;   ///< "edgemm" or "onnxruntime"
+  double sqnr_db = 0;   ///< all outputs concatenated: 10·log10(Σ float² / Σ (float − int8)²); +inf when equal
+  std::string skipped;  ///< why the engine did not run (tool missing)
+  std::string failed;   ///< why a run failed
+};
+
+/// The checks of an int8 QDQ model written beside a float one.
+struct Int8VerifyReport {
+  std::vector<Int8EngineCheck> checks;
+  /// edgemm against ONNX Runtime on the int8 model: the share of output values within one output
+  /// step, (max − min) / 255 of ONNX Runtime's output (the criterion docs/quantize.md uses), and
+  /// the largest difference; NaN when either did not run.
+  double within_step = NAN;
+  double max_abs_error = NAN;
+};
+
+/// Runs `float_model` and `int8_model` on `feeds` with edgemm and ONNX Runtime (when
+/// options.reference_dir has it) and reports the quantization error per engine and the engines'
+/// agreement on the int8 model. Engine failures are recorded, not returned; errors: reading the
+/// models' signatures.
+Expected<Int8VerifyReport> verify_int8(const std::string& float_model, const std::string& int8_model,
+                                       const std::vector<std::pair<std::string, Tensor>>& feeds,
+                                       const VerifyOptions& options);
+
+/// JSON of an int8 report: {checks[{engine, sqnr_db, skipped?, failed?}], ort_agreement{within_step, max_abs_error}}.
+nlohmann::json int8_verify_json(const Int8VerifyReport& report);
 
 /// JSON of a report: {tolerance, passed, checks[{engine, input_set, compared, outputs{name:
 /// max_abs_error}, max_abs_error, skipped?, failed?}], opencv_original?}.
