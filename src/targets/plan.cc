@@ -69,7 +69,12 @@ Expected<ConversionPlan> plan_conversion(const ir::Model& model, const PlatformP
   }
   const int64_t current = model.opset("");
   int64_t target = std::clamp(current, lo, hi);
-  std::string why = target != current ? "the converter accepts " + std::to_string(lo) + ".." + std::to_string(hi) : "";
+  const auto bound = [](const std::optional<int64_t>& v) { return v ? std::to_string(*v) : std::string("?"); };
+  std::string why = target != current ? "the target accepts " + bound(profile.opset_min) + ".." +
+                                            bound(profile.opset_max) + ", edgemm converts to " +
+                                            std::to_string(convert::kMinOpset) + ".." +
+                                            std::to_string(convert::kMaxOpset)
+                                      : "";
   if (wants_layer_norm_decomposition(report) && std::min(target, int64_t{16}) >= lo && target > 16) {
     target = 16;
     why = "LayerNormalization-17 is decomposed into ops the target takes";

@@ -52,6 +52,10 @@ Expected<CalibrationFormat> parse_calibration(const Json& j, const std::string& 
   if (preprocessed && c.layout != "NCHW" && c.layout != "NHWC") {
     return bad(path, "calibration format '" + c.format + "' needs layout NCHW or NHWC");
   }
+  if (auto required = j.find("required"); required != j.end()) {
+    if (!required->is_boolean()) return bad(path, "calibration 'required' must be true or false");
+    c.required = required->get<bool>();
+  }
   if (!c.color.empty() && c.color != "RGB" && c.color != "BGR")
     return bad(path, "calibration color must be RGB or BGR");
   if (c.format != "none" && c.dir.empty()) return bad(path, "calibration format '" + c.format + "' needs 'dir'");

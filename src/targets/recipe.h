@@ -25,6 +25,7 @@ struct CalibrationFormat {
   std::string format = "none";
   std::string layout;     ///< "NCHW" or "NHWC" for preprocessed formats
   std::string color;      ///< "RGB" or "BGR" (empty: RGB)
+  bool required = false;  ///< the converter always quantizes: --calib images are needed
   std::string list_file;  ///< written in the folder when non-empty
   std::string dir;        ///< folder of the samples inside the deployment folder
 };

@@ -209,4 +209,58 @@ onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid('', 13)]), sys
 PY
 check no-inputs 2 "$bin" convert "$tmp/noinput.onnx" --target rk3588 -o "$tmp/ni" --no-verify
 expect_text no-inputs-why "$tmp/err" "has no graph inputs"
+# Image inputs the recipes cannot feed are refused before anything is written: NHWC where the
+# recipe declares NCHW samples, a batch above 1, a name the tools would read as an option, a
+# dynamic shape the scripts would write; horizon-j5 always quantizes, so it needs --calib.
+/usr/bin/python3 - "$tmp" <<'PY'
+import sys, onnx
+from onnx import helper, TensorProto
+def relu(path, shape, name='x'):
+    g = helper.make_graph([helper.make_node('Relu', [name], ['y'])], 'g',
+                          [helper.make_tensor_value_info(name, TensorProto.FLOAT, shape)],
+                          [helper.make_tensor_value_info('y', TensorProto.FLOAT, shape)])
+    onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid('', 13)]), path)
+relu(sys.argv[1] + '/nhwc.onnx', [1, 32, 32, 3])
+relu(sys.argv[1] + '/batch2.onnx', [2, 3, 32, 32])
+relu(sys.argv[1] + '/dash.onnx', [1, 3, 32, 32], '-x')
+relu(sys.argv[1] + '/dynamic.onnx', ['n', 3, 'h', 'w'])
+relu(sys.argv[1] + '/image.onnx', [1, 3, 32, 32])
+PY
+check nhwc-calib 2 "$bin" convert "$tmp/nhwc.onnx" --target ascend310p -o "$tmp/nh" --calib "$tmp/calib" --no-verify
+expect_text nhwc-calib-why "$tmp/err" "is NHWC .* declares NCHW"
+[ ! -e "$tmp/nh" ] && passed=$((passed + 1)) || { failed=$((failed + 1)); echo "FAIL nhwc-calib made a folder"; }
+check batch2-calib 2 "$bin" convert "$tmp/batch2.onnx" --target qualcomm-htp -o "$tmp/b2" --calib "$tmp/calib" --no-verify
+expect_text batch2-calib-why "$tmp/err" "has batch 2: fix it to 1"
+check dash-name 2 "$bin" convert "$tmp/dash.onnx" --target ascend310p -o "$tmp/da" --no-verify
+check dynamic-script 2 "$bin" convert "$tmp/dynamic.onnx" --target qualcomm-htp -o "$tmp/dy" --no-verify
+expect_text dynamic-script-why "$tmp/err" "recipe writes the input shape: pass --fix-shape x="
+check horizon-no-calib 2 "$bin" convert "$det" --target horizon-j5 -o "$tmp/hn" --fix-shape x=1,3,640,640 --no-verify
+expect_text horizon-no-calib-why "$tmp/err" "always quantizes"
+check bgr-vendor-color 2 "$bin" convert "$det" --target rk3588 -o "$tmp/bg" --fix-shape x=1,3,640,640 \
+  --calib "$tmp/calib" --bgr --no-verify
+check calib-count-alone 2 "$bin" convert "$det" --target rk3588 -o "$tmp/cc" --fix-shape x=1,3,640,640 --calib-count 3
+check int8-method-alone 2 "$bin" convert "$det" --target rk3588 -o "$tmp/im" --fix-shape x=1,3,640,640 \
+  --int8-method minmax
+check empty-out 2 "$bin" convert "$det" --target rk3588 -o "" --fix-shape x=1,3,640,640
+# --calib-count counts decodable images: c.png (undecodable) is passed over, not counted.
+mkdir -p "$tmp/badfirst" && printf 'bad' >"$tmp/badfirst/0.png" && cp "$tmp/calib/a.png" "$tmp/badfirst/1.png"
+check calib-count-decodable 0 "$bin" convert "$det" --target ascend310p -o "$tmp/bf" --fix-shape x=1,3,640,640 \
+  --calib "$tmp/badfirst" --calib-count 1 --no-verify --json
+expect_eq calib-count-decodable-n "$(json "(j['calibration']['written'], len(j['calibration']['skipped']))")" "(1, 1)"
+# --bgr: the float samples edgemm normalizes follow the model's channel order (B first).
+check bgr-samples 0 "$bin" convert "$tmp/image.onnx" --target ascend310p -o "$tmp/bs" \
+  --calib "$tmp/badfirst" --bgr --no-verify
+check bgr-order 0 /usr/bin/python3 - "$tmp/bs/calib" "$tmp/calib/a.png" <<'PY'
+import glob, sys
+import numpy as np
+from PIL import Image
+x = np.fromfile(glob.glob(sys.argv[1] + '/*.bin')[0], dtype=np.float32).reshape(3, 32, 32)
+rgb = np.asarray(Image.open(sys.argv[2]).convert('RGB').resize((32, 32), Image.BILINEAR), dtype=np.float32)
+means = x.reshape(3, -1).mean(1)  # mean 0 / std 1: raw pixel values, B, G, R
+want = rgb.reshape(-1, 3).mean(0)[::-1]
+print('sample channel means', means, 'image B,G,R means', want, file=sys.stderr)
+# The resamplers differ (PIL filters, OpenCV does not), so compare the two orders, not values.
+as_bgr, as_rgb = np.abs(means - want).max(), np.abs(means - want[::-1]).max()
+sys.exit(0 if as_bgr < 12 and as_bgr < as_rgb / 3 else 1)
+PY
 report_and_exit

@@ -43,8 +43,11 @@ struct ConvertArgs {
   std::string platforms;
   std::string calib;
   int calib_count = 64;
+  bool calib_count_given = false;
   bool int8 = false;
   std::string int8_method = "mse";
+  bool int8_method_given = false;
+  bool bgr = false;
   std::vector<float> mean;  ///< empty: 0 (with std 1: the model takes raw 0-255 pixels)
   std::vector<float> std;
 };
@@ -157,6 +160,10 @@ Expected<int> convert_target_command(const ConvertArgs& args) {
   EDGEMM_ASSIGN_OR_RETURN(t.fixed_shapes, parse_named_shapes(args.fix_shapes, "--fix-shape"));
   t.calib = args.calib;
   t.calib_count = args.calib_count;
+  if (args.calib_count_given && args.calib.empty())
+    return Status(StatusCode::kInvalidArgument, "--calib-count needs --calib");
+  if (args.int8_method_given && !args.int8) return Status(StatusCode::kInvalidArgument, "--int8-method needs --int8");
+  t.bgr = args.bgr;
   t.int8 = args.int8;
   t.int8_method = args.int8_method;
   if (!args.mean.empty()) {
@@ -174,8 +181,9 @@ Expected<int> convert_target_command(const ConvertArgs& args) {
 Expected<int> convert_command(const ConvertArgs& args) {
   if (args.target_given && args.target.empty()) return Status(StatusCode::kInvalidArgument, "--target needs a name");
   if (!args.target.empty()) return convert_target_command(args);
-  if (!args.calib.empty() || !args.mean.empty() || !args.std.empty() || !args.platforms.empty() || args.int8) {
-    return Status(StatusCode::kInvalidArgument, "--calib, --mean, --std, --int8 and --platforms need --target");
+  if (!args.calib.empty() || !args.mean.empty() || !args.std.empty() || !args.platforms.empty() || args.int8 ||
+      args.bgr) {
+    return Status(StatusCode::kInvalidArgument, "--calib, --mean, --std, --bgr, --int8 and --platforms need --target");
   }
   EDGEMM_RETURN_IF_ERROR(check_output_path(args.output, {args.model}));
   convert::ConvertOptions options;
@@ -262,6 +270,8 @@ void add_convert_command(CLI::App& app, int& exit_code) {
   cmd->add_option("--calib-count", args->calib_count, "--target: at most this many calibration images (name order)")
       ->check(CLI::Range(1, 100000))
       ->capture_default_str();
+  cmd->add_flag("--bgr", args->bgr,
+                "--target: the model takes B,G,R channels (PaddleOCR, OpenCV-trained models); --mean/--std stay RGB");
   cmd->add_flag("--int8", args->int8,
                 "--target: also write model.int8.onnx, int8 QDQ calibrated on the --calib images (edgemm's quantizer)");
   cmd->add_option("--int8-method", args->int8_method,
@@ -276,6 +286,8 @@ void add_convert_command(CLI::App& app, int& exit_code) {
   cmd->add_flag("--json", args->json, "print a JSON report");
   cmd->callback([args, cmd, &exit_code] {
     args->target_given = cmd->count("--target") > 0;
+    args->calib_count_given = cmd->count("--calib-count") > 0;
+    args->int8_method_given = cmd->count("--int8-method") > 0;
     auto result = convert_command(*args);
     exit_code = result ? *result : report_error("convert", result.status(), args->json);
   });

@@ -26,6 +26,12 @@ namespace {
 
 namespace fs = std::filesystem;
 
+/// The calibration images chosen from --calib, before anything is written.
+struct CalibrationImages {
+  std::vector<fs::path> images;      ///< decodable, in name order, at most --calib-count
+  std::vector<std::string> skipped;  ///< "file: reason" for the undecodable ones met before
+};
+
 /// What the calibration step wrote.
 struct CalibrationResult {
   int written = 0;
@@ -58,7 +64,11 @@ Expected<InputGeometry> input_geometry(const ValueInfo& input) {
   return g;
 }
 
-std::vector<fs::path> calibration_images(const std::string& dir, int count) {
+/// The first `count` images of `dir` (png, jpg, jpeg, bmp; name order) that decode; those that
+/// do not are skipped with the reason. Errors: kIo when `dir` is not a folder, kInvalidArgument
+/// when it holds no image or none decodes.
+Expected<CalibrationImages> calibration_images(const std::string& dir, int count) {
+  if (!fs::is_directory(dir)) return Status(StatusCode::kIo, "--calib '" + dir + "' is not a folder of images");
   std::vector<fs::path> files;
   std::error_code ec;
   for (const auto& e : fs::directory_iterator(dir, ec)) {
@@ -69,8 +79,22 @@ std::vector<fs::path> calibration_images(const std::string& dir, int count) {
     }
   }
   std::sort(files.begin(), files.end());
-  if (static_cast<int>(files.size()) > count) files.resize(count);
-  return files;
+  if (files.empty()) return Status(StatusCode::kInvalidArgument, "--calib '" + dir + "' holds no images");
+  CalibrationImages chosen;
+  for (const fs::path& file : files) {
+    if (static_cast<int>(chosen.images.size()) == count) break;
+    auto bgr = pipelines::read_image_bgr(file.string());
+    if (bgr) {
+      chosen.images.push_back(file);
+    } else {
+      chosen.skipped.push_back(file.filename().string() + ": " + bgr.status().message());
+    }
+  }
+  if (chosen.images.empty()) {
+    return Status(StatusCode::kInvalidArgument,
+                  "none of the " + std::to_string(files.size()) + " images in --calib '" + dir + "' could be decoded");
+  }
+  return chosen;
 }
 
 /// One preprocessed sample: resized to the input, in the recipe's color order and layout;
@@ -109,24 +133,28 @@ Status write_bytes(const fs::path& path, const void* data, size_t size) {
   return Status::ok();
 }
 
-Expected<CalibrationResult> write_calibration(const TargetConvertArgs& args, const targets::CalibrationFormat& f,
-                                              const ValueInfo& input, const fs::path& out) {
+/// The form edgemm writes samples in: the recipe's, except that the float samples edgemm
+/// normalizes itself follow the model's channel order (--bgr).
+targets::CalibrationFormat sample_form(const targets::CalibrationFormat& f, const TargetConvertArgs& args) {
+  targets::CalibrationFormat form = f;
+  if (f.format == "raw_float32" || f.format == "npy") form.color = args.bgr ? "BGR" : "RGB";
+  return form;
+}
+
+Expected<CalibrationResult> write_calibration(const TargetConvertArgs& args,
+                                              const targets::CalibrationFormat& recipe_form,
+                                              const CalibrationImages& chosen, const ValueInfo& input,
+                                              const fs::path& out) {
   CalibrationResult result;
-  if (args.calib.empty() || f.format == "none") return result;
-  if (!fs::is_directory(args.calib)) {
-    return Status(StatusCode::kIo, "--calib '" + args.calib + "' is not a folder of images");
-  }
-  const std::vector<fs::path> images = calibration_images(args.calib, args.calib_count);
-  if (images.empty()) return Status(StatusCode::kInvalidArgument, "--calib '" + args.calib + "' holds no images");
+  if (args.calib.empty() || recipe_form.format == "none") return result;
+  const targets::CalibrationFormat f = sample_form(recipe_form, args);
+  result.skipped = chosen.skipped;
   EDGEMM_ASSIGN_OR_RETURN(const InputGeometry g, input_geometry(input));
   fs::create_directories(out / f.dir);
   std::string list;
-  for (const fs::path& image : images) {
+  for (const fs::path& image : chosen.images) {
     auto bgr = pipelines::read_image_bgr(image.string());
-    if (!bgr) {
-      result.skipped.push_back(image.filename().string() + ": " + bgr.status().message());
-      continue;
-    }
+    if (!bgr) return Status(StatusCode::kIo, "cannot read '" + image.string() + "' again: " + bgr.status().message());
     // Numbered, so that a.png and a.jpg stay two samples.
     char number[16];
     std::snprintf(number, sizeof number, "%04d_", result.written);
@@ -151,10 +179,6 @@ Expected<CalibrationResult> write_calibration(const TargetConvertArgs& args, con
     list += f.dir + "/" + name + "\n";
     ++result.written;
   }
-  if (result.written == 0) {
-    return Status(StatusCode::kInvalidArgument, "none of the " + std::to_string(images.size()) +
-                                                    " calibration images in '" + args.calib + "' could be decoded");
-  }
   if (!f.list_file.empty()) EDGEMM_RETURN_IF_ERROR(write_text_file((out / f.list_file).string(), list));
   return result;
 }
@@ -163,16 +187,18 @@ Expected<CalibrationResult> write_calibration(const TargetConvertArgs& args, con
 struct Int8Result {
   quant::Int8Report quantized;
   targets::TargetReport target;              ///< check_model on model.int8.onnx
+  int images_skipped = 0;                    ///< undecodable --calib images passed over
   std::optional<Int8VerifyReport> verified;  ///< null with --no-verify
 };
 
-/// The --calib images as the model takes them: float32 in the model's layout, in the recipe's
-/// color order (what the vendor's calibration feeds), normalized with --mean / --std.
+/// The --calib images as the model takes them: float32 in the model's layout and channel order
+/// (--bgr), normalized with --mean / --std.
 quant::FeedSource model_feed_source(const TargetConvertArgs& args, const targets::CalibrationFormat& f,
                                     const InputGeometry& g, const std::string& input) {
   targets::CalibrationFormat model_form = f;
   model_form.format = "npy";
   model_form.layout = g.nchw ? "NCHW" : "NHWC";
+  model_form.color = args.bgr ? "BGR" : "RGB";
   return [args, model_form, g, input](const quant::CalibrationSample& s) -> Expected<std::vector<quant::Feed>> {
     EDGEMM_ASSIGN_OR_RETURN(cv::Mat bgr, pipelines::read_image_bgr(s.path));
     return std::vector<quant::Feed>{{{input, preprocess(bgr, g, model_form, args)}}};
@@ -185,13 +211,13 @@ quant::FeedSource model_feed_source(const TargetConvertArgs& args, const targets
 /// first calibration image with edgemm and ONNX Runtime. Errors: those of quant::quantize_int8,
 /// of the export and of the verification setup.
 Expected<Int8Result> write_int8(const TargetConvertArgs& args, const targets::PlatformProfile& profile,
-                                const targets::Recipe& recipe, const std::string& converted, const fs::path& out,
-                                const VerifyOptions* verify) {
+                                const targets::Recipe& recipe, const CalibrationImages& chosen,
+                                const std::string& converted, const fs::path& out, const VerifyOptions* verify) {
   EDGEMM_ASSIGN_OR_RETURN(ir::Model model, ir::import_onnx_file(converted));
   const ValueInfo input = model.graph.inputs.front();
   EDGEMM_ASSIGN_OR_RETURN(const InputGeometry g, input_geometry(input));
   std::vector<quant::CalibrationSample> samples;
-  for (const fs::path& p : calibration_images(args.calib, args.calib_count)) samples.push_back({p.string(), "default"});
+  for (const fs::path& p : chosen.images) samples.push_back({p.string(), "default"});
   const quant::FeedSource source = model_feed_source(args, recipe.calibration, g, input.name);
   quant::Int8QuantizeOptions options;
   EDGEMM_ASSIGN_OR_RETURN(options.method, quant::parse_method(args.int8_method));
@@ -203,6 +229,7 @@ Expected<Int8Result> write_int8(const TargetConvertArgs& args, const targets::Pl
     bar.update(done, done < samples.size() ? fs::path(samples[done].path).filename().string() : "");
   };
   Int8Result result;
+  result.images_skipped = static_cast<int>(chosen.skipped.size());
   EDGEMM_RETURN_IF_ERROR(quant::quantize_int8(model, samples, source, options, result.quantized));
   bar.clear();
   const std::string path = (out / "model.int8.onnx").string();
@@ -225,11 +252,19 @@ nlohmann::json int8_json(const Int8Result& r, const TargetConvertArgs& args, con
   return {{"file", "model.int8.onnx"},
           {"method", args.int8_method},
           {"samples_used", r.quantized.samples_used},
-          {"samples_skipped", r.quantized.samples_skipped},
+          {"samples_skipped", r.quantized.samples_skipped + r.images_skipped},
           {"quantized_nodes", r.quantized.plan.targets.size()},
           {"float_nodes", skipped},
           {"target", target_report_json(r.target, profile, "model.int8.onnx")},
           {"verification", r.verified ? int8_verify_json(*r.verified) : nlohmann::json()}};
+}
+
+/// `v` with 3 significant digits ("1.2e-06", "0.416").
+std::string number_text(double v) {
+  std::ostringstream s;
+  s.precision(3);
+  s << v;
+  return s.str();
 }
 
 std::string db_text(double v) {
@@ -252,8 +287,14 @@ std::string int8_readme(const Int8Result& r, const TargetConvertArgs& args) {
        "here. edgemm and ONNX Runtime run it on a CPU.\n\n"
     << "NPU-eligible nodes: " << r.target.npu_nodes << " of " << r.target.npu_nodes + r.target.cpu_nodes
     << " (QuantizeLinear / DequantizeLinear count as nodes).\n";
+  if (!r.quantized.plan.skipped.empty()) {
+    s << "\nKept in float: " << r.quantized.plan.skipped.size()
+      << " nodes (`report.json`, `int8.float_nodes`, gives each reason).\n";
+  }
   if (!r.verified) return s.str() + "\nError not measured (--no-verify).\n";
-  s << "\nError against model.onnx on the first calibration image (SQNR of all outputs):\n\n";
+  s << "\nError against model.onnx on the first calibration image (SQNR of all outputs). **In-sample**: that\n"
+       "image also set the ranges, so this is a sanity check, not the model's accuracy; measure that on held-out\n"
+       "data (e.g. `edgemm eval`).\n\n";
   for (const Int8EngineCheck& c : r.verified->checks) {
     s << "- " << c.engine << ": "
       << (!c.skipped.empty()  ? "skipped (" + c.skipped + ")"
@@ -312,7 +353,8 @@ Expected<std::string> render(const targets::RecipeTemplate& t, const std::map<st
 std::string readme(const TargetConvertArgs& args, const targets::PlatformProfile& profile,
                    const targets::Recipe& recipe, const targets::ConversionPlan& plan,
                    const targets::TargetReport& before, const targets::TargetReport& after,
-                   const CalibrationResult& calib, const std::optional<VerifyReport>& verified) {
+                   const CalibrationResult& calib, const std::optional<VerifyReport>& verified,
+                   const ir::Graph& graph) {
   std::ostringstream s;
   s << "# " << profile.title << ": deployment folder for " << fs::path(args.model).filename().string() << "\n\n"
     << "Written by `" << invocation() << "`. **No NPU or vendor tool was run here**: the verdicts below encode the\n"
@@ -333,7 +375,9 @@ std::string readme(const TargetConvertArgs& args, const targets::PlatformProfile
     s << "- " << c.engine << ", " << c.input_set << ", " << c.compared << ": "
       << (!c.skipped.empty()  ? "skipped (" + c.skipped + ")"
           : !c.failed.empty() ? "FAILED (" + c.failed + ")"
-                              : "max abs error " + std::to_string(c.worst()))
+          : c.worst() > verified->tolerance
+              ? "FAILED: max abs error " + number_text(c.worst()) + " > tolerance " + number_text(verified->tolerance)
+              : "max abs error " + number_text(c.worst()))
       << "\n";
   }
   s << "\n## Calibration\n\n"
@@ -350,6 +394,10 @@ std::string readme(const TargetConvertArgs& args, const targets::PlatformProfile
       << (recipe.calibration.list_file.empty() ? "" : ", listed in `" + recipe.calibration.list_file + "`") << "), "
       << calib.skipped.size() << " images skipped (undecodable).\n";
   }
+  if (graph.inputs.size() > 1) {
+    s << "\n**The recipe configures only the first input, `" << graph.inputs.front().name << "`**; this model has "
+      << graph.inputs.size() << " inputs: edit the generated scripts for the others.\n";
+  }
   s << "\n## Run on the SDK machine\n\n```sh\n";
   for (const targets::RecipeTemplate& t : recipe.templates) s << t.run << "\n";
   s << "```\n\n## Sources\n\n";
@@ -359,9 +407,53 @@ std::string readme(const TargetConvertArgs& args, const targets::PlatformProfile
   return s.str();
 }
 
+/// The checks of an image input that calibration samples feed: one input, 3 channels, batch 1,
+/// and for samples edgemm preprocesses, the layout the recipe declares to the converter.
+Status check_calibration_input(const ir::Graph& g, const ValueInfo& input, const TargetConvertArgs& args,
+                               const targets::CalibrationFormat& f) {
+  if (g.inputs.size() != 1) {
+    return Status(StatusCode::kInvalidArgument, "calibration samples feed one image input; '" + args.model + "' has " +
+                                                    std::to_string(g.inputs.size()) + " inputs");
+  }
+  EDGEMM_ASSIGN_OR_RETURN(const InputGeometry geometry, input_geometry(input));
+  if (input.shape[0].value != 1) {
+    return Status(StatusCode::kInvalidArgument, "calibration samples are single images; input '" + input.name +
+                                                    "' has batch " + std::to_string(input.shape[0].value) +
+                                                    ": fix it to 1 with --fix-shape");
+  }
+  const std::string layout = geometry.nchw ? "NCHW" : "NHWC";
+  if (f.format != "image_list" && f.format != "none" && f.layout != layout && !args.calib.empty()) {
+    return Status(StatusCode::kInvalidArgument,
+                  "input '" + input.name + "' is " + layout + " " + dims_text(input.shape, true) +
+                      " but the recipe writes " + f.layout + " samples and declares " + f.layout +
+                      " to the converter: export the model with an " + f.layout + " input");
+  }
+  if (args.bgr && (f.format == "image_list" || f.format == "raw_uint8") && !args.calib.empty()) {
+    return Status(StatusCode::kInvalidArgument,
+                  "--bgr: this recipe's converter reads " + (f.color.empty() ? std::string("RGB") : f.color) +
+                      " pixels and normalizes them itself; its channel order is set in the recipe, not by edgemm");
+  }
+  return Status::ok();
+}
+
+/// True when a template of `recipe` writes the input's shape or size into a script.
+Expected<bool> templates_use_shape(const targets::Recipe& recipe) {
+  for (const targets::RecipeTemplate& t : recipe.templates) {
+    std::ifstream in(t.template_file);
+    std::stringstream text;
+    text << in.rdbuf();
+    if (!in) return Status(StatusCode::kIo, "cannot read the recipe template '" + t.template_file + "'");
+    for (const char* p : {"{{input_shape", "{{input_height}}", "{{input_width}}", "{{input_channels}}"}) {
+      if (text.str().find(p) != std::string::npos) return true;
+    }
+  }
+  return false;
+}
+
 /// What the recipes need of the model, checked before anything is written: a first input whose
-/// name the generated scripts can quote, an image input when calibration images are given, --int8
-/// options that can run, and templates that render.
+/// name the generated scripts can quote, a static shape when the scripts write it, an image input
+/// when calibration images are given or the converter needs them, --int8 options that can run,
+/// and templates that render.
 Status check_recipe_inputs(const ir::Graph& g, const TargetConvertArgs& args, const targets::Recipe& recipe) {
   if (g.inputs.empty()) {
     return Status(StatusCode::kInvalidArgument,
@@ -371,10 +463,11 @@ Status check_recipe_inputs(const ir::Graph& g, const TargetConvertArgs& args, co
   const bool quotable = std::all_of(name.begin(), name.end(), [](unsigned char c) {
     return std::isalnum(c) || c == '_' || c == '.' || c == ':' || c == '/' || c == '-';
   });
-  if (!quotable) {
+  if (!quotable || name.front() == '-') {
     return Status(StatusCode::kInvalidArgument, "input name '" + name +
                                                     "' has characters the generated scripts would have to quote "
-                                                    "(letters, digits and _ . : / - only): rename the input");
+                                                    "(letters, digits and _ . : / - only, not starting with -): "
+                                                    "rename the input");
   }
   ValueInfo input = g.inputs.front();
   if (auto fixed = args.fixed_shapes.find(name); fixed != args.fixed_shapes.end()) {
@@ -382,15 +475,25 @@ Status check_recipe_inputs(const ir::Graph& g, const TargetConvertArgs& args, co
     for (int64_t d : fixed->second) input.shape.push_back(Dim{d, ""});
     input.rank_known = true;
   }
-  if (!args.calib.empty() && (recipe.calibration.format != "none" || args.int8))
-    EDGEMM_RETURN_IF_ERROR(input_geometry(input).status());
+  const bool is_static = input.rank_known && std::all_of(input.shape.begin(), input.shape.end(),
+                                                         [](const Dim& d) { return d.is_static(); });
+  EDGEMM_ASSIGN_OR_RETURN(const bool scripts_use_shape, templates_use_shape(recipe));
+  if (!is_static && scripts_use_shape) {
+    return Status(StatusCode::kInvalidArgument,
+                  "input '" + name + "' has dynamic dims " + dims_text(input.shape, input.rank_known) + "; the " +
+                      recipe.target + " recipe writes the input shape: pass --fix-shape " + name + "=...");
+  }
+  if (recipe.calibration.required && args.calib.empty()) {
+    return Status(StatusCode::kInvalidArgument,
+                  "the " + recipe.target + " converter always quantizes: give calibration images with --calib DIR");
+  }
   if (args.int8) {
     if (args.calib.empty())
       return Status(StatusCode::kInvalidArgument, "--int8 calibrates on --calib images: give --calib DIR");
-    if (!fs::is_directory(args.calib))
-      return Status(StatusCode::kIo, "--calib '" + args.calib + "' is not a folder of images");
     EDGEMM_RETURN_IF_ERROR(quant::parse_method(args.int8_method).status());
   }
+  if (!args.calib.empty() && (recipe.calibration.format != "none" || args.int8))
+    EDGEMM_RETURN_IF_ERROR(check_calibration_input(g, input, args, recipe.calibration));
   for (const targets::RecipeTemplate& t : recipe.templates) {
     EDGEMM_RETURN_IF_ERROR(render(t, placeholder_values(input, args, recipe.calibration, 0)).status());
   }
@@ -399,6 +502,7 @@ Status check_recipe_inputs(const ir::Graph& g, const TargetConvertArgs& args, co
 
 Status check_folder(const TargetConvertArgs& args, const std::vector<std::string>& inputs) {
   std::error_code ec;
+  if (args.output_dir.empty()) return Status(StatusCode::kInvalidArgument, "-o needs a folder name");
   if (fs::exists(args.output_dir, ec) && !fs::is_directory(args.output_dir, ec)) {
     return Status(StatusCode::kInvalidArgument, "-o '" + args.output_dir + "' is a file; --target writes a folder");
   }
@@ -413,31 +517,51 @@ Status check_folder(const TargetConvertArgs& args, const std::vector<std::string
 
 }  // namespace
 
-Expected<int> convert_for_target(const TargetConvertArgs& args, const VerifyOptions* verify) {
-  EDGEMM_ASSIGN_OR_RETURN(targets::PlatformProfile profile, load_platform(args.platforms, args.target));
-  const fs::path recipe_dir = fs::path(platforms_dir(args.platforms)) / "recipes" / args.target;
-  EDGEMM_ASSIGN_OR_RETURN(targets::Recipe recipe, targets::load_recipe(recipe_dir.string()));
-  if (recipe.target != profile.name) {
-    return Status(StatusCode::kInvalidModel, recipe_dir.string() + "/recipe.json: 'target' is '" + recipe.target +
-                                                 "', not '" + profile.name + "'");
-  }
-  EDGEMM_ASSIGN_OR_RETURN(ir::Model model, ir::import_onnx_file(args.model));
-  EDGEMM_RETURN_IF_ERROR(check_recipe_inputs(model.graph, args, recipe));
-  std::vector<std::string> inputs = model.external_data_files;
-  inputs.push_back(args.model);
-  EDGEMM_RETURN_IF_ERROR(check_folder(args, inputs));
-  EDGEMM_RETURN_IF_ERROR(convert::validate_fixed_shapes(model.graph, args.fixed_shapes));
-  const targets::TargetReport before = targets::check_model(model, profile);
-  EDGEMM_ASSIGN_OR_RETURN(targets::ConversionPlan plan,
-                          targets::plan_conversion(model, profile, before, args.fixed_shapes));
-  if (verify) EDGEMM_RETURN_IF_ERROR(check_verify_inputs(args.model, *verify));
+/// Everything checked and chosen before the folder is written.
+struct Prepared {
+  targets::PlatformProfile profile;
+  targets::Recipe recipe;
+  ir::Model model;
+  targets::TargetReport before;
+  targets::ConversionPlan plan;
+  CalibrationImages chosen;  ///< empty without --calib
+};
 
+Expected<Prepared> prepare(const TargetConvertArgs& args, const VerifyOptions* verify) {
+  Prepared p;
+  EDGEMM_ASSIGN_OR_RETURN(p.profile, load_platform(args.platforms, args.target));
+  const fs::path recipe_dir = fs::path(platforms_dir(args.platforms)) / "recipes" / args.target;
+  EDGEMM_ASSIGN_OR_RETURN(p.recipe, targets::load_recipe(recipe_dir.string()));
+  if (p.recipe.target != p.profile.name) {
+    return Status(StatusCode::kInvalidModel, recipe_dir.string() + "/recipe.json: 'target' is '" + p.recipe.target +
+                                                 "', not '" + p.profile.name + "'");
+  }
+  EDGEMM_ASSIGN_OR_RETURN(p.model, ir::import_onnx_file(args.model));
+  EDGEMM_RETURN_IF_ERROR(convert::validate_fixed_shapes(p.model.graph, args.fixed_shapes));
+  EDGEMM_RETURN_IF_ERROR(check_recipe_inputs(p.model.graph, args, p.recipe));
+  p.before = targets::check_model(p.model, p.profile);
+  EDGEMM_ASSIGN_OR_RETURN(p.plan, targets::plan_conversion(p.model, p.profile, p.before, args.fixed_shapes));
+  if (verify) EDGEMM_RETURN_IF_ERROR(check_verify_inputs(args.model, *verify));
+  if (!args.calib.empty() && p.recipe.calibration.format == "none" && !args.int8) {
+    std::cerr << "edgemm convert: warning: the " << p.recipe.target
+              << " recipe takes no calibration files; --calib is used only with --int8" << std::endl;
+  } else if (!args.calib.empty()) {
+    EDGEMM_ASSIGN_OR_RETURN(p.chosen, calibration_images(args.calib, args.calib_count));
+  }
+  return p;
+}
+
+Expected<int> write_folder(const TargetConvertArgs& args, Prepared& p, const VerifyOptions* verify) {
+  const targets::PlatformProfile& profile = p.profile;
+  const targets::Recipe& recipe = p.recipe;
+  const targets::ConversionPlan& plan = p.plan;
+  const targets::TargetReport& before = p.before;
   const fs::path out(args.output_dir);
   const std::string converted = (out / "model.onnx").string();
   std::cerr << "edgemm convert: rewriting for " << profile.name << "..." << std::endl;
   convert::ConvertReport creport;
-  EDGEMM_RETURN_IF_ERROR(convert::convert_model(model, plan.options, creport));
-  EDGEMM_RETURN_IF_ERROR(ir::export_onnx_file(model, converted));
+  EDGEMM_RETURN_IF_ERROR(convert::convert_model(p.model, plan.options, creport));
+  EDGEMM_RETURN_IF_ERROR(ir::export_onnx_file(p.model, converted));
   EDGEMM_ASSIGN_OR_RETURN(ir::Model written, ir::import_onnx_file(converted));
   const targets::TargetReport after = targets::check_model(written, profile);
 
@@ -451,8 +575,12 @@ Expected<int> convert_for_target(const TargetConvertArgs& args, const VerifyOpti
                  "raw 0-255 pixels (mean 0, std 1)"
               << std::endl;
   }
-  EDGEMM_ASSIGN_OR_RETURN(CalibrationResult calib, write_calibration(args, recipe.calibration, input, out));
+  EDGEMM_ASSIGN_OR_RETURN(CalibrationResult calib, write_calibration(args, recipe.calibration, p.chosen, input, out));
   const auto values = placeholder_values(input, args, recipe.calibration, calib.written);
+  targets::Recipe shown = recipe;  // the README quotes the recipe's notes filled in
+  for (std::string& note : shown.unknown) {
+    EDGEMM_ASSIGN_OR_RETURN(note, targets::render_template(note, values, "recipe.json 'unknown'"));
+  }
   for (const targets::RecipeTemplate& t : recipe.templates) {
     EDGEMM_ASSIGN_OR_RETURN(std::string rendered, render(t, values));
     EDGEMM_RETURN_IF_ERROR(write_text_file((out / t.output).string(), rendered));
@@ -460,11 +588,11 @@ Expected<int> convert_for_target(const TargetConvertArgs& args, const VerifyOpti
   std::optional<Int8Result> int8;
   if (args.int8) {
     std::cerr << "edgemm convert: quantizing to int8 QDQ..." << std::endl;
-    EDGEMM_ASSIGN_OR_RETURN(int8, write_int8(args, profile, recipe, converted, out, verify));
+    EDGEMM_ASSIGN_OR_RETURN(int8, write_int8(args, profile, recipe, p.chosen, converted, out, verify));
   }
   EDGEMM_RETURN_IF_ERROR(write_text_file(
-      (out / "README.md").string(),
-      readme(args, profile, recipe, plan, before, after, calib, verified) + (int8 ? int8_readme(*int8, args) : "")));
+      (out / "README.md").string(), readme(args, profile, shown, plan, before, after, calib, verified, written.graph) +
+                                        (int8 ? int8_readme(*int8, args) : "")));
 
   nlohmann::json j;
   j["schema"] = "edgemm.convert_target/1";
@@ -495,6 +623,9 @@ Expected<int> convert_for_target(const TargetConvertArgs& args, const VerifyOpti
               << " before, " << after.npu_nodes << " of " << after.npu_nodes + after.cpu_nodes << " after\n";
     std::cout << "  calibration samples: " << calib.written << " (" << calib.skipped.size() << " skipped)\n";
     if (verified) std::cout << "  verification: " << (verified->passed ? "passed" : "FAILED") << "\n";
+    for (const EngineCheck& c : verified ? verified->checks : std::vector<EngineCheck>{}) {
+      if (!c.skipped.empty()) std::cout << "    " << c.engine << " check skipped: " << c.skipped << "\n";
+    }
     if (int8) {
       std::cout << "  model.int8.onnx: " << int8->quantized.plan.targets.size() << " nodes int8";
       for (const Int8EngineCheck& c : int8->verified ? int8->verified->checks : std::vector<Int8EngineCheck>{}) {
@@ -514,6 +645,21 @@ Expected<int> convert_for_target(const TargetConvertArgs& args, const VerifyOpti
     return 1;
   }
   return 0;
+}
+
+Expected<int> convert_for_target(const TargetConvertArgs& args, const VerifyOptions* verify) {
+  EDGEMM_ASSIGN_OR_RETURN(Prepared prepared, prepare(args, verify));
+  std::vector<std::string> inputs = prepared.model.external_data_files;
+  inputs.push_back(args.model);
+  std::error_code ec;
+  const bool existed = fs::exists(args.output_dir, ec);
+  EDGEMM_RETURN_IF_ERROR(check_folder(args, inputs));
+  auto result = write_folder(args, prepared, verify);
+  if (!result) {  // leave no half-written folder behind (it was new or empty)
+    for (const auto& e : fs::directory_iterator(args.output_dir, ec)) fs::remove_all(e.path(), ec);
+    if (!existed) fs::remove(args.output_dir, ec);
+  }
+  return result;
 }
 
 }  // namespace edgemm::cli

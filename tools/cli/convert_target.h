@@ -31,6 +31,9 @@ struct TargetConvertArgs {
   std::array<float, 3> mean = {0, 0, 0};
   std::array<float, 3> std = {1, 1, 1};
   bool normalization_given = false;  ///< --mean / --std were given (else the defaults above)
+  /// The model takes B, G, R channels (PaddleOCR and OpenCV-trained models): the float samples
+  /// edgemm normalizes and the --int8 feeds are written in that order (mean/std stay RGB-ordered).
+  bool bgr = false;
   /// Also write model.int8.onnx: int8 QDQ (quant::quantize_int8, every eligible node, 8-bit
   /// per-channel weights) calibrated on the --calib images preprocessed as above.
   bool int8 = false;
