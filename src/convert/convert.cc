@@ -44,14 +44,14 @@ void add_pass_report(const passes::PassReport& pass, ConvertReport& report) {
 }
 
 /// Folds (and with `simplify`, simplifies) and re-infers shapes until the graph stops changing.
-Status fold_until_stable(ir::Model& model, bool simplify, ConvertReport& report) {
+Status fold_until_stable(ir::Model& model, bool simplify, bool strict_runtime_rewrites, ConvertReport& report) {
   for (int round = 0; round < kMaxRounds; ++round) {
     const size_t nodes = model.graph.nodes.size();
     const size_t constants = model.graph.initializers.size();
     passes::PassReport pass;
     if (simplify) {
       passes::simplify(model, pass);
-      simplify_extra(model, pass.patterns);
+      if (strict_runtime_rewrites) simplify_extra(model, pass.patterns);
     } else {
       passes::fold_constants(model, pass, /*keep_dequantize=*/true);
       passes::eliminate_dead_nodes(model.graph, pass);
@@ -72,7 +72,7 @@ void annotate_ranks(ir::Model& model, const std::map<std::string, Shape>& probe)
   if (probe.empty()) return;
   ir::Model pinned = model;
   ConvertReport ignored;
-  if (!pin_inputs(pinned, probe).is_ok() || !fold_until_stable(pinned, false, ignored).is_ok()) return;
+  if (!pin_inputs(pinned, probe).is_ok() || !fold_until_stable(pinned, false, false, ignored).is_ok()) return;
   for (const auto& [name, info] : pinned.graph.value_infos) {
     auto known = model.graph.value_infos.find(name);
     if (!info.rank_known || (known != model.graph.value_infos.end() && known->second.rank_known)) continue;
@@ -156,12 +156,13 @@ Status convert_model(ir::Model& model, const ConvertOptions& options, ConvertRep
   if (options.target_opset != 0) EDGEMM_RETURN_IF_ERROR(check_target_opset(options.target_opset));
   if (!options.fixed_shapes.empty()) EDGEMM_RETURN_IF_ERROR(pin_inputs(model, options.fixed_shapes));
   if (!options.fixed_shapes.empty() || options.simplify) {
-    EDGEMM_RETURN_IF_ERROR(fold_until_stable(model, options.simplify, report));
+    EDGEMM_RETURN_IF_ERROR(fold_until_stable(model, options.simplify, options.strict_runtime_rewrites, report));
   }
   if (report.target_opset != report.source_opset) {
     EDGEMM_RETURN_IF_ERROR(convert_opset(model, report.target_opset, options.rank_probe_shapes, report));
     // What the opset rewrites wrote (a decomposed LayerNormalization) may be simplified in turn.
-    if (options.simplify) EDGEMM_RETURN_IF_ERROR(fold_until_stable(model, true, report));
+    if (options.simplify)
+      EDGEMM_RETURN_IF_ERROR(fold_until_stable(model, true, options.strict_runtime_rewrites, report));
   }
   if (Status strict = check_strict(model); !strict.is_ok()) {
     if (options.fixed_shapes.empty()) return strict;

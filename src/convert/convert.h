@@ -32,6 +32,10 @@ struct ConvertOptions {
   /// Input name → static shape (every extent ≥ 1). See validate_fixed_shapes for the checks.
   std::map<std::string, Shape> fixed_shapes;
   bool simplify = false;
+  /// With `simplify`, also the rewrites of simplify_extra.h, made for runtimes stricter than the
+  /// ONNX spec (OpenCV DNN 4.6). `convert --target` turns them off: they trade ops an NPU
+  /// profile lists (Clip) for others it may not (HardSigmoid).
+  bool strict_runtime_rewrites = true;
   /// Target ai.onnx opset; 0 keeps the model's.
   int64_t target_opset = 0;
   /// Input shapes that only help an opset upgrade: libonnx's adapters need the rank of some

@@ -57,6 +57,7 @@ Expected<ConversionPlan> plan_conversion(const ir::Model& model, const PlatformP
                          (profile.static_shapes.value_or(false) ? " (the target needs static shapes)" : ""));
   }
   plan.options.simplify = true;
+  plan.options.strict_runtime_rewrites = false;
   plan.steps.push_back("simplify: fold constants and shape computations, drop dead nodes");
 
   const int64_t lo = std::max(profile.opset_min.value_or(convert::kMinOpset), convert::kMinOpset);
@@ -70,11 +71,11 @@ Expected<ConversionPlan> plan_conversion(const ir::Model& model, const PlatformP
   const int64_t current = model.opset("");
   int64_t target = std::clamp(current, lo, hi);
   const auto bound = [](const std::optional<int64_t>& v) { return v ? std::to_string(*v) : std::string("?"); };
-  std::string why = target != current ? "the target accepts " + bound(profile.opset_min) + ".." +
-                                            bound(profile.opset_max) + ", edgemm converts to " +
-                                            std::to_string(convert::kMinOpset) + ".." +
-                                            std::to_string(convert::kMaxOpset)
-                                      : "";
+  std::string why = target != current
+                        ? "the target accepts " + bound(profile.opset_min) + ".." + bound(profile.opset_max) +
+                              ", edgemm converts to " + std::to_string(convert::kMinOpset) + ".." +
+                              std::to_string(convert::kMaxOpset)
+                        : "";
   if (wants_layer_norm_decomposition(report) && std::min(target, int64_t{16}) >= lo && target > 16) {
     target = 16;
     why = "LayerNormalization-17 is decomposed into ops the target takes";

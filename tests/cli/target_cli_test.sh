@@ -209,6 +209,12 @@ onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid('', 13)]), sys
 PY
 check no-inputs 2 "$bin" convert "$tmp/noinput.onnx" --target rk3588 -o "$tmp/ni" --no-verify
 expect_text no-inputs-why "$tmp/err" "has no graph inputs"
+# The rewrites never add CPU fallbacks: simplify runs without the OpenCV-only rewrites, which
+# would turn Clip (listed for qualcomm-htp) into HardSigmoid (unknown there).
+check convert-qualcomm 0 "$bin" convert "$det" --target qualcomm-htp -o "$tmp/qc" --fix-shape x=1,3,640,640 \
+  --no-verify --json
+expect_eq convert-qualcomm-no-worse "$(json "j['after']['summary']['cpu_nodes'] <= j['before']['summary']['cpu_nodes'] and 'HardSigmoid' not in str(j['convert'])")" True
+
 # Image inputs the recipes cannot feed are refused before anything is written: NHWC where the
 # recipe declares NCHW samples, a batch above 1, a name the tools would read as an option, a
 # dynamic shape the scripts would write; horizon-j5 always quantizes, so it needs --calib.
