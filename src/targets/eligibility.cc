@@ -208,6 +208,17 @@ class Checker {
       return;
     }
     for (const Constraint& c : rule->constraints) constraint_reason(node, opset, *rule, c, out);
+    subgraph_reason(node, out);
+  }
+
+  /// Only the main graph is checked: a node with subgraphs (If, Loop, Scan) that the profile
+  /// supports is still unknown, as its bodies may hold anything.
+  static void subgraph_reason(const ir::Node& node, std::vector<Reason>& out) {
+    for (const auto& [name, a] : node.attributes) {
+      if (a.kind != ir::Attribute::Kind::kGraph) continue;
+      out.push_back({Reason::Kind::kUnknown,
+                     "subgraph '" + name + "' is not checked (edgemm checks the main graph only)", "", 0, ""});
+    }
   }
 
   /// The rewrite that replaces the op with supported ones, when edgemm has one.

@@ -86,7 +86,10 @@ Expected<Recipe> load_recipe(const std::string& dir) {
     EDGEMM_ASSIGN_OR_RETURN(rt.output, optional_string(t, "output", path));
     EDGEMM_ASSIGN_OR_RETURN(rt.run, optional_string(t, "run", path));
     rt.template_file = (fs::path(dir) / file).string();
-    if (file.empty() || !fs::is_regular_file(rt.template_file)) {
+    if (file.empty() || fs::path(file).is_absolute() || file.find("..") != std::string::npos) {
+      return bad(path, "template '" + file + "' must be a file name inside " + dir);
+    }
+    if (!fs::is_regular_file(rt.template_file)) {
       return bad(path, "template '" + file + "' does not exist in " + dir);
     }
     if (rt.output.empty() || rt.output.find('/') != std::string::npos || rt.output == "..") {
@@ -101,7 +104,7 @@ Expected<Recipe> load_recipe(const std::string& dir) {
   EDGEMM_ASSIGN_OR_RETURN(r.sources, string_list(j, "sources", path));
   EDGEMM_ASSIGN_OR_RETURN(r.unknown, string_list(j, "unknown", path));
   if (r.templates.empty()) return bad(path, "'templates' lists no template");
-  std::vector<std::string> names = {"model.onnx", "README.md", "report.json"};
+  std::vector<std::string> names = {"model.onnx", "model.int8.onnx", "README.md", "report.json"};
   for (const std::string* n : {&r.calibration.list_file, &r.calibration.dir}) {
     if (!n->empty()) names.push_back(*n);
   }
@@ -110,7 +113,7 @@ Expected<Recipe> load_recipe(const std::string& dir) {
   if (auto twice = std::adjacent_find(names.begin(), names.end()); twice != names.end()) {
     return bad(path, "'" + *twice +
                          "' would be written twice in the folder (template outputs, the calibration "
-                         "list and folder, and model.onnx, README.md, report.json must differ)");
+                         "list and folder, and model.onnx, model.int8.onnx, README.md, report.json must differ)");
   }
   return r;
 }

@@ -46,8 +46,8 @@ struct Recipe {
 };
 
 /// Reads `dir`/recipe.json. Errors: kIo when missing; kInvalidModel naming the file and key for
-/// a malformed one (unknown calibration format or layout, no templates, a template that does not
-/// exist, an output name with a path separator, two files of the folder with the same name).
+/// a malformed one (unknown calibration format or layout, no templates, a template path outside
+/// `dir` or that does not exist, an output name with a path separator, two files of the folder with the same name).
 Expected<Recipe> load_recipe(const std::string& dir);
 
 /// `text` with every `{{name}}` replaced by values[name]. Errors: kInvalidModel naming

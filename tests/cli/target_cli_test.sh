@@ -215,6 +215,24 @@ check convert-qualcomm 0 "$bin" convert "$det" --target qualcomm-htp -o "$tmp/qc
   --no-verify --json
 expect_eq convert-qualcomm-no-worse "$(json "j['after']['summary']['cpu_nodes'] <= j['before']['summary']['cpu_nodes'] and 'HardSigmoid' not in str(j['convert'])")" True
 
+# An If whose op the profile lists (ascend310p: supported) is still unknown: its branches are not
+# checked (edgemm checks the main graph only).
+/usr/bin/python3 - "$tmp/if.onnx" <<'PY'
+import sys, onnx
+from onnx import helper, TensorProto
+def branch(op):
+    return helper.make_graph([helper.make_node(op, ['x'], ['b'])], op, [],
+                             [helper.make_tensor_value_info('b', TensorProto.FLOAT, [1, 4])])
+nodes = [helper.make_node('If', ['c'], ['y'], then_branch=branch('Relu'), else_branch=branch('Sigmoid'))]
+g = helper.make_graph(nodes, 'g', [helper.make_tensor_value_info('c', TensorProto.BOOL, []),
+                                   helper.make_tensor_value_info('x', TensorProto.FLOAT, [1, 4])],
+                      [helper.make_tensor_value_info('y', TensorProto.FLOAT, [1, 4])])
+onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid('', 13)]), sys.argv[1])
+PY
+check if-subgraph 0 "$bin" inspect "$tmp/if.onnx" --target ascend310p --json
+expect_eq if-subgraph-unknown "$(json "sorted((r['kind'], r['text'].split(' is ')[0]) for n in j['nodes'] for r in n['reasons'])")" \
+  "[('unknown', \"subgraph 'else_branch'\"), ('unknown', \"subgraph 'then_branch'\")]"
+
 # Image inputs the recipes cannot feed are refused before anything is written: NHWC where the
 # recipe declares NCHW samples, a batch above 1, a name the tools would read as an option, a
 # dynamic shape the scripts would write; horizon-j5 always quantizes, so it needs --calib.

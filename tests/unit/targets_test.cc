@@ -192,5 +192,31 @@ TEST(TargetRecipe, RendersOnlyKnownPlaceholders) {
   EXPECT_FALSE(targets::render_template("{{model_file", {}, "t.in").has_value());
 }
 
+/// The error message of loading a recipe folder holding `json` and a template t.in.
+std::string recipe_error(const std::string& json) {
+  const auto dir = testing::temp_dir("targets_recipe");
+  std::ofstream(dir / "t.in") << "x";
+  std::ofstream(dir / "recipe.json") << json;
+  auto r = targets::load_recipe(dir.string());
+  EXPECT_FALSE(r.has_value()) << json;
+  return r ? "" : r.status().message();
+}
+
+TEST(TargetRecipe, MalformedRecipesAreRefused) {
+  EXPECT_NE(recipe_error(R"({"target":"npu","templates":[{"template":"/etc/passwd","output":"a.sh"}]})")
+                .find("must be a file name inside"),
+            std::string::npos);
+  EXPECT_NE(recipe_error(R"({"target":"npu","templates":[{"template":"../t.in","output":"a.sh"}]})")
+                .find("must be a file name inside"),
+            std::string::npos);
+  EXPECT_NE(recipe_error(R"({"target":"npu","templates":[{"template":"t.in","output":"model.int8.onnx"}]})")
+                .find("'model.int8.onnx' would be written twice"),
+            std::string::npos);
+  EXPECT_NE(recipe_error(R"({"target":"npu","templates":[{"template":"t.in","output":"a.sh"}],)"
+                         R"("calibration":{"format":"none","required":"yes"}})")
+                .find("'required' must be true or false"),
+            std::string::npos);
+}
+
 }  // namespace
 }  // namespace edgemm
