@@ -23,6 +23,8 @@ namespace {
 
 using namespace nntest;
 
+#if defined(__aarch64__)
+// The direct kernel test's grid (DepthwiseConvNeon exists on aarch64 only).
 struct DwCase {
   int64_t c, h, w, kh, kw, stride, dilation;
   std::vector<int64_t> pads;  // top, left, bottom, right
@@ -66,6 +68,8 @@ std::vector<DwCase> grid() {
   }
   return cases;
 }
+
+#endif
 
 // |got - want| <= 1e-5 * max(1, |want|) element-wise.
 void expect_close(const float* got, const float* want, int64_t count, const std::string& what) {
