@@ -81,8 +81,9 @@ void expect_close(const float* got, const float* want, int64_t count, const std:
 
 TEST(ConvDepthwise, NeonMatchesReference) {
   if (!kernels::conv_depthwise_neon_available()) {
-    GTEST_SKIP() << "f32_conv_depthwise__neon needs aarch64 with asimd and without SVE; this CPU is "
-                 << kernels::cpu_features().arch;
+    const kernels::CpuFeatures& f = kernels::cpu_features();
+    GTEST_SKIP() << "f32_conv_depthwise__neon needs aarch64 with asimd and without SVE; this CPU: " << f.arch
+                 << (f.sve ? " with SVE (oneDNN's jit_dw kernels run instead)" : "");
   }
 #if defined(__aarch64__)
   uint32_t seed = 1;

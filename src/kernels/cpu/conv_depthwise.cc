@@ -16,6 +16,7 @@
 #include <algorithm>
 #include <cstring>
 
+#include "kernels/cpu/common.h"
 #include "kernels/cpu/layout.h"
 #include "kernels/cpu/onednn.h"
 #endif
@@ -115,30 +116,32 @@ void row(const Dims& d, const float* x, const float* w, const float* b, int64_t 
 // NCHW [N, C, H, W] into blocked [N, ceil(C/8), H, W, 8], channels past C zero.
 void to_padded_blocked(const float* src, float* dst, int64_t n, int64_t c, int64_t hw, int threads) {
   const int64_t blocks = (c + kB - 1) / kB;
-#pragma omp parallel for num_threads(threads) schedule(static)
-  for (int64_t nb = 0; nb < n * blocks; ++nb) {
-    const int64_t c0 = nb % blocks * kB, valid = std::min(kB, c - c0);
-    const float* s = src + (nb / blocks * c + c0) * hw;
-    float* o = dst + nb * hw * kB;
-    if (valid < kB) std::memset(o, 0, sizeof(float) * hw * kB);
-    for (int64_t i = 0; i < valid; ++i) {
-      for (int64_t p = 0; p < hw; ++p) o[p * kB + i] = s[i * hw + p];
+  parallel_for(threads, n * blocks, hw * kB, [&](int64_t begin, int64_t end) {
+    for (int64_t nb = begin; nb < end; ++nb) {
+      const int64_t c0 = nb % blocks * kB, valid = std::min(kB, c - c0);
+      const float* s = src + (nb / blocks * c + c0) * hw;
+      float* o = dst + nb * hw * kB;
+      if (valid < kB) std::memset(o, 0, sizeof(float) * hw * kB);
+      for (int64_t i = 0; i < valid; ++i) {
+        for (int64_t p = 0; p < hw; ++p) o[p * kB + i] = s[i * hw + p];
+      }
     }
-  }
+  });
 }
 
 // Blocked [N, ceil(C/8), H, W, 8] back into NCHW [N, C, H, W], dropping the padding channels.
 void from_padded_blocked(const float* src, float* dst, int64_t n, int64_t c, int64_t hw, int threads) {
   const int64_t blocks = (c + kB - 1) / kB;
-#pragma omp parallel for num_threads(threads) schedule(static)
-  for (int64_t nb = 0; nb < n * blocks; ++nb) {
-    const int64_t c0 = nb % blocks * kB, valid = std::min(kB, c - c0);
-    const float* s = src + nb * hw * kB;
-    float* o = dst + (nb / blocks * c + c0) * hw;
-    for (int64_t i = 0; i < valid; ++i) {
-      for (int64_t p = 0; p < hw; ++p) o[i * hw + p] = s[p * kB + i];
+  parallel_for(threads, n * blocks, hw * kB, [&](int64_t begin, int64_t end) {
+    for (int64_t nb = begin; nb < end; ++nb) {
+      const int64_t c0 = nb % blocks * kB, valid = std::min(kB, c - c0);
+      const float* s = src + nb * hw * kB;
+      float* o = dst + (nb / blocks * c + c0) * hw;
+      for (int64_t i = 0; i < valid; ++i) {
+        for (int64_t p = 0; p < hw; ++p) o[i * hw + p] = s[p * kB + i];
+      }
     }
-  }
+  });
 }
 
 }  // namespace
@@ -170,13 +173,13 @@ void DepthwiseConvNeon::run(const ConvGeometry& g, const float* x, bool x_blocke
   float* b8 = static_cast<float*>(onednn::thread_buffer(onednn::Slot::kBias, sizeof(float) * blocks * kB));
   std::fill(b8, b8 + blocks * kB, 0.0f);
   if (bias != nullptr) std::copy(bias, bias + channels_, b8);
-  const int64_t rows = n * blocks * d.oh;
   const int64_t taps = kh_ * kw_;
-#pragma omp parallel for num_threads(threads) schedule(static)
-  for (int64_t r = 0; r < rows; ++r) {
-    const int64_t nb = r / d.oh, cb = nb % blocks;
-    row(d, xb + nb * in_plane, packed_.data() + cb * taps * kB, b8 + cb * kB, r % d.oh, yb + r * d.ow * kB);
-  }
+  parallel_for(threads, n * blocks * d.oh, d.ow * taps * kB, [&](int64_t begin, int64_t end) {
+    for (int64_t r = begin; r < end; ++r) {
+      const int64_t nb = r / d.oh, cb = nb % blocks;
+      row(d, xb + nb * in_plane, packed_.data() + cb * taps * kB, b8 + cb * kB, r % d.oh, yb + r * d.ow * kB);
+    }
+  });
   if (!y_blocked) from_padded_blocked(yb, y, n, channels_, d.oh * d.ow, threads);
 }
 

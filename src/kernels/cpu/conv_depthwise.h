@@ -37,7 +37,7 @@ class DepthwiseConvNeon {
   /// is float32 [C] or null. `x_blocked`: x is nChw8c [N, C/8, H, W, 8] (C a multiple of 8),
   /// else NCHW [N, C, H, W]; likewise `y_blocked` for y [N, C, OH, OW]. Plain operands go through
   /// per-thread buffers (onednn::thread_buffer slots kSrc and kDst; kBias holds the padded bias).
-  /// Parallel over (n, channel block, output row) on `threads` OpenMP threads.
+  /// Parallel over (n, channel block, output row) on `threads` OpenMP threads (parallel_for).
   void run(const ConvGeometry& g, const float* x, bool x_blocked, const float* bias, float* y, bool y_blocked,
            int threads) const;
 
