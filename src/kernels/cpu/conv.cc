@@ -16,7 +16,8 @@
 ///
 /// On aarch64 without SVE, a 2-D depthwise Conv (group == C == M) with constant float32
 /// weights runs edgemm's NEON kernel instead (conv_depthwise.h, `f32_conv_depthwise__neon`),
-/// since oneDNN 2.6 has only its reference loops for it there; the epilogue follows in loops.
+/// since oneDNN 2.6 runs it as `gemm:ref` there (im2col and its reference sgemm); the epilogue
+/// follows in loops.
 
 #include <algorithm>
 #include <map>

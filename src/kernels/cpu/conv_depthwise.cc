@@ -40,13 +40,22 @@ constexpr int64_t kB = kChannelBlock;
 // One run's extents, and the interior columns [ow_lo, ow_hi) whose taps all lie inside the input.
 struct Dims {
   int64_t h, w, oh, ow, kh, kw, sh, sw, dh, dw, pt, pl;
-  int64_t ow_lo, ow_hi;
+  int64_t ow_lo = 0, ow_hi = 0;
 };
 
 Dims make_dims(const ConvGeometry& g) {
-  Dims d{
-      g.in_spatial[0], g.in_spatial[1], g.out_spatial[0], g.out_spatial[1], g.kernel[0],    g.kernel[1], g.strides[0],
-      g.strides[1],    g.dilations[0],  g.dilations[1],   g.pad_begin[0],   g.pad_begin[1], 0,           0};
+  Dims d{.h = g.in_spatial[0],
+         .w = g.in_spatial[1],
+         .oh = g.out_spatial[0],
+         .ow = g.out_spatial[1],
+         .kh = g.kernel[0],
+         .kw = g.kernel[1],
+         .sh = g.strides[0],
+         .sw = g.strides[1],
+         .dh = g.dilations[0],
+         .dw = g.dilations[1],
+         .pt = g.pad_begin[0],
+         .pl = g.pad_begin[1]};
   // First ow with ow * sw - pl >= 0; last with ow * sw - pl + (kw - 1) * dw <= w - 1.
   d.ow_lo = std::min((d.pl + d.sw - 1) / d.sw, d.ow);
   const int64_t last = d.w - 1 + d.pl - (d.kw - 1) * d.dw;
