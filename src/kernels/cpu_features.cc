@@ -11,6 +11,7 @@
 #include <sys/auxv.h>
 #endif
 
+#include "kernels/cpu/conv_depthwise.h"
 #include "kernels/cpu/matmul_nbits.h"
 #include "kernels/cpu/onednn.h"
 
@@ -98,6 +99,13 @@ std::vector<std::string> kernel_selection() {
   } else {
     lines.push_back("Conv, ConvTranspose, MatMul, Gemm, FusedConv, FusedMatMul: reference loops (EDGEMM_ONEDNN=0)");
   }
+#if defined(__aarch64__)
+  if (onednn::enabled()) {
+    lines.push_back(
+        std::string("Conv depthwise 2-D (float32, constant weights): ") +
+        (conv_depthwise_neon_available() ? "f32_conv_depthwise__neon" : "oneDNN (the CPU has SVE: jit_dw kernels)"));
+  }
+#endif
   const MatMulNBitsVariant nbits = onednn::enabled() ? matmul_nbits_best_variant() : MatMulNBitsVariant::kReference;
   lines.push_back(std::string("MatMulNBits: ") + matmul_nbits_variant_name(nbits));
 #if defined(__x86_64__)

@@ -1,8 +1,9 @@
 // Conv and ConvTranspose (src/kernels/cpu/conv.cc, conv_reference.cc).
 // (1) Hand-computed cases (sums written out in the comments, or the worked examples of the
 //     ONNX operator documentation, recomputed by hand).
-// (2) The oneDNN path against the plain reference kernel on seeded random inputs for many
-//     shapes: PP-OCRv4's conv shapes (at reduced spatial size), groups, depthwise with and
+// (2) The oneDNN path (for 2-D depthwise on aarch64 without SVE: the NEON kernel, see
+//     kernels_conv_depthwise_test.cc) against the plain reference kernel on seeded random
+//     inputs for many shapes: PP-OCRv4's conv shapes (at reduced spatial size), groups, depthwise with and
 //     without multiplier, strides, dilations, asymmetric pads, auto_pad, 1x1, 1-D, 3-D,
 //     batch > 1, no bias, weights not constant at compile, concurrent runs.
 #include <gtest/gtest.h>
@@ -11,6 +12,7 @@
 #include <thread>
 #include <vector>
 
+#include "kernels/cpu/conv_depthwise.h"
 #include "nn_test_util.h"
 
 namespace edgemm {
@@ -318,7 +320,12 @@ void check_against_reference(const ConvCase& cc, bool transpose, uint32_t seed) 
   constants[0] = nullptr;
   auto kernel = make_kernel(node, constants);
   ASSERT_TRUE(kernel.has_value());
-  EXPECT_STREQ((*kernel)->name(), transpose ? "f32_conv_transpose__onednn" : "f32_conv__onednn");
+  // 2-D depthwise with multiplier 1 runs edgemm's NEON kernel on aarch64 without SVE.
+  const bool neon_dw = !transpose && cc.spatial.size() == 2 && cc.group == cc.c && cc.m == cc.c &&
+                       kernels::conv_depthwise_neon_available();
+  EXPECT_STREQ((*kernel)->name(), transpose ? "f32_conv_transpose__onednn"
+                                  : neon_dw ? "f32_conv_depthwise__neon"
+                                            : "f32_conv__onednn");
 }
 
 const std::vector<ConvCase>& conv_cases() {

@@ -13,6 +13,11 @@
 /// oneDNN prefers (blocked nChw8c/16c on x86), which keeps depthwise convolutions off oneDNN's
 /// slow NCHW path; see plain_layout() for the exceptions. float64 (and any shape oneDNN
 /// refuses) runs the reference loops.
+///
+/// On aarch64 without SVE, a 2-D depthwise Conv (group == C == M) with constant float32
+/// weights runs edgemm's NEON kernel instead (conv_depthwise.h, `f32_conv_depthwise__neon`),
+/// since oneDNN 2.6 runs it as `gemm:ref` there (im2col and its reference sgemm); the epilogue
+/// follows in loops.
 
 #include <algorithm>
 #include <map>
@@ -25,6 +30,7 @@
 
 #include "ir/elementwise_steps.h"
 #include "kernels/cpu/common.h"
+#include "kernels/cpu/conv_depthwise.h"
 #include "kernels/cpu/conv_int8.h"
 #include "kernels/cpu/conv_reference.h"
 #include "kernels/cpu/epilogue.h"
@@ -122,6 +128,9 @@ class ConvKernel final : public Kernel {
 
   const char* name() const override { return name_; }
   void set_name(const char* name) { name_ = name; }
+#if defined(__aarch64__)
+  void set_depthwise(std::unique_ptr<const DepthwiseConvNeon> depthwise) { depthwise_ = std::move(depthwise); }
+#endif
   void set_layouts(bool src_blocked, bool dst_blocked) {
     src_blocked_ = src_blocked;
     dst_blocked_ = dst_blocked;
@@ -192,6 +201,13 @@ class ConvKernel final : public Kernel {
       return Status::ok();
     }
     const bool empty_input = x->element_count() == 0 || w->element_count() == 0;
+#if defined(__aarch64__)
+    if (depthwise_ && !empty_input) {
+      depthwise_->run(g, x->data<float>(), src_blocked_, b != nullptr ? b->data<float>() : nullptr, y->data<float>(),
+                      dst_blocked_, threads);
+      return apply_epilogue(steps_, ctx, *y, nullptr, dst_blocked_, threads);
+    }
+#endif
     if (use_onednn_ && !empty_input) {
       std::shared_ptr<const ConvPlan> p = plan(node, g, b != nullptr, operand_shapes(ctx));
       if (!p->reference) {
@@ -461,6 +477,9 @@ class ConvKernel final : public Kernel {
   bool dst_blocked_ = false;               // Y likewise (attribute dst_layout)
   mutable onednn::PackedWeights weights_;  // constant W (undefined when computed at run time)
   bool use_onednn_;
+#if defined(__aarch64__)
+  std::unique_ptr<const DepthwiseConvNeon> depthwise_;  // set: the NEON kernel runs instead of oneDNN
+#endif
   const char* name_;
   mutable std::mutex mutex_;
   mutable std::map<std::string, std::shared_ptr<const ConvPlan>> plans_;
@@ -491,6 +510,16 @@ const char* kernel_name(bool transpose, bool fused, bool onednn, bool f64) {
   return kNames[transpose][fused][onednn ? 2 : f64 ? 1 : 0];
 }
 
+#if defined(__aarch64__)
+// Whether a Conv with these constant weights runs f32_conv_depthwise__neon: float32, 2-D,
+// depthwise with channel multiplier 1 (W [C, 1, kh, kw], group == C > 1), on an aarch64 CPU
+// without SVE.
+bool neon_depthwise(const Tensor* w, const ConvAttrs& attrs, bool transpose) {
+  return !transpose && w != nullptr && w->dtype() == DataType::kFloat32 && w->rank() == 4 && attrs.group > 1 &&
+         w->shape()[0] == attrs.group && w->shape()[1] == 1 && conv_depthwise_neon_available();
+}
+#endif
+
 // `fused`: com.edgemm FusedConv / FusedConvTranspose, which carry an epilogue (steps attributes).
 Expected<std::unique_ptr<Kernel>> make_conv(const KernelInfo& info, bool transpose, bool fused) {
   EDGEMM_ASSIGN_OR_RETURN(ConvAttrs attrs, parse_conv_attrs(info.node, transpose));
@@ -517,6 +546,14 @@ Expected<std::unique_ptr<Kernel>> make_conv(const KernelInfo& info, bool transpo
     }
     kernel->set_layouts(src_layout == "nChw8c", dst_layout == "nChw8c");
   }
+#if defined(__aarch64__)
+  if (onednn && neon_depthwise(w, attrs, transpose)) {
+    const Shape& ws = w->shape();
+    kernel->set_depthwise(std::make_unique<const DepthwiseConvNeon>(w->data<float>(), ws[0], ws[2], ws[3]));
+    kernel->set_name(fused ? "f32_fused_conv_depthwise__neon" : "f32_conv_depthwise__neon");
+    return std::unique_ptr<Kernel>(std::move(kernel));
+  }
+#endif
   if (onednn && w != nullptr && w->rank() >= 3 && w->rank() <= 5) {
     // Prepack the constant weights now. Shape errors are reported at run, with real inputs.
     const Tensor* b = constant(2);
