@@ -32,6 +32,11 @@ check bad-input-spec 2 "$bin" run "$det" --input x
 check missing-npy 6 "$bin" run "$det" --input x="$tmp/none.npy"
 check wrong-input-name 2 "$bin" run "$det" --input image="$root/data/demo/photo_det_input.npy"
 check bad-shape-spec 2 "$bin" inspect "$det" --shape x=1,3,abc
+# Extents below 1 are refused as convert --fix-shape refuses them (also with --target).
+check inspect-zero-extent 2 "$bin" inspect "$det" --shape x=1,3,0,640
+expect_text inspect-zero-extent-says "$tmp/err" "--shape x=\[1,3,0,640\]: extent 0 of axis 2 must be at least 1"
+check inspect-target-zero-extent 2 "$bin" inspect "$det" --target rk3588 --shape x=0,3,640,640
+expect_text inspect-target-zero-extent-says "$tmp/err" "extent 0 of axis 0 must be at least 1"
 
 check inspect-json 0 "$bin" inspect "$det" --shape x=1,3,640,640 --json
 expect_text inspect-flops "$tmp/out" '"flops"'
