@@ -113,7 +113,8 @@ std::map<std::string, int> op_histogram(const ir::Graph& graph) {
   return ops;
 }
 
-Status validate_fixed_shapes(const ir::Graph& graph, const std::map<std::string, Shape>& fixed) {
+Status validate_fixed_shapes(const ir::Graph& graph, const std::map<std::string, Shape>& fixed,
+                             const std::string& option) {
   for (const auto& [name, shape] : fixed) {
     const ValueInfo* input = nullptr;
     std::string names;
@@ -122,10 +123,10 @@ Status validate_fixed_shapes(const ir::Graph& graph, const std::map<std::string,
       if (in.name == name) input = &in;
     }
     if (input == nullptr) {
-      return invalid_argument("--fix-shape names '" + name + "', which is not an input of the model (inputs: " + names +
+      return invalid_argument(option + " names '" + name + "', which is not an input of the model (inputs: " + names +
                               ")");
     }
-    const std::string given = "--fix-shape " + name + "=" + shape_to_string(shape);
+    const std::string given = option + " " + name + "=" + shape_to_string(shape);
     if (input->rank_known && input->shape.size() != shape.size()) {
       return invalid_argument(given + " has rank " + std::to_string(shape.size()) + " but input '" + name +
                               "' has rank " + std::to_string(input->shape.size()) + " " + dims_text(*input));

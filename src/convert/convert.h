@@ -61,12 +61,14 @@ struct ConvertReport {
   std::map<std::string, int> ops_after;   ///< op histogram of the result
 };
 
-/// Checks `fixed` against the model's declared inputs before anything is changed.
+/// Checks `fixed` against the model's declared inputs before anything is changed; messages
+/// name the shapes as given with `option` (e.g. "--fix-shape x=[1,0,8]").
 /// Errors (kInvalidArgument, each naming the input): a name the model does not have (the
 /// message lists the model's inputs), a rank different from the declared one (the message
 /// gives the declared rank and dims), an extent below 1, an extent that contradicts a fixed
 /// declared dim, a shape whose element count overflows int64.
-Status validate_fixed_shapes(const ir::Graph& graph, const std::map<std::string, Shape>& fixed);
+Status validate_fixed_shapes(const ir::Graph& graph, const std::map<std::string, Shape>& fixed,
+                             const std::string& option = "--fix-shape");
 
 /// Errors: kUnsupported (naming the range) for a target opset outside [kMinOpset, kMaxOpset].
 Status check_target_opset(int64_t target);

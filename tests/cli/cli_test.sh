@@ -17,6 +17,16 @@ det="$root/models/ppocrv4/ch_PP-OCRv4_det_infer.onnx"
 check help 0 "$bin" --help
 for c in run inspect profile; do check "help-$c" 0 "$bin" "$c" --help; done
 check no-subcommand 2 "$bin"
+expect_text no-subcommand-says "$tmp/err" "^edgemm: error: InvalidArgument: A subcommand is required"
+# CLI11's argument errors read like edgemm's own: "edgemm <command>: error: InvalidArgument: ...".
+check bad-number 2 "$bin" ocr --threads abc
+expect_text bad-number-says "$tmp/err" "^edgemm ocr: error: InvalidArgument: --threads: Value abc not in range"
+check unknown-option 2 "$bin" run "$det" --bogus
+expect_text unknown-option-says "$tmp/err" "^edgemm run: error: InvalidArgument: The following argument was not expected: --bogus"
+check missing-value 2 "$bin" run "$det" --input
+expect_text missing-value-says "$tmp/err" "^edgemm run: error: InvalidArgument: --input"
+check nested-bad-option 2 "$bin" eval ocr --bogus
+expect_text nested-bad-option-says "$tmp/err" "^edgemm eval ocr: error: InvalidArgument: "
 check unknown-subcommand 2 "$bin" bogus
 expect_text unknown-subcommand-message "$tmp/err" "unknown command 'bogus'"
 
@@ -32,6 +42,11 @@ check bad-input-spec 2 "$bin" run "$det" --input x
 check missing-npy 6 "$bin" run "$det" --input x="$tmp/none.npy"
 check wrong-input-name 2 "$bin" run "$det" --input image="$root/data/demo/photo_det_input.npy"
 check bad-shape-spec 2 "$bin" inspect "$det" --shape x=1,3,abc
+# Extents below 1 are refused as convert --fix-shape refuses them (also with --target).
+check inspect-zero-extent 2 "$bin" inspect "$det" --shape x=1,3,0,640
+expect_text inspect-zero-extent-says "$tmp/err" "--shape x=\[1,3,0,640\]: extent 0 of axis 2 must be at least 1"
+check inspect-target-zero-extent 2 "$bin" inspect "$det" --target rk3588 --shape x=0,3,640,640
+expect_text inspect-target-zero-extent-says "$tmp/err" "extent 0 of axis 0 must be at least 1"
 
 check inspect-json 0 "$bin" inspect "$det" --shape x=1,3,640,640 --json
 expect_text inspect-flops "$tmp/out" '"flops"'

@@ -57,6 +57,26 @@ cp "$x" "$tmp/given.npy"
 check output-is-given-input 2 "$bin" convert "$block" -o "$tmp/given.npy" --fix-shape x=2,8,32 --input x="$tmp/given.npy"
 check given-input-intact 0 cmp -s "$tmp/given.npy" "$x"
 
+# A model without graph inputs (Constant -> y): ONNX Runtime runs both models on no feeds (it
+# used to only list them, leaving no y.npy to compare) and gives the constant's values.
+$py -c '
+import onnx, sys
+from onnx import helper, TensorProto
+c = helper.make_node("Constant", [], ["y"], value=helper.make_tensor("c", TensorProto.FLOAT, [2, 3], [1, 2, 3, 4, 5, 6]))
+g = helper.make_graph([c], "const", [], [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, 3])])
+onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)], ir_version=8), sys.argv[1])' "$tmp/const.onnx"
+check no-inputs-verified 0 "$bin" convert "$tmp/const.onnx" -o "$tmp/const_out.onnx" --json
+cp "$tmp/out" "$tmp/const.json"
+check no-inputs-report 0 $py -c '
+import json, sys
+v = json.load(open(sys.argv[1]))["verification"]
+assert v["passed"] and [c["engine"] for c in v["checks"] if "skipped" not in c] == ["edgemm", "onnxruntime"], v
+' "$tmp/const.json"
+check no-inputs-ort-run 0 node "$root/tools/reference/ort_run.js" "$tmp/const_out.onnx" --output-dir "$tmp/ort_const"
+check no-inputs-ort-values 0 $py -c '
+import numpy as np, sys
+assert np.load(sys.argv[1]).tolist() == [[1, 2, 3], [4, 5, 6]]' "$tmp/ort_const/y.npy"
+
 # The fixture at opsets 11 and 13: verified by the command, then checked against PyTorch.
 check_fixture() {  # check_fixture OPSET EXTRA_ARGS...
   local opset="$1" out="$tmp/block_$1.onnx"

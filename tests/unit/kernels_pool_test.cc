@@ -260,13 +260,48 @@ TEST(MaxUnpool, ScattersToTheIndices) {
   EXPECT_EQ(bad.status().code(), StatusCode::kInvalidArgument);
 }
 
+TEST(MaxPool, WindowLargerThanThePaddedInputFollowsTheSpecAndOnnxRuntime) {
+  // X 1x1x2x2 = [[1, 4], [3, 2]], kernel 3x3, no pads: the window overhangs the input by 1.
+  // Spec (Operators.md MaxPool): floor/ceil((2 - 3) / stride + 1); ONNX Runtime 1.30 (ort_run.js)
+  // gives Y [1,1,0,0] for stride 1, [[4]] (MaxPool) and [[2.5]] (AveragePool, mean of the 4
+  // inputs) for stride 2 with ceil_mode, [[4]] for stride 2 without ceil_mode where the spec
+  // says 0 outputs, and "Calculated output dimension is negative" for kernel 10.
+  const Tensor x = f32({1, 1, 2, 2}, {1, 4, 3, 2});
+  auto pool = [&](const char* op, int64_t kernel, int64_t stride, int64_t ceil_mode) {
+    ir::Node node = make_node(op, {"X"});
+    set_ints(node, "kernel_shape", {kernel, kernel});
+    set_ints(node, "strides", {stride, stride});
+    set_int(node, "ceil_mode", ceil_mode);
+    return run(node, {x});
+  };
+  for (int64_t ceil_mode : {0, 1}) {
+    auto empty = pool("MaxPool", 3, 1, ceil_mode);
+    ASSERT_TRUE(empty.has_value()) << empty.status().to_string();
+    EXPECT_EQ(empty->shape(), (Shape{1, 1, 0, 0}));
+  }
+  auto max = pool("MaxPool", 3, 2, 1);
+  ASSERT_TRUE(max.has_value()) << max.status().to_string();
+  expect_near(*max, {1, 1, 1, 1}, {4});
+  auto avg = pool("AveragePool", 3, 2, 1);
+  ASSERT_TRUE(avg.has_value()) << avg.status().to_string();
+  expect_near(*avg, {1, 1, 1, 1}, {2.5f});
+  auto ambiguous = pool("MaxPool", 3, 2, 0);
+  ASSERT_FALSE(ambiguous.has_value());
+  EXPECT_EQ(ambiguous.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(ambiguous.status().message().find("gives 0 outputs but ONNX Runtime 1"), std::string::npos)
+      << ambiguous.status().message();
+  auto negative = pool("MaxPool", 10, 1, 1);
+  ASSERT_FALSE(negative.has_value());
+  EXPECT_NE(negative.status().message().find("negative extent"), std::string::npos) << negative.status().message();
+}
+
 TEST(Pool, ErrorsAreClear) {
   ir::Node node = make_node("MaxPool", {"X"});
   node.name = "p1";
   auto missing = run(node, {f32({1, 1, 4}, iota(4))});
   ASSERT_FALSE(missing.has_value());
   EXPECT_NE(missing.status().message().find("kernel_shape"), std::string::npos);
-  set_ints(node, "kernel_shape", {5});
+  set_ints(node, "kernel_shape", {6});
   auto big = run(node, {f32({1, 1, 4}, iota(4))});
   ASSERT_FALSE(big.has_value());
   EXPECT_EQ(big.status().code(), StatusCode::kInvalidArgument);

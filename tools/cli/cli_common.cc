@@ -68,7 +68,7 @@ nlohmann::json error_json(const Status& status) {
 
 int report_error(const std::string& command, const Status& status, bool json) {
   if (json) std::cout << json_text({{"error", error_json(status)}}) << std::endl;
-  std::cerr << "edgemm " << command << ": error: " << status.to_string() << std::endl;
+  std::cerr << "edgemm" << (command.empty() ? "" : " " + command) << ": error: " << status.to_string() << std::endl;
   return exit_code(status);
 }
 

@@ -72,8 +72,8 @@ std::string json_text(const nlohmann::json& j);
 /// JSON {"code", "message"} of an error status, as every --json output writes errors.
 nlohmann::json error_json(const Status& status);
 
-/// Prints "edgemm <command>: error: <status>" to stderr (or a JSON error object to stdout when
-/// `json`) and returns the status's exit code.
+/// Prints "edgemm <command>: error: <status>" ("edgemm: error: ..." for an empty `command`) to
+/// stderr (and a JSON error object to stdout when `json`) and returns the status's exit code.
 int report_error(const std::string& command, const Status& status, bool json);
 
 /// "[1,3,?,?]" with symbols.

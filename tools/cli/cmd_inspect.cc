@@ -4,6 +4,7 @@
 
 #include "cli_common.h"
 #include "commands.h"
+#include "convert/convert.h"
 #include "ir/flops.h"
 #include "ir/onnx_import.h"
 #include "kernels/cpu/onednn.h"
@@ -25,6 +26,19 @@ struct InspectArgs {
   std::string platforms;
   BackendArgs backend;
 };
+
+/// The --shape values, checked against the model's declared inputs as convert checks
+/// --fix-shape (known input, rank, every extent at least 1, no contradiction of a fixed dim).
+Expected<std::map<std::string, Shape>> inspect_shapes(const InspectArgs& args) {
+  EDGEMM_ASSIGN_OR_RETURN(auto shapes, parse_named_shapes(args.shapes));
+  if (shapes.empty()) return shapes;
+  ir::ImportOptions options;
+  options.run_checker = false;
+  options.infer_shapes = false;
+  EDGEMM_ASSIGN_OR_RETURN(ir::Model model, ir::import_onnx_file(args.model, options));
+  EDGEMM_RETURN_IF_ERROR(convert::validate_fixed_shapes(model.graph, shapes, "--shape"));
+  return shapes;
+}
 
 bool all_inputs_static(const ir::Graph& g) {
   for (const auto& in : g.inputs) {
@@ -73,11 +87,11 @@ void print_pass_report(const passes::PassReport& r) {
 }
 
 /// Placement on a backend other than native: created through Inferencer like a run would be.
-Expected<nlohmann::json> backend_placement(const InspectArgs& args) {
+Expected<nlohmann::json> backend_placement(const InspectArgs& args, const std::map<std::string, Shape>& shapes) {
   InferencerConfig config;
   config.model_path = args.model;
   args.backend.apply(config);
-  EDGEMM_ASSIGN_OR_RETURN(config.fixed_input_shapes, parse_named_shapes(args.shapes));
+  config.fixed_input_shapes = shapes;
   EDGEMM_ASSIGN_OR_RETURN(auto inferencer, Inferencer::create(config));
   return placement_json(*inferencer);
 }
@@ -97,10 +111,10 @@ void print_placement(const nlohmann::json& placement) {
 }
 
 /// `inspect --target`: the profile's per-node verdicts instead of the model summary.
-Status inspect_target(const InspectArgs& args) {
+Status inspect_target(const InspectArgs& args, const std::map<std::string, Shape>& shapes) {
   EDGEMM_ASSIGN_OR_RETURN(targets::PlatformProfile profile, load_platform(args.platforms, args.target));
   ir::ImportOptions options;
-  EDGEMM_ASSIGN_OR_RETURN(options.fixed_input_shapes, parse_named_shapes(args.shapes));
+  options.fixed_input_shapes = shapes;
   EDGEMM_ASSIGN_OR_RETURN(ir::Model model, ir::import_onnx_file(args.model, options));
   const targets::TargetReport report = targets::check_model(model, profile);
   if (args.json) {
@@ -116,18 +130,17 @@ Status inspect_command(const InspectArgs& args) {
   if (!args.platforms.empty() && args.target.empty()) {
     return Status(StatusCode::kInvalidArgument, "--platforms needs --target");
   }
-  if (!args.target.empty()) {
-    if (args.optimized || args.backend.backend != "native") {
-      return Status(StatusCode::kInvalidArgument, "--target cannot be combined with --optimized or --backend");
-    }
-    return inspect_target(args);
+  if (!args.target.empty() && (args.optimized || args.backend.backend != "native")) {
+    return Status(StatusCode::kInvalidArgument, "--target cannot be combined with --optimized or --backend");
   }
+  EDGEMM_ASSIGN_OR_RETURN(const auto shapes, inspect_shapes(args));
+  if (!args.target.empty()) return inspect_target(args, shapes);
   nlohmann::json placement;
   if (args.backend.backend != "native") {
-    EDGEMM_ASSIGN_OR_RETURN(placement, backend_placement(args));
+    EDGEMM_ASSIGN_OR_RETURN(placement, backend_placement(args, shapes));
   }
   ir::ImportOptions options;
-  EDGEMM_ASSIGN_OR_RETURN(options.fixed_input_shapes, parse_named_shapes(args.shapes));
+  options.fixed_input_shapes = shapes;
   EDGEMM_ASSIGN_OR_RETURN(ir::Model model, ir::import_onnx_file(args.model, options));
   passes::PassReport report;
   if (args.optimized) passes::optimize(model, report, passes::PassOptions{kernels::onednn::enabled()});

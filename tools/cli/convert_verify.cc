@@ -223,7 +223,11 @@ Expected<Named> run_ort(const std::string& path, const Named& feeds, const std::
   }
   Named named;
   for (const std::string& name : outputs) {
-    EDGEMM_ASSIGN_OR_RETURN(Tensor t, read_npy((dir.path / "out" / npy_file_name(name)).string()));
+    const fs::path file = dir.path / "out" / npy_file_name(name);
+    if (!fs::exists(file)) {
+      return make_error(StatusCode::kInternal, "ONNX Runtime wrote no output '" + name + "': " + last_lines(log));
+    }
+    EDGEMM_ASSIGN_OR_RETURN(Tensor t, read_npy(file.string()));
     named.emplace_back(name, std::move(t));
   }
   return named;

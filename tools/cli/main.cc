@@ -10,6 +10,20 @@
 #include "commands.h"
 #include "edgemm/status.h"
 
+namespace {
+
+/// The subcommands CLI11 has parsed, e.g. "eval ocr"; empty when none was reached.
+std::string parsed_command(const CLI::App& app) {
+  std::string name;
+  for (const CLI::App* sub = &app; !sub->get_subcommands().empty();) {
+    sub = sub->get_subcommands().front();
+    name += (name.empty() ? "" : " ") + sub->get_name();
+  }
+  return name;
+}
+
+}  // namespace
+
 int main(int argc, char** argv) {
   CLI::App app{"edgemm: deploy multimodal models on edge devices (ONNX in, one runtime, many backends)"};
   app.require_subcommand(1);
@@ -43,14 +57,13 @@ int main(int argc, char** argv) {
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    // --help and --version exit 0; every usage error is an invalid argument (exit 2), also
-    // printed as a JSON error when --json was asked for.
-    if (app.exit(e) == 0) return 0;
-    const edgemm::Status status(edgemm::StatusCode::kInvalidArgument, e.what());
-    if (std::find(argv + 1, argv + argc, std::string("--json")) != argv + argc) {
-      std::cout << edgemm::cli::json_text({{"error", edgemm::cli::error_json(status)}}) << std::endl;
-    }
-    return edgemm::exit_code(status);
+    // --help and --version print and exit 0; every usage error is an invalid argument (exit 2),
+    // reported like the commands' own errors, and as a JSON error when --json was asked for.
+    if (e.get_exit_code() == static_cast<int>(CLI::ExitCodes::Success)) return app.exit(e);
+    const edgemm::Status status(edgemm::StatusCode::kInvalidArgument,
+                                std::string(e.what()) + " (run with --help for more information)");
+    const bool json = std::find(argv + 1, argv + argc, std::string("--json")) != argv + argc;
+    return edgemm::cli::report_error(parsed_command(app), status, json);
   }
   return exit_code;
 }

@@ -9,16 +9,17 @@ const USAGE = `usage: node tools/reference/ort_run.js MODEL [--input NAME=FILE.n
 
 Runs MODEL with ONNX Runtime on the CPU (graphOptimizationLevel L, intraOpNumThreads N
 (default 1), interOpNumThreads 1, executionMode 'sequential') and writes every output to
-DIR/<output>.npy, the name with '/' and ':' replaced by '_'.
+DIR/<output>.npy, the name with '/' and ':' replaced by '_'. A model that has inputs runs only
+when --input is given (without, its inputs and outputs are listed); one without inputs always runs.
 
   --input NAME=FILE   a NumPy .npy file (v1-v3 header, little-endian, C order) for input NAME;
                       dtypes float32, float16, int64, int32, uint8, int8, bool
   --output-dir DIR    where to write the outputs (created if missing); without it nothing is written
   --threads N         intra-op threads (default 1)
   --opt-level L       graphOptimizationLevel: all (default), extended, basic or disabled
-  --json              print JSON instead of text: without --input, the model's inputs and outputs
-                      (names, dtypes, shapes with symbolic dims as strings); with inputs, the
-                      outputs of the run (name, dtype, shape, file)
+  --json              print JSON instead of text: the model's inputs and outputs (names, dtypes,
+                      shapes with symbolic dims as strings) when it is not run, else the outputs
+                      of the run (name, dtype, shape, file)
   -h, --help          this text
 
 Needs: cd tools/reference && npm install --ignore-scripts (scripts/setup.sh does it).`;
@@ -102,7 +103,8 @@ async function main() {
     executionProviders: ['cpu'], graphOptimizationLevel: args.optLevel,
     intraOpNumThreads: args.threads, interOpNumThreads: 1, executionMode: 'sequential',
   });
-  if (args.inputs.length === 0) {
+  // A model without inputs (e.g. Constant -> output) runs on no feeds; listing it would write nothing.
+  if (args.inputs.length === 0 && session.inputNames.length > 0) {
     const info = { inputs: session.inputMetadata.map(meta), outputs: session.outputMetadata.map(meta) };
     if (args.json) console.log(JSON.stringify(info, null, 2));
     else for (const [kind, list] of Object.entries(info)) for (const m of list) console.log(`${kind.slice(0, -1)} ${m.name} ${m.dtype} [${m.shape}]`);

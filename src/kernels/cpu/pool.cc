@@ -12,7 +12,8 @@
 ///   pads) with X scattered to the positions of the flat indices I (which index the default
 ///   shape); an index outside the output is an error.
 /// ceil_mode follows PyTorch / ONNX Runtime: the last window must start inside the input or the
-/// begin padding. dtypes: float32, float64; MaxPool also int8, uint8.
+/// begin padding; a window larger than the padded input follows oversized_window_extent().
+/// dtypes: float32, float64; MaxPool also int8, uint8.
 
 #include <algorithm>
 #include <cmath>
@@ -61,6 +62,31 @@ Status check_input(const ir::Node& node, const Tensor* x) {
                               "; expected [N, C, D1, ...] with at least one spatial axis");
   }
   return Status::ok();
+}
+
+// Output extent of an axis whose dilated window is larger than the padded input by
+// `-span` elements (span = padded input - window < 0). The MaxPool / AveragePool spec gives
+// floor(span / stride + 1), or ceil(span / stride + 1) with ceil_mode, and keeps a window
+// that starts inside the input (here the first one does). ONNX Runtime 1.30 computes the same
+// except that in floor mode it truncates span / stride towards zero. Hence:
+// - span < -stride: the formula is negative; ONNX Runtime refuses too.
+// - span == -stride: 0 outputs (an empty Y), in both modes and in ONNX Runtime.
+// - -stride < span < 0, ceil_mode: 1 output, the window clipped to the input, as in ONNX Runtime.
+// - -stride < span < 0, floor mode: the spec gives 0 outputs but ONNX Runtime 1, so either
+//   answer disagrees with one of them; refused.
+Expected<int64_t> oversized_window_extent(int64_t span, int64_t stride, bool ceil_mode) {
+  const std::string sizes = "the window is larger than the padded input by " + std::to_string(-span) + " (stride " +
+                            std::to_string(stride) + ")";
+  if (span < -stride) {
+    return make_error(StatusCode::kInvalidArgument,
+                      sizes + ", so the ONNX output shape formula gives a negative extent");
+  }
+  if (span == -stride) return 0;
+  if (ceil_mode) return 1;
+  return make_error(StatusCode::kInvalidArgument,
+                    sizes +
+                        ": the ONNX output shape formula gives 0 outputs but ONNX Runtime 1 (with ceil_mode=1 "
+                        "both give 1)");
 }
 
 // Window geometry for one input shape (reuses ConvGeometry; channels are not mixed).
@@ -112,9 +138,14 @@ Expected<ConvGeometry> pool_geometry(const ir::Node& node, const PoolAttrs& a, c
     const int64_t eff = (g.kernel[i] - 1) * g.dilations[i] + 1;
     if (!resolve_spatial_axis(a.auto_pad, x[i + 2], eff, g.strides[i], pb, pe, a.ceil_mode, &g.out_spatial[i],
                               &g.pad_begin[i], &g.pad_end[i])) {
-      return ir::node_error(node, StatusCode::kInvalidArgument,
-                            "on spatial axis " + std::to_string(i) + " the window (" + std::to_string(eff) +
-                                ") is larger than the padded input '" + node.inputs[0] + "' " + shape_to_string(x));
+      const int64_t span = x[i + 2] + g.pad_begin[i] + g.pad_end[i] - eff;
+      auto extent = oversized_window_extent(span, g.strides[i], a.ceil_mode);
+      if (!extent) {
+        return ir::node_error(node, StatusCode::kInvalidArgument,
+                              "on spatial axis " + std::to_string(i) + " of input '" + node.inputs[0] + "' " +
+                                  shape_to_string(x) + " " + extent.status().message());
+      }
+      g.out_spatial[i] = *extent;
     }
   }
   return g;
