@@ -177,7 +177,7 @@ double kl_divergence(const std::vector<double>& abs_bins, size_t i, int levels) 
   return kl;
 }
 
-Range entropy_range(const TensorHistogram& h) {
+Range entropy_range(const TensorHistogram& h, bool symmetric) {
   const double amax = std::max(std::abs(static_cast<double>(h.min())), std::abs(static_cast<double>(h.max())));
   if (amax == 0) return {0, 0};
   const size_t n = h.bins().size();
@@ -188,8 +188,8 @@ Range entropy_range(const TensorHistogram& h) {
     const auto j = static_cast<size_t>(std::abs(bin_center(h, i)) / abs_width);
     abs_bins[std::min(j, n - 1)] += static_cast<double>(h.bins()[i]);
   }
-  // Magnitudes get 128 levels when the tensor has negative values (int8-like), else 255.
-  const int levels = h.min() < 0 ? 128 : 255;
+  abs_bins[0] = abs_bins[1];  // the zero spike (see the header)
+  const int levels = symmetric ? 128 : 256;
   size_t best = n;
   double best_kl = std::numeric_limits<double>::infinity();
   for (size_t i = static_cast<size_t>(levels); i <= n; ++i) {
@@ -236,7 +236,7 @@ Range mse_range(const TensorHistogram& h) {
 
 }  // namespace
 
-Range choose_range(const TensorHistogram& h, CalibrationMethod method, double percentile) {
+Range choose_range(const TensorHistogram& h, CalibrationMethod method, double percentile, bool symmetric) {
   if (h.count() == 0) return {0, 0};
   switch (method) {
     case CalibrationMethod::kMinMax:
@@ -244,7 +244,7 @@ Range choose_range(const TensorHistogram& h, CalibrationMethod method, double pe
     case CalibrationMethod::kPercentile:
       return percentile_range(h, percentile);
     case CalibrationMethod::kEntropy:
-      return entropy_range(h);
+      return entropy_range(h, symmetric);
     case CalibrationMethod::kMse:
       return mse_range(h);
   }

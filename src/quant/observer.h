@@ -11,7 +11,10 @@
 /// - percentile: the p-th and (100 − p)-th percentiles (bin edges), p = 99.99 by default;
 /// - entropy: the clipping threshold T minimizing the KL divergence between the histogram of
 ///   |x| and its quantized version (Migacz, "8-bit Inference with TensorRT", GTC 2017), range
-///   [max(min, −T), min(max, T)];
+///   [max(min, −T), min(max, T)]. As NVIDIA's pytorch-quantization (calib/histogram.py) does:
+///   |x| is quantized to 128 levels for symmetric int8 activations and 256 for uint8 ones, and
+///   the first bin (the exact zeros of ReLU-like outputs) counts as the second, so that the
+///   zero spike does not pull T down to the search's lower bound;
 /// - mse: the range [min·s, max·s], s in (0, 1], minimizing the expected squared quantization
 ///   error of the histogram's values under uint8 affine quantization.
 
@@ -73,8 +76,10 @@ struct Range {
 };
 
 /// The range `method` picks for `h` (see the file comment). `percentile` is p in (50, 100] for
-/// kPercentile. The result lies within [min, max]; an empty histogram gives [0, 0].
-Range choose_range(const TensorHistogram& h, CalibrationMethod method, double percentile = 99.99);
+/// kPercentile; `symmetric` says the activations are symmetric int8 (else asymmetric uint8),
+/// which kEntropy uses. The result lies within [min, max]; an empty histogram gives [0, 0].
+Range choose_range(const TensorHistogram& h, CalibrationMethod method, double percentile = 99.99,
+                   bool symmetric = false);
 
 /// Scale and zero point of linear quantization, q = saturate(round(x / scale) + zero_point)
 /// (ONNX QuantizeLinear).

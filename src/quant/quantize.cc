@@ -57,8 +57,8 @@ Status quantize_int8(ir::Model& model, const std::vector<CalibrationSample>& sam
     return make_error(StatusCode::kInvalidArgument,
                       "percentile must be in (50, 100], got " + std::to_string(options.percentile));
   }
-  const std::vector<Feed> measured = first_feeds(
-      samples, source, options.budget_db > 0 ? static_cast<size_t>(std::max(1, options.sensitivity_feeds)) : 1);
+  const std::vector<Feed> measured =
+      first_feeds(samples, source, static_cast<size_t>(std::max(1, options.sensitivity_feeds)));
   const Feed probe = measured.empty() ? Feed{} : measured.front();
   std::map<std::string, Shape> probe_shapes;
   for (const auto& [name, t] : probe) probe_shapes[name] = t.shape();
@@ -84,7 +84,7 @@ Status quantize_int8(ir::Model& model, const std::vector<CalibrationSample>& sam
   }
   for (const auto& [name, h] : calibration.histograms) {
     report.observed[name] = {h.min(), h.max()};
-    report.ranges[name] = choose_range(h, options.method, options.percentile);
+    report.ranges[name] = choose_range(h, options.method, options.percentile, options.qdq.symmetric_activations);
     report.non_finite_values += h.non_finite();
   }
   report.histograms = calibration.histograms;
@@ -115,6 +115,11 @@ Status quantize_int8(ir::Model& model, const std::vector<CalibrationSample>& sam
                             " dB leaves no node in int8 (the most sensitive alone measured " +
                             std::to_string(report.mixed.layers.front().error.sqnr_db) + " dB); lower --budget");
     }
+  }
+  if (!measured.empty()) {
+    EDGEMM_ASSIGN_OR_RETURN(report.predicted, measure_output_error(model, report.plan, report.ranges, options.qdq,
+                                                                   measured, options.calibrate.threads));
+    report.measured_feeds = static_cast<int>(measured.size());
   }
   return insert_qdq(model, report.plan, report.ranges, options.qdq);
 }

@@ -39,7 +39,9 @@ struct Int8QuantizeOptions {
   /// > 0: mixed precision (sensitivity.h): keep the most sensitive nodes in float until the
   /// outputs' SQNR against the float model reaches this many dB on `sensitivity_feeds` inputs.
   double budget_db = 0;
-  int sensitivity_feeds = 4;  ///< calibration inputs (the first samples' first feeds) it measures on
+  /// Calibration inputs (the first samples' first feeds) the mixed-precision search and the
+  /// predicted error (Int8Report::predicted) measure on.
+  int sensitivity_feeds = 4;
 };
 
 /// What int8 quantization did.
@@ -57,6 +59,10 @@ struct Int8Report {
   int64_t non_finite_values = 0;    ///< NaN/inf seen in calibrated tensors (not binned)
   std::vector<NodeTiming> timings;  ///< per planned node, when the speed check ran
   MixedPlan mixed;                  ///< when options.budget_db > 0 (else empty)
+  /// The written model's output error against float on the measured calibration inputs (the first
+  /// feeds of the first samples: options.sensitivity_feeds of them); `measured_feeds` 0 when none.
+  OutputError predicted;
+  int measured_feeds = 0;
 };
 
 /// Prepares `model` for quantization: passes::simplify-style folding (BatchNormalization into
@@ -107,10 +113,10 @@ struct Int4Report {
 /// asymmetric uint8-packed zero points: kernels::pack_matmul_nbits) that ONNX Runtime and
 /// edgemm's MatMulNBits kernel run. MatMuls inside the main graph's subgraphs (Optimum's merged
 /// decoders: both If branches) whose B is such a main-graph initializer are rewritten too, each
-/// weight packed once into the main graph (not with options.awq). Activations stay float. With options.awq, `samples` fed by
-/// `source` calibrate the activation-aware scales (unused otherwise). Errors: kInvalidArgument for
-/// a block size outside {16, 32, 64, 128} or a model without such a MatMul (the reasons by
-/// node); those of convert::convert_model and of calibration.
+/// weight packed once into the main graph (not with options.awq). Activations stay float. With options.awq, `samples`
+/// fed by `source` calibrate the activation-aware scales (unused otherwise). Errors: kInvalidArgument for a block size
+/// outside {16, 32, 64, 128} or a model without such a MatMul (the reasons by node); those of convert::convert_model
+/// and of calibration.
 Status quantize_int4_weights(ir::Model& model, const Int4Options& options, Int4Report& report,
                              const std::vector<CalibrationSample>& samples = {}, const FeedSource& source = {});
 

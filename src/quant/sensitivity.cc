@@ -58,6 +58,14 @@ Expected<OutputError> measure(const ir::Model& prepared, const QuantPlan& plan,
 
 }  // namespace
 
+Expected<OutputError> measure_output_error(const ir::Model& prepared, const QuantPlan& plan,
+                                           const std::map<std::string, Range>& ranges, const Int8Options& options,
+                                           const std::vector<Feed>& feeds, int threads) {
+  EDGEMM_ASSIGN_OR_RETURN(std::unique_ptr<Inferencer> float_model, make_inferencer(prepared, threads));
+  EDGEMM_ASSIGN_OR_RETURN(const Outputs reference, run_all(*float_model, feeds));
+  return measure(prepared, plan, ranges, options, feeds, reference, threads);
+}
+
 void keep_in_float(QuantPlan& plan, const std::vector<std::string>& float_nodes, const std::string& reason) {
   std::vector<QuantTarget> kept;
   for (QuantTarget& t : plan.targets) {

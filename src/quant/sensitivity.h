@@ -51,6 +51,12 @@ Expected<MixedPlan> plan_mixed_precision(const ir::Model& prepared, const QuantP
                                          const std::map<std::string, Range>& ranges, const Int8Options& options,
                                          const std::vector<Feed>& feeds, double budget_db, int threads);
 
+/// The output error of `prepared` quantized for `plan` (insert_qdq on a copy) against the float
+/// model on `feeds`. Errors: those of insert_qdq and of loading or running the models.
+Expected<OutputError> measure_output_error(const ir::Model& prepared, const QuantPlan& plan,
+                                           const std::map<std::string, Range>& ranges, const Int8Options& options,
+                                           const std::vector<Feed>& feeds, int threads);
+
 /// Moves the targets named in `float_nodes` from plan.targets to plan.skipped with `reason`.
 void keep_in_float(QuantPlan& plan, const std::vector<std::string>& float_nodes, const std::string& reason);
 

@@ -121,6 +121,25 @@ TEST(QuantRange, MinMaxAndPercentileHandComputed) {
   EXPECT_NEAR(p.hi, 98.01, 1e-4);
 }
 
+// ReLU-like: 90 % of the values exactly 0, the rest exponential (mean 1, max ~9). The KL threshold
+// keeps most of the tail (about 6 by a NumPy model of the same algorithm); with the zero spike
+// counted it fell to 1.1 (128 levels) or 2.3 (256): NVIDIA's pytorch-quantization replaces the
+// first bin by the second for that reason. uint8 activations get 256 levels, int8 ones 128.
+TEST(QuantRange, EntropyIgnoresTheZeroSpike) {
+  std::mt19937 rng(5);
+  std::exponential_distribution<float> exponential(1.0f);
+  std::vector<float> v(40000, 0.0f);
+  for (size_t i = 0; i < v.size() / 10; ++i) v[i] = exponential(rng);
+  TensorHistogram h;
+  h.add(v.data(), static_cast<int64_t>(v.size()));
+  for (const bool symmetric : {false, true}) {
+    const quant::Range e = quant::choose_range(h, CalibrationMethod::kEntropy, 99.99, symmetric);
+    EXPECT_EQ(e.lo, 0.0f);
+    EXPECT_GT(e.hi, 4.0f) << "symmetric " << symmetric;
+    EXPECT_LT(e.hi, h.max()) << "symmetric " << symmetric;
+  }
+}
+
 // Normal values plus a few far outliers: entropy clips them away; MSE keeps them, since clipping
 // five values from 60 to a few units costs more squared error than the finer steps save.
 TEST(QuantRange, EntropyAndMseClipOutliers) {

@@ -192,6 +192,13 @@ Expected<quant::Int8QuantizeOptions> int8_options(const QuantizeArgs& args) {
   return o;
 }
 
+double finite_db(double db) { return std::isfinite(db) ? db : 999.0; }
+
+/// Below this output SQNR against float (noise above ~30 % of the signal's RMS) the int8 model is
+/// warned about. PP-OCRv4 rec with the default mse ranges measures ~15 dB and reads as well as
+/// float; with entropy ranges 5 dB, and reads nothing (docs/quantize.md).
+constexpr double kPoorSqnrDb = 10.0;
+
 nlohmann::json int8_json(const quant::Int8Report& r, const quant::SamplingReport& sampling) {
   nlohmann::json quantized = nlohmann::json::array(), skipped = nlohmann::json::array(),
                  tensors = nlohmann::json::array();
@@ -221,7 +228,12 @@ nlohmann::json int8_json(const quant::Int8Report& r, const quant::SamplingReport
             {"available_by_scene", sampling.available},
             {"drawn_by_scene", sampling.drawn},
             {"warnings", sampling.warnings}}},
-          {"opset", {{"from", r.prepare.source_opset}, {"to", r.prepare.target_opset}}}};
+          {"opset", {{"from", r.prepare.source_opset}, {"to", r.prepare.target_opset}}},
+          {"predicted_error", r.measured_feeds == 0 ? nlohmann::json()
+                                                    : nlohmann::json{{"sqnr_db", finite_db(r.predicted.sqnr_db)},
+                                                                     {"cosine", r.predicted.cosine},
+                                                                     {"inputs", r.measured_feeds},
+                                                                     {"poor", r.predicted.sqnr_db < kPoorSqnrDb}}}};
 }
 
 void print_int8(const quant::Int8Report& r, const quant::SamplingReport& sampling) {
@@ -249,6 +261,19 @@ void print_int8(const quant::Int8Report& r, const quant::SamplingReport& samplin
   for (const auto& [scene, n] : sampling.drawn) std::cout << " " << scene << " " << n;
   std::cout << "\n";
   for (const auto& s : r.skipped_samples) std::cout << "  skipped " << s << "\n";
+  if (r.measured_feeds > 0) {
+    std::cout << "predicted error: output SQNR " << std::setprecision(1) << finite_db(r.predicted.sqnr_db)
+              << " dB, cosine " << std::setprecision(6) << r.predicted.cosine << " against float on "
+              << r.measured_feeds << " calibration input(s) (in-sample)\n";
+  }
+}
+
+/// Warns on stderr when the int8 model's outputs are far from float's.
+void warn_if_poor(const quant::Int8Report& r, const std::string& method) {
+  if (r.measured_feeds == 0 || r.predicted.sqnr_db >= kPoorSqnrDb) return;
+  std::cerr << "edgemm quantize: warning: the int8 outputs are far from float's (SQNR " << std::fixed
+            << std::setprecision(1) << r.predicted.sqnr_db << " dB < " << kPoorSqnrDb << " dB with --method " << method
+            << "): try --method mse, or --scheme mixed --budget DB to keep the most sensitive nodes in float\n";
 }
 
 /// The calibration samples --calib, --samples, --seed and --scene-weights select; warnings to stderr.
@@ -267,8 +292,6 @@ Expected<std::vector<quant::CalibrationSample>> draw_samples(const QuantizeArgs&
   for (const auto& w : drawn.warnings) std::cerr << "edgemm quantize: warning: " << w << std::endl;
   return samples;
 }
-
-double finite_db(double db) { return std::isfinite(db) ? db : 999.0; }
 
 nlohmann::json mixed_json(const quant::MixedPlan& m, double budget) {
   nlohmann::json layers = nlohmann::json::array();
@@ -389,6 +412,7 @@ Status run_int8(const QuantizeArgs& args, ir::Model& model, nlohmann::json& j) {
   j["method"] = args.method;
   j["weight_bits"] = options.qdq.reduce_range ? 7 : 8;
   if (args.scheme == "mixed") j["mixed"] = mixed_json(report.mixed, args.budget_db);
+  warn_if_poor(report, args.method);
   if (!args.json) {
     print_int8(report, drawn);
     std::cout << "weights: " << (options.qdq.reduce_range ? "7-bit [-64, 64]" : "8-bit [-127, 127]")
