@@ -154,6 +154,15 @@ print(f'ORT float vs int8: {100 * binarized:.2f} % of pixels binarized alike; OR
       f'{100 * share:.3f} % within one step', file=sys.stderr)
 sys.exit(0 if binarized >= 0.98 and share >= 0.995 else 1)
 PY
+# Raw 0-255 pixels into a model trained on normalized ones (no --mean/--std): the int8 error is
+# huge, and the run says so (stderr and README) instead of passing silently.
+check int8-poor 0 "$bin" convert "$det" --target generic-cpu -o "$tmp/i8p" --fix-shape x=1,3,416,640 \
+  --calib "$tmp/calib" --int8 --no-verify
+expect_text int8-poor-readme "$tmp/i8p/README.md" "Error not measured"
+check int8-poor-verified 0 "$bin" convert "$det" --target generic-cpu -o "$tmp/i8v" --fix-shape x=1,3,416,640 \
+  --calib "$tmp/calib" --int8
+expect_text int8-poor-warns "$tmp/err" "warning: model.int8.onnx's outputs are far from float's"
+expect_text int8-poor-readme-warns "$tmp/i8v/README.md" "Warning: the int8 outputs are far from float's"
 check int8-no-calib 2 "$bin" convert "$det" --target generic-cpu -o "$tmp/i8n" --fix-shape x=1,3,640,640 --int8
 expect_text int8-no-calib-why "$tmp/err" "--int8 calibrates on --calib images"
 check int8-bad-method 2 "$bin" convert "$det" --target generic-cpu -o "$tmp/i8m" --fix-shape x=1,3,640,640 \

@@ -1,6 +1,7 @@
 #include "convert_target.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -274,6 +275,18 @@ std::string db_text(double v) {
   return std::isfinite(v) ? s.str() : "inf";
 }
 
+/// Below this SQNR against model.onnx the int8 model is warned about (as `edgemm quantize` does).
+constexpr double kPoorSqnrDb = 10.0;
+
+/// The lowest SQNR an engine measured, or +inf when none ran.
+double worst_sqnr(const Int8Result& r) {
+  double worst = INFINITY;
+  for (const Int8EngineCheck& c : r.verified ? r.verified->checks : std::vector<Int8EngineCheck>{}) {
+    if (c.skipped.empty() && c.failed.empty()) worst = std::min(worst, c.sqnr_db);
+  }
+  return worst;
+}
+
 /// The README section on model.int8.onnx.
 std::string int8_readme(const Int8Result& r, const TargetConvertArgs& args) {
   std::ostringstream s;
@@ -305,6 +318,11 @@ std::string int8_readme(const Int8Result& r, const TargetConvertArgs& args) {
   if (std::isfinite(r.verified->within_step)) {
     s << "- edgemm vs ONNX Runtime on model.int8.onnx: " << 100 * r.verified->within_step
       << " % of output values within one output step (max abs difference " << r.verified->max_abs_error << ")\n";
+  }
+  if (worst_sqnr(r) < kPoorSqnrDb) {
+    s << "\n**Warning: the int8 outputs are far from float's** (below " << kPoorSqnrDb
+      << " dB). Check --mean/--std/--bgr (the calibration feeds must be what the model takes), try another "
+         "--int8-method, or keep sensitive nodes in float with `edgemm quantize --scheme mixed`.\n";
   }
   return s.str();
 }
@@ -387,7 +405,9 @@ std::string readme(const TargetConvertArgs& args, const targets::PlatformProfile
                                  : ": the defaults (raw pixels), as no --mean/--std was given; set them to the model's")
     << ".\n\n";
   if (calib.written == 0) {
-    s << "None written (no --calib given, or the converter takes none): the recipe builds without quantization.\n";
+    s << (recipe.calibration.format == "none" ? "None: the " + recipe.target + " recipe takes no calibration files"
+                                              : std::string("None written: no --calib given"))
+      << "; the recipe builds without quantization.\n";
   } else {
     s << calib.written << " samples in `" << recipe.calibration.dir << "/` (" << recipe.calibration.format
       << (recipe.calibration.layout.empty() ? "" : ", " + recipe.calibration.layout)
@@ -621,19 +641,27 @@ Expected<int> write_folder(const TargetConvertArgs& args, Prepared& p, const Ver
     for (const std::string& step : plan.steps) std::cout << "  " << step << "\n";
     std::cout << "  NPU-eligible nodes: " << before.npu_nodes << " of " << before.npu_nodes + before.cpu_nodes
               << " before, " << after.npu_nodes << " of " << after.npu_nodes + after.cpu_nodes << " after\n";
-    std::cout << "  calibration samples: " << calib.written << " (" << calib.skipped.size() << " skipped)\n";
+    if (recipe.calibration.format != "none") {
+      std::cout << "  calibration samples: " << calib.written << " (" << calib.skipped.size() << " skipped)\n";
+    }
     if (verified) std::cout << "  verification: " << (verified->passed ? "passed" : "FAILED") << "\n";
     for (const EngineCheck& c : verified ? verified->checks : std::vector<EngineCheck>{}) {
       if (!c.skipped.empty()) std::cout << "    " << c.engine << " check skipped: " << c.skipped << "\n";
     }
     if (int8) {
-      std::cout << "  model.int8.onnx: " << int8->quantized.plan.targets.size() << " nodes int8";
+      std::cout << "  model.int8.onnx: " << int8->quantized.plan.targets.size() << " nodes int8, calibrated on "
+                << int8->quantized.samples_used << " images";
       for (const Int8EngineCheck& c : int8->verified ? int8->verified->checks : std::vector<Int8EngineCheck>{}) {
         if (c.skipped.empty() && c.failed.empty()) std::cout << ", " << c.engine << " SQNR " << db_text(c.sqnr_db);
       }
       std::cout << "\n";
     }
     std::cout << "  the vendor converter was not run here: see " << (out / "README.md").string() << "\n";
+  }
+  if (int8 && worst_sqnr(*int8) < kPoorSqnrDb) {
+    std::cerr << "edgemm convert: warning: model.int8.onnx's outputs are far from float's (SQNR "
+              << db_text(worst_sqnr(*int8)) << " < " << kPoorSqnrDb
+              << " dB): check --mean/--std/--bgr, or try another --int8-method" << std::endl;
   }
   if (verified && !verified->passed) {
     const bool ran = std::all_of(verified->checks.begin(), verified->checks.end(),
