@@ -106,6 +106,11 @@ std::vector<std::string> kernel_selection() {
         (conv_depthwise_neon_available() ? "f32_conv_depthwise__neon" : "oneDNN (the CPU has SVE: jit_dw kernels)"));
   }
 #endif
+  if (onednn::enabled()) {
+    lines.push_back(
+        "ConvTranspose 2-D with kernel == strides (float32, constant weights): "
+        "f32_conv_transpose_strided__edgemm");
+  }
   const MatMulNBitsVariant nbits = onednn::enabled() ? matmul_nbits_best_variant() : MatMulNBitsVariant::kReference;
   lines.push_back(std::string("MatMulNBits: ") + matmul_nbits_variant_name(nbits));
 #if defined(__x86_64__)

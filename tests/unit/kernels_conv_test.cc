@@ -320,12 +320,17 @@ void check_against_reference(const ConvCase& cc, bool transpose, uint32_t seed) 
   constants[0] = nullptr;
   auto kernel = make_kernel(node, constants);
   ASSERT_TRUE(kernel.has_value());
-  // 2-D depthwise with multiplier 1 runs edgemm's NEON kernel on aarch64 without SVE.
+  // 2-D depthwise with multiplier 1 runs edgemm's NEON kernel on aarch64 without SVE; a 2-D
+  // ConvTranspose with kernel == strides and nothing else set runs edgemm's strided kernel.
   const bool neon_dw = !transpose && cc.spatial.size() == 2 && cc.group == cc.c && cc.m == cc.c &&
                        kernels::conv_depthwise_neon_available();
-  EXPECT_STREQ((*kernel)->name(), transpose ? "f32_conv_transpose__onednn"
-                                  : neon_dw ? "f32_conv_depthwise__neon"
-                                            : "f32_conv__onednn");
+  const bool strided = transpose && cc.spatial.size() == 2 && cc.kernel == cc.strides && cc.group == 1 &&
+                       cc.dilations.empty() && cc.pads.empty() && cc.auto_pad == nullptr && cc.output_padding.empty() &&
+                       cc.output_shape.empty();
+  EXPECT_STREQ((*kernel)->name(), strided     ? "f32_conv_transpose_strided__edgemm"
+                                  : transpose ? "f32_conv_transpose__onednn"
+                                  : neon_dw   ? "f32_conv_depthwise__neon"
+                                              : "f32_conv__onednn");
 }
 
 const std::vector<ConvCase>& conv_cases() {

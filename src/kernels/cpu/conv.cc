@@ -18,6 +18,11 @@
 /// weights runs edgemm's NEON kernel instead (conv_depthwise.h, `f32_conv_depthwise__neon`),
 /// since oneDNN 2.6 runs it as `gemm:ref` there (im2col and its reference sgemm); the epilogue
 /// follows in loops.
+///
+/// A 2-D ConvTranspose whose kernel equals its strides (no pads, output_padding, dilation or
+/// groups) with constant float32 weights runs edgemm's own kernel on every CPU
+/// (conv_transpose_strided.h, `f32_conv_transpose_strided__edgemm`): oneDNN 2.6 runs PP-OCR
+/// det's 2x2 stride-2 head at 1-12 GFLOP/s. The epilogue follows in loops.
 
 #include <algorithm>
 #include <map>
@@ -33,6 +38,7 @@
 #include "kernels/cpu/conv_depthwise.h"
 #include "kernels/cpu/conv_int8.h"
 #include "kernels/cpu/conv_reference.h"
+#include "kernels/cpu/conv_transpose_strided.h"
 #include "kernels/cpu/epilogue.h"
 #include "kernels/cpu/families.h"
 #include "kernels/cpu/layout.h"
@@ -131,6 +137,7 @@ class ConvKernel final : public Kernel {
 #if defined(__aarch64__)
   void set_depthwise(std::unique_ptr<const DepthwiseConvNeon> depthwise) { depthwise_ = std::move(depthwise); }
 #endif
+  void set_strided(std::unique_ptr<const ConvTransposeStrided> strided) { strided_ = std::move(strided); }
   void set_layouts(bool src_blocked, bool dst_blocked) {
     src_blocked_ = src_blocked;
     dst_blocked_ = dst_blocked;
@@ -208,6 +215,11 @@ class ConvKernel final : public Kernel {
       return apply_epilogue(steps_, ctx, *y, nullptr, dst_blocked_, threads);
     }
 #endif
+    if (strided_ && !empty_input && ConvTransposeStrided::fits(g)) {
+      strided_->run(g, x->data<float>(), src_blocked_, b != nullptr ? b->data<float>() : nullptr, y->data<float>(),
+                    dst_blocked_, threads);
+      return apply_epilogue(steps_, ctx, *y, nullptr, dst_blocked_, threads);
+    }
     if (use_onednn_ && !empty_input) {
       std::shared_ptr<const ConvPlan> p = plan(node, g, b != nullptr, operand_shapes(ctx));
       if (!p->reference) {
@@ -477,6 +489,7 @@ class ConvKernel final : public Kernel {
   bool dst_blocked_ = false;               // Y likewise (attribute dst_layout)
   mutable onednn::PackedWeights weights_;  // constant W (undefined when computed at run time)
   bool use_onednn_;
+  std::unique_ptr<const ConvTransposeStrided> strided_;  // set: edgemm's kernel runs instead of oneDNN
 #if defined(__aarch64__)
   std::unique_ptr<const DepthwiseConvNeon> depthwise_;  // set: the NEON kernel runs instead of oneDNN
 #endif
@@ -554,6 +567,12 @@ Expected<std::unique_ptr<Kernel>> make_conv(const KernelInfo& info, bool transpo
     return std::unique_ptr<Kernel>(std::move(kernel));
   }
 #endif
+  if (onednn && transpose && w != nullptr && ConvTransposeStrided::applies(attrs, *w)) {
+    const Shape& ws = w->shape();
+    kernel->set_strided(std::make_unique<const ConvTransposeStrided>(w->data<float>(), ws[0], ws[1], ws[2], ws[3]));
+    kernel->set_name(fused ? "f32_fused_conv_transpose_strided__edgemm" : "f32_conv_transpose_strided__edgemm");
+    return std::unique_ptr<Kernel>(std::move(kernel));
+  }
   if (onednn && w != nullptr && w->rank() >= 3 && w->rank() <= 5) {
     // Prepack the constant weights now. Shape errors are reported at run, with real inputs.
     const Tensor* b = constant(2);

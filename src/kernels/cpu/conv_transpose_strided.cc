@@ -1,0 +1,164 @@
+/// \file conv_transpose_strided.cc
+/// The non-overlapping ConvTranspose (see conv_transpose_strided.h). Portable loops that GCC
+/// vectorizes at -O3 (AVX2 clones on x86, NEON on aarch64). Blocked y keeps 8 pixels x 8
+/// channels of accumulators in registers over the C loop (8-lane vector extensions); plain y
+/// accumulates one input-row-wide vector per (channel, tap) and scatters it to every kw-th
+/// output column.
+
+#include "kernels/cpu/conv_transpose_strided.h"
+
+#include <algorithm>
+#include <cstring>
+
+#include "kernels/cpu/common.h"
+#include "kernels/cpu/layout.h"
+#include "kernels/cpu/vector_math.h"
+
+namespace edgemm::kernels {
+namespace {
+
+constexpr int64_t kB = kChannelBlock;
+
+// One run's extents; `wp` is the input width rounded up to a multiple of 8.
+struct Dims {
+  int64_t c, m, h, w, wp, kh, kw, oh, ow;
+};
+
+// Input row `i` of image `n` into xr [C][wp] (columns past w zero).
+void gather_row(const Dims& d, const float* x, bool blocked, int64_t n, int64_t i, float* xr) {
+  if (blocked) {
+    const int64_t blocks = d.c / kB;
+    for (int64_t cb = 0; cb < blocks; ++cb) {
+      const float* s = x + ((n * blocks + cb) * d.h + i) * d.w * kB;
+      for (int64_t l = 0; l < kB; ++l) {
+        for (int64_t j = 0; j < d.w; ++j) xr[(cb * kB + l) * d.wp + j] = s[j * kB + l];
+      }
+    }
+  } else {
+    for (int64_t c = 0; c < d.c; ++c) std::copy_n(x + ((n * d.c + c) * d.h + i) * d.w, d.w, xr + c * d.wp);
+  }
+  for (int64_t c = 0; c < d.c; ++c) std::fill(xr + c * d.wp + d.w, xr + (c + 1) * d.wp, 0.0f);
+}
+
+/// 8-lane float vectors (GCC/Clang vector extensions: one AVX2 register in the AVX2 clone, two
+/// SSE2 or NEON registers elsewhere), so that the accumulators stay in registers.
+typedef float F8 __attribute__((vector_size(32)));
+
+// The kh output rows of input row `i` of image `n`, y blocked [N, M/8, OH, OW, 8]: for 8 input
+// pixels at a time and each channel block and tap, acc[pixel] += x[c][pixel] * w[c][8 lanes].
+EDGEMM_AVX2_CLONES void rows_blocked(const Dims& d, const float* xr, const float* packed, const float* bias, int64_t n,
+                                     int64_t i, float* y) {
+  const int64_t blocks = d.m / kB;
+  for (int64_t j0 = 0; j0 < d.w; j0 += kB) {
+    const int64_t pixels = std::min(kB, d.w - j0);
+    for (int64_t mb = 0; mb < blocks; ++mb) {
+      F8 b8 = {};
+      if (bias != nullptr) std::memcpy(&b8, bias + mb * kB, sizeof b8);
+      for (int64_t a = 0; a < d.kh; ++a) {
+        float* yr = y + ((n * blocks + mb) * d.oh + i * d.kh + a) * d.ow * kB;
+        for (int64_t b = 0; b < d.kw; ++b) {
+          const float* wt = packed + ((mb * d.kh + a) * d.kw + b) * d.c * kB;
+          F8 acc[kB];
+          for (int64_t p = 0; p < kB; ++p) acc[p] = b8;
+          for (int64_t c = 0; c < d.c; ++c) {
+            F8 wv;
+            std::memcpy(&wv, wt + c * kB, sizeof wv);
+            const float* xp = xr + c * d.wp + j0;
+            for (int64_t p = 0; p < kB; ++p) acc[p] += xp[p] * wv;
+          }
+          for (int64_t p = 0; p < pixels; ++p) std::memcpy(yr + ((j0 + p) * d.kw + b) * kB, &acc[p], sizeof(F8));
+        }
+      }
+    }
+  }
+}
+
+// The kh output rows of input row `i` of image `n`, y plain [N, M, OH, OW]: per channel and
+// tap, acc[j] = bias + sum_c w * x[c][j] over the row (acc holds wp floats), then every kw-th
+// output column.
+EDGEMM_AVX2_CLONES void rows_plain(const Dims& d, const float* xr, const float* packed, const float* bias, int64_t n,
+                                   int64_t i, float* acc, float* y) {
+  for (int64_t m = 0; m < d.m; ++m) {
+    for (int64_t a = 0; a < d.kh; ++a) {
+      float* yr = y + ((n * d.m + m) * d.oh + i * d.kh + a) * d.ow;
+      for (int64_t b = 0; b < d.kw; ++b) {
+        const float* wt = packed + ((m / kB * d.kh + a) * d.kw + b) * d.c * kB + m % kB;
+        std::fill(acc, acc + d.wp, bias != nullptr ? bias[m] : 0.0f);
+        for (int64_t c = 0; c < d.c; ++c) {
+          const float wv = wt[c * kB];
+          const float* xp = xr + c * d.wp;
+          for (int64_t j = 0; j < d.wp; ++j) acc[j] += wv * xp[j];
+        }
+        for (int64_t j = 0; j < d.w; ++j) yr[j * d.kw + b] = acc[j];
+      }
+    }
+  }
+}
+
+bool all_equal(const std::vector<int64_t>& v, int64_t value) {
+  return std::all_of(v.begin(), v.end(), [value](int64_t e) { return e == value; });
+}
+
+}  // namespace
+
+bool ConvTransposeStrided::applies(const ConvAttrs& attrs, const Tensor& w) {
+  if (w.dtype() != DataType::kFloat32 || w.rank() != 4 || attrs.group != 1) return false;
+  const Shape& s = w.shape();
+  const std::vector<int64_t> kernel = {s[2], s[3]};
+  const bool no_pads =
+      attrs.auto_pad == AutoPad::kValid || (attrs.auto_pad == AutoPad::kNotSet && all_equal(attrs.pads, 0));
+  return s[0] > 0 && s[1] > 0 && s[2] > 0 && s[3] > 0 && attrs.strides == kernel &&
+         (attrs.kernel_shape.empty() || attrs.kernel_shape == kernel) && all_equal(attrs.dilations, 1) && no_pads &&
+         all_equal(attrs.output_padding, 0) && attrs.output_shape.empty();
+}
+
+bool ConvTransposeStrided::fits(const ConvGeometry& g) {
+  if (g.spatial_rank() != 2 || g.group != 1) return false;
+  for (size_t i = 0; i < 2; ++i) {
+    if (g.kernel[i] != g.strides[i] || g.dilations[i] != 1 || g.pad_begin[i] != 0 || g.pad_end[i] != 0 ||
+        g.out_spatial[i] != g.in_spatial[i] * g.strides[i]) {
+      return false;
+    }
+  }
+  return true;
+}
+
+ConvTransposeStrided::ConvTransposeStrided(const float* w, int64_t in_channels, int64_t out_channels, int64_t kh,
+                                           int64_t kw)
+    : in_channels_(in_channels), out_channels_(out_channels), kh_(kh), kw_(kw) {
+  const int64_t blocks = (out_channels + kB - 1) / kB, taps = kh * kw;
+  packed_.assign(static_cast<size_t>(blocks * taps * in_channels * kB), 0.0f);
+  for (int64_t c = 0; c < in_channels; ++c) {
+    for (int64_t m = 0; m < out_channels; ++m) {
+      for (int64_t t = 0; t < taps; ++t) {
+        packed_[((m / kB * taps + t) * in_channels + c) * kB + m % kB] = w[(c * out_channels + m) * taps + t];
+      }
+    }
+  }
+}
+
+void ConvTransposeStrided::run(const ConvGeometry& g, const float* x, bool x_blocked, const float* bias, float* y,
+                               bool y_blocked, int threads) const {
+  const Dims d{.c = in_channels_,
+               .m = out_channels_,
+               .h = g.in_spatial[0],
+               .w = g.in_spatial[1],
+               .wp = (g.in_spatial[1] + kB - 1) / kB * kB,
+               .kh = kh_,
+               .kw = kw_,
+               .oh = g.out_spatial[0],
+               .ow = g.out_spatial[1]};
+  parallel_for(threads, g.batch * d.h, d.c * d.m * d.kh * d.kw * d.w, [&](int64_t begin, int64_t end) {
+    std::vector<float> xr(static_cast<size_t>(d.c * d.wp)), acc(y_blocked ? 0 : static_cast<size_t>(d.wp));
+    for (int64_t r = begin; r < end; ++r) {
+      gather_row(d, x, x_blocked, r / d.h, r % d.h, xr.data());
+      if (y_blocked) {
+        rows_blocked(d, xr.data(), packed_.data(), bias, r / d.h, r % d.h, y);
+      } else {
+        rows_plain(d, xr.data(), packed_.data(), bias, r / d.h, r % d.h, acc.data(), y);
+      }
+    }
+  });
+}
+
+}  // namespace edgemm::kernels

@@ -1,0 +1,55 @@
+#pragma once
+/// \file conv_transpose_strided.h
+/// edgemm's own float32 kernel for the non-overlapping 2-D ConvTranspose
+/// (`f32_conv_transpose_strided__edgemm`): ONNX ConvTranspose (Operators.md "ConvTranspose"
+/// 1/11) with kernel == strides on both axes, dilations 1, no pads, no output_padding or
+/// output_shape, group 1. Every input pixel then writes its own kh x kw output block:
+/// y[n][m][s*i + a][s*j + b] = bias[m] + sum_c x[n][c][i][j] * W[c][m][a][b], one dot product
+/// of length C per output element (PP-OCR det's 2x2 stride-2 upsampling head, where oneDNN 2.6
+/// runs at 1-12 GFLOP/s).
+///
+/// Layouts: x is NCHW [N, C, H, W] or blocked nChw8c [N, C/8, H, W, 8] (kernels/cpu/layout.h);
+/// y is NCHW [N, M, s*H, s*W] or nChw8c (M a multiple of 8). Each input row is first copied
+/// into a per-thread [C][W rounded up to 8] buffer. Blocked y: per input pixel and tap, the 8
+/// channels of a block are a broadcast multiply-add over C (8 pixels at once). Plain y: per
+/// output row of one channel and tap, vectorized over the input columns.
+
+#include <cstdint>
+#include <vector>
+
+#include "edgemm/tensor.h"
+#include "kernels/cpu/conv_reference.h"
+
+namespace edgemm::kernels {
+
+/// A non-overlapping ConvTranspose's constant weights, repacked once. Owns a copy; immutable
+/// after construction, so runs on several threads at once are safe.
+class ConvTransposeStrided {
+ public:
+  /// Whether a ConvTranspose with these attributes and constant weights `w` takes this kernel:
+  /// float32 W [C, M, kh, kw], group 1, strides == (kh, kw), kernel_shape absent or (kh, kw),
+  /// dilations absent or 1, pads absent or 0, output_padding absent or 0, no output_shape,
+  /// auto_pad NOTSET or VALID. Such nodes always have a geometry that fits().
+  static bool applies(const ConvAttrs& attrs, const Tensor& w);
+
+  /// Whether the resolved geometry `g` is one this kernel computes (the run-time check of
+  /// applies(): 2-D, group 1, kernel == strides, dilations 1, zero pads, output = stride * input).
+  static bool fits(const ConvGeometry& g);
+
+  /// Packs float32 weights `w` [C, M, kh, kw] (ONNX layout, not retained) into
+  /// [ceil(M/8), kh, kw, C, 8], output channels past M zero.
+  ConvTransposeStrided(const float* w, int64_t in_channels, int64_t out_channels, int64_t kh, int64_t kw);
+
+  /// y = conv_transpose(x) + bias for a geometry `g` that fits() and matches the packed weights.
+  /// `bias` is float32 [M] or null. `x_blocked`: x is nChw8c [N, C/8, H, W, 8] (C a multiple of
+  /// 8), else NCHW; `y_blocked` likewise for y [N, M, s*H, s*W] (M a multiple of 8). Parallel
+  /// over (n, input row) on `threads` OpenMP threads (parallel_for).
+  void run(const ConvGeometry& g, const float* x, bool x_blocked, const float* bias, float* y, bool y_blocked,
+           int threads) const;
+
+ private:
+  int64_t in_channels_, out_channels_, kh_, kw_;
+  std::vector<float> packed_;  // [ceil(M/8), kh, kw, C, 8]
+};
+
+}  // namespace edgemm::kernels
