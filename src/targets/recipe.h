@@ -14,9 +14,9 @@ namespace edgemm::targets {
 
 /// The placeholders a template may use (anything else is refused when it is rendered).
 inline const std::vector<std::string> kRecipePlaceholders = {
-    "model_file",  "model_stem",     "input_name",  "input_shape",  "input_shape_list", "input_height",
-    "input_width", "input_channels", "mean_values", "std_values",   "scale_values",     "calib_list",
-    "calib_dir",   "calib_count",    "quantize",    "quantize_flag"};
+    "model_file",  "model_stem",     "input_name",  "input_shape",   "input_shape_list", "input_height",
+    "input_width", "input_channels", "mean_values", "std_values",    "scale_values",     "calib_list",
+    "calib_dir",   "calib_count",    "quantize",    "quantize_flag", "rgb2bgr"};
 
 /// How the vendor tool wants calibration samples.
 struct CalibrationFormat {

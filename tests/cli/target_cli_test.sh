@@ -269,8 +269,16 @@ check dynamic-script 2 "$bin" convert "$tmp/dynamic.onnx" --target qualcomm-htp 
 expect_text dynamic-script-why "$tmp/err" "recipe writes the input shape: pass --fix-shape x="
 check horizon-no-calib 2 "$bin" convert "$det" --target horizon-j5 -o "$tmp/hn" --fix-shape x=1,3,640,640 --no-verify
 expect_text horizon-no-calib-why "$tmp/err" "always quantizes"
-check bgr-vendor-color 2 "$bin" convert "$det" --target rk3588 -o "$tmp/bg" --fix-shape x=1,3,640,640 \
+# --bgr: horizon-j5's hb_mapper reads uint8 RGB itself (refused); on rk3588 the script swaps the
+# calibration images (quant_img_RGB2BGR=True, the toolkit's Caffe example) and lists mean/std in
+# the model's B, G, R order.
+check bgr-vendor-color 2 "$bin" convert "$det" --target horizon-j5 -o "$tmp/bg" --fix-shape x=1,3,640,640 \
   --calib "$tmp/calib" --bgr --no-verify
+check bgr-rk3588 0 "$bin" convert "$det" --target rk3588 -o "$tmp/bgr_rk" --fix-shape x=1,3,640,640 \
+  --calib "$tmp/calib" --mean 123.675,116.28,103.53 --std 58.395,57.12,57.375 --bgr --no-verify
+expect_text bgr-rk3588-swap "$tmp/bgr_rk/convert_rknn.py" "quant_img_RGB2BGR=True"
+expect_text bgr-rk3588-mean "$tmp/bgr_rk/convert_rknn.py" "mean_values=\[\[103.53,116.28,123.675\]\]"
+expect_text rk3588-rgb-default "$tmp/rk/convert_rknn.py" "quant_img_RGB2BGR=False"
 check calib-count-alone 2 "$bin" convert "$det" --target rk3588 -o "$tmp/cc" --fix-shape x=1,3,640,640 --calib-count 3
 check int8-method-alone 2 "$bin" convert "$det" --target rk3588 -o "$tmp/im" --fix-shape x=1,3,640,640 \
   --int8-method minmax

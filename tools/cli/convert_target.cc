@@ -327,6 +327,12 @@ std::string int8_readme(const Int8Result& r, const TargetConvertArgs& args) {
   return s.str();
 }
 
+/// Per-channel values given in R, G, B order, in the model's channel order.
+std::array<float, 3> model_order(std::array<float, 3> v, bool bgr) {
+  if (bgr) std::swap(v[0], v[2]);
+  return v;
+}
+
 std::string joined(const std::array<float, 3>& v, bool inverse) {
   std::ostringstream s;
   for (size_t i = 0; i < v.size(); ++i) s << (i ? "," : "") << (inverse ? 1.0f / v[i] : v[i]);
@@ -350,14 +356,15 @@ std::map<std::string, std::string> placeholder_values(const ValueInfo& input, co
           {"input_height", g ? std::to_string(g->height) : "0"},
           {"input_width", g ? std::to_string(g->width) : "0"},
           {"input_channels", g ? std::to_string(g->channels) : "0"},
-          {"mean_values", joined(args.mean, false)},
-          {"std_values", joined(args.std, false)},
-          {"scale_values", joined(args.std, true)},
+          {"mean_values", joined(model_order(args.mean, args.bgr), false)},
+          {"std_values", joined(model_order(args.std, args.bgr), false)},
+          {"scale_values", joined(model_order(args.std, args.bgr), true)},
           {"calib_list", f.list_file},
           {"calib_dir", f.dir},
           {"calib_count", std::to_string(calib_count)},
           {"quantize", quantize ? "True" : "False"},
-          {"quantize_flag", quantize ? "1" : "0"}};
+          {"quantize_flag", quantize ? "1" : "0"},
+          {"rgb2bgr", args.bgr ? "True" : "False"}};
 }
 
 Expected<std::string> render(const targets::RecipeTemplate& t, const std::map<std::string, std::string>& values) {
@@ -448,7 +455,7 @@ Status check_calibration_input(const ir::Graph& g, const ValueInfo& input, const
                       " but the recipe writes " + f.layout + " samples and declares " + f.layout +
                       " to the converter: export the model with an " + f.layout + " input");
   }
-  if (args.bgr && (f.format == "image_list" || f.format == "raw_uint8") && !args.calib.empty()) {
+  if (args.bgr && f.format == "raw_uint8" && !args.calib.empty()) {
     return Status(StatusCode::kInvalidArgument,
                   "--bgr: this recipe's converter reads " + (f.color.empty() ? std::string("RGB") : f.color) +
                       " pixels and normalizes them itself; its channel order is set in the recipe, not by edgemm");
