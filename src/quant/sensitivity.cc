@@ -23,7 +23,9 @@ Expected<Outputs> run_all(const Inferencer& model, const std::vector<Feed>& feed
   return outputs;
 }
 
-OutputError compare(const Outputs& reference, const Outputs& quantized) {
+}  // namespace
+
+OutputError output_error(const Outputs& reference, const Outputs& quantized) {
   double signal = 0, noise = 0, dot = 0, norm_q = 0;
   for (size_t f = 0; f < reference.size(); ++f) {
     for (size_t o = 0; o < reference[f].size(); ++o) {
@@ -45,6 +47,8 @@ OutputError compare(const Outputs& reference, const Outputs& quantized) {
   return e;
 }
 
+namespace {
+
 // The output error of `prepared` quantized for `plan`.
 Expected<OutputError> measure(const ir::Model& prepared, const QuantPlan& plan,
                               const std::map<std::string, Range>& ranges, const Int8Options& options,
@@ -53,7 +57,7 @@ Expected<OutputError> measure(const ir::Model& prepared, const QuantPlan& plan,
   EDGEMM_RETURN_IF_ERROR(insert_qdq(quantized, plan, ranges, options));
   EDGEMM_ASSIGN_OR_RETURN(std::unique_ptr<Inferencer> model, make_inferencer(quantized, threads));
   EDGEMM_ASSIGN_OR_RETURN(Outputs outputs, run_all(*model, feeds));
-  return compare(reference, outputs);
+  return output_error(reference, outputs);
 }
 
 }  // namespace

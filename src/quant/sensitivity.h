@@ -26,6 +26,17 @@ struct OutputError {
   double cosine = 1;
 };
 
+/// Below this output SQNR against float (noise above ~30 % of the signal's RMS) an int8 model is
+/// warned about (`edgemm quantize`, `edgemm convert --target --int8`). PP-OCRv4 rec with the
+/// default mse ranges measures ~15 dB and reads as well as float; with entropy ranges 5 dB, and
+/// reads nothing (docs/quantize.md).
+inline constexpr double kPoorSqnrDb = 10.0;
+
+/// The error of `quantized` against `reference` (per input, the model's outputs, in the same
+/// order), over the float32 outputs (others are ignored) and the elements both have.
+OutputError output_error(const std::vector<std::vector<Tensor>>& reference,
+                         const std::vector<std::vector<Tensor>>& quantized);
+
 /// One node quantized alone.
 struct LayerSensitivity {
   std::string node;  ///< node name

@@ -71,14 +71,6 @@ std::vector<DwCase> grid() {
 
 #endif
 
-// |got - want| <= 1e-5 * max(1, |want|) element-wise.
-void expect_close(const float* got, const float* want, int64_t count, const std::string& what) {
-  for (int64_t i = 0; i < count; ++i) {
-    ASSERT_LE(std::abs(got[i] - want[i]), 1e-5 * std::max(1.0f, std::abs(want[i])))
-        << what << " element " << i << ": " << got[i] << " vs " << want[i];
-  }
-}
-
 TEST(ConvDepthwise, NeonMatchesReference) {
   if (!kernels::conv_depthwise_neon_available()) {
     const kernels::CpuFeatures& f = kernels::cpu_features();
@@ -177,22 +169,9 @@ TEST(ConvDepthwise, NodesRunTheNeonKernelAndMatchReference) {
       in[3] = *Tensor::create(DataType::kFloat32, kernels::blocked_shape(y_shape));
       kernels::to_blocked(r.data<float>(), in[3].data<float>(), y_shape, 1);
     }
-    auto want = run_reference(node, in);
-    ASSERT_TRUE(want.has_value()) << what << ": " << want.status().message();
-    ASSERT_EQ(want->shape(), nc.blocked ? kernels::blocked_shape(y_shape) : y_shape) << what;
-    auto kernel = make_kernel(node, {nullptr, &w, &b, nullptr});
-    ASSERT_TRUE(kernel.has_value()) << what << ": " << kernel.status().message();
     const std::string expected =
         std::string(nc.fused ? "f32_fused_conv" : "f32_conv") + (neon ? "_depthwise__neon" : "__onednn");
-    EXPECT_EQ((*kernel)->name(), expected) << what;
-    for (int threads : {1, 2}) {
-      DirectContext ctx(node, in, threads);
-      const Status s = (*kernel)->run(ctx);
-      ASSERT_TRUE(s.is_ok()) << what << ": " << s.to_string();
-      ASSERT_EQ(ctx.output(0).shape(), want->shape()) << what;
-      expect_close(ctx.output(0).data<float>(), want->data<float>(), want->element_count(),
-                   what + " threads " + std::to_string(threads));
-    }
+    expect_kernel_matches_reference(node, in, expected, what, nc.blocked ? kernels::blocked_shape(y_shape) : y_shape);
   }
 }
 

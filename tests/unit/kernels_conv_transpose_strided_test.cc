@@ -25,14 +25,6 @@ namespace {
 
 using namespace nntest;
 
-// |got - want| <= 1e-5 * max(1, |want|) element-wise.
-void expect_close(const float* got, const float* want, int64_t count, const std::string& what) {
-  for (int64_t i = 0; i < count; ++i) {
-    ASSERT_LE(std::abs(got[i] - want[i]), 1e-5 * std::max(1.0f, std::abs(want[i])))
-        << what << " element " << i << ": " << got[i] << " vs " << want[i];
-  }
-}
-
 ir::Node strided_node(int64_t kh, int64_t kw, bool bias) {
   ir::Node node =
       make_node("ConvTranspose", bias ? std::vector<std::string>{"X", "W", "B"} : std::vector<std::string>{"X", "W"});
@@ -133,25 +125,6 @@ ir::Node node_with(const std::vector<ir::Step>& steps, bool fused, bool x_blocke
   return node;
 }
 
-// Runs `node` through its kernel factory (W and B constant) on 1 and 2 threads: expects kernel
-// `name` and the reference path's result (oneDNN off: conv_transpose_reference, epilogue loops).
-void expect_node_matches(const ir::Node& node, const std::vector<Tensor>& in, const std::string& name,
-                         const std::string& what) {
-  auto want = run_reference(node, in);
-  ASSERT_TRUE(want.has_value()) << what << ": " << want.status().message();
-  auto kernel = make_kernel(node, {nullptr, &in[1], &in[2], nullptr});
-  ASSERT_TRUE(kernel.has_value()) << what << ": " << kernel.status().message();
-  EXPECT_EQ((*kernel)->name(), name) << what;
-  for (int threads : {1, 2}) {
-    DirectContext ctx(node, in, threads);
-    const Status s = (*kernel)->run(ctx);
-    ASSERT_TRUE(s.is_ok()) << what << ": " << s.to_string();
-    ASSERT_EQ(ctx.output(0).shape(), want->shape()) << what;
-    expect_close(ctx.output(0).data<float>(), want->data<float>(), want->element_count(),
-                 what + " threads " + std::to_string(threads));
-  }
-}
-
 TEST(ConvTransposeStrided, NodesRunTheNewKernelWithEpilogues) {
   // PP-OCR det's head at 20x24: 24 -> 24 (BatchNorm folded, Relu; nChw8c in and out) and
   // 24 -> 1 (Sigmoid; nChw8c in, NCHW out), plus every other layout pair and a residual Add.
@@ -180,7 +153,7 @@ TEST(ConvTransposeStrided, NodesRunTheNewKernelWithEpilogues) {
       const Tensor r = random_f32(y_shape, 4);
       in.push_back(nc.y_blocked ? blocked(r) : r);
     }
-    expect_node_matches(
+    expect_kernel_matches_reference(
         node, in, nc.fused ? "f32_fused_conv_transpose_strided__edgemm" : "f32_conv_transpose_strided__edgemm", what);
   }
 }
@@ -205,7 +178,7 @@ TEST(ConvTransposeStrided, OverlapsPadsAndGroupsKeepOnednn) {
     auto attrs = kernels::parse_conv_attrs(node, true);
     ASSERT_TRUE(attrs.has_value());
     EXPECT_FALSE(kernels::ConvTransposeStrided::applies(*attrs, w)) << v.what;
-    expect_node_matches(node, {x, w, b}, "f32_fused_conv_transpose__onednn", v.what);
+    expect_kernel_matches_reference(node, {x, w, b}, "f32_fused_conv_transpose__onednn", v.what);
   }
 }
 

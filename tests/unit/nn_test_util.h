@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <cstring>
 #include <memory>
+#include <optional>
 #include <random>
 #include <string>
 #include <vector>
@@ -80,17 +81,15 @@ inline void set_string(ir::Node& n, const std::string& key, const std::string& v
 }
 
 /// Runs the node through the runtime; returns output `index`.
-inline Expected<Tensor> run(const ir::Node& node, const std::vector<Tensor>& inputs,
-                            int64_t opset = 17, int threads = 1, size_t index = 0) {
-  EDGEMM_ASSIGN_OR_RETURN(std::vector<Tensor> outs,
-                          runtime::run_node(node, inputs, opset, threads));
+inline Expected<Tensor> run(const ir::Node& node, const std::vector<Tensor>& inputs, int64_t opset = 17,
+                            int threads = 1, size_t index = 0) {
+  EDGEMM_ASSIGN_OR_RETURN(std::vector<Tensor> outs, runtime::run_node(node, inputs, opset, threads));
   if (outs.size() <= index) return Status(StatusCode::kInternal, "missing output");
   return outs[index];
 }
 
 /// Runs the node with every oneDNN path disabled (the reference kernels).
-inline Expected<Tensor> run_reference(const ir::Node& node, const std::vector<Tensor>& inputs,
-                                      int64_t opset = 17) {
+inline Expected<Tensor> run_reference(const ir::Node& node, const std::vector<Tensor>& inputs, int64_t opset = 17) {
   kernels::onednn::ScopedEnabled off(false);
   return run(node, inputs, opset);
 }
@@ -107,17 +106,14 @@ class DirectContext final : public kernels::KernelContext {
     return &inputs_[i];
   }
   int output_count() const override { return static_cast<int>(outputs_.size()); }
-  bool output_wanted(int i) const override {
-    return i >= 0 && i < output_count() && !node_.outputs[i].empty();
-  }
+  bool output_wanted(int i) const override { return i >= 0 && i < output_count() && !node_.outputs[i].empty(); }
   Expected<Tensor*> allocate_output(int i, DataType dtype, const Shape& shape) override {
     if (i < 0 || i >= output_count()) return Status(StatusCode::kInternal, "bad output index");
     EDGEMM_ASSIGN_OR_RETURN(outputs_[i], Tensor::create(dtype, shape));
     return &outputs_[i];
   }
   int threads() const override { return threads_; }
-  Expected<std::vector<Tensor>> run_subgraph(const kernels::Subgraph&,
-                                             const std::vector<Tensor>&) override {
+  Expected<std::vector<Tensor>> run_subgraph(const kernels::Subgraph&, const std::vector<Tensor>&) override {
     return Status(StatusCode::kUnsupported, "no subgraphs here");
   }
   Tensor& output(int i) { return outputs_[i]; }
@@ -131,10 +127,10 @@ class DirectContext final : public kernels::KernelContext {
 
 /// Creates the node's kernel from the CPU registry; `constants[i]` (may be null) is what the
 /// factory sees as compile-time constant input i.
-inline Expected<std::unique_ptr<kernels::Kernel>> make_kernel(
-    const ir::Node& node, const std::vector<const Tensor*>& constants, int64_t opset = 17) {
-  const kernels::KernelFactory* factory =
-      kernels::cpu_registry().find(node.domain, node.op_type, opset);
+inline Expected<std::unique_ptr<kernels::Kernel>> make_kernel(const ir::Node& node,
+                                                              const std::vector<const Tensor*>& constants,
+                                                              int64_t opset = 17) {
+  const kernels::KernelFactory* factory = kernels::cpu_registry().find(node.domain, node.op_type, opset);
   if (factory == nullptr) return Status(StatusCode::kUnsupported, "no kernel");
   kernels::KernelInfo info{node, opset, constants, nullptr};
   return (*factory)(info);
@@ -162,13 +158,42 @@ inline Diff diff(const Tensor& a, const Tensor& b) {
 }
 
 /// Expects float32 `got` to equal `want` element-wise within `tol`.
-inline void expect_near(const Tensor& got, const Shape& shape, const std::vector<float>& want,
-                        float tol = 1e-5f) {
+inline void expect_near(const Tensor& got, const Shape& shape, const std::vector<float>& want, float tol = 1e-5f) {
   ASSERT_EQ(shape_to_string(got.shape()), shape_to_string(shape));
   ASSERT_EQ(got.dtype(), DataType::kFloat32);
   const std::vector<float> v = values<float>(got);
   ASSERT_EQ(v.size(), want.size());
   for (size_t i = 0; i < v.size(); ++i) EXPECT_NEAR(v[i], want[i], tol) << "element " << i;
+}
+
+/// |got - want| <= 1e-5 * max(1, |want|) element-wise; fails at the first element off.
+inline void expect_close(const float* got, const float* want, int64_t count, const std::string& what) {
+  for (int64_t i = 0; i < count; ++i) {
+    ASSERT_LE(std::abs(got[i] - want[i]), 1e-5 * std::max(1.0f, std::abs(want[i])))
+        << what << " element " << i << ": " << got[i] << " vs " << want[i];
+  }
+}
+
+/// Makes `node`'s kernel with inputs 1 and 2 (W, B) constant, expects it to be named `name`, and
+/// runs it on 1 and 2 threads on `in` against the node's reference path (oneDNN off), whose
+/// output must have `want_shape` when given.
+inline void expect_kernel_matches_reference(const ir::Node& node, const std::vector<Tensor>& in,
+                                            const std::string& name, const std::string& what,
+                                            const std::optional<Shape>& want_shape = std::nullopt) {
+  auto want = run_reference(node, in);
+  ASSERT_TRUE(want.has_value()) << what << ": " << want.status().message();
+  if (want_shape) ASSERT_EQ(want->shape(), *want_shape) << what;
+  auto kernel = make_kernel(node, {nullptr, &in[1], &in[2], nullptr});
+  ASSERT_TRUE(kernel.has_value()) << what << ": " << kernel.status().message();
+  EXPECT_EQ((*kernel)->name(), name) << what;
+  for (int threads : {1, 2}) {
+    DirectContext ctx(node, in, threads);
+    const Status s = (*kernel)->run(ctx);
+    ASSERT_TRUE(s.is_ok()) << what << ": " << s.to_string();
+    ASSERT_EQ(ctx.output(0).shape(), want->shape()) << what;
+    expect_close(ctx.output(0).data<float>(), want->data<float>(), want->element_count(),
+                 what + " threads " + std::to_string(threads));
+  }
 }
 
 }  // namespace edgemm::nntest

@@ -194,11 +194,6 @@ Expected<quant::Int8QuantizeOptions> int8_options(const QuantizeArgs& args) {
 
 double finite_db(double db) { return std::isfinite(db) ? db : 999.0; }
 
-/// Below this output SQNR against float (noise above ~30 % of the signal's RMS) the int8 model is
-/// warned about. PP-OCRv4 rec with the default mse ranges measures ~15 dB and reads as well as
-/// float; with entropy ranges 5 dB, and reads nothing (docs/quantize.md).
-constexpr double kPoorSqnrDb = 10.0;
-
 nlohmann::json int8_json(const quant::Int8Report& r, const quant::SamplingReport& sampling) {
   nlohmann::json quantized = nlohmann::json::array(), skipped = nlohmann::json::array(),
                  tensors = nlohmann::json::array();
@@ -214,26 +209,27 @@ nlohmann::json int8_json(const quant::Int8Report& r, const quant::SamplingReport
   nlohmann::json timings = nlohmann::json::array();
   for (const auto& t : r.timings)
     timings.push_back({{"node", t.node}, {"float_ms", t.float_us / 1e3}, {"int8_ms", t.int8_us / 1e3}});
-  return {{"quantized", quantized},
-          {"skipped", skipped},
-          {"speed_check", timings},
-          {"tensors", tensors},
-          {"calibration",
-           {{"samples_used", r.samples_used},
-            {"samples_skipped", r.samples_skipped},
-            {"skipped_samples", r.skipped_samples},
-            {"runs", r.runs},
-            {"seconds", r.calibration_seconds},
-            {"non_finite_values", r.non_finite_values},
-            {"available_by_scene", sampling.available},
-            {"drawn_by_scene", sampling.drawn},
-            {"warnings", sampling.warnings}}},
-          {"opset", {{"from", r.prepare.source_opset}, {"to", r.prepare.target_opset}}},
-          {"predicted_error", r.measured_feeds == 0 ? nlohmann::json()
-                                                    : nlohmann::json{{"sqnr_db", finite_db(r.predicted.sqnr_db)},
-                                                                     {"cosine", r.predicted.cosine},
-                                                                     {"inputs", r.measured_feeds},
-                                                                     {"poor", r.predicted.sqnr_db < kPoorSqnrDb}}}};
+  return {
+      {"quantized", quantized},
+      {"skipped", skipped},
+      {"speed_check", timings},
+      {"tensors", tensors},
+      {"calibration",
+       {{"samples_used", r.samples_used},
+        {"samples_skipped", r.samples_skipped},
+        {"skipped_samples", r.skipped_samples},
+        {"runs", r.runs},
+        {"seconds", r.calibration_seconds},
+        {"non_finite_values", r.non_finite_values},
+        {"available_by_scene", sampling.available},
+        {"drawn_by_scene", sampling.drawn},
+        {"warnings", sampling.warnings}}},
+      {"opset", {{"from", r.prepare.source_opset}, {"to", r.prepare.target_opset}}},
+      {"predicted_error", r.measured_feeds == 0 ? nlohmann::json()
+                                                : nlohmann::json{{"sqnr_db", finite_db(r.predicted.sqnr_db)},
+                                                                 {"cosine", r.predicted.cosine},
+                                                                 {"inputs", r.measured_feeds},
+                                                                 {"poor", r.predicted.sqnr_db < quant::kPoorSqnrDb}}}};
 }
 
 void print_int8(const quant::Int8Report& r, const quant::SamplingReport& sampling) {
@@ -270,9 +266,10 @@ void print_int8(const quant::Int8Report& r, const quant::SamplingReport& samplin
 
 /// Warns on stderr when the int8 model's outputs are far from float's.
 void warn_if_poor(const quant::Int8Report& r, const std::string& method) {
-  if (r.measured_feeds == 0 || r.predicted.sqnr_db >= kPoorSqnrDb) return;
+  if (r.measured_feeds == 0 || r.predicted.sqnr_db >= quant::kPoorSqnrDb) return;
   std::cerr << "edgemm quantize: warning: the int8 outputs are far from float's (SQNR " << std::fixed
-            << std::setprecision(1) << r.predicted.sqnr_db << " dB < " << kPoorSqnrDb << " dB with --method " << method
+            << std::setprecision(1) << r.predicted.sqnr_db << " dB < " << quant::kPoorSqnrDb << " dB with --method "
+            << method
             << "): try --method mse, or --scheme mixed --budget DB to keep the most sensitive nodes in float\n";
 }
 

@@ -275,9 +275,6 @@ std::string db_text(double v) {
   return std::isfinite(v) ? s.str() : "inf";
 }
 
-/// Below this SQNR against model.onnx the int8 model is warned about (as `edgemm quantize` does).
-constexpr double kPoorSqnrDb = 10.0;
-
 /// The lowest SQNR an engine measured, or +inf when none ran.
 double worst_sqnr(const Int8Result& r) {
   double worst = INFINITY;
@@ -319,8 +316,8 @@ std::string int8_readme(const Int8Result& r, const TargetConvertArgs& args) {
     s << "- edgemm vs ONNX Runtime on model.int8.onnx: " << 100 * r.verified->within_step
       << " % of output values within one output step (max abs difference " << r.verified->max_abs_error << ")\n";
   }
-  if (worst_sqnr(r) < kPoorSqnrDb) {
-    s << "\n**Warning: the int8 outputs are far from float's** (below " << kPoorSqnrDb
+  if (worst_sqnr(r) < quant::kPoorSqnrDb) {
+    s << "\n**Warning: the int8 outputs are far from float's** (below " << quant::kPoorSqnrDb
       << " dB). Check --mean/--std/--bgr (the calibration feeds must be what the model takes), try another "
          "--int8-method, or keep sensitive nodes in float with `edgemm quantize --scheme mixed`.\n";
   }
@@ -367,12 +364,17 @@ std::map<std::string, std::string> placeholder_values(const ValueInfo& input, co
           {"rgb2bgr", args.bgr ? "True" : "False"}};
 }
 
-Expected<std::string> render(const targets::RecipeTemplate& t, const std::map<std::string, std::string>& values) {
+Expected<std::string> read_template(const targets::RecipeTemplate& t) {
   std::ifstream in(t.template_file);
   std::stringstream text;
   text << in.rdbuf();
   if (!in) return Status(StatusCode::kIo, "cannot read the recipe template '" + t.template_file + "'");
-  return targets::render_template(text.str(), values, t.template_file);
+  return text.str();
+}
+
+Expected<std::string> render(const targets::RecipeTemplate& t, const std::map<std::string, std::string>& values) {
+  EDGEMM_ASSIGN_OR_RETURN(const std::string text, read_template(t));
+  return targets::render_template(text, values, t.template_file);
 }
 
 std::string readme(const TargetConvertArgs& args, const targets::PlatformProfile& profile,
@@ -449,13 +451,13 @@ Status check_calibration_input(const ir::Graph& g, const ValueInfo& input, const
                                                     ": fix it to 1 with --fix-shape");
   }
   const std::string layout = geometry.nchw ? "NCHW" : "NHWC";
-  if (f.format != "image_list" && f.format != "none" && f.layout != layout && !args.calib.empty()) {
+  if (f.format != "image_list" && f.format != "none" && f.layout != layout) {
     return Status(StatusCode::kInvalidArgument,
                   "input '" + input.name + "' is " + layout + " " + dims_text(input.shape, true) +
                       " but the recipe writes " + f.layout + " samples and declares " + f.layout +
                       " to the converter: export the model with an " + f.layout + " input");
   }
-  if (args.bgr && f.format == "raw_uint8" && !args.calib.empty()) {
+  if (args.bgr && f.format == "raw_uint8") {
     return Status(StatusCode::kInvalidArgument,
                   "--bgr: this recipe's converter reads " + (f.color.empty() ? std::string("RGB") : f.color) +
                       " pixels and normalizes them itself; its channel order is set in the recipe, not by edgemm");
@@ -466,12 +468,9 @@ Status check_calibration_input(const ir::Graph& g, const ValueInfo& input, const
 /// True when a template of `recipe` writes the input's shape or size into a script.
 Expected<bool> templates_use_shape(const targets::Recipe& recipe) {
   for (const targets::RecipeTemplate& t : recipe.templates) {
-    std::ifstream in(t.template_file);
-    std::stringstream text;
-    text << in.rdbuf();
-    if (!in) return Status(StatusCode::kIo, "cannot read the recipe template '" + t.template_file + "'");
+    EDGEMM_ASSIGN_OR_RETURN(const std::string text, read_template(t));
     for (const char* p : {"{{input_shape", "{{input_height}}", "{{input_width}}", "{{input_channels}}"}) {
-      if (text.str().find(p) != std::string::npos) return true;
+      if (text.find(p) != std::string::npos) return true;
     }
   }
   return false;
@@ -665,9 +664,9 @@ Expected<int> write_folder(const TargetConvertArgs& args, Prepared& p, const Ver
     }
     std::cout << "  the vendor converter was not run here: see " << (out / "README.md").string() << "\n";
   }
-  if (int8 && worst_sqnr(*int8) < kPoorSqnrDb) {
+  if (int8 && worst_sqnr(*int8) < quant::kPoorSqnrDb) {
     std::cerr << "edgemm convert: warning: model.int8.onnx's outputs are far from float's (SQNR "
-              << db_text(worst_sqnr(*int8)) << " < " << kPoorSqnrDb
+              << db_text(worst_sqnr(*int8)) << " < " << quant::kPoorSqnrDb
               << " dB): check --mean/--std/--bgr, or try another --int8-method" << std::endl;
   }
   if (verified && !verified->passed) {

@@ -21,6 +21,7 @@
 #include "core/npy.h"
 #include "edgemm/inferencer.h"
 #include "ir/onnx_import.h"
+#include "quant/sensitivity.h"
 
 extern char** environ;
 
@@ -374,24 +375,22 @@ Expected<VerifyReport> verify_conversion(const std::string& original, const std:
 
 namespace {
 
-/// Float32 values of all outputs, in output order (empty when an output is not float32).
-std::vector<float> concatenated(const Named& outputs) {
-  std::vector<float> values;
-  for (const auto& [name, t] : outputs) {
-    if (t.dtype() != DataType::kFloat32) return {};
-    values.insert(values.end(), t.data<float>(), t.data<float>() + t.element_count());
-  }
-  return values;
-}
-
-double sqnr_db(const std::vector<float>& reference, const std::vector<float>& quantized) {
-  if (reference.size() != quantized.size() || reference.empty()) return NAN;
-  double signal = 0, noise = 0;
+/// quant::output_error's SQNR of `quantized` against `reference`; NaN unless both are
+/// float32 outputs of the same sizes, with at least one value.
+double sqnr_db(const Named& reference, const Named& quantized) {
+  if (reference.size() != quantized.size()) return NAN;
+  std::vector<Tensor> want, got;
+  int64_t values = 0;
   for (size_t i = 0; i < reference.size(); ++i) {
-    signal += double(reference[i]) * reference[i];
-    noise += (double(reference[i]) - quantized[i]) * (double(reference[i]) - quantized[i]);
+    const Tensor& a = reference[i].second;
+    const Tensor& b = quantized[i].second;
+    if (a.dtype() != DataType::kFloat32 || b.dtype() != DataType::kFloat32 || a.element_count() != b.element_count())
+      return NAN;
+    values += a.element_count();
+    want.push_back(a);
+    got.push_back(b);
   }
-  return noise == 0 ? INFINITY : 10 * std::log10(signal / noise);
+  return values == 0 ? NAN : quant::output_error({want}, {got}).sqnr_db;
 }
 
 /// Share of `got`'s values within one step ((max − min) / 255 of each `reference` output).
@@ -443,7 +442,7 @@ Expected<Int8VerifyReport> verify_int8(const std::string& float_model, const std
     if (!want || !got) {
       check.failed = !want ? "float model: " + want.status().message() : "int8 model: " + got.status().message();
     } else {
-      check.sqnr_db = sqnr_db(concatenated(*want), concatenated(*got));
+      check.sqnr_db = sqnr_db(*want, *got);
       (engine == "edgemm" ? edgemm_int8 : ort_int8) = std::move(*got);
     }
     report.checks.push_back(check);
