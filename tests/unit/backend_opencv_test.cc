@@ -271,8 +271,9 @@ TEST(OpenCvBackend, ConcurrentRunsGiveTheSameOutputs) {
   for (const auto& out : got) EXPECT_EQ(out, testutil::values<float>((*want)[0]));
 }
 
-// The probe child is forked from a process whose OpenCV thread pool (TBB) may already run: it
-// must still answer, rather than hang until the probe timeout refuses every node.
+// The probes start while this process's OpenCV thread pool (TBB) and edgemm's run: the helper
+// must still answer, rather than hang until the probe timeout refuses every node (a child forked
+// from this process did, under AddressSanitizer, when another thread was allocating).
 TEST(OpenCvBackend, ProbesAfterOpenCvRanOnTwoThreads) {
   const std::filesystem::path dir = testing::temp_dir("opencv_two_threads");
   InferencerConfig first = opencv_config(conv_net(dir / "a", false, 4));
@@ -286,6 +287,27 @@ TEST(OpenCvBackend, ProbesAfterOpenCvRanOnTwoThreads) {
   std::vector<NodePlacement> placement;
   const double diff = max_difference_to_native(second, {{"x", testutil::seeded_f32({5, 3, 8, 8}, 14)}}, &placement);
   EXPECT_LE(diff, 1e-4);
+  EXPECT_EQ(count_on(placement, "opencv"), 7);
+}
+
+// Without the probe helper nothing can be probed: every node runs on native, with a reason that
+// names what was looked for, and the verdict is not cached (the next load probes again).
+TEST(OpenCvBackend, WithoutTheProbeHelperEveryNodeRunsOnNativeAndSaysWhy) {
+  InferencerConfig config = opencv_config(conv_net(testing::temp_dir("opencv_no_helper"), false, 6));
+  const Inputs inputs = {{"x", testutil::seeded_f32({6, 3, 8, 8}, 15)}};
+  ::setenv("EDGEMM_OPENCV_PROBE", "/nonexistent/edgemm-opencv-probe", 1);
+  std::vector<NodePlacement> placement;
+  EXPECT_LE(max_difference_to_native(config, inputs, &placement), 1e-4);
+  ::unsetenv("EDGEMM_OPENCV_PROBE");
+  EXPECT_EQ(count_on(placement, "opencv"), 0);
+  const NodePlacement* flatten = find_node(placement, "flatten");
+  ASSERT_NE(flatten, nullptr);
+  EXPECT_NE(flatten->reason.find("EDGEMM_OPENCV_PROBE is '/nonexistent/edgemm-opencv-probe', which is not an "
+                                 "executable file"),
+            std::string::npos)
+      << flatten->reason;
+
+  EXPECT_LE(max_difference_to_native(config, inputs, &placement), 1e-4);
   EXPECT_EQ(count_on(placement, "opencv"), 7);
 }
 

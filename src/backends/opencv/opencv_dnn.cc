@@ -3,8 +3,6 @@
 
 #include "backends/opencv/opencv_dnn.h"
 
-#include <pthread.h>
-
 #include <cstring>
 #include <opencv2/core/utility.hpp>
 #include <sstream>
@@ -98,13 +96,6 @@ std::string failing_node(const std::string& what) {
   return what.substr(at + 6, op_end - at - 6) + " '" + output + "'";
 }
 
-std::mutex& import_mutex() {
-  static std::mutex mutex;
-  return mutex;
-}
-
-void reset_import_mutex_in_child() { ::pthread_mutex_init(import_mutex().native_handle(), nullptr); }
-
 void use_threads(int threads) {
   if (cv::getNumThreads() != threads) cv::setNumThreads(threads);
 }
@@ -112,9 +103,7 @@ void use_threads(int threads) {
 Expected<DnnNet> DnnNet::read(const std::string& onnx, std::vector<NamedShape> inputs, std::vector<NamedShape> outputs,
                               bool name_node) {
   try {
-    std::unique_lock<std::mutex> lock(import_mutex());
     cv::dnn::Net net = cv::dnn::readNetFromONNX(onnx.data(), onnx.size());
-    lock.unlock();
     net.setPreferableBackend(cv::dnn::DNN_BACKEND_OPENCV);
     net.setPreferableTarget(cv::dnn::DNN_TARGET_CPU);
     net.enableFusion(false);

@@ -5,7 +5,6 @@
 /// process-wide thread count, and the essential line of OpenCV's exception texts. Follows the
 /// OpenCV 4.6 dnn documentation (cv::dnn::readNetFromONNX, Net::setInput, Net::forward).
 
-#include <mutex>
 #include <opencv2/dnn.hpp>
 #include <string>
 #include <vector>
@@ -31,15 +30,6 @@ std::string essential_error(const std::string& what);
 /// The node OpenCV's ONNX importer names in an exception text ("Node [Clip@ai.onnx]:(y) parse
 /// error"), as "Clip 'y'" (the node's first output), or "" when the text names none.
 std::string failing_node(const std::string& what);
-
-/// Held around cv::dnn::readNetFromONNX (DnnNet::read) and around the fork() of the probe
-/// process (probe_process.h), so that a probe child never starts while another thread of this
-/// process is inside OpenCV's importer, whose locks the child would inherit taken.
-std::mutex& import_mutex();
-
-/// Re-initializes import_mutex() in a child forked while the parent held it (as a
-/// pthread_atfork child handler would): the child's copy is locked by a thread it does not have.
-void reset_import_mutex_in_child();
 
 /// Sets cv::setNumThreads(threads) when OpenCV's process-wide count differs (OpenCV's
 /// parallel framework, TBB in Debian, reads it at every parallel loop).
