@@ -88,14 +88,15 @@ std::vector<std::string> kernel_selection() {
   std::vector<std::string> lines = {cpu};
   if (onednn::enabled()) {
     const dnnl_version_t* v = dnnl_version();
-    lines.push_back("Conv, ConvTranspose, MatMul, Gemm, FusedConv, FusedMatMul: oneDNN " + std::to_string(v->major) +
-                    "." + std::to_string(v->minor) + "." + std::to_string(v->patch) +
+    lines.push_back(
+        "Conv, ConvTranspose, MatMul, Gemm, FusedConv, FusedMatMul: oneDNN " + std::to_string(v->major) + "." +
+        std::to_string(v->minor) + "." + std::to_string(v->patch) +
 #if defined(__x86_64__)
-                    " jit " + isa_name(dnnl::get_effective_cpu_isa()) +
+        " jit " + isa_name(dnnl::get_effective_cpu_isa()) +
 #else
-                    " (" + f.arch + ": oneDNN's own choice of JIT or reference kernels)" +
+        " (" + f.arch + ": oneDNN's own choice of JIT or reference kernels)" +
 #endif
-                    ", convolution chains in blocked nChw8c");
+        (onednn::prefers_nhwc() ? ", convolution chains in NHWC" : ", convolution chains in blocked nChw8c"));
   } else {
     lines.push_back("Conv, ConvTranspose, MatMul, Gemm, FusedConv, FusedMatMul: reference loops (EDGEMM_ONEDNN=0)");
   }

@@ -23,7 +23,7 @@ struct CpuFeatures {
 const CpuFeatures& cpu_features();
 
 /// One line per kernel family naming the implementation this process runs, e.g.
-/// "Conv, ConvTranspose, MatMul, Gemm: oneDNN 2.6.3, jit avx2 (blocked nChw8c chains)". Reflects
+/// "Conv, ConvTranspose, MatMul, Gemm: oneDNN 2.6.3, jit avx2, convolution chains in blocked nChw8c". Reflects
 /// EDGEMM_ONEDNN=0 (the reference loops, the portable path).
 std::vector<std::string> kernel_selection();
 

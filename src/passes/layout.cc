@@ -1,16 +1,20 @@
 /// \file layout.cc
-/// Gives convolution chains oneDNN's blocked nChw8c activation layout (stored [N, C/8, H, W, 8],
-/// see kernels/cpu/layout.h) so that activations are reordered only at a chain's edges, not
-/// around every Conv (PP-OCRv4 det: 63 reorders, ~19 ms of 126 ms on one thread). A value is
-/// blocked when it is a float32 [N, C, H, W] with C a multiple of 8 and is produced by
-///  - a 2-D Conv/ConvTranspose/FusedConv(Transpose) with constant weights (which becomes a
-///    FusedConv(Transpose) with dst_layout "nChw8c"), or
-///  - a layout-agnostic op all of whose tensor inputs are blocked values, scalar constants or
-///    per-channel constants (rewritten to [1, C/8, 1, 1, 8]): elementwise ops and
-///    ElementwiseChain, Concat on channels, nearest Resize with constant scales (a fifth scale
-///    of 1 added), GlobalAveragePool (as com.edgemm GlobalAveragePool, which pools blocked planes).
-/// Any other reader of a blocked value (and a graph output) gets it back in NCHW through one
-/// com.edgemm Reorder node per value.
+/// Gives convolution chains the activation layout oneDNN's convolutions use on the CPU, blocked
+/// nChw8c (stored [N, C/8, H, W, 8]) or channels-last NHWC (stored [N, H, W, C]; see
+/// kernels/cpu/layout.h), so that activations are reordered only at a chain's edges, not around
+/// every Conv (PP-OCRv4 det: 63 reorders, ~19 ms of 126 ms on one thread). A value is in the
+/// chain layout ("chained") when it is a float32 [N, C, H, W] (for nChw8c with C a multiple of
+/// 8) and is produced by
+///  - a 2-D Conv/ConvTranspose/FusedConv(Transpose)/Int8Conv with constant weights (which
+///    becomes a FusedConv(Transpose) with dst_layout "nChw8c" or "NHWC"; in NHWC chains a
+///    ConvTranspose writes NCHW, which edgemm's strided kernel writes, see conv_transpose_strided.h), or
+///  - a layout-agnostic op all of whose tensor inputs are chained values, scalar constants or
+///    per-channel constants (rewritten to [1, C/8, 1, 1, 8] or [1, 1, 1, C]): elementwise ops and
+///    ElementwiseChain, Concat on channels, nearest Resize with constant scales (nChw8c: a fifth
+///    scale of 1 added; NHWC: the scales permuted), GlobalAveragePool (as com.edgemm
+///    GlobalAveragePool, which pools blocked or channels-last planes).
+/// Any other reader of a chained value (and a graph output) gets it back in NCHW through one
+/// com.edgemm Reorder (nChw8c) or Transpose (NHWC) node per value.
 
 #include <optional>
 #include <string>
@@ -19,6 +23,7 @@
 #include <vector>
 
 #include "ir/elementwise_steps.h"
+#include "kernels/cpu/onednn.h"
 #include "passes/graph_view.h"
 #include "passes/passes.h"
 #include "passes/pattern_util.h"
@@ -27,6 +32,8 @@ namespace edgemm::passes {
 namespace {
 
 constexpr int64_t kBlock = 8;
+
+const char* layout_name(ChainLayout layout) { return layout == ChainLayout::kNhwc ? "NHWC" : "nChw8c"; }
 
 bool is_conv(const ir::Node& n) {
   const bool onnx = n.domain.empty() && (n.op_type == "Conv" || n.op_type == "ConvTranspose");
@@ -53,7 +60,7 @@ int64_t channels_of(const ir::Graph& graph, const std::string& value) {
 /// The pass's state: blocked values and the NCHW copies made of them.
 class LayoutPlanner {
  public:
-  LayoutPlanner(ir::Model& model) : model_(model), graph_(model.graph) {}
+  LayoutPlanner(ir::Model& model, ChainLayout layout) : model_(model), graph_(model.graph), layout_(layout) {}
 
   void run(PassReport& report) {
     std::vector<ir::Node> out;
@@ -68,13 +75,13 @@ class LayoutPlanner {
       // again, turning the first Reorder into one that reads and writes the same name.
       if (!blocked_.erase(o.name)) continue;
       // The producer writes a renamed blocked value; a Reorder writes the graph output.
-      const std::string inner = o.name + "_nChw8c";
+      const std::string inner = o.name + "_" + layout_name(layout_);
       for (auto& n : out) {
         for (auto& name : n.outputs) name = name == o.name ? inner : name;
         for (auto& name : n.inputs) name = name == o.name ? inner : name;
       }
-      out.push_back(reorder_node(inner, o.name, "NCHW"));
-      ++report.patterns["Reorder nChw8c→NCHW"];
+      out.push_back(to_nchw_node(inner, o.name));
+      ++report.patterns[exit_pattern()];
       // The blocked value is now `inner`: it gets the output's type (from value_info when the
       // model declared one there too, which stays NCHW: the Reorder's result), made blocked below.
       blocked_.insert(inner);
@@ -86,8 +93,10 @@ class LayoutPlanner {
     graph_.nodes = std::move(out);
     for (const auto& v : blocked_) set_blocked_info(v);
     if (blocked_.empty()) return;
-    report.patterns["blocked (nChw8c) values"] += static_cast<int>(blocked_.size());
-    if (!plain_copies_.empty()) report.patterns["Reorder nChw8c→NCHW"] += static_cast<int>(plain_copies_.size());
+    const std::string values =
+        layout_ == ChainLayout::kNhwc ? "channels-last (NHWC) values" : "blocked (nChw8c) values";
+    report.patterns[values] += static_cast<int>(blocked_.size());
+    if (!plain_copies_.empty()) report.patterns[exit_pattern()] += static_cast<int>(plain_copies_.size());
     use_edgemm_domain(model_);
   }
 
@@ -96,8 +105,7 @@ class LayoutPlanner {
   bool place(ir::Node& node, std::vector<ir::Node>& out) {
     if (is_conv(node)) return place_conv(node, out);
     if (node.outputs.size() != 1) return false;
-    const int64_t channels = channels_of(graph_, node.outputs[0]);
-    if (channels <= 0 || channels % kBlock != 0) return false;
+    if (!fits(channels_of(graph_, node.outputs[0]))) return false;
     if (is_elementwise(node)) return place_elementwise(node);
     if (node.domain.empty() && node.op_type == "Concat") return place_concat(node);
     if (node.domain.empty() && node.op_type == "Resize") return place_resize(node);
@@ -109,8 +117,8 @@ class LayoutPlanner {
     const Tensor* w = constant(graph_, node.inputs[1]);
     const DataType weight_type = node.op_type == "Int8Conv" ? DataType::kInt8 : DataType::kFloat32;
     if (w == nullptr || w->rank() != 4 || w->dtype() != weight_type) return false;
-    const int64_t c = channels_of(graph_, node.outputs[0]);
-    bool dst = c > 0 && c % kBlock == 0;
+    const bool transpose_in_nhwc = layout_ == ChainLayout::kNhwc && node.op_type.find("Transpose") != std::string::npos;
+    bool dst = fits(channels_of(graph_, node.outputs[0])) && !transpose_in_nhwc;
     for (size_t i = 3; i < node.inputs.size() && dst; ++i) dst = blockable_operand(node.inputs[i]);
     const bool src = blocked_.count(node.inputs[0]) != 0;
     if (!dst && !src) return false;
@@ -123,11 +131,11 @@ class LayoutPlanner {
     if (dst) {
       for (size_t i = 3; i < node.inputs.size(); ++i) node.inputs[i] = blocked_operand(node.inputs[i]);
       blocked_.insert(node.outputs[0]);
-      set_string(node, "dst_layout", "nChw8c");
+      set_string(node, "dst_layout", layout_name(layout_));
     } else {
       for (size_t i = 3; i < node.inputs.size(); ++i) node.inputs[i] = plain(node.inputs[i], out);
     }
-    if (src) set_string(node, "src_layout", "nChw8c");
+    if (src) set_string(node, "src_layout", layout_name(layout_));
     return true;
   }
 
@@ -157,7 +165,7 @@ class LayoutPlanner {
     for (const auto& in : node.inputs) {
       if (!blocked_.count(in)) return false;
     }
-    node.attributes["axis"].i = 1;
+    node.attributes["axis"].i = layout_ == ChainLayout::kNhwc ? 3 : 1;
     blocked_.insert(node.outputs[0]);
     return true;
   }
@@ -171,15 +179,18 @@ class LayoutPlanner {
     if (scales == nullptr || scales->dtype() != DataType::kFloat32 || scales->element_count() != 4) return false;
     const float* s = scales->data<float>();
     if (s[0] != 1.f || s[1] != 1.f) return false;
-    node.inputs[2] =
-        add_initializer(graph_, node.inputs[2] + "_nChw8c", Tensor::from_floats({5}, {1, 1, s[2], s[3], 1}));
+    const std::string name = node.inputs[2] + "_" + layout_name(layout_);
+    node.inputs[2] = layout_ == ChainLayout::kNhwc
+                         ? add_initializer(graph_, name, Tensor::from_floats({4}, {1, s[2], s[3], 1}))
+                         : add_initializer(graph_, name, Tensor::from_floats({5}, {1, 1, s[2], s[3], 1}));
     blocked_.insert(node.outputs[0]);
     return true;
   }
 
   bool place_global_pool(ir::Node& node) {
     if (!blocked_.count(node.inputs[0])) return false;
-    node.domain = ir::kEdgemmDomain;  // the same op on [N, C/8, H, W, 8]
+    node.domain = ir::kEdgemmDomain;  // the same op on [N, C/8, H, W, 8] or [N, H, W, C]
+    if (layout_ == ChainLayout::kNhwc) set_string(node, "layout", "NHWC");
     blocked_.insert(node.outputs[0]);
     return true;
   }
@@ -192,7 +203,7 @@ class LayoutPlanner {
     const Shape& s = t->shape();
     const size_t offset = 4 - s.size();
     for (size_t i = 0; i < s.size(); ++i) {
-      const bool channel = offset + i == 1 && s[i] % kBlock == 0;
+      const bool channel = offset + i == 1 && fits(s[i]);
       if (s[i] != 1 && !channel) return false;
     }
     return true;
@@ -200,36 +211,57 @@ class LayoutPlanner {
 
   bool blockable_operand(const std::string& name) const { return blocked_.count(name) || blockable_constant(name); }
 
-  /// The name to read `name` through on a blocked node: itself, or a per-channel constant as
-  /// [1, C/8, 1, 1, 8] (same bytes).
+  /// Whether a value of `channels` channels can be chained.
+  bool fits(int64_t channels) const {
+    return channels > 0 && (layout_ == ChainLayout::kNhwc || channels % kBlock == 0);
+  }
+
+  /// The name to read `name` through on a chained node: itself, or a per-channel constant as
+  /// [1, C/8, 1, 1, 8] or [1, 1, 1, C] (same bytes).
   std::string blocked_operand(const std::string& name) {
     const Tensor* t = constant(graph_, name);
     if (blocked_.count(name) || t == nullptr || t->element_count() == 1) return name;
     const int64_t c = t->element_count();
     std::vector<float> values(t->data<float>(), t->data<float>() + c);
-    return add_initializer(graph_, name + "_nChw8c", Tensor::from_floats({1, c / kBlock, 1, 1, kBlock}, values));
+    const Shape shape = layout_ == ChainLayout::kNhwc ? Shape{1, 1, 1, c} : Shape{1, c / kBlock, 1, 1, kBlock};
+    return add_initializer(graph_, name + "_" + layout_name(layout_), Tensor::from_floats(shape, values));
   }
 
-  /// The NCHW form of `name`: itself when not blocked, else the output of a Reorder (one per value).
+  /// The NCHW form of `name`: itself when not chained, else the output of a Reorder or
+  /// Transpose (one per value).
   std::string plain(const std::string& name, std::vector<ir::Node>& out) {
     if (name.empty() || !blocked_.count(name)) return name;
     auto it = plain_copies_.find(name);
     if (it != plain_copies_.end()) return it->second;
     const std::string copy = name + "_nchw";
-    out.push_back(reorder_node(name, copy, "NCHW"));
+    out.push_back(to_nchw_node(name, copy));
     plain_copies_[name] = copy;
     return copy;
   }
 
-  ir::Node reorder_node(const std::string& in, const std::string& out, const std::string& to) {
+  /// The node writing chained `in` as NCHW `out`: com.edgemm Reorder from nChw8c, or a
+  /// Transpose with perm [0, 3, 1, 2] from NHWC.
+  ir::Node to_nchw_node(const std::string& in, const std::string& out) const {
     ir::Node n;
     n.name = out + "_reorder";
-    n.op_type = "Reorder";
-    n.domain = ir::kEdgemmDomain;
     n.inputs = {in};
     n.outputs = {out};
-    set_string(n, "to", to);
+    if (layout_ == ChainLayout::kNhwc) {
+      n.op_type = "Transpose";
+      ir::Attribute perm;
+      perm.kind = ir::Attribute::Kind::kInts;
+      perm.ints = {0, 3, 1, 2};
+      n.attributes["perm"] = perm;
+      return n;
+    }
+    n.op_type = "Reorder";
+    n.domain = ir::kEdgemmDomain;
+    set_string(n, "to", "NCHW");
     return n;
+  }
+
+  std::string exit_pattern() const {
+    return layout_ == ChainLayout::kNhwc ? "Transpose NHWC→NCHW" : "Reorder nChw8c→NCHW";
   }
 
   static void set_string(ir::Node& node, const std::string& key, const std::string& value) {
@@ -239,18 +271,23 @@ class LayoutPlanner {
     node.attributes[key] = a;
   }
 
-  /// value_infos of a blocked value: its physical [N, C/8, H, W, 8].
+  /// value_infos of a chained value: its physical [N, C/8, H, W, 8] or [N, H, W, C].
   void set_blocked_info(const std::string& value) {
     auto it = graph_.value_infos.find(value);
     if (it == graph_.value_infos.end() || it->second.shape.size() != 4) return;
     std::vector<Dim>& d = it->second.shape;
+    if (layout_ == ChainLayout::kNhwc) {
+      d = {d[0], d[2], d[3], d[1]};
+      return;
+    }
     d[1].value /= kBlock;
     d.push_back(Dim{kBlock, ""});
   }
 
   ir::Model& model_;
   ir::Graph& graph_;
-  std::unordered_set<std::string> blocked_;
+  ChainLayout layout_;
+  std::unordered_set<std::string> blocked_;  ///< chained values
   std::unordered_map<std::string, std::string> plain_copies_;
 };
 
@@ -265,9 +302,16 @@ bool has_subgraphs(const ir::Graph& graph) {
 
 }  // namespace
 
-void assign_blocked_layouts(ir::Model& model, PassReport& report) {
+PassOptions kernel_pass_options() {
+  PassOptions options;
+  options.blocked_layouts = kernels::onednn::enabled();
+  options.chain_layout = kernels::onednn::prefers_nhwc() ? ChainLayout::kNhwc : ChainLayout::kNChw8c;
+  return options;
+}
+
+void assign_chain_layouts(ir::Model& model, PassReport& report, ChainLayout layout) {
   if (has_subgraphs(model.graph)) return;  // outer values read inside subgraphs stay NCHW
-  LayoutPlanner(model).run(report);
+  LayoutPlanner(model, layout).run(report);
 }
 
 }  // namespace edgemm::passes

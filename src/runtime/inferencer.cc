@@ -17,7 +17,6 @@
 #include "backends/backend.h"
 #include "backends/partition.h"
 #include "ir/onnx_import.h"
-#include "kernels/cpu/onednn.h"
 #include "kernels/cpu_features.h"
 #include "passes/passes.h"
 #include "runtime/compiled_graph.h"
@@ -187,7 +186,7 @@ class NativeInferencer final : public Inferencer {
     if (backend) self->delegate(model, *backend);
     if (config.optimize) {
       passes::PassReport report;
-      passes::optimize(model, report, passes::PassOptions{kernels::onednn::enabled()});
+      passes::optimize(model, report, passes::kernel_pass_options());
     }
     for (const auto& [name, t] : model.graph.initializers) self->weight_bytes_ += static_cast<int64_t>(t.byte_size());
     auto graph = std::make_shared<const ir::Graph>(std::move(model.graph));

@@ -33,11 +33,11 @@ ir::Node strided_node(int64_t kh, int64_t kw, bool bias) {
   return node;
 }
 
-// NCHW `t` in nChw8c, [N, C/8, H, W, 8].
-Tensor blocked(const Tensor& t) {
-  auto b = Tensor::create(DataType::kFloat32, kernels::blocked_shape(t.shape()));
+// NCHW `t` stored in `layout`.
+Tensor stored(const Tensor& t, kernels::ActivationLayout layout) {
+  auto b = Tensor::create(DataType::kFloat32, kernels::physical_shape(t.shape(), layout));
   EXPECT_TRUE(b.has_value());
-  kernels::to_blocked(t.data<float>(), b->data<float>(), t.shape(), 1);
+  kernels::to_layout(t.data<float>(), b->data<float>(), t.shape(), layout, 1);
   return *b;
 }
 
@@ -72,9 +72,11 @@ TEST(ConvTransposeStrided, MatchesReference) {
               kernels::conv_transpose_reference<float>(*g, x.data<float>(), wt.data<float>(), bp, want->data<float>(),
                                                        1);
               const kernels::ConvTransposeStrided kernel(wt.data<float>(), c, m, kh, kw);
-              const Tensor xb = c % kernels::kChannelBlock == 0 ? blocked(x) : Tensor();
-              for (bool x_blocked : {false, true}) {
-                if (x_blocked && !xb.defined()) continue;
+              using kernels::ActivationLayout;
+              for (ActivationLayout x_layout :
+                   {ActivationLayout::kNchw, ActivationLayout::kNChw8c, ActivationLayout::kNhwc}) {
+                if (x_layout == ActivationLayout::kNChw8c && c % kernels::kChannelBlock != 0) continue;
+                const Tensor xs = stored(x, x_layout);
                 for (bool y_blocked : {false, true}) {
                   if (y_blocked && m % kernels::kChannelBlock != 0) continue;
                   for (int threads : {1, 2}) {
@@ -83,15 +85,14 @@ TEST(ConvTransposeStrided, MatchesReference) {
                     auto got = Tensor::create(DataType::kFloat32, g->output_shape());
                     ASSERT_TRUE(y.has_value() && got.has_value());
                     std::fill_n(y->data<float>(), y->element_count(), NAN);  // every element must be written
-                    kernel.run(*g, (x_blocked ? xb : x).data<float>(), x_blocked, bp, y->data<float>(), y_blocked,
-                               threads);
+                    kernel.run(*g, xs.data<float>(), x_layout, bp, y->data<float>(), y_blocked, threads);
                     if (y_blocked) {
                       kernels::from_blocked(y->data<float>(), got->data<float>(), g->output_shape(), 1);
                     } else {
                       *got = *y;
                     }
                     expect_close(got->data<float>(), want->data<float>(), want->element_count(),
-                                 what + " x " + (x_blocked ? "nChw8c" : "NCHW") + " y " +
+                                 what + " x " + kernels::layout_name(x_layout) + " y " +
                                      (y_blocked ? "nChw8c" : "NCHW") + " threads " + std::to_string(threads));
                     ++checked;
                   }
@@ -103,13 +104,14 @@ TEST(ConvTransposeStrided, MatchesReference) {
       }
     }
   }
-  // 36 shapes per (C, M), each in (1 + [C % 8 == 0]) x (1 + [M % 8 == 0]) layout pairs: 36 x 5 x 6,
+  // 36 shapes per (C, M), each in (2 + [C % 8 == 0]) x (1 + [M % 8 == 0]) layout pairs: 36 x 9 x 6,
   // on 1 and 2 threads.
-  EXPECT_EQ(checked, 2160);
+  EXPECT_EQ(checked, 3888);
 }
 
 // A (Fused)ConvTranspose node, kernel = stride 2x2, with bias; `steps` as its epilogue (fused).
-ir::Node node_with(const std::vector<ir::Step>& steps, bool fused, bool x_blocked, bool y_blocked, bool residual) {
+ir::Node node_with(const std::vector<ir::Step>& steps, bool fused, kernels::ActivationLayout x_layout,
+                   kernels::ActivationLayout y_layout, bool residual) {
   std::vector<std::string> inputs = {"X", "W", "B"};
   if (residual) inputs.push_back("R");
   ir::Node node = make_node(fused ? "FusedConvTranspose" : "ConvTranspose", inputs);
@@ -119,40 +121,47 @@ ir::Node node_with(const std::vector<ir::Step>& steps, bool fused, bool x_blocke
   if (fused) {
     node.domain = ir::kEdgemmDomain;
     ir::write_steps(node, steps);
-    if (x_blocked) set_string(node, "src_layout", "nChw8c");
-    if (y_blocked) set_string(node, "dst_layout", "nChw8c");
+    set_string(node, "src_layout", kernels::layout_name(x_layout));
+    set_string(node, "dst_layout", kernels::layout_name(y_layout));
   }
   return node;
 }
 
 TEST(ConvTransposeStrided, NodesRunTheNewKernelWithEpilogues) {
-  // PP-OCR det's head at 20x24: 24 -> 24 (BatchNorm folded, Relu; nChw8c in and out) and
-  // 24 -> 1 (Sigmoid; nChw8c in, NCHW out), plus every other layout pair and a residual Add.
+  // PP-OCR det's head at 20x24: 24 -> 24 (BatchNorm folded, Relu; nChw8c in and out, or NHWC
+  // in and NCHW out) and 24 -> 1 (Sigmoid; nChw8c or NHWC in, NCHW out), plus every other layout
+  // pair the kernel writes and a residual Add.
   const ir::Step relu{ir::StepKind::kRelu, 0, 0, -1}, sigmoid{ir::StepKind::kSigmoid, 0, 0, -1};
   const ir::Step add{ir::StepKind::kAdd, 0, 0, 3};
+  using L = kernels::ActivationLayout;
   struct NodeCase {
     int64_t m;
     std::vector<ir::Step> steps;
-    bool fused, x_blocked, y_blocked;
+    bool fused;
+    L x, y;
   };
-  const std::vector<NodeCase> cases = {{24, {}, false, false, false},         {1, {}, false, false, false},
-                                       {24, {relu}, true, true, true},        {1, {sigmoid}, true, true, false},
-                                       {24, {sigmoid}, true, false, true},    {24, {relu}, true, false, false},
-                                       {3, {relu, add}, true, false, false},  {24, {add, relu}, true, true, true},
-                                       {8, {sigmoid, add}, true, true, false}};
+  const std::vector<NodeCase> cases = {{24, {}, false, L::kNchw, L::kNchw},
+                                       {1, {}, false, L::kNchw, L::kNchw},
+                                       {24, {relu}, true, L::kNChw8c, L::kNChw8c},
+                                       {1, {sigmoid}, true, L::kNChw8c, L::kNchw},
+                                       {24, {sigmoid}, true, L::kNchw, L::kNChw8c},
+                                       {24, {relu}, true, L::kNchw, L::kNchw},
+                                       {3, {relu, add}, true, L::kNchw, L::kNchw},
+                                       {24, {add, relu}, true, L::kNChw8c, L::kNChw8c},
+                                       {8, {sigmoid, add}, true, L::kNChw8c, L::kNchw},
+                                       {24, {relu}, true, L::kNhwc, L::kNchw},
+                                       {1, {sigmoid}, true, L::kNhwc, L::kNchw},
+                                       {8, {add, relu}, true, L::kNhwc, L::kNChw8c}};
   for (const NodeCase& nc : cases) {
     const bool residual = !nc.steps.empty() && nc.steps.back().binary();
     const bool residual_first = !nc.steps.empty() && nc.steps.front().binary();
-    const std::string what = "M " + std::to_string(nc.m) + " steps " + std::to_string(nc.steps.size()) +
-                             (nc.x_blocked ? " x nChw8c" : " x NCHW") + (nc.y_blocked ? " y nChw8c" : " y NCHW");
-    const ir::Node node = node_with(nc.steps, nc.fused, nc.x_blocked, nc.y_blocked, residual || residual_first);
+    const std::string what = "M " + std::to_string(nc.m) + " steps " + std::to_string(nc.steps.size()) + " x " +
+                             kernels::layout_name(nc.x) + " y " + kernels::layout_name(nc.y);
+    const ir::Node node = node_with(nc.steps, nc.fused, nc.x, nc.y, residual || residual_first);
     const Tensor x = random_f32({2, 24, 20, 24}, 1), w = random_f32({24, nc.m, 2, 2}, 2), b = random_f32({nc.m}, 3);
     const Shape y_shape = {2, nc.m, 40, 48};
-    std::vector<Tensor> in = {nc.x_blocked ? blocked(x) : x, w, b};
-    if (residual || residual_first) {
-      const Tensor r = random_f32(y_shape, 4);
-      in.push_back(nc.y_blocked ? blocked(r) : r);
-    }
+    std::vector<Tensor> in = {stored(x, nc.x), w, b};
+    if (residual || residual_first) in.push_back(stored(random_f32(y_shape, 4), nc.y));
     expect_kernel_matches_reference(
         node, in, nc.fused ? "f32_fused_conv_transpose_strided__edgemm" : "f32_conv_transpose_strided__edgemm", what);
   }
@@ -170,7 +179,8 @@ TEST(ConvTransposeStrided, OverlapsPadsAndGroupsKeepOnednn) {
   for (const Variant& v :
        {Variant{"pads", "pads", {1, 0, 1, 0}, 1}, Variant{"output_padding", "output_padding", {1, 1}, 1},
         Variant{"group 2", nullptr, {}, 2}, Variant{"kernel 3 stride 2", "kernel_shape", {3, 3}, 1}}) {
-    ir::Node node = node_with({ir::Step{ir::StepKind::kRelu, 0, 0, -1}}, true, false, false, false);
+    ir::Node node = node_with({ir::Step{ir::StepKind::kRelu, 0, 0, -1}}, true, kernels::ActivationLayout::kNchw,
+                              kernels::ActivationLayout::kNchw, false);
     if (v.attr != nullptr) set_ints(node, v.attr, v.value);
     if (v.group != 1) set_int(node, "group", v.group);
     const int64_t k = std::string(v.what) == "kernel 3 stride 2" ? 3 : 2;

@@ -38,6 +38,7 @@ using testutil::seeded_values;
 constexpr int kF = onnx::TensorProto::FLOAT;
 constexpr const char* kEdgemm = "com.edgemm";
 const passes::PassOptions kLayoutsOn{true};
+const passes::PassOptions kNhwcOn{true, passes::ChainLayout::kNhwc};
 
 void set_string(onnx::NodeProto* n, const std::string& name, const std::string& v) {
   auto* a = n->add_attribute();
@@ -115,6 +116,25 @@ Tensor block_by_hand(const Tensor& x) {
   return *t;
 }
 
+/// Hand-written NCHW [N, C, H, W] -> NHWC [N, H, W, C] copy (independent of kernels::to_layout).
+Tensor nhwc_by_hand(const Tensor& x) {
+  const Shape& s = x.shape();
+  const int64_t n_ = s[0], c_ = s[1], h_ = s[2], w_ = s[3];
+  auto t = Tensor::create(DataType::kFloat32, {n_, h_, w_, c_});
+  EXPECT_TRUE(t.has_value());
+  for (int64_t n = 0; n < n_; ++n)
+    for (int64_t c = 0; c < c_; ++c)
+      for (int64_t h = 0; h < h_; ++h)
+        for (int64_t w = 0; w < w_; ++w)
+          t->data<float>()[((n * h_ + h) * w_ + w) * c_ + c] = x.data<float>()[((n * c_ + c) * h_ + h) * w_ + w];
+  return *t;
+}
+
+/// `x` stored in the chain layout named `layout` ("nChw8c" or "NHWC"), by hand.
+Tensor store_by_hand(const Tensor& x, const std::string& layout) {
+  return layout == "NHWC" ? nhwc_by_hand(x) : block_by_hand(x);
+}
+
 /// Outputs of the model at `path` optimized with `options`, run in memory (oneDNN as set).
 std::vector<Tensor> run_optimized(const std::string& path, const passes::PassOptions& options,
                                   const std::vector<Tensor>& inputs, int threads) {
@@ -129,11 +149,12 @@ std::vector<Tensor> run_optimized(const std::string& path, const passes::PassOpt
   return out.has_value() ? *out : std::vector<Tensor>{};
 }
 
-/// Largest |a - b| / max(1, |a|) between the model's outputs with every pass but blocked
-/// layouts and with all passes: what the layout pass alone changes.
-double layouts_on_vs_off(const std::string& path, const std::vector<Tensor>& inputs, int threads = 1) {
+/// Largest |a - b| / max(1, |a|) between the model's outputs with every pass but chain layouts
+/// and with all passes (`on`: nChw8c or NHWC chains): what the layout pass alone changes.
+double layouts_on_vs_off(const std::string& path, const std::vector<Tensor>& inputs, int threads = 1,
+                         const passes::PassOptions& on = kLayoutsOn) {
   const auto want = run_optimized(path, passes::PassOptions{false}, inputs, threads);
-  const auto got = run_optimized(path, passes::PassOptions{true}, inputs, threads);
+  const auto got = run_optimized(path, on, inputs, threads);
   EXPECT_EQ(want.size(), got.size());
   if (want.empty() || want.size() != got.size()) return INFINITY;
   double worst = 0;
@@ -151,12 +172,14 @@ double layouts_on_vs_off(const std::string& path, const std::vector<Tensor>& inp
 
 /// The checks every graph test ends with, at 1 and 2 threads: the optimized graph (layouts on:
 /// oneDNN is enabled) against the original with passes off, and against the optimized graph
-/// without layouts (isolating the layout pass). `x` is the graph's only input.
+/// without layouts (isolating the layout pass), in nChw8c and in NHWC chains. `x` is the graph's
+/// only input.
 void expect_same_results(const std::string& path, const Tensor& x, const std::string& what = "") {
   ASSERT_TRUE(kernels::onednn::enabled()) << "the Inferencer applies blocked layouts only with oneDNN";
   for (int threads : {1, 2}) {
     EXPECT_LE(optimized_vs_original(path, {{"x", x}}, threads), 1e-5) << what << " threads " << threads;
     EXPECT_LE(layouts_on_vs_off(path, {x}, threads), 1e-5) << what << " threads " << threads;
+    EXPECT_LE(layouts_on_vs_off(path, {x}, threads, kNhwcOn), 1e-5) << what << " NHWC threads " << threads;
   }
 }
 
@@ -241,6 +264,52 @@ TEST(LayoutPass, EveryPlacementInOneChain) {
   EXPECT_EQ(g.outputs[1].name, "res");
   EXPECT_GT(report.patterns["blocked (nChw8c) values"], 0);
   EXPECT_EQ(report.patterns["Reorder nChw8c→NCHW"], 1);
+
+  expect_same_results(path, seeded_f32({1, 3, 16, 16}, 7));
+}
+
+TEST(LayoutPass, EveryPlacementInOneNhwcChain) {
+  const std::string path = save(every_placement_model(), "every_placement_nhwc");
+  passes::PassReport report;
+  const ir::Model m = optimized_model(path, &report, kNhwcOn);
+  const ir::Graph& g = m.graph;
+  // Any channel count can be channels-last: all six Convs write NHWC, the five after the first
+  // read it.
+  int nhwc_dst = 0, nhwc_src = 0;
+  for (const auto& n : g.nodes) {
+    nhwc_dst += attr_or(n, "dst_layout") == "NHWC";
+    nhwc_src += attr_or(n, "src_layout") == "NHWC";
+  }
+  EXPECT_EQ(nhwc_dst, 6);
+  EXPECT_EQ(nhwc_src, 5);
+  EXPECT_EQ(count_blocked_dst(g), 0);
+  // Squeeze-excitation pools channels-last planes; Resize scales are permuted to [1, 2, 2, 1];
+  // Concat joins the last axis.
+  ASSERT_EQ(count_ops(g, "GlobalAveragePool", kEdgemm), 1);
+  for (const auto& n : g.nodes) {
+    if (n.op_type == "GlobalAveragePool") EXPECT_EQ(attr_or(n, "layout"), "NHWC");
+    if (n.op_type == "Concat") EXPECT_EQ(n.attributes.at("axis").i, 3);
+    if (n.op_type == "Resize") {
+      const Tensor& scales = g.initializers.at(n.inputs[2]);
+      ASSERT_EQ(scales.element_count(), 4);
+      EXPECT_EQ(testutil::values<float>(scales), (std::vector<float>{1.f, 2.f, 2.f, 1.f}));
+    }
+  }
+  // Both graph outputs leave the chain through a Transpose [0, 3, 1, 2] that writes them.
+  EXPECT_EQ(count_ops(g, "Reorder", kEdgemm), 0);
+  EXPECT_EQ(count_ops(g, "Transpose"), 2);
+  for (const char* out : {"y", "res"}) {
+    const ir::Node* t = producer(g, out);
+    ASSERT_NE(t, nullptr) << out;
+    EXPECT_EQ(t->op_type, "Transpose") << out;
+    EXPECT_EQ(t->attributes.at("perm").ints, (std::vector<int64_t>{0, 3, 1, 2})) << out;
+    ASSERT_TRUE(g.value_infos.count(t->inputs[0])) << t->inputs[0];
+    const auto& d = g.value_infos.at(t->inputs[0]).shape;
+    ASSERT_EQ(d.size(), 4u);
+    EXPECT_EQ(d[3].value, std::string(out) == "y" ? 4 : 16) << out;  // [N, H, W, C]
+  }
+  EXPECT_GT(report.patterns["channels-last (NHWC) values"], 0);
+  EXPECT_EQ(report.patterns["Transpose NHWC→NCHW"], 2);
 
   expect_same_results(path, seeded_f32({1, 3, 16, 16}, 7));
 }
@@ -392,10 +461,20 @@ TEST(LayoutPass, ConvTransposeAndOpset11ResizeWithEmptyRoi) {
   EXPECT_EQ(last->op_type, "FusedConv");  // the Add of r is its epilogue
   EXPECT_EQ(attr_or(*last, "src_layout"), "nChw8c");
   EXPECT_EQ(attr_or(*last, "dst_layout", "NCHW"), "NCHW");
+  // In NHWC chains the ConvTranspose reads NHWC and writes NCHW (edgemm's strided kernel writes
+  // NCHW or nChw8c), so the Conv after it reads NCHW and writes NHWC again.
+  const ir::Model nhwc = optimized_model(path, nullptr, kNhwcOn);
+  for (const auto& n : nhwc.graph.nodes) {
+    if (n.op_type == "FusedConvTranspose") {
+      EXPECT_EQ(attr_or(n, "src_layout"), "NHWC");
+      EXPECT_EQ(attr_or(n, "dst_layout", "NCHW"), "NCHW");
+    }
+  }
   const Tensor x = seeded_f32({1, 3, 8, 8}, 7), r = seeded_f32({1, 16, 32, 32}, 8);
   for (int threads : {1, 2}) {
     EXPECT_LE(optimized_vs_original(path, {{"x", x}, {"r", r}}, threads), 1e-5);
     EXPECT_LE(layouts_on_vs_off(path, {x, r}, threads), 1e-5);
+    EXPECT_LE(layouts_on_vs_off(path, {x, r}, threads, kNhwcOn), 1e-5);
   }
 }
 
@@ -547,20 +626,24 @@ ir::Node fused_conv(const std::string& src, const std::string& dst, int64_t k, i
   return n;
 }
 
-TEST(LayoutKernels, BlockedFusedConvMatchesPlainConv) {
+TEST(LayoutKernels, ChainFusedConvMatchesPlainConv) {
   // Reference: an ONNX Conv on NCHW data (oneDNN off), then relu, + per-channel g, + residual r
-  // by hand, then blocked by hand. The FusedConv under test reads/writes nChw8c and carries the
-  // same epilogue with blocked operands g [1, M/8, 1, 1, 8] and r [N, M/8, H, W, 8]; it is run
-  // both through the reference loops (oneDNN off) and through oneDNN.
+  // by hand, then stored in the chain layout by hand. The FusedConv under test reads/writes
+  // nChw8c or NHWC and carries the same epilogue with operands stored like its output: g
+  // [1, M/8, 1, 1, 8] or [1, 1, 1, M], r [N, M/8, H, W, 8] or [N, H, W, M]; it is run both
+  // through the reference loops (oneDNN off) and through oneDNN.
   struct Case {
     int64_t c, m, group, k;
     bool src, dst;
+    std::string layout;
   };
-  for (const Case& cc :
-       {Case{16, 16, 1, 3, true, true}, Case{16, 16, 16, 3, true, true}, Case{3, 16, 1, 3, false, true},
-        Case{16, 4, 1, 1, true, false}, Case{24, 8, 1, 3, true, true}}) {
+  for (const Case& cc : {Case{16, 16, 1, 3, true, true, "nChw8c"}, Case{16, 16, 16, 3, true, true, "nChw8c"},
+                         Case{3, 16, 1, 3, false, true, "nChw8c"}, Case{16, 4, 1, 1, true, false, "nChw8c"},
+                         Case{24, 8, 1, 3, true, true, "nChw8c"}, Case{16, 16, 1, 3, true, true, "NHWC"},
+                         Case{12, 12, 12, 3, true, true, "NHWC"}, Case{3, 5, 1, 3, false, true, "NHWC"},
+                         Case{13, 4, 1, 1, true, false, "NHWC"}}) {
     const std::string what = std::to_string(cc.c) + "->" + std::to_string(cc.m) + " g" + std::to_string(cc.group) +
-                             (cc.src ? " src" : "") + (cc.dst ? " dst" : "");
+                             " " + cc.layout + (cc.src ? " src" : "") + (cc.dst ? " dst" : "");
     const int64_t n = 2, h = 7, w = 5;
     const Tensor x = nntest::random_f32({n, cc.c, h, w}, 1);
     const Tensor wt = nntest::random_f32({cc.m, cc.c / cc.group, cc.k, cc.k}, 2);
@@ -580,14 +663,15 @@ TEST(LayoutKernels, BlockedFusedConvMatchesPlainConv) {
       want[i] = std::max(want[i], 0.f) + g.data<float>()[ch] + r.data<float>()[i];
     }
     Tensor want_t = testutil::f32({n, cc.m, h, w}, want);
-    if (cc.dst) want_t = block_by_hand(want_t);
+    if (cc.dst) want_t = store_by_hand(want_t, cc.layout);
 
     const std::vector<ir::Step> steps = {
         {ir::StepKind::kRelu, 0, 0, -1}, {ir::StepKind::kAdd, 0, 0, 3}, {ir::StepKind::kAdd, 0, 0, 4}};
-    const ir::Node node = fused_conv(cc.src ? "nChw8c" : "", cc.dst ? "nChw8c" : "", cc.k, cc.group, steps, 2);
-    const Tensor xin = cc.src ? block_by_hand(x) : x;
-    const Tensor gin = cc.dst ? testutil::f32({1, cc.m / 8, 1, 1, 8}, testutil::values<float>(g)) : g;
-    const Tensor rin = cc.dst ? block_by_hand(r) : r;
+    const ir::Node node = fused_conv(cc.src ? cc.layout : "", cc.dst ? cc.layout : "", cc.k, cc.group, steps, 2);
+    const Tensor xin = cc.src ? store_by_hand(x, cc.layout) : x;
+    const Shape g_shape = cc.layout == "NHWC" ? Shape{1, 1, 1, cc.m} : Shape{1, cc.m / 8, 1, 1, 8};
+    const Tensor gin = cc.dst ? testutil::f32(g_shape, testutil::values<float>(g)) : g;
+    const Tensor rin = cc.dst ? store_by_hand(r, cc.layout) : r;
     for (bool onednn : {false, true}) {
       kernels::onednn::ScopedEnabled scoped(onednn);
       for (int threads : {1, 2}) {
@@ -600,8 +684,9 @@ TEST(LayoutKernels, BlockedFusedConvMatchesPlainConv) {
   }
 }
 
-TEST(LayoutKernels, BlockedFusedConvRejectsWrongShapes) {
-  // src_layout nChw8c with a 4-D input, and dst_layout nChw8c with 12 output channels.
+TEST(LayoutKernels, ChainFusedConvRejectsWrongShapes) {
+  // src_layout nChw8c with a 4-D input, dst_layout nChw8c with 12 output channels, NHWC with a
+  // 5-D input, and a layout name that is none of the three.
   const ir::Node src = fused_conv("nChw8c", "", 1, 1, {}, 0);
   auto r1 = nntest::run_reference(
       src, {nntest::random_f32({1, 8, 4, 4}, 1), nntest::random_f32({8, 8, 1, 1}, 2), nntest::random_f32({8}, 3)});
@@ -612,9 +697,21 @@ TEST(LayoutKernels, BlockedFusedConvRejectsWrongShapes) {
       dst, {nntest::random_f32({1, 8, 4, 4}, 1), nntest::random_f32({12, 8, 1, 1}, 2), nntest::random_f32({12}, 3)});
   ASSERT_FALSE(r2.has_value());
   EXPECT_NE(r2.status().message().find("dst_layout"), std::string::npos) << r2.status().message();
+  const ir::Node nhwc = fused_conv("NHWC", "", 1, 1, {}, 0);
+  auto r3 = nntest::run_reference(
+      nhwc, {nntest::random_f32({1, 1, 4, 4, 8}, 1), nntest::random_f32({8, 8, 1, 1}, 2), nntest::random_f32({8}, 3)});
+  ASSERT_FALSE(r3.has_value());
+  EXPECT_NE(r3.status().message().find("src_layout NHWC expects [N, H, W, C]"), std::string::npos)
+      << r3.status().message();
+  const ir::Node other = fused_conv("nhwc", "", 1, 1, {}, 0);
+  auto r4 = nntest::run_reference(
+      other, {nntest::random_f32({1, 4, 4, 8}, 1), nntest::random_f32({8, 8, 1, 1}, 2), nntest::random_f32({8}, 3)});
+  ASSERT_FALSE(r4.has_value());
+  EXPECT_NE(r4.status().message().find("\"NCHW\", \"nChw8c\" or \"NHWC\", got \"nhwc\""), std::string::npos)
+      << r4.status().message();
 }
 
-TEST(LayoutKernels, BlockedGlobalAveragePoolIsBitIdenticalToNchw) {
+TEST(LayoutKernels, ChainGlobalAveragePoolIsBitIdenticalToNchw) {
   // Planes of 63 (tail after 3 groups of 16), 16 (no tail), 1 and 1600 elements, values of mixed
   // magnitude so that a different summation order would change low bits.
   for (const Shape& s : {Shape{2, 16, 7, 9}, Shape{1, 8, 4, 4}, Shape{3, 24, 1, 1}, Shape{1, 32, 40, 40}}) {
@@ -633,6 +730,14 @@ TEST(LayoutKernels, BlockedGlobalAveragePoolIsBitIdenticalToNchw) {
       const Tensor want_blocked = block_by_hand(*want);
       EXPECT_EQ(0, std::memcmp(got->data<float>(), want_blocked.data<float>(), sizeof(float) * s[0] * s[1]))
           << shape_to_string(s) << " threads " << threads;
+      // NHWC [N, H, W, C] gives [N, 1, 1, C]: the same bytes as NCHW [N, C, 1, 1].
+      ir::Node nhwc = blocked;
+      nntest::set_string(nhwc, "layout", "NHWC");
+      auto got_nhwc = nntest::run(nhwc, {nhwc_by_hand(x)}, 17, threads);
+      ASSERT_TRUE(got_nhwc.has_value()) << got_nhwc.status().message();
+      ASSERT_EQ(got_nhwc->shape(), (Shape{s[0], 1, 1, s[1]}));
+      EXPECT_EQ(0, std::memcmp(got_nhwc->data<float>(), want->data<float>(), sizeof(float) * s[0] * s[1]))
+          << shape_to_string(s) << " NHWC threads " << threads;
     }
   }
   // A 4-D input is an error naming the node.

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdlib>
 #include <random>
 #include <set>
 #include <string>
@@ -100,22 +101,27 @@ double max_relative_error(const Tensor& got, const Tensor& want) {
   return worst;
 }
 
-/// Runs the QDQ graph at `path` op by op and through the fusion pass; expects equal outputs and
-/// exactly one `op_type` node that ran `kernel`.
+/// Runs the QDQ graph at `path` op by op and through the fusion pass, the latter with nChw8c and
+/// with NHWC convolution chains (EDGEMM_CHAIN_LAYOUT); expects equal outputs and exactly one
+/// `op_type` node that ran `kernel`.
 void expect_fused_matches_qdq_graph(const std::string& path, const Tensor& x, const char* op_type, const char* kernel,
                                     const std::string& name) {
   const Tensor want = run_one(path, false, x);  // QuantizeLinear, DequantizeLinear, Conv / MatMul kernels
-  std::vector<NodeProfile> profile;
-  const Tensor got = run_one(path, true, x, &profile);
-  EXPECT_LT(max_relative_error(got, want), 1e-4) << name;
-  int int8_nodes = 0;
-  for (const NodeProfile& n : profile) {
-    if (n.op_type == op_type) {
-      ++int8_nodes;
-      EXPECT_EQ(n.kernel, kernel) << name;
+  for (const char* layout : {"nChw8c", "NHWC"}) {
+    ::setenv("EDGEMM_CHAIN_LAYOUT", layout, 1);
+    std::vector<NodeProfile> profile;
+    const Tensor got = run_one(path, true, x, &profile);
+    EXPECT_LT(max_relative_error(got, want), 1e-4) << name << " " << layout;
+    int int8_nodes = 0;
+    for (const NodeProfile& n : profile) {
+      if (n.op_type == op_type) {
+        ++int8_nodes;
+        EXPECT_EQ(n.kernel, kernel) << name << " " << layout;
+      }
     }
+    EXPECT_EQ(int8_nodes, 1) << name << " " << layout;
   }
-  EXPECT_EQ(int8_nodes, 1) << name;
+  ::unsetenv("EDGEMM_CHAIN_LAYOUT");
 }
 
 void expect_int8_matches_qdq_graph(const ConvCase& cc, const std::string& name, const char* kernel) {

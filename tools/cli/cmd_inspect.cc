@@ -7,7 +7,6 @@
 #include "convert/convert.h"
 #include "ir/flops.h"
 #include "ir/onnx_import.h"
-#include "kernels/cpu/onednn.h"
 #include "kernels/cpu_features.h"
 #include "passes/passes.h"
 #include "target_report.h"
@@ -143,7 +142,7 @@ Status inspect_command(const InspectArgs& args) {
   options.fixed_input_shapes = shapes;
   EDGEMM_ASSIGN_OR_RETURN(ir::Model model, ir::import_onnx_file(args.model, options));
   passes::PassReport report;
-  if (args.optimized) passes::optimize(model, report, passes::PassOptions{kernels::onednn::enabled()});
+  if (args.optimized) passes::optimize(model, report, passes::kernel_pass_options());
   const ir::Graph& g = model.graph;
   std::map<std::string, int> histogram;
   for (const auto& n : g.nodes) histogram[(n.domain.empty() ? "" : n.domain + ".") + n.op_type]++;

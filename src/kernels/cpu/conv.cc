@@ -9,8 +9,10 @@
 /// inference). Constant weights are reordered once into the layout oneDNN picks
 /// (format_tag::any) when the kernel is created, using a nominal input shape; primitives for
 /// each actual input shape are created on first use and cached (mutex-protected, keyed by the
-/// shapes). Activations are taken in NCHW and reordered at the op's edges into the layout
-/// oneDNN prefers (blocked nChw8c/16c on x86), which keeps depthwise convolutions off oneDNN's
+/// shapes). Activations are taken in the node's layout (NCHW, or nChw8c / NHWC with the
+/// FusedConv attributes src_layout / dst_layout that the layout pass sets, kernels/cpu/layout.h)
+/// and reordered at the op's edges into the layout oneDNN prefers when it differs (blocked
+/// nChw8c/16c with AVX2, NHWC with AVX-512), which keeps depthwise convolutions off oneDNN's
 /// slow NCHW path; see plain_layout() for the exceptions. float64 (and any shape oneDNN
 /// refuses) runs the reference loops.
 ///
@@ -98,11 +100,6 @@ memory::desc onnx_weights_desc(const ConvGeometry& g, bool transpose) {
   return memory::desc(dims, memory::data_type::f32, strides);
 }
 
-// oneDNN's nChw8c descriptor of a logical [N, C, H, W] (see layout.h).
-memory::desc blocked_desc(const Shape& logical) {
-  return memory::desc(onednn::to_dims(logical), memory::data_type::f32, memory::format_tag::nChw8c);
-}
-
 // Activation layout policy (measured on x86 with oneDNN 2.6, 1 thread): the layout oneDNN
 // picks (format_tag::any: blocked nChw8c/16c, reorders at the op's edges) is fastest for
 // regular, depthwise and 3x3 convolutions; with fewer output channels than a block, plain NCHW
@@ -138,9 +135,9 @@ class ConvKernel final : public Kernel {
   void set_depthwise(std::unique_ptr<const DepthwiseConvNeon> depthwise) { depthwise_ = std::move(depthwise); }
 #endif
   void set_strided(std::unique_ptr<const ConvTransposeStrided> strided) { strided_ = std::move(strided); }
-  void set_layouts(bool src_blocked, bool dst_blocked) {
-    src_blocked_ = src_blocked;
-    dst_blocked_ = dst_blocked;
+  void set_layouts(ActivationLayout src, ActivationLayout dst) {
+    src_layout_ = src;
+    dst_layout_ = dst;
   }
 
   Expected<ConvGeometry> geometry(const ir::Node& node, const Shape& x, const Shape& w, const Shape* b) const {
@@ -187,20 +184,17 @@ class ConvKernel final : public Kernel {
                                 "' has dtype " + dtype_name(dt));
     }
     const Shape b_shape = b != nullptr ? b->shape() : Shape{};
-    if (src_blocked_ && (x->rank() != 5 || x->shape()[4] != kChannelBlock)) {
+    EDGEMM_RETURN_IF_ERROR(check_src_layout(node, x->shape(), src_layout_));
+    if ((src_layout_ != ActivationLayout::kNchw || dst_layout_ != ActivationLayout::kNchw) &&
+        dt != DataType::kFloat32) {
       return ir::node_error(node, StatusCode::kInvalidArgument,
-                            "input '" + node.inputs[0] + "' has shape " + shape_to_string(x->shape()) +
-                                "; src_layout nChw8c expects [N, C/8, H, W, 8]");
+                            "src_layout and dst_layout other than NCHW need float32 tensors");
     }
-    const Shape x_shape = src_blocked_ ? logical_shape(x->shape()) : x->shape();
+    const Shape x_shape = logical_of(x->shape(), src_layout_);
     EDGEMM_ASSIGN_OR_RETURN(ConvGeometry g, geometry(node, x_shape, w->shape(), b ? &b_shape : nullptr));
-    if (dst_blocked_ &&
-        (g.out_spatial.size() != 2 || g.out_channels % kChannelBlock != 0 || dt != DataType::kFloat32)) {
-      return ir::node_error(node, StatusCode::kInvalidArgument,
-                            "dst_layout nChw8c needs a float32 2-D convolution with a multiple of 8 output channels");
-    }
+    EDGEMM_RETURN_IF_ERROR(check_dst_layout(node, g.output_shape(), dst_layout_));
     const Shape y_shape = g.output_shape();
-    EDGEMM_ASSIGN_OR_RETURN(Tensor * y, ctx.allocate_output(0, dt, dst_blocked_ ? blocked_shape(y_shape) : y_shape));
+    EDGEMM_ASSIGN_OR_RETURN(Tensor * y, ctx.allocate_output(0, dt, physical_shape(y_shape, dst_layout_)));
     if (y->element_count() == 0) return Status::ok();
     const int threads = work_threads(g, y->element_count(), ctx.threads());
     if (dt == DataType::kFloat64) {
@@ -210,40 +204,43 @@ class ConvKernel final : public Kernel {
     const bool empty_input = x->element_count() == 0 || w->element_count() == 0;
 #if defined(__aarch64__)
     if (depthwise_ && !empty_input) {
-      depthwise_->run(g, x->data<float>(), src_blocked_, b != nullptr ? b->data<float>() : nullptr, y->data<float>(),
-                      dst_blocked_, threads);
-      return apply_epilogue(steps_, ctx, *y, nullptr, dst_blocked_, threads);
+      depthwise_->run(g, x->data<float>(), src_layout_ == ActivationLayout::kNChw8c,
+                      b != nullptr ? b->data<float>() : nullptr, y->data<float>(),
+                      dst_layout_ == ActivationLayout::kNChw8c, threads);
+      return apply_epilogue(steps_, ctx, *y, nullptr, dst_layout_, threads);
     }
 #endif
-    if (strided_ && !empty_input && ConvTransposeStrided::fits(g)) {
-      strided_->run(g, x->data<float>(), src_blocked_, b != nullptr ? b->data<float>() : nullptr, y->data<float>(),
-                    dst_blocked_, threads);
-      return apply_epilogue(steps_, ctx, *y, nullptr, dst_blocked_, threads);
+    if (strided_ && !empty_input && ConvTransposeStrided::fits(g) && dst_layout_ != ActivationLayout::kNhwc) {
+      strided_->run(g, x->data<float>(), src_layout_, b != nullptr ? b->data<float>() : nullptr, y->data<float>(),
+                    dst_layout_ == ActivationLayout::kNChw8c, threads);
+      return apply_epilogue(steps_, ctx, *y, nullptr, dst_layout_, threads);
     }
     if (use_onednn_ && !empty_input) {
       std::shared_ptr<const ConvPlan> p = plan(node, g, b != nullptr, operand_shapes(ctx));
       if (!p->reference) {
         EDGEMM_RETURN_IF_ERROR(run_onednn(ctx, *p, *x, *w, b, y, threads));
-        return apply_epilogue(p->loop_steps, ctx, *y, p->bias_in_loops ? b : nullptr, dst_blocked_, threads);
+        return apply_epilogue(p->loop_steps, ctx, *y, p->bias_in_loops ? b : nullptr, dst_layout_, threads);
       }
     }
     EDGEMM_RETURN_IF_ERROR(run_reference_f32(g, *x, *w, b, y, threads));
-    return apply_epilogue(steps_, ctx, *y, nullptr, dst_blocked_, threads);
+    return apply_epilogue(steps_, ctx, *y, nullptr, dst_layout_, threads);
   }
 
-  // The reference loops on float32, converting blocked input/output through plain copies.
+  // The reference loops on float32, converting nChw8c or NHWC input/output through NCHW copies.
   Status run_reference_f32(const ConvGeometry& g, const Tensor& x, const Tensor& w, const Tensor* b, Tensor* y,
                            int threads) const {
     Tensor plain_x = x, plain_y = *y;
-    if (src_blocked_) {
-      EDGEMM_ASSIGN_OR_RETURN(plain_x, Tensor::create(DataType::kFloat32, logical_shape(x.shape())));
-      from_blocked(x.data<float>(), plain_x.data<float>(), plain_x.shape(), threads);
+    if (src_layout_ != ActivationLayout::kNchw) {
+      EDGEMM_ASSIGN_OR_RETURN(plain_x, Tensor::create(DataType::kFloat32, logical_of(x.shape(), src_layout_)));
+      from_layout(x.data<float>(), plain_x.data<float>(), plain_x.shape(), src_layout_, threads);
     }
-    if (dst_blocked_) {
+    if (dst_layout_ != ActivationLayout::kNchw) {
       EDGEMM_ASSIGN_OR_RETURN(plain_y, Tensor::create(DataType::kFloat32, g.output_shape()));
     }
     run_reference<float>(g, plain_x, w, b, &plain_y, threads);
-    if (dst_blocked_) to_blocked(plain_y.data<float>(), y->data<float>(), plain_y.shape(), threads);
+    if (dst_layout_ != ActivationLayout::kNchw) {
+      to_layout(plain_y.data<float>(), y->data<float>(), plain_y.shape(), dst_layout_, threads);
+    }
     return Status::ok();
   }
 
@@ -256,15 +253,16 @@ class ConvKernel final : public Kernel {
     return outputs * per_output < kMinParallelFlops ? 1 : threads;
   }
 
-  // Logical shapes of the node inputs that epilogue steps read (blocked operands of a blocked
-  // output are [N, C/8, H, W, 8]: their logical shape is [N, C, H, W]).
+  // Logical shapes of the node inputs that epilogue steps read: the operands of an nChw8c or
+  // NHWC output are stored like it ([N, C/8, H, W, 8] or [1, C/8, 1, 1, 8]; [N, H, W, C] or
+  // [1, 1, 1, C]), their logical shape is [N, C, H, W] or [1, C, 1, 1].
   OperandShapes operand_shapes(const KernelContext& ctx) const {
     OperandShapes shapes(static_cast<size_t>(ctx.input_count()));
     for (const ir::Step& s : steps_) {
       const Tensor* t = s.binary() ? ctx.input(s.operand) : nullptr;
       if (t == nullptr) continue;
-      const bool blocked = dst_blocked_ && t->rank() == 5 && t->shape()[4] == kChannelBlock;
-      shapes[s.operand] = blocked ? logical_shape(t->shape()) : t->shape();
+      const bool stored = dst_layout_ != ActivationLayout::kNchw && is_physical(t->shape(), dst_layout_);
+      shapes[s.operand] = stored ? logical_of(t->shape(), dst_layout_) : t->shape();
     }
     return shapes;
   }
@@ -354,10 +352,11 @@ class ConvKernel final : public Kernel {
       Shape x_shape = {g.batch, g.in_channels};
       x_shape.insert(x_shape.end(), g.in_spatial.begin(), g.in_spatial.end());
       const Shape y_shape = g.output_shape();
-      p.user_src_md = src_blocked_ ? blocked_desc(x_shape) : onednn::plain_f32_desc(x_shape);
-      p.user_dst_md = dst_blocked_ ? blocked_desc(y_shape) : onednn::plain_f32_desc(y_shape);
+      p.user_src_md = onednn::activation_desc(x_shape, src_layout_);
+      p.user_dst_md = onednn::activation_desc(y_shape, dst_layout_);
       p.user_weights_md = onnx_weights_desc(g, transpose_);
-      const bool plain = plain_layout(g, transpose_) && !src_blocked_ && !dst_blocked_;
+      const bool plain = plain_layout(g, transpose_) && src_layout_ == ActivationLayout::kNchw &&
+                         dst_layout_ == ActivationLayout::kNchw;
       const memory::desc src_any = plain ? p.user_src_md : memory::desc(onednn::to_dims(x_shape), f32, any);
       const memory::desc dst_any = plain ? p.user_dst_md : memory::desc(onednn::to_dims(y_shape), f32, any);
       const memory::desc weights_any(p.user_weights_md.dims(), f32, any);
@@ -484,10 +483,10 @@ class ConvKernel final : public Kernel {
 
   bool transpose_;
   ConvAttrs attrs_;
-  std::vector<ir::Step> steps_;            // epilogue (com.edgemm FusedConv); empty for plain Conv
-  bool src_blocked_ = false;               // X is nChw8c, stored [N, C/8, H, W, 8] (attribute src_layout)
-  bool dst_blocked_ = false;               // Y likewise (attribute dst_layout)
-  mutable onednn::PackedWeights weights_;  // constant W (undefined when computed at run time)
+  std::vector<ir::Step> steps_;                            // epilogue (com.edgemm FusedConv); empty for plain Conv
+  ActivationLayout src_layout_ = ActivationLayout::kNchw;  // how X is stored (attribute src_layout)
+  ActivationLayout dst_layout_ = ActivationLayout::kNchw;  // how Y is stored (attribute dst_layout)
+  mutable onednn::PackedWeights weights_;                  // constant W (undefined when computed at run time)
   bool use_onednn_;
   std::unique_ptr<const ConvTransposeStrided> strided_;  // set: edgemm's kernel runs instead of oneDNN
 #if defined(__aarch64__)
@@ -548,19 +547,15 @@ Expected<std::unique_ptr<Kernel>> make_conv(const KernelInfo& info, bool transpo
   const bool onednn = onednn::enabled() && (w == nullptr || w->dtype() == DataType::kFloat32);
   auto kernel = std::make_unique<ConvKernel>(transpose, attrs, steps, onednn && w != nullptr ? *w : Tensor(), onednn,
                                              kernel_name(transpose, fused, onednn, f64));
+  ActivationLayout src_layout = ActivationLayout::kNchw, dst_layout = ActivationLayout::kNchw;
   if (fused) {
-    EDGEMM_ASSIGN_OR_RETURN(const std::string src_layout, info.node.attr_string("src_layout", "NCHW"));
-    EDGEMM_ASSIGN_OR_RETURN(const std::string dst_layout, info.node.attr_string("dst_layout", "NCHW"));
-    for (const std::string& l : {src_layout, dst_layout}) {
-      if (l != "NCHW" && l != "nChw8c") {
-        return ir::node_error(info.node, StatusCode::kInvalidModel,
-                              "layout attributes must be \"NCHW\" or \"nChw8c\", got \"" + l + "\"");
-      }
-    }
-    kernel->set_layouts(src_layout == "nChw8c", dst_layout == "nChw8c");
+    EDGEMM_ASSIGN_OR_RETURN(src_layout, read_layout(info.node, "src_layout"));
+    EDGEMM_ASSIGN_OR_RETURN(dst_layout, read_layout(info.node, "dst_layout"));
+    kernel->set_layouts(src_layout, dst_layout);
   }
 #if defined(__aarch64__)
-  if (onednn && neon_depthwise(w, attrs, transpose)) {
+  const bool nhwc = src_layout == ActivationLayout::kNhwc || dst_layout == ActivationLayout::kNhwc;
+  if (onednn && !nhwc && neon_depthwise(w, attrs, transpose)) {
     const Shape& ws = w->shape();
     kernel->set_depthwise(std::make_unique<const DepthwiseConvNeon>(w->data<float>(), ws[0], ws[2], ws[3]));
     kernel->set_name(fused ? "f32_fused_conv_depthwise__neon" : "f32_conv_depthwise__neon");

@@ -27,17 +27,23 @@ namespace {
 
 using dnnl::memory;
 
-/// Quantizes X (NCHW [N, C, S], or nChw8c [N, C/8, S, 8] when `blocked`; S = spatial size) into
-/// uint8 NHWC [N, S, C].
-void quantize_to_nhwc(const float* x, bool blocked, int64_t n, int64_t c, int64_t s, float scale, int32_t zp,
+/// Quantizes X (NCHW [N, C, S], nChw8c [N, C/8, S, 8] or NHWC [N, S, C] as `layout` says; S =
+/// spatial size) into uint8 NHWC [N, S, C].
+void quantize_to_nhwc(const float* x, ActivationLayout layout, int64_t n, int64_t c, int64_t s, float scale, int32_t zp,
                       uint8_t* out, int threads) {
   const float z = static_cast<float>(zp);
+  if (layout == ActivationLayout::kNhwc) {
+    const int64_t count = n * s * c;
+#pragma omp parallel for num_threads(threads) schedule(static)
+    for (int64_t i = 0; i < count; ++i) out[i] = int8::quantize_u8(x[i], scale, z);
+    return;
+  }
   const int64_t rows = n * s;
 #pragma omp parallel for num_threads(threads) schedule(static)
   for (int64_t row = 0; row < rows; ++row) {
     const int64_t b = row / s, p = row % s;
     uint8_t* dst = out + row * c;
-    if (blocked) {
+    if (layout == ActivationLayout::kNChw8c) {
       constexpr int64_t kB = 8;
       for (int64_t cb = 0; cb < c / kB; ++cb) {
         const float* src = x + ((b * (c / kB) + cb) * s + p) * kB;
@@ -71,6 +77,7 @@ struct Int8Plan {
   bool reference = true;  // oneDNN has no fast kernel for it: the reference path runs
   dnnl::primitive primitive;
   memory::desc src_md, dst_md, user_dst_md, bias_md, scratchpad_md, dst_reorder_scratch;
+  bool reorder_dst = false;  // oneDNN's destination layout is not the node's (dst_layout)
   dnnl::reorder dst_reorder;
   memory packed_weights;
   bool epilogue_in_primitive = false;
@@ -80,10 +87,11 @@ struct Int8Plan {
 struct Int8ConvParams {
   ConvAttrs attrs;
   std::vector<ir::Step> steps;
-  int8::QdqScales q;  // x_scale, x_zero_point, w_scales [M]
-  Tensor weights;     // int8 [M, C/G, k...]
-  Tensor bias;        // float32 [M] or undefined
-  bool src_blocked = false, dst_blocked = false;
+  int8::QdqScales q;                                      // x_scale, x_zero_point, w_scales [M]
+  Tensor weights;                                         // int8 [M, C/G, k...]
+  Tensor bias;                                            // float32 [M] or undefined
+  ActivationLayout src_layout = ActivationLayout::kNchw;  // attribute src_layout
+  ActivationLayout dst_layout = ActivationLayout::kNchw;  // attribute dst_layout
 };
 
 class Int8ConvKernel final : public Kernel {
@@ -108,22 +116,15 @@ class Int8ConvKernel final : public Kernel {
       return ir::node_error(node, StatusCode::kInvalidArgument,
                             "input '" + node.inputs[0] + "' must be float32, got " + dtype_name(x->dtype()));
     }
-    if (p_.src_blocked && (x->rank() != 5 || x->shape()[4] != kChannelBlock)) {
-      return ir::node_error(node, StatusCode::kInvalidArgument,
-                            "input '" + node.inputs[0] + "' has shape " + shape_to_string(x->shape()) +
-                                "; src_layout nChw8c expects [N, C/8, H, W, 8]");
-    }
-    const Shape x_shape = p_.src_blocked ? logical_shape(x->shape()) : x->shape();
+    EDGEMM_RETURN_IF_ERROR(check_src_layout(node, x->shape(), p_.src_layout));
+    const Shape x_shape = logical_of(x->shape(), p_.src_layout);
     const Shape b_shape = p_.bias.defined() ? p_.bias.shape() : Shape{};
     EDGEMM_ASSIGN_OR_RETURN(ConvGeometry g, conv_geometry(node, p_.attrs, x_shape, p_.weights.shape(),
                                                           p_.bias.defined() ? &b_shape : nullptr));
-    if (p_.dst_blocked && (g.out_spatial.size() != 2 || g.out_channels % kChannelBlock != 0)) {
-      return ir::node_error(node, StatusCode::kInvalidArgument,
-                            "dst_layout nChw8c needs a 2-D convolution with a multiple of 8 output channels");
-    }
+    EDGEMM_RETURN_IF_ERROR(check_dst_layout(node, g.output_shape(), p_.dst_layout));
     const Shape y_shape = g.output_shape();
-    EDGEMM_ASSIGN_OR_RETURN(
-        Tensor * y, ctx.allocate_output(0, DataType::kFloat32, p_.dst_blocked ? blocked_shape(y_shape) : y_shape));
+    EDGEMM_ASSIGN_OR_RETURN(Tensor * y,
+                            ctx.allocate_output(0, DataType::kFloat32, physical_shape(y_shape, p_.dst_layout)));
     if (y->element_count() == 0) return Status::ok();
     if (use_onednn_ && x->element_count() > 0) {
       std::shared_ptr<const Int8Plan> plan = plan_for(node, g, operand_shapes(ctx));
@@ -154,8 +155,8 @@ class Int8ConvKernel final : public Kernel {
     for (const ir::Step& s : p_.steps) {
       const Tensor* t = s.binary() ? ctx.input(s.operand) : nullptr;
       if (t == nullptr) continue;
-      const bool blocked = p_.dst_blocked && t->rank() == 5 && t->shape()[4] == kChannelBlock;
-      shapes[s.operand] = blocked ? logical_shape(t->shape()) : t->shape();
+      const bool stored = p_.dst_layout != ActivationLayout::kNchw && is_physical(t->shape(), p_.dst_layout);
+      shapes[s.operand] = stored ? logical_of(t->shape(), p_.dst_layout) : t->shape();
     }
     return shapes;
   }
@@ -188,9 +189,12 @@ class Int8ConvKernel final : public Kernel {
         std::vector<const Shape*> shapes;
         for (const auto& o : operands) shapes.push_back(o ? &*o : nullptr);
         EpiloguePostOps post = make_post_ops(p_.steps, shapes, y_shape, p.dst_md);
+        // A full-shape operand is stored like the node's output: oneDNN reads it only when that
+        // is oneDNN's own destination layout (NHWC).
         bool full = false;
         for (const BinaryPostOpArg& arg : post.binaries) full = full || arg.broadcast == OperandBroadcast::kFull;
-        if (post.supported && !full) {
+        const bool dst_is_user = onednn::activation_desc(y_shape, p_.dst_layout) == p.dst_md;
+        if (post.supported && (!full || dst_is_user)) {
           attr.set_post_ops(post.ops);
           p.binaries = post.binaries;
           p.epilogue_in_primitive = true;
@@ -204,10 +208,9 @@ class Int8ConvKernel final : public Kernel {
       p.scratchpad_md = pd.scratchpad_desc();
       p.packed_weights = packed_.get(node, pd.weights_desc(), user_weights);
       if (!p.packed_weights) return p;
-      p.user_dst_md = p_.dst_blocked
-                          ? memory::desc(onednn::to_dims(y_shape), memory::data_type::f32, memory::format_tag::nChw8c)
-                          : onednn::plain_f32_desc(y_shape);
-      p.dst_reorder = onednn::make_reorder(p.dst_md, p.user_dst_md, &p.dst_reorder_scratch);
+      p.user_dst_md = onednn::activation_desc(y_shape, p_.dst_layout);
+      p.reorder_dst = p.dst_md != p.user_dst_md;
+      if (p.reorder_dst) p.dst_reorder = onednn::make_reorder(p.dst_md, p.user_dst_md, &p.dst_reorder_scratch);
       p.reference = false;
     } catch (const dnnl::error&) {
       p.reference = true;
@@ -221,11 +224,14 @@ class Int8ConvKernel final : public Kernel {
     int64_t spatial = 1;
     for (int64_t d : g.in_spatial) spatial *= d;
     auto* src = static_cast<uint8_t*>(onednn::thread_buffer(onednn::Slot::kSrc, p.src_md.get_size()));
-    quantize_to_nhwc(x.data<float>(), p_.src_blocked, g.batch, g.in_channels, spatial, p_.q.x_scale, p_.q.x_zero_point,
+    quantize_to_nhwc(x.data<float>(), p_.src_layout, g.batch, g.in_channels, spatial, p_.q.x_scale, p_.q.x_zero_point,
                      src, threads);
     onednn::set_threads(threads);
     try {
-      memory dst = onednn::wrap(p.dst_md, onednn::thread_buffer(onednn::Slot::kDst, p.dst_md.get_size()));
+      memory user_dst = onednn::wrap(p.user_dst_md, y->raw_data());
+      memory dst = p.reorder_dst
+                       ? onednn::wrap(p.dst_md, onednn::thread_buffer(onednn::Slot::kDst, p.dst_md.get_size()))
+                       : user_dst;
       std::unordered_map<int, memory> args = {
           {DNNL_ARG_SRC, onednn::wrap(p.src_md, src)}, {DNNL_ARG_WEIGHTS, p.packed_weights}, {DNNL_ARG_DST, dst}};
       if (p_.bias.defined()) args[DNNL_ARG_BIAS] = onednn::wrap(p.bias_md, scaled_bias_.data());
@@ -238,14 +244,15 @@ class Int8ConvKernel final : public Kernel {
         args[DNNL_ARG_ATTR_MULTIPLE_POST_OP(arg.post_op) | DNNL_ARG_SRC_1] = onednn::wrap(arg.md, t->raw_data());
       }
       EDGEMM_RETURN_IF_ERROR(onednn::execute(node, p.primitive, std::move(args), p.scratchpad_md));
-      EDGEMM_RETURN_IF_ERROR(onednn::execute(
-          node, p.dst_reorder, {{DNNL_ARG_FROM, dst}, {DNNL_ARG_TO, onednn::wrap(p.user_dst_md, y->raw_data())}},
-          p.dst_reorder_scratch));
+      if (p.reorder_dst) {
+        EDGEMM_RETURN_IF_ERROR(onednn::execute(node, p.dst_reorder, {{DNNL_ARG_FROM, dst}, {DNNL_ARG_TO, user_dst}},
+                                               p.dst_reorder_scratch));
+      }
     } catch (const dnnl::error& e) {
       return ir::node_error(node, StatusCode::kInternal, std::string("oneDNN error: ") + e.what());
     }
     if (p.epilogue_in_primitive) return Status::ok();
-    return apply_epilogue(p_.steps, ctx, *y, nullptr, p_.dst_blocked, threads);
+    return apply_epilogue(p_.steps, ctx, *y, nullptr, p_.dst_layout, threads);
   }
 
   // The QDQ graph's arithmetic in float: dequantize(quantize(X)) convolved with the dequantized
@@ -255,8 +262,8 @@ class Int8ConvKernel final : public Kernel {
     Shape x_shape = {g.batch, g.in_channels};
     x_shape.insert(x_shape.end(), g.in_spatial.begin(), g.in_spatial.end());
     EDGEMM_ASSIGN_OR_RETURN(Tensor xdq, Tensor::create(DataType::kFloat32, x_shape));
-    if (p_.src_blocked) {
-      from_blocked(x.data<float>(), xdq.data<float>(), x_shape, threads);
+    if (p_.src_layout != ActivationLayout::kNchw) {
+      from_layout(x.data<float>(), xdq.data<float>(), x_shape, p_.src_layout, threads);
     } else {
       std::copy(x.data<float>(), x.data<float>() + x.element_count(), xdq.data<float>());
     }
@@ -272,13 +279,15 @@ class Int8ConvKernel final : public Kernel {
       wdq.data<float>()[i] = static_cast<float>(p_.weights.data<int8_t>()[i]) * p_.q.w_scales[i / per_channel];
     }
     Tensor plain_y = *y;
-    if (p_.dst_blocked) {
+    if (p_.dst_layout != ActivationLayout::kNchw) {
       EDGEMM_ASSIGN_OR_RETURN(plain_y, Tensor::create(DataType::kFloat32, g.output_shape()));
     }
     conv_reference<float>(g, xdq.data<float>(), wdq.data<float>(), p_.bias.defined() ? p_.bias.data<float>() : nullptr,
                           plain_y.data<float>(), threads);
-    if (p_.dst_blocked) to_blocked(plain_y.data<float>(), y->data<float>(), plain_y.shape(), threads);
-    return apply_epilogue(p_.steps, ctx, *y, nullptr, p_.dst_blocked, threads);
+    if (p_.dst_layout != ActivationLayout::kNchw) {
+      to_layout(plain_y.data<float>(), y->data<float>(), plain_y.shape(), p_.dst_layout, threads);
+    }
+    return apply_epilogue(p_.steps, ctx, *y, nullptr, p_.dst_layout, threads);
   }
 
   Int8ConvParams p_;
@@ -313,10 +322,8 @@ Expected<Int8ConvParams> read_params(const KernelInfo& info) {
     p.bias = *b;
   }
   EDGEMM_ASSIGN_OR_RETURN(p.q, int8::read_qdq_scales(node, m));
-  EDGEMM_ASSIGN_OR_RETURN(const std::string src_layout, node.attr_string("src_layout", "NCHW"));
-  EDGEMM_ASSIGN_OR_RETURN(const std::string dst_layout, node.attr_string("dst_layout", "NCHW"));
-  p.src_blocked = src_layout == "nChw8c";
-  p.dst_blocked = dst_layout == "nChw8c";
+  EDGEMM_ASSIGN_OR_RETURN(p.src_layout, read_layout(node, "src_layout"));
+  EDGEMM_ASSIGN_OR_RETURN(p.dst_layout, read_layout(node, "dst_layout"));
   return p;
 }
 

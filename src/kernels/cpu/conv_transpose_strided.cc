@@ -25,8 +25,13 @@ struct Dims {
 };
 
 // Input row `i` of image `n` into xr [C][wp] (columns past w zero).
-void gather_row(const Dims& d, const float* x, bool blocked, int64_t n, int64_t i, float* xr) {
-  if (blocked) {
+void gather_row(const Dims& d, const float* x, ActivationLayout layout, int64_t n, int64_t i, float* xr) {
+  if (layout == ActivationLayout::kNhwc) {
+    const float* s = x + (n * d.h + i) * d.w * d.c;
+    for (int64_t j = 0; j < d.w; ++j) {
+      for (int64_t c = 0; c < d.c; ++c) xr[c * d.wp + j] = s[j * d.c + c];
+    }
+  } else if (layout == ActivationLayout::kNChw8c) {
     const int64_t blocks = d.c / kB;
     for (int64_t cb = 0; cb < blocks; ++cb) {
       const float* s = x + ((n * blocks + cb) * d.h + i) * d.w * kB;
@@ -137,8 +142,8 @@ ConvTransposeStrided::ConvTransposeStrided(const float* w, int64_t in_channels, 
   }
 }
 
-void ConvTransposeStrided::run(const ConvGeometry& g, const float* x, bool x_blocked, const float* bias, float* y,
-                               bool y_blocked, int threads) const {
+void ConvTransposeStrided::run(const ConvGeometry& g, const float* x, ActivationLayout x_layout, const float* bias,
+                               float* y, bool y_blocked, int threads) const {
   const Dims d{.c = in_channels_,
                .m = out_channels_,
                .h = g.in_spatial[0],
@@ -151,7 +156,7 @@ void ConvTransposeStrided::run(const ConvGeometry& g, const float* x, bool x_blo
   parallel_for(threads, g.batch * d.h, d.c * d.m * d.kh * d.kw * d.w, [&](int64_t begin, int64_t end) {
     std::vector<float> xr(static_cast<size_t>(d.c * d.wp)), acc(y_blocked ? 0 : static_cast<size_t>(d.wp));
     for (int64_t r = begin; r < end; ++r) {
-      gather_row(d, x, x_blocked, r / d.h, r % d.h, xr.data());
+      gather_row(d, x, x_layout, r / d.h, r % d.h, xr.data());
       if (y_blocked) {
         rows_blocked(d, xr.data(), packed_.data(), bias, r / d.h, r % d.h, y);
       } else {

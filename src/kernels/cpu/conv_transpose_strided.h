@@ -19,6 +19,7 @@
 
 #include "edgemm/tensor.h"
 #include "kernels/cpu/conv_reference.h"
+#include "kernels/cpu/layout.h"
 
 namespace edgemm::kernels {
 
@@ -41,11 +42,11 @@ class ConvTransposeStrided {
   ConvTransposeStrided(const float* w, int64_t in_channels, int64_t out_channels, int64_t kh, int64_t kw);
 
   /// y = conv_transpose(x) + bias for a geometry `g` that fits() and matches the packed weights.
-  /// `bias` is float32 [M] or null. `x_blocked`: x is nChw8c [N, C/8, H, W, 8] (C a multiple of
-  /// 8), else NCHW; `y_blocked` likewise for y [N, M, s*H, s*W] (M a multiple of 8). Parallel
+  /// `bias` is float32 [M] or null. `x_layout`: x is NCHW, nChw8c [N, C/8, H, W, 8] (C a multiple
+  /// of 8) or NHWC [N, H, W, C]; `y_blocked`: y [N, M, s*H, s*W] is nChw8c (M a multiple of 8), else NCHW. Parallel
   /// over (n, input row) on `threads` OpenMP threads (parallel_for).
-  void run(const ConvGeometry& g, const float* x, bool x_blocked, const float* bias, float* y, bool y_blocked,
-           int threads) const;
+  void run(const ConvGeometry& g, const float* x, ActivationLayout x_layout, const float* bias, float* y,
+           bool y_blocked, int threads) const;
 
  private:
   int64_t in_channels_, out_channels_, kh_, kw_;

@@ -181,7 +181,7 @@ EpiloguePostOps make_post_ops(const std::vector<ir::Step>& steps, const std::vec
 }
 
 Status apply_epilogue(const std::vector<ir::Step>& steps, KernelContext& ctx, Tensor& y, const Tensor* bias,
-                      bool blocked, int threads) {
+                      ActivationLayout layout, int threads) {
   const ir::Node& node = ctx.node();
   // Chain inputs: 0 is y itself, i >= 1 the node's input i when a step reads it (else y, as a
   // placeholder that broadcasts trivially), then the bias viewed as [M, 1, ...].
@@ -189,10 +189,15 @@ Status apply_epilogue(const std::vector<ir::Step>& steps, KernelContext& ctx, Te
   std::vector<ir::Step> all;
   Tensor bias_view;
   if (bias != nullptr) {
-    // [M, 1, ...] against [N, M, spatial...]; a blocked [N, M/8, H, W, 8] output takes [M/8, 1, 1, 8].
+    // [M, 1, ...] against [N, M, spatial...]; a blocked [N, M/8, H, W, 8] output takes
+    // [M/8, 1, 1, 8], an NHWC [N, H, W, M] one [1, 1, M].
     Shape shape(y.shape().size() - 1, 1);
-    shape[0] = y.shape()[1];
-    if (blocked) shape.back() = y.shape()[4];
+    if (layout == ActivationLayout::kNhwc) {
+      shape.back() = y.shape().back();
+    } else {
+      shape[0] = y.shape()[1];
+      if (layout == ActivationLayout::kNChw8c) shape.back() = y.shape()[4];
+    }
     bias_view = Tensor::borrow(DataType::kFloat32, shape, const_cast<void*>(bias->raw_data()));
     all.push_back({ir::StepKind::kAdd, 0.f, 0.f, static_cast<int>(inputs.size())});
     inputs.push_back(&bias_view);

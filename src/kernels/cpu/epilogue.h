@@ -11,6 +11,7 @@
 #include "edgemm/status.h"
 #include "edgemm/tensor.h"
 #include "ir/elementwise_steps.h"
+#include "kernels/cpu/layout.h"
 #include "kernels/kernel.h"
 
 namespace edgemm::kernels {
@@ -47,13 +48,14 @@ struct EpiloguePostOps {
 EpiloguePostOps make_post_ops(const std::vector<ir::Step>& steps, const std::vector<const Shape*>& operand_shapes,
                               const Shape& output, const dnnl::memory::desc& dst_md);
 
-/// Finishes float32 `y` [N, M, ...] in place (`blocked`: y is nChw8c, [N, M/8, H, W, 8], and so
-/// are its full-shape operands): adds `bias` ([M], nullable) per channel, then
+/// Finishes float32 `y` [N, M, ...] in place (stored in `layout`, kernels/cpu/layout.h: nChw8c
+/// [N, M/8, H, W, 8] or NHWC [N, H, W, M], and so are its full-shape operands, its per-channel
+/// operands [1, M/8, 1, 1, 8] or [1, 1, 1, M]): adds `bias` ([M], nullable) per channel, then
 /// applies `steps` (operands read from `ctx` inputs) in one pass over memory with the
 /// ElementwiseChain loop. Used when oneDNN does not run the epilogue (deconvolution, shapes
 /// without post-op support, the reference path). Errors: a missing or non-float32 operand, or
 /// one that does not broadcast to y's shape (InvalidArgument naming the node and input).
 Status apply_epilogue(const std::vector<ir::Step>& steps, KernelContext& ctx, Tensor& y, const Tensor* bias,
-                      bool blocked, int threads);
+                      ActivationLayout layout, int threads);
 
 }  // namespace edgemm::kernels

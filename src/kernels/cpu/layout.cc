@@ -5,6 +5,7 @@
 
 #include "kernels/cpu/layout.h"
 
+#include <algorithm>
 #include <memory>
 #include <string>
 
@@ -43,6 +44,106 @@ void from_blocked(const float* src, float* dst, const Shape& logical, int thread
       }
     }
   });
+}
+
+const char* layout_name(ActivationLayout layout) {
+  switch (layout) {
+    case ActivationLayout::kNChw8c:
+      return "nChw8c";
+    case ActivationLayout::kNhwc:
+      return "NHWC";
+    case ActivationLayout::kNchw:
+      break;
+  }
+  return "NCHW";
+}
+
+Expected<ActivationLayout> read_layout(const ir::Node& node, const std::string& attr) {
+  EDGEMM_ASSIGN_OR_RETURN(const std::string name, node.attr_string(attr, "NCHW"));
+  for (ActivationLayout l : {ActivationLayout::kNchw, ActivationLayout::kNChw8c, ActivationLayout::kNhwc}) {
+    if (name == layout_name(l)) return l;
+  }
+  return ir::node_error(node, StatusCode::kInvalidModel,
+                        "attribute " + attr + " must be \"NCHW\", \"nChw8c\" or \"NHWC\", got \"" + name + "\"");
+}
+
+Shape physical_shape(const Shape& logical, ActivationLayout layout) {
+  if (layout == ActivationLayout::kNChw8c) return blocked_shape(logical);
+  if (layout == ActivationLayout::kNhwc) return {logical[0], logical[2], logical[3], logical[1]};
+  return logical;
+}
+
+bool is_physical(const Shape& physical, ActivationLayout layout) {
+  if (layout == ActivationLayout::kNChw8c) return physical.size() == 5 && physical[4] == kChannelBlock;
+  return physical.size() == 4;
+}
+
+Shape logical_of(const Shape& physical, ActivationLayout layout) {
+  if (layout == ActivationLayout::kNChw8c) return logical_shape(physical);
+  if (layout == ActivationLayout::kNhwc) return {physical[0], physical[3], physical[1], physical[2]};
+  return physical;
+}
+
+Status check_src_layout(const ir::Node& node, const Shape& physical, ActivationLayout layout) {
+  if (layout == ActivationLayout::kNchw || is_physical(physical, layout)) return Status::ok();
+  return ir::node_error(node, StatusCode::kInvalidArgument,
+                        "input '" + node.inputs[0] + "' has shape " + shape_to_string(physical) + "; src_layout " +
+                            layout_name(layout) + " expects " +
+                            (layout == ActivationLayout::kNChw8c ? "[N, C/8, H, W, 8]" : "[N, H, W, C]"));
+}
+
+Status check_dst_layout(const ir::Node& node, const Shape& logical, ActivationLayout layout) {
+  if (layout == ActivationLayout::kNchw) return Status::ok();
+  const bool blocks = layout != ActivationLayout::kNChw8c || (logical.size() == 4 && logical[1] % kChannelBlock == 0);
+  if (logical.size() == 4 && blocks) return Status::ok();
+  return ir::node_error(node, StatusCode::kInvalidArgument,
+                        std::string("dst_layout ") + layout_name(layout) + " needs a 2-D convolution" +
+                            (layout == ActivationLayout::kNChw8c ? " with a multiple of 8 output channels" : ""));
+}
+
+namespace {
+
+/// NCHW [N, C, S] <-> NHWC [N, S, C] (S = H * W), one image-row of S at a time.
+void nchw_to_nhwc(const float* src, float* dst, int64_t n, int64_t c, int64_t s, int threads) {
+  parallel_for(threads, n * s, c, [&](int64_t begin, int64_t end) {
+    for (int64_t row = begin; row < end; ++row) {
+      const float* from = src + (row / s) * c * s + row % s;
+      float* to = dst + row * c;
+      for (int64_t ch = 0; ch < c; ++ch) to[ch] = from[ch * s];
+    }
+  });
+}
+
+void nhwc_to_nchw(const float* src, float* dst, int64_t n, int64_t c, int64_t s, int threads) {
+  parallel_for(threads, n * c, s, [&](int64_t begin, int64_t end) {
+    for (int64_t plane = begin; plane < end; ++plane) {
+      const float* from = src + (plane / c) * s * c + plane % c;
+      float* to = dst + plane * s;
+      for (int64_t i = 0; i < s; ++i) to[i] = from[i * c];
+    }
+  });
+}
+
+}  // namespace
+
+void to_layout(const float* src, float* dst, const Shape& logical, ActivationLayout layout, int threads) {
+  if (layout == ActivationLayout::kNChw8c) {
+    to_blocked(src, dst, logical, threads);
+  } else if (layout == ActivationLayout::kNhwc) {
+    nchw_to_nhwc(src, dst, logical[0], logical[1], logical[2] * logical[3], threads);
+  } else {
+    std::copy_n(src, logical[0] * logical[1] * logical[2] * logical[3], dst);
+  }
+}
+
+void from_layout(const float* src, float* dst, const Shape& logical, ActivationLayout layout, int threads) {
+  if (layout == ActivationLayout::kNChw8c) {
+    from_blocked(src, dst, logical, threads);
+  } else if (layout == ActivationLayout::kNhwc) {
+    nhwc_to_nchw(src, dst, logical[0], logical[1], logical[2] * logical[3], threads);
+  } else {
+    std::copy_n(src, logical[0] * logical[1] * logical[2] * logical[3], dst);
+  }
 }
 
 namespace {

@@ -1,14 +1,17 @@
 #pragma once
 /// \file layout.h
-/// The blocked activation layout the layout pass (src/passes/layout.cc) gives convolution
-/// chains: oneDNN's nChw8c ("Understanding Memory Formats", oneDNN v2.6), stored as a plain
-/// row-major tensor of physical shape [N, C/8, H, W, 8] so that buffers, planning and
-/// elementwise broadcasting need no layout awareness. Only channel counts that are a multiple
-/// of kChannelBlock are blocked, so there is never padding.
+/// The activation layouts the layout pass (src/passes/layout.cc) gives convolution chains, from
+/// oneDNN's "Understanding Memory Formats" (v2.6): blocked nChw8c, stored as a plain row-major
+/// tensor of physical shape [N, C/8, H, W, 8], and channels-last NHWC, stored [N, H, W, C], so
+/// that buffers, planning and elementwise broadcasting need no layout awareness. Only channel
+/// counts that are a multiple of kChannelBlock are blocked, so there is never padding.
 
 #include <cstdint>
+#include <string>
 
+#include "edgemm/status.h"
 #include "edgemm/tensor.h"
+#include "ir/graph.h"
 
 namespace edgemm::kernels {
 
@@ -26,5 +29,42 @@ void to_blocked(const float* src, float* dst, const Shape& logical, int threads)
 
 /// Copies blocked `src` [N, C/8, H, W, 8] into logical NCHW `dst` [N, C, H, W] (float32).
 void from_blocked(const float* src, float* dst, const Shape& logical, int threads);
+
+/// Physical layout of a float32 activation whose logical shape is [N, C, H, W] (the src_layout
+/// and dst_layout attributes of FusedConv, FusedConvTranspose and Int8Conv): kNchw as is,
+/// kNChw8c stored [N, C/8, H, W, 8], kNhwc stored [N, H, W, C] (the layout oneDNN 2.6's AVX-512
+/// convolutions work in).
+enum class ActivationLayout { kNchw, kNChw8c, kNhwc };
+
+/// The attribute value naming `layout`: "NCHW", "nChw8c" or "NHWC".
+const char* layout_name(ActivationLayout layout);
+
+/// The layout named by string attribute `attr` of `node` ("NCHW" when absent). Errors:
+/// kInvalidModel naming the attribute and the accepted values.
+Expected<ActivationLayout> read_layout(const ir::Node& node, const std::string& attr);
+
+/// Physical shape of logical [N, C, H, W] stored in `layout` (kNChw8c: C a multiple of 8).
+Shape physical_shape(const Shape& logical, ActivationLayout layout);
+
+/// Whether `physical` is the shape of a 4-D activation stored in `layout` (rank 4, or rank 5
+/// with 8 last for kNChw8c).
+bool is_physical(const Shape& physical, ActivationLayout layout);
+
+/// Logical [N, C, H, W] of a shape for which is_physical(physical, layout) holds.
+Shape logical_of(const Shape& physical, ActivationLayout layout);
+
+/// Checks that input 0 of `node`, of shape `physical`, is stored as `layout` says. Errors:
+/// kInvalidArgument naming the input, its shape and the shape `layout` expects.
+Status check_src_layout(const ir::Node& node, const Shape& physical, ActivationLayout layout);
+
+/// Checks that an output of logical shape `logical` can be stored in `layout` (other than NCHW:
+/// 2-D, and for nChw8c a multiple of 8 channels). Errors: kInvalidArgument saying which.
+Status check_dst_layout(const ir::Node& node, const Shape& logical, ActivationLayout layout);
+
+/// Copies logical NCHW `src` [N, C, H, W] into `dst` stored in `layout` (float32).
+void to_layout(const float* src, float* dst, const Shape& logical, ActivationLayout layout, int threads);
+
+/// Copies `src` stored in `layout` into logical NCHW `dst` [N, C, H, W] (float32).
+void from_layout(const float* src, float* dst, const Shape& logical, ActivationLayout layout, int threads);
 
 }  // namespace edgemm::kernels

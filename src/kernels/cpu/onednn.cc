@@ -42,13 +42,22 @@ const dnnl::engine& engine() {
 }
 
 bool enabled() { return enabled_flag().load(std::memory_order_relaxed); }
+bool prefers_nhwc() {
+  if (const char* forced = std::getenv("EDGEMM_CHAIN_LAYOUT"); forced != nullptr && *forced != '\0') {
+    return std::string(forced) == "NHWC";
+  }
+#if defined(__x86_64__)
+  return dnnl::get_effective_cpu_isa() >= dnnl::cpu_isa::avx512_core;
+#else
+  return false;
+#endif
+}
+
 void set_enabled(bool on) { enabled_flag().store(on, std::memory_order_relaxed); }
 
 void set_threads(int threads) { omp_set_num_threads(threads < 1 ? 1 : threads); }
 
-dnnl::memory::dims to_dims(const Shape& shape) {
-  return dnnl::memory::dims(shape.begin(), shape.end());
-}
+dnnl::memory::dims to_dims(const Shape& shape) { return dnnl::memory::dims(shape.begin(), shape.end()); }
 
 dnnl::memory::format_tag plain_tag(int64_t rank) {
   using tag = dnnl::memory::format_tag;
@@ -79,6 +88,13 @@ dnnl::memory::desc plain_f32_desc(const Shape& shape) {
   return dnnl::memory::desc(to_dims(shape), dnnl::memory::data_type::f32, strides);
 }
 
+dnnl::memory::desc activation_desc(const Shape& logical, ActivationLayout layout) {
+  if (layout == ActivationLayout::kNchw) return plain_f32_desc(logical);
+  const auto tag =
+      layout == ActivationLayout::kNChw8c ? dnnl::memory::format_tag::nChw8c : dnnl::memory::format_tag::nhwc;
+  return dnnl::memory::desc(to_dims(logical), dnnl::memory::data_type::f32, tag);
+}
+
 dnnl::primitive_attr user_scratchpad_attr() {
   dnnl::primitive_attr attr;
   attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
@@ -103,8 +119,8 @@ dnnl::memory wrap(const dnnl::memory::desc& desc, const void* data) {
   return dnnl::memory(desc, engine(), const_cast<void*>(data));
 }
 
-Status execute(const ir::Node& node, const dnnl::primitive& primitive,
-               std::unordered_map<int, dnnl::memory> args, const dnnl::memory::desc& scratchpad) {
+Status execute(const ir::Node& node, const dnnl::primitive& primitive, std::unordered_map<int, dnnl::memory> args,
+               const dnnl::memory::desc& scratchpad) {
   try {
     const size_t bytes = scratchpad.get_size();
     if (bytes > 0) {
@@ -114,8 +130,7 @@ Status execute(const ir::Node& node, const dnnl::primitive& primitive,
     primitive.execute(stream, args);
     stream.wait();
   } catch (const dnnl::error& e) {
-    return ir::node_error(node, StatusCode::kInternal,
-                          std::string("oneDNN failed to execute: ") + e.what());
+    return ir::node_error(node, StatusCode::kInternal, std::string("oneDNN failed to execute: ") + e.what());
   } catch (const std::bad_alloc&) {
     return ir::node_error(node, StatusCode::kOutOfMemory, "could not allocate a oneDNN workspace");
   }
@@ -128,8 +143,7 @@ Status reorder(const ir::Node& node, const dnnl::memory& src, const dnnl::memory
     dnnl::reorder r = make_reorder(src.get_desc(), dst.get_desc(), &scratch);
     return execute(node, r, {{DNNL_ARG_FROM, src}, {DNNL_ARG_TO, dst}}, scratch);
   } catch (const dnnl::error& e) {
-    return ir::node_error(node, StatusCode::kInternal,
-                          std::string("oneDNN could not create a reorder: ") + e.what());
+    return ir::node_error(node, StatusCode::kInternal, std::string("oneDNN could not create a reorder: ") + e.what());
   }
 }
 
@@ -150,9 +164,7 @@ dnnl::memory PackedWeights::get(const ir::Node& node, const dnnl::memory::desc& 
     dnnl::memory packed(desc, engine());
     dnnl::memory::desc scratch;
     dnnl::reorder r = make_reorder(user_md, desc, &scratch);
-    Status s = execute(node, r,
-                       {{DNNL_ARG_FROM, wrap(user_md, weights_.raw_data())}, {DNNL_ARG_TO, packed}},
-                       scratch);
+    Status s = execute(node, r, {{DNNL_ARG_FROM, wrap(user_md, weights_.raw_data())}, {DNNL_ARG_TO, packed}}, scratch);
     if (!s.is_ok()) return dnnl::memory();
     packed_.emplace_back(desc, packed);
     return packed;

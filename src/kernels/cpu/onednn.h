@@ -22,6 +22,7 @@
 #include "edgemm/status.h"
 #include "edgemm/tensor.h"
 #include "ir/graph.h"
+#include "kernels/cpu/layout.h"
 
 namespace edgemm::kernels::onednn {
 
@@ -32,6 +33,12 @@ const dnnl::engine& engine();
 /// variable EDGEMM_ONEDNN is "0". Read by factories (so it affects kernels created after a
 /// change, not existing ones). Thread-safe.
 bool enabled();
+
+/// Whether oneDNN 2.6's convolutions on this CPU work in channels-last NHWC rather than blocked
+/// nChw8c/16c: x86 with AVX-512 (avx512_core and up), where it picks brgconv and brdgmm_dw
+/// (ONEDNN_VERBOSE). The environment variable EDGEMM_CHAIN_LAYOUT ("NHWC" or "nChw8c")
+/// overrides it, for measuring one against the other.
+bool prefers_nhwc();
 /// Overrides enabled() for this process (tests use it to build reference kernels).
 void set_enabled(bool on);
 
@@ -59,6 +66,10 @@ dnnl::memory::format_tag plain_tag(int64_t rank);
 /// Plain f32 memory descriptor of `shape` in row-major order.
 dnnl::memory::desc plain_f32_desc(const Shape& shape);
 
+/// f32 memory descriptor of an activation of logical shape `logical` [N, C, ...] stored in
+/// `layout` (nChw8c and NHWC: logical [N, C, H, W]).
+dnnl::memory::desc activation_desc(const Shape& logical, ActivationLayout layout);
+
 /// Primitive attributes with a user-managed scratchpad (the only mode our kernels use).
 dnnl::primitive_attr user_scratchpad_attr();
 
@@ -75,8 +86,8 @@ dnnl::memory wrap(const dnnl::memory::desc& desc, const void* data);
 /// Executes `primitive` on the calling thread's stream and waits. If `scratchpad` is non-zero
 /// a workspace of that size is bound as DNNL_ARG_SCRATCHPAD. Errors: kInternal naming the node
 /// when oneDNN throws.
-Status execute(const ir::Node& node, const dnnl::primitive& primitive,
-               std::unordered_map<int, dnnl::memory> args, const dnnl::memory::desc& scratchpad);
+Status execute(const ir::Node& node, const dnnl::primitive& primitive, std::unordered_map<int, dnnl::memory> args,
+               const dnnl::memory::desc& scratchpad);
 
 /// Executes a reorder from `src` to `dst` (created on the fly and cached by oneDNN's primitive
 /// cache; for hot paths keep your own dnnl::reorder). Errors as execute().
@@ -98,8 +109,7 @@ class PackedWeights {
   const Tensor& tensor() const { return weights_; }
   /// The weights in layout `desc`, given that the tensor's own bytes are described by
   /// `user_md` (the same memory, no copy, when the two are equal). Empty memory on failure.
-  dnnl::memory get(const ir::Node& node, const dnnl::memory::desc& desc,
-                   const dnnl::memory::desc& user_md);
+  dnnl::memory get(const ir::Node& node, const dnnl::memory::desc& desc, const dnnl::memory::desc& user_md);
   /// Number of reordered copies made so far (tests check that weights are packed once).
   size_t packed_count() const { return packed_.size(); }
 

@@ -465,11 +465,37 @@ class GlobalPoolKernel final : public Kernel {
   int64_t p_;
 };
 
-// com.edgemm GlobalAveragePool-1: GlobalAveragePool on a float32 nChw8c value stored
-// [N, C/8, H, W, 8] (kernels/cpu/layout.h), giving [N, C/8, 1, 1, 8].
-class BlockedGlobalAveragePoolKernel final : public Kernel {
+// Per-channel sums of an NHWC image [S, C] (S = H * W pixels) into `sums` [C], adding in the
+// order plane_sum adds an NCHW plane (16 float lanes, combined in double, then the tail), so
+// that both layouts give the same bits. `lanes` is scratch of 16 * C floats.
+void channels_last_sums(const float* x, int64_t pixels, int64_t c, float* lanes, double* sums) {
+  std::fill(lanes, lanes + 16 * c, 0.f);
+  int64_t i = 0;
+  for (; i + 16 <= pixels; i += 16) {
+    for (int64_t l = 0; l < 16; ++l) {
+      const float* row = x + (i + l) * c;
+      float* lane = lanes + l * c;
+      for (int64_t ch = 0; ch < c; ++ch) lane[ch] += row[ch];
+    }
+  }
+  std::fill(sums, sums + c, 0.0);
+  for (int64_t l = 0; l < 16; ++l) {
+    for (int64_t ch = 0; ch < c; ++ch) sums[ch] += static_cast<double>(lanes[l * c + ch]);
+  }
+  for (; i < pixels; ++i) {
+    for (int64_t ch = 0; ch < c; ++ch) sums[ch] += static_cast<double>(x[i * c + ch]);
+  }
+}
+
+// com.edgemm GlobalAveragePool-1: GlobalAveragePool on a float32 value stored nChw8c
+// [N, C/8, H, W, 8] (giving [N, C/8, 1, 1, 8]) or, with attribute layout "NHWC", [N, H, W, C]
+// (giving [N, 1, 1, C]); kernels/cpu/layout.h.
+class ChainGlobalAveragePoolKernel final : public Kernel {
  public:
-  const char* name() const override { return "f32_global_average_pool_nChw8c"; }
+  explicit ChainGlobalAveragePoolKernel(ActivationLayout layout) : layout_(layout) {}
+  const char* name() const override {
+    return layout_ == ActivationLayout::kNhwc ? "f32_global_average_pool_nhwc" : "f32_global_average_pool_nChw8c";
+  }
 
   Status run(KernelContext& ctx) const override {
     const ir::Node& node = ctx.node();
@@ -477,11 +503,13 @@ class BlockedGlobalAveragePoolKernel final : public Kernel {
     EDGEMM_RETURN_IF_ERROR(check_input(node, x));
     if (x->dtype() != DataType::kFloat32) return unsupported_dtype(node, 0, x->dtype());
     const Shape& s = x->shape();
-    if (s.size() != 5 || s[4] != kChannelBlock) {
+    if (!is_physical(s, layout_)) {
       return ir::node_error(node, StatusCode::kInvalidArgument,
-                            "input '" + node.inputs[0] + "' has shape " + shape_to_string(s) +
-                                "; expected an nChw8c value [N, C/8, H, W, 8]");
+                            "input '" + node.inputs[0] + "' has shape " + shape_to_string(s) + "; expected an " +
+                                layout_name(layout_) + " value " +
+                                (layout_ == ActivationLayout::kNhwc ? "[N, H, W, C]" : "[N, C/8, H, W, 8]"));
     }
+    if (layout_ == ActivationLayout::kNhwc) return run_nhwc(ctx, s);
     EDGEMM_ASSIGN_OR_RETURN(Tensor * y, ctx.allocate_output(0, DataType::kFloat32, {s[0], s[1], 1, 1, s[4]}));
     const int64_t plane = s[2] * s[3];
     const float* xv = x->data<float>();
@@ -498,6 +526,27 @@ class BlockedGlobalAveragePoolKernel final : public Kernel {
     });
     return Status::ok();
   }
+
+ private:
+  Status run_nhwc(KernelContext& ctx, const Shape& s) const {
+    EDGEMM_ASSIGN_OR_RETURN(Tensor * y, ctx.allocate_output(0, DataType::kFloat32, {s[0], 1, 1, s[3]}));
+    const int64_t pixels = s[1] * s[2], c = s[3];
+    const float* xv = ctx.input(0)->data<float>();
+    float* yv = y->data<float>();
+    parallel_for(ctx.threads(), s[0], pixels * c, [&](int64_t begin, int64_t end) {
+      std::vector<float> lanes(static_cast<size_t>(16 * c));
+      std::vector<double> sums(static_cast<size_t>(c));
+      for (int64_t n = begin; n < end; ++n) {
+        channels_last_sums(xv + n * pixels * c, pixels, c, lanes.data(), sums.data());
+        for (int64_t ch = 0; ch < c; ++ch) {
+          yv[n * c + ch] = pixels == 0 ? 0.f : static_cast<float>(sums[ch] / static_cast<double>(pixels));
+        }
+      }
+    });
+    return Status::ok();
+  }
+
+  ActivationLayout layout_;
 };
 
 Expected<std::unique_ptr<Kernel>> make_global_pool(const KernelInfo& info, PoolKind kind) {
@@ -612,8 +661,14 @@ void register_pool_kernels(KernelRegistry& registry) {
   for (int since : {1, 7, 10, 11}) registry.add("", "AveragePool", since, avg);
   for (int since : {2, 11}) registry.add("", "LpPool", since, lp);
   registry.add("", "GlobalAveragePool", 1, [](const KernelInfo& i) { return make_global_pool(i, PoolKind::kAverage); });
-  registry.add(ir::kEdgemmDomain, "GlobalAveragePool", 1, [](const KernelInfo&) -> Expected<std::unique_ptr<Kernel>> {
-    return std::unique_ptr<Kernel>(std::make_unique<BlockedGlobalAveragePoolKernel>());
+  registry.add(ir::kEdgemmDomain, "GlobalAveragePool", 1, [](const KernelInfo& i) -> Expected<std::unique_ptr<Kernel>> {
+    EDGEMM_ASSIGN_OR_RETURN(const std::string layout, i.node.attr_string("layout", "nChw8c"));
+    if (layout != "nChw8c" && layout != "NHWC") {
+      return ir::node_error(i.node, StatusCode::kInvalidModel,
+                            "attribute layout must be \"nChw8c\" or \"NHWC\", got \"" + layout + "\"");
+    }
+    return std::unique_ptr<Kernel>(std::make_unique<ChainGlobalAveragePoolKernel>(
+        layout == "NHWC" ? ActivationLayout::kNhwc : ActivationLayout::kNChw8c));
   });
   registry.add("", "GlobalMaxPool", 1, [](const KernelInfo& i) { return make_global_pool(i, PoolKind::kMax); });
   for (int since : {9, 11}) registry.add("", "MaxUnpool", since, make_max_unpool);
