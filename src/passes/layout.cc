@@ -6,8 +6,9 @@
 /// chain layout ("chained") when it is a float32 [N, C, H, W] (for nChw8c with C a multiple of
 /// 8) and is produced by
 ///  - a 2-D Conv/ConvTranspose/FusedConv(Transpose)/Int8Conv with constant weights (which
-///    becomes a FusedConv(Transpose) with dst_layout "nChw8c" or "NHWC"; in NHWC chains a
-///    ConvTranspose writes NCHW, which edgemm's strided kernel writes, see conv_transpose_strided.h), or
+///    becomes a FusedConv(Transpose) with dst_layout "nChw8c" or "NHWC"; a ConvTranspose only
+///    with a multiple of 8 output channels, which edgemm's strided kernel writes in blocks of 8,
+///    see conv_transpose_strided.h), or
 ///  - a layout-agnostic op all of whose tensor inputs are chained values, scalar constants or
 ///    per-channel constants (rewritten to [1, C/8, 1, 1, 8] or [1, 1, 1, C]): elementwise ops and
 ///    ElementwiseChain, Concat on channels, nearest Resize with constant scales (nChw8c: a fifth
@@ -117,8 +118,10 @@ class LayoutPlanner {
     const Tensor* w = constant(graph_, node.inputs[1]);
     const DataType weight_type = node.op_type == "Int8Conv" ? DataType::kInt8 : DataType::kFloat32;
     if (w == nullptr || w->rank() != 4 || w->dtype() != weight_type) return false;
-    const bool transpose_in_nhwc = layout_ == ChainLayout::kNhwc && node.op_type.find("Transpose") != std::string::npos;
-    bool dst = fits(channels_of(graph_, node.outputs[0])) && !transpose_in_nhwc;
+    // edgemm's strided ConvTranspose kernel writes NHWC in blocks of 8 channels.
+    const int64_t c = channels_of(graph_, node.outputs[0]);
+    const bool transpose = node.op_type.find("Transpose") != std::string::npos;
+    bool dst = fits(c) && (!transpose || c % kBlock == 0);
     for (size_t i = 3; i < node.inputs.size() && dst; ++i) dst = blockable_operand(node.inputs[i]);
     const bool src = blocked_.count(node.inputs[0]) != 0;
     if (!dst && !src) return false;

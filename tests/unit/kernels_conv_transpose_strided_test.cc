@@ -77,23 +77,19 @@ TEST(ConvTransposeStrided, MatchesReference) {
                    {ActivationLayout::kNchw, ActivationLayout::kNChw8c, ActivationLayout::kNhwc}) {
                 if (x_layout == ActivationLayout::kNChw8c && c % kernels::kChannelBlock != 0) continue;
                 const Tensor xs = stored(x, x_layout);
-                for (bool y_blocked : {false, true}) {
-                  if (y_blocked && m % kernels::kChannelBlock != 0) continue;
+                for (ActivationLayout y_layout :
+                     {ActivationLayout::kNchw, ActivationLayout::kNChw8c, ActivationLayout::kNhwc}) {
+                  if (y_layout != ActivationLayout::kNchw && m % kernels::kChannelBlock != 0) continue;
                   for (int threads : {1, 2}) {
-                    auto y = Tensor::create(DataType::kFloat32,
-                                            y_blocked ? kernels::blocked_shape(g->output_shape()) : g->output_shape());
+                    auto y = Tensor::create(DataType::kFloat32, kernels::physical_shape(g->output_shape(), y_layout));
                     auto got = Tensor::create(DataType::kFloat32, g->output_shape());
                     ASSERT_TRUE(y.has_value() && got.has_value());
                     std::fill_n(y->data<float>(), y->element_count(), NAN);  // every element must be written
-                    kernel.run(*g, xs.data<float>(), x_layout, bp, y->data<float>(), y_blocked, threads);
-                    if (y_blocked) {
-                      kernels::from_blocked(y->data<float>(), got->data<float>(), g->output_shape(), 1);
-                    } else {
-                      *got = *y;
-                    }
+                    kernel.run(*g, xs.data<float>(), x_layout, bp, y->data<float>(), y_layout, threads);
+                    kernels::from_layout(y->data<float>(), got->data<float>(), g->output_shape(), y_layout, 1);
                     expect_close(got->data<float>(), want->data<float>(), want->element_count(),
                                  what + " x " + kernels::layout_name(x_layout) + " y " +
-                                     (y_blocked ? "nChw8c" : "NCHW") + " threads " + std::to_string(threads));
+                                     kernels::layout_name(y_layout) + " threads " + std::to_string(threads));
                     ++checked;
                   }
                 }
@@ -104,9 +100,9 @@ TEST(ConvTransposeStrided, MatchesReference) {
       }
     }
   }
-  // 36 shapes per (C, M), each in (2 + [C % 8 == 0]) x (1 + [M % 8 == 0]) layout pairs: 36 x 9 x 6,
-  // on 1 and 2 threads.
-  EXPECT_EQ(checked, 3888);
+  // 36 shapes per (C, M), each in (2 + [C % 8 == 0]) x (1 + 2 [M % 8 == 0]) layout pairs:
+  // 36 x 9 x 8, on 1 and 2 threads.
+  EXPECT_EQ(checked, 5184);
 }
 
 // A (Fused)ConvTranspose node, kernel = stride 2x2, with bias; `steps` as its epilogue (fused).

@@ -210,9 +210,10 @@ class ConvKernel final : public Kernel {
       return apply_epilogue(steps_, ctx, *y, nullptr, dst_layout_, threads);
     }
 #endif
-    if (strided_ && !empty_input && ConvTransposeStrided::fits(g) && dst_layout_ != ActivationLayout::kNhwc) {
+    const bool strided_dst = dst_layout_ == ActivationLayout::kNchw || g.out_channels % kChannelBlock == 0;
+    if (strided_ && !empty_input && ConvTransposeStrided::fits(g) && strided_dst) {
       strided_->run(g, x->data<float>(), src_layout_, b != nullptr ? b->data<float>() : nullptr, y->data<float>(),
-                    dst_layout_ == ActivationLayout::kNChw8c, threads);
+                    dst_layout_, threads);
       return apply_epilogue(steps_, ctx, *y, nullptr, dst_layout_, threads);
     }
     if (use_onednn_ && !empty_input) {

@@ -49,10 +49,11 @@ void gather_row(const Dims& d, const float* x, ActivationLayout layout, int64_t 
 /// SSE2 or NEON registers elsewhere), so that the accumulators stay in registers.
 typedef float F8 __attribute__((vector_size(32)));
 
-// The kh output rows of input row `i` of image `n`, y blocked [N, M/8, OH, OW, 8]: for 8 input
-// pixels at a time and each channel block and tap, acc[pixel] += x[c][pixel] * w[c][8 lanes].
+// The kh output rows of input row `i` of image `n`, y blocked [N, M/8, OH, OW, 8] or NHWC
+// [N, OH, OW, M] (`nhwc`; both with M a multiple of 8): for 8 input pixels at a time and each
+// channel block and tap, acc[pixel] += x[c][pixel] * w[c][8 lanes].
 EDGEMM_AVX2_CLONES void rows_blocked(const Dims& d, const float* xr, const float* packed, const float* bias, int64_t n,
-                                     int64_t i, float* y) {
+                                     int64_t i, bool nhwc, float* y) {
   const int64_t blocks = d.m / kB;
   for (int64_t j0 = 0; j0 < d.w; j0 += kB) {
     const int64_t pixels = std::min(kB, d.w - j0);
@@ -60,7 +61,10 @@ EDGEMM_AVX2_CLONES void rows_blocked(const Dims& d, const float* xr, const float
       F8 b8 = {};
       if (bias != nullptr) std::memcpy(&b8, bias + mb * kB, sizeof b8);
       for (int64_t a = 0; a < d.kh; ++a) {
-        float* yr = y + ((n * blocks + mb) * d.oh + i * d.kh + a) * d.ow * kB;
+        // Output pixel q of this row's block mb is at yr + q * step.
+        const int64_t row = i * d.kh + a, step = nhwc ? d.m : kB;
+        float* yr =
+            nhwc ? y + (n * d.oh + row) * d.ow * d.m + mb * kB : y + ((n * blocks + mb) * d.oh + row) * d.ow * kB;
         for (int64_t b = 0; b < d.kw; ++b) {
           const float* wt = packed + ((mb * d.kh + a) * d.kw + b) * d.c * kB;
           F8 acc[kB];
@@ -71,7 +75,7 @@ EDGEMM_AVX2_CLONES void rows_blocked(const Dims& d, const float* xr, const float
             const float* xp = xr + c * d.wp + j0;
             for (int64_t p = 0; p < kB; ++p) acc[p] += xp[p] * wv;
           }
-          for (int64_t p = 0; p < pixels; ++p) std::memcpy(yr + ((j0 + p) * d.kw + b) * kB, &acc[p], sizeof(F8));
+          for (int64_t p = 0; p < pixels; ++p) std::memcpy(yr + ((j0 + p) * d.kw + b) * step, &acc[p], sizeof(F8));
         }
       }
     }
@@ -143,7 +147,8 @@ ConvTransposeStrided::ConvTransposeStrided(const float* w, int64_t in_channels, 
 }
 
 void ConvTransposeStrided::run(const ConvGeometry& g, const float* x, ActivationLayout x_layout, const float* bias,
-                               float* y, bool y_blocked, int threads) const {
+                               float* y, ActivationLayout y_layout, int threads) const {
+  const bool y_plain = y_layout == ActivationLayout::kNchw;
   const Dims d{.c = in_channels_,
                .m = out_channels_,
                .h = g.in_spatial[0],
@@ -154,13 +159,13 @@ void ConvTransposeStrided::run(const ConvGeometry& g, const float* x, Activation
                .oh = g.out_spatial[0],
                .ow = g.out_spatial[1]};
   parallel_for(threads, g.batch * d.h, d.c * d.m * d.kh * d.kw * d.w, [&](int64_t begin, int64_t end) {
-    std::vector<float> xr(static_cast<size_t>(d.c * d.wp)), acc(y_blocked ? 0 : static_cast<size_t>(d.wp));
+    std::vector<float> xr(static_cast<size_t>(d.c * d.wp)), acc(y_plain ? static_cast<size_t>(d.wp) : 0);
     for (int64_t r = begin; r < end; ++r) {
       gather_row(d, x, x_layout, r / d.h, r % d.h, xr.data());
-      if (y_blocked) {
-        rows_blocked(d, xr.data(), packed_.data(), bias, r / d.h, r % d.h, y);
-      } else {
+      if (y_plain) {
         rows_plain(d, xr.data(), packed_.data(), bias, r / d.h, r % d.h, acc.data(), y);
+      } else {
+        rows_blocked(d, xr.data(), packed_.data(), bias, r / d.h, r % d.h, y_layout == ActivationLayout::kNhwc, y);
       }
     }
   });

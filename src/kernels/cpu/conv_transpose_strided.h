@@ -8,11 +8,12 @@
 /// of length C per output element (PP-OCR det's 2x2 stride-2 upsampling head, where oneDNN 2.6
 /// runs at 1-12 GFLOP/s).
 ///
-/// Layouts: x is NCHW [N, C, H, W] or blocked nChw8c [N, C/8, H, W, 8] (kernels/cpu/layout.h);
-/// y is NCHW [N, M, s*H, s*W] or nChw8c (M a multiple of 8). Each input row is first copied
-/// into a per-thread [C][W rounded up to 8] buffer. Blocked y: per input pixel and tap, the 8
-/// channels of a block are a broadcast multiply-add over C (8 pixels at once). Plain y: per
-/// output row of one channel and tap, vectorized over the input columns.
+/// Layouts: x is NCHW [N, C, H, W], blocked nChw8c [N, C/8, H, W, 8] or NHWC [N, H, W, C]
+/// (kernels/cpu/layout.h); y is NCHW [N, M, s*H, s*W], or nChw8c or NHWC with M a multiple of 8.
+/// Each input row is first copied into a per-thread [C][W rounded up to 8] buffer. nChw8c and
+/// NHWC y: per input pixel and tap, the 8 channels of a block are a broadcast multiply-add over
+/// C (8 pixels at once). Plain y: per output row of one channel and tap, vectorized over the
+/// input columns.
 
 #include <cstdint>
 #include <vector>
@@ -43,10 +44,10 @@ class ConvTransposeStrided {
 
   /// y = conv_transpose(x) + bias for a geometry `g` that fits() and matches the packed weights.
   /// `bias` is float32 [M] or null. `x_layout`: x is NCHW, nChw8c [N, C/8, H, W, 8] (C a multiple
-  /// of 8) or NHWC [N, H, W, C]; `y_blocked`: y [N, M, s*H, s*W] is nChw8c (M a multiple of 8), else NCHW. Parallel
-  /// over (n, input row) on `threads` OpenMP threads (parallel_for).
+  /// of 8) or NHWC [N, H, W, C]; `y_layout` likewise for y [N, M, s*H, s*W] (nChw8c and NHWC:
+  /// M a multiple of 8). Parallel over (n, input row) on `threads` OpenMP threads (parallel_for).
   void run(const ConvGeometry& g, const float* x, ActivationLayout x_layout, const float* bias, float* y,
-           bool y_blocked, int threads) const;
+           ActivationLayout y_layout, int threads) const;
 
  private:
   int64_t in_channels_, out_channels_, kh_, kw_;
