@@ -21,8 +21,8 @@ Expected<Shape> broadcast_shapes(const ir::Node& node, const Shape& a, const Sha
     if (da != db && da != 1 && db != 1) {
       return ir::node_error(node, StatusCode::kInvalidArgument,
                             "shapes " + shape_to_string(a) + " and " + shape_to_string(b) +
-                                " cannot be broadcast (axis " + std::to_string(i) + ": " + std::to_string(da) + " vs " +
-                                std::to_string(db) + ")");
+                                " cannot be broadcast (axis " + std::to_string(i) + ": " + std::to_string(da) +
+                                " vs " + std::to_string(db) + ")");
     }
     out[i] = da == 1 ? db : da;
   }

@@ -56,6 +56,7 @@ Status unsupported_dtype(const ir::Node& node, int input_index, DataType dtype);
 
 /// Reads an integer tensor (int32 or int64) into int64 values; error naming the node/input
 /// for other dtypes.
-Expected<std::vector<int64_t>> read_int_values(const ir::Node& node, int input_index, const Tensor& tensor);
+Expected<std::vector<int64_t>> read_int_values(const ir::Node& node, int input_index,
+                                               const Tensor& tensor);
 
 }  // namespace edgemm::kernels

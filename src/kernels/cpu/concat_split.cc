@@ -43,8 +43,9 @@ Status run_concat(KernelContext& ctx) {
     const Tensor& t = *inputs[i];
     if (t.dtype() != first.dtype()) {
       return node_error(node, StatusCode::kInvalidArgument,
-                        "input #" + std::to_string(i) + " '" + input_value_name(node, i) + "' has dtype " +
-                            dtype_name(t.dtype()) + " but input #0 has " + dtype_name(first.dtype()));
+                        "input #" + std::to_string(i) + " '" + input_value_name(node, i) +
+                            "' has dtype " + dtype_name(t.dtype()) + " but input #0 has " +
+                            dtype_name(first.dtype()));
     }
     bool ok = t.rank() == first.rank();
     for (int64_t k = 0; ok && k < t.rank(); ++k) {
@@ -52,9 +53,11 @@ Status run_concat(KernelContext& ctx) {
     }
     if (!ok) {
       return node_error(node, StatusCode::kInvalidArgument,
-                        "input #" + std::to_string(i) + " '" + input_value_name(node, i) + "' has shape " +
-                            shape_to_string(t.shape()) + ", incompatible with input #0 of shape " +
-                            shape_to_string(first.shape()) + " for concatenation on axis " + std::to_string(axis));
+                        "input #" + std::to_string(i) + " '" + input_value_name(node, i) +
+                            "' has shape " + shape_to_string(t.shape()) +
+                            ", incompatible with input #0 of shape " +
+                            shape_to_string(first.shape()) + " for concatenation on axis " +
+                            std::to_string(axis));
     }
     out_shape[axis] += t.shape()[axis];
   }
@@ -70,8 +73,8 @@ Status run_concat(KernelContext& ctx) {
   for (const Tensor* t : inputs) {
     const int64_t block = t->shape()[axis] * inner;
     if (block > 0 && outer > 0) {
-      strided_copy(out->data<unsigned char>() + offset * elem, {out_block, 1}, t->raw_data(), {block, 1},
-                   {outer, block}, elem, ctx.threads());
+      strided_copy(out->data<unsigned char>() + offset * elem, {out_block, 1}, t->raw_data(),
+                   {block, 1}, {outer, block}, elem, ctx.threads());
     }
     offset += block;
   }
@@ -108,15 +111,16 @@ Status run_split(KernelContext& ctx, int64_t opset) {
     int64_t total = 0;
     for (int64_t s : sizes) {
       if (s < 0) {
-        return node_error(node, StatusCode::kInvalidArgument, "'split' has negative size " + std::to_string(s));
+        return node_error(node, StatusCode::kInvalidArgument,
+                          "'split' has negative size " + std::to_string(s));
       }
       total += s;
       if (total > dim) break;
     }
     if (total != dim) {
       return node_error(node, StatusCode::kInvalidArgument,
-                        "'split' sizes " + shape_to_string(sizes) + " do not sum to " + std::to_string(dim) +
-                            ", the extent of axis " + std::to_string(axis));
+                        "'split' sizes " + shape_to_string(sizes) + " do not sum to " +
+                            std::to_string(dim) + ", the extent of axis " + std::to_string(axis));
     }
   } else {
     if (dim % outputs != 0) {
@@ -139,10 +143,11 @@ Status run_split(KernelContext& ctx, int64_t opset) {
     if (ctx.output_wanted(static_cast<int>(i))) {
       Shape shape = in->shape();
       shape[axis] = sizes[i];
-      EDGEMM_ASSIGN_OR_RETURN(Tensor * out, ctx.allocate_output(static_cast<int>(i), in->dtype(), shape));
+      EDGEMM_ASSIGN_OR_RETURN(Tensor * out,
+                              ctx.allocate_output(static_cast<int>(i), in->dtype(), shape));
       if (block > 0 && outer > 0) {
-        strided_copy(out->raw_data(), {block, 1}, in->data<unsigned char>() + offset * elem, {in_block, 1},
-                     {outer, block}, elem, ctx.threads());
+        strided_copy(out->raw_data(), {block, 1}, in->data<unsigned char>() + offset * elem,
+                     {in_block, 1}, {outer, block}, elem, ctx.threads());
       }
     }
     offset += block;

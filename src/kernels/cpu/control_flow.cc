@@ -101,8 +101,8 @@ Status stack_to_output(KernelContext& ctx, int i, const std::vector<Tensor>& ite
   for (const Tensor& t : items) {
     if (t.shape() != shape || t.dtype() != items[0].dtype()) {
       return ir::node_error(ctx.node(), StatusCode::kInvalidArgument,
-                            what + " changes shape or dtype between iterations (" + shape_to_string(shape) + " vs " +
-                                shape_to_string(t.shape()) + ")");
+                            what + " changes shape or dtype between iterations (" + shape_to_string(shape) +
+                                " vs " + shape_to_string(t.shape()) + ")");
     }
   }
   const int64_t n = static_cast<int64_t>(items.size());
@@ -140,8 +140,9 @@ class LoopKernel final : public Kernel {
     const int n_scan = ctx.output_count() - n_carried;
     if (n_scan < 0 || static_cast<int>(body_->output_names().size()) != 1 + n_carried + n_scan) {
       return ir::node_error(node, StatusCode::kInvalidModel,
-                            "body returns " + std::to_string(body_->output_names().size()) + " values; expected 1 + " +
-                                std::to_string(n_carried) + " carried + " + std::to_string(n_scan) + " scan outputs");
+                            "body returns " + std::to_string(body_->output_names().size()) +
+                                " values; expected 1 + " + std::to_string(n_carried) + " carried + " +
+                                std::to_string(n_scan) + " scan outputs");
     }
     std::vector<std::vector<Tensor>> scans(n_scan);
     for (int64_t iter = 0; iter < max_trips && cond; ++iter) {
@@ -157,8 +158,7 @@ class LoopKernel final : public Kernel {
     }
     for (int k = 0; k < n_carried; ++k) EDGEMM_RETURN_IF_ERROR(copy_to_output(ctx, k, carried[k]));
     for (int k = 0; k < n_scan; ++k) {
-      EDGEMM_RETURN_IF_ERROR(
-          stack_to_output(ctx, n_carried + k, scans[k], 0, false, "scan output " + std::to_string(k)));
+      EDGEMM_RETURN_IF_ERROR(stack_to_output(ctx, n_carried + k, scans[k], 0, false, "scan output " + std::to_string(k)));
     }
     return Status::ok();
   }
@@ -171,12 +171,8 @@ class ScanKernel final : public Kernel {
  public:
   ScanKernel(std::shared_ptr<Subgraph> body, int64_t num_scan_inputs, std::vector<int64_t> in_axes,
              std::vector<int64_t> in_dirs, std::vector<int64_t> out_axes, std::vector<int64_t> out_dirs)
-      : body_(std::move(body)),
-        num_scan_inputs_(num_scan_inputs),
-        in_axes_(std::move(in_axes)),
-        in_dirs_(std::move(in_dirs)),
-        out_axes_(std::move(out_axes)),
-        out_dirs_(std::move(out_dirs)) {}
+      : body_(std::move(body)), num_scan_inputs_(num_scan_inputs), in_axes_(std::move(in_axes)),
+        in_dirs_(std::move(in_dirs)), out_axes_(std::move(out_axes)), out_dirs_(std::move(out_dirs)) {}
   const char* name() const override { return "scan"; }
 
   Status run(KernelContext& ctx) const override {
@@ -227,8 +223,7 @@ class ScanKernel final : public Kernel {
       const int64_t raw_axis = k < static_cast<int>(out_axes_.size()) ? out_axes_[k] : 0;
       EDGEMM_ASSIGN_OR_RETURN(int64_t axis, normalize_axis(node, raw_axis, rank));
       const bool reverse = k < static_cast<int>(out_dirs_.size()) && out_dirs_[k] == 1;
-      EDGEMM_RETURN_IF_ERROR(
-          stack_to_output(ctx, n_state + k, scans[k], axis, reverse, "scan output " + std::to_string(k)));
+      EDGEMM_RETURN_IF_ERROR(stack_to_output(ctx, n_state + k, scans[k], axis, reverse, "scan output " + std::to_string(k)));
     }
     return Status::ok();
   }

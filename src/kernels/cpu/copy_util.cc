@@ -38,7 +38,10 @@ bool is_numeric_or_bool(DataType dtype) {
 double load_as_double(DataType dtype, const void* data, int64_t i) {
   double out = 0;
   dispatch_numeric(
-      dtype, [&]<typename T>() { out = static_cast<double>(NumTraits<T>::load(static_cast<const T*>(data)[i])); },
+      dtype,
+      [&]<typename T>() {
+        out = static_cast<double>(NumTraits<T>::load(static_cast<const T*>(data)[i]));
+      },
       true);
   return out;
 }
@@ -47,8 +50,9 @@ int64_t load_as_int64(DataType dtype, const void* data, int64_t i) {
   if (dtype == DataType::kInt64) return static_cast<const int64_t*>(data)[i];
   if (dtype == DataType::kUInt64) {
     const uint64_t v = static_cast<const uint64_t*>(data)[i];
-    return v > static_cast<uint64_t>(std::numeric_limits<int64_t>::max()) ? std::numeric_limits<int64_t>::max()
-                                                                          : static_cast<int64_t>(v);
+    return v > static_cast<uint64_t>(std::numeric_limits<int64_t>::max())
+               ? std::numeric_limits<int64_t>::max()
+               : static_cast<int64_t>(v);
   }
   return saturate_from_double<int64_t>(std::trunc(load_as_double(dtype, data, i)));
 }
@@ -74,30 +78,35 @@ std::string input_value_name(const ir::Node& node, int i) {
 Expected<const Tensor*> required_input(const KernelContext& ctx, int i, const char* what) {
   const Tensor* t = ctx.input(i);
   if (t == nullptr || !t->defined()) {
-    return ir::node_error(ctx.node(), StatusCode::kInvalidModel,
-                          "required input '" + std::string(what) + "' (#" + std::to_string(i) + ") is missing");
+    return ir::node_error(
+        ctx.node(), StatusCode::kInvalidModel,
+        "required input '" + std::string(what) + "' (#" + std::to_string(i) + ") is missing");
   }
   return t;
 }
 
 Status check_index_dtype(const ir::Node& node, const Tensor& t, const char* what) {
   if (t.dtype() == DataType::kInt32 || t.dtype() == DataType::kInt64) return Status::ok();
-  return ir::node_error(node, StatusCode::kInvalidArgument,
-                        "input '" + std::string(what) + "' must be int32 or int64, got " + dtype_name(t.dtype()));
+  return ir::node_error(
+      node, StatusCode::kInvalidArgument,
+      "input '" + std::string(what) + "' must be int32 or int64, got " + dtype_name(t.dtype()));
 }
 
-Status index_out_of_range(const ir::Node& node, int64_t value, int64_t axis, int64_t size, const char* what) {
+Status index_out_of_range(const ir::Node& node, int64_t value, int64_t axis, int64_t size,
+                          const char* what) {
   return ir::node_error(node, StatusCode::kInvalidArgument,
-                        "index " + std::to_string(value) + " is out of range for axis " + std::to_string(axis) +
-                            " of size " + std::to_string(size) + " (input '" + what + "')");
+                        "index " + std::to_string(value) + " is out of range for axis " +
+                            std::to_string(axis) + " of size " + std::to_string(size) +
+                            " (input '" + what + "')");
 }
 
-Status check_output_shape(const ir::Node& node, const Shape& shape, DataType dtype, const std::string& what) {
+Status check_output_shape(const ir::Node& node, const Shape& shape, DataType dtype,
+                          const std::string& what) {
   for (size_t k = 0; k < shape.size(); ++k) {
     if (shape[k] < 0) {
-      return ir::node_error(
-          node, StatusCode::kInvalidArgument,
-          what + " has negative extent " + std::to_string(shape[k]) + " at axis " + std::to_string(k));
+      return ir::node_error(node, StatusCode::kInvalidArgument,
+                            what + " has negative extent " + std::to_string(shape[k]) +
+                                " at axis " + std::to_string(k));
     }
   }
   int64_t count = 1;
@@ -106,8 +115,9 @@ Status check_output_shape(const ir::Node& node, const Shape& shape, DataType dty
   if (zero) return Status::ok();
   for (int64_t d : shape) {
     if (__builtin_mul_overflow(count, d, &count)) {
-      return ir::node_error(node, StatusCode::kOutOfMemory,
-                            what + " " + shape_to_string(shape) + " has more elements than int64 can count");
+      return ir::node_error(
+          node, StatusCode::kOutOfMemory,
+          what + " " + shape_to_string(shape) + " has more elements than int64 can count");
     }
   }
   int64_t bytes = 0;
@@ -115,16 +125,19 @@ Status check_output_shape(const ir::Node& node, const Shape& shape, DataType dty
   if (__builtin_mul_overflow(count, elem, &bytes) || bytes > kMaxTensorBytes) {
     return ir::node_error(node, StatusCode::kOutOfMemory,
                           what + " " + shape_to_string(shape) + " of " + dtype_name(dtype) +
-                              " exceeds the tensor size limit of " + std::to_string(kMaxTensorBytes) + " bytes");
+                              " exceeds the tensor size limit of " +
+                              std::to_string(kMaxTensorBytes) + " bytes");
   }
   return Status::ok();
 }
 
-Expected<std::vector<int64_t>> read_int_list(const ir::Node& node, const Tensor& t, const char* what) {
+Expected<std::vector<int64_t>> read_int_list(const ir::Node& node, const Tensor& t,
+                                             const char* what) {
   EDGEMM_RETURN_IF_ERROR(check_index_dtype(node, t, what));
   if (t.rank() > 1) {
-    return ir::node_error(node, StatusCode::kInvalidArgument,
-                          "input '" + std::string(what) + "' must be 1-D, got shape " + shape_to_string(t.shape()));
+    return ir::node_error(
+        node, StatusCode::kInvalidArgument,
+        "input '" + std::string(what) + "' must be 1-D, got shape " + shape_to_string(t.shape()));
   }
   std::vector<int64_t> values(static_cast<size_t>(t.element_count()));
   IndexView view(t);
@@ -154,7 +167,8 @@ struct Layout {
 };
 
 // Drops unit axes and merges an axis into its outer neighbour when both strides chain.
-Layout simplify(const Shape& shape, const std::vector<int64_t>& dst_strides, const std::vector<int64_t>& src_strides) {
+Layout simplify(const Shape& shape, const std::vector<int64_t>& dst_strides,
+                const std::vector<int64_t>& src_strides) {
   Layout l;
   for (size_t k = 0; k < shape.size(); ++k) {
     if (shape[k] == 1) continue;
@@ -254,7 +268,8 @@ void copy_tiled(U* dst, const U* src, const Layout& l, size_t j, int threads) {
 }  // namespace
 
 void strided_copy(void* dst, const std::vector<int64_t>& dst_strides, const void* src,
-                  const std::vector<int64_t>& src_strides, const Shape& shape, size_t elem_size, int threads) {
+                  const std::vector<int64_t>& src_strides, const Shape& shape, size_t elem_size,
+                  int threads) {
   for (int64_t extent : shape) {
     if (extent == 0) return;
   }
@@ -278,7 +293,8 @@ void strided_copy(void* dst, const std::vector<int64_t>& dst_strides, const void
     }
     int64_t rows = 1;
     for (size_t k = 0; k < last; ++k) rows *= l.n[k];
-    parallel_for(threads, rows, l.n[last], [&](int64_t begin, int64_t end) { copy_rows(out, in, l, begin, end); });
+    parallel_for(threads, rows, l.n[last],
+                 [&](int64_t begin, int64_t end) { copy_rows(out, in, l, begin, end); });
   });
 }
 

@@ -174,7 +174,8 @@ Expected<const Tensor*> required_input(const KernelContext& ctx, int i, const ch
 Status check_index_dtype(const ir::Node& node, const Tensor& t, const char* what);
 
 /// "<Op> '<name>': index 7 is out of range for axis 0 of size 5 (input 'indices')".
-Status index_out_of_range(const ir::Node& node, int64_t value, int64_t axis, int64_t size, const char* what);
+Status index_out_of_range(const ir::Node& node, int64_t value, int64_t axis, int64_t size,
+                          const char* what);
 
 /// Wraps a negative index into [0, size); returns false when it is outside [-size, size).
 inline bool wrap_index(int64_t& index, int64_t size) {
@@ -185,10 +186,12 @@ inline bool wrap_index(int64_t& index, int64_t size) {
 /// Validates an output shape computed from data before allocating: a negative extent is
 /// InvalidArgument ("<what> has negative extent -3 at axis 1"); an element count or byte size
 /// that overflows int64 or exceeds kMaxTensorBytes is OutOfMemory. Names the node.
-Status check_output_shape(const ir::Node& node, const Shape& shape, DataType dtype, const std::string& what);
+Status check_output_shape(const ir::Node& node, const Shape& shape, DataType dtype,
+                          const std::string& what);
 
 /// Reads a 1-D (or scalar) int64/int32 tensor that holds a shape, sizes or axes.
-Expected<std::vector<int64_t>> read_int_list(const ir::Node& node, const Tensor& t, const char* what);
+Expected<std::vector<int64_t>> read_int_list(const ir::Node& node, const Tensor& t,
+                                             const char* what);
 
 /// Multi-dimensional strided copy (dtype-agnostic):
 ///   dst[sum_k i_k * dst_strides[k]] = src[sum_k i_k * src_strides[k]] for all i < shape.
@@ -196,7 +199,8 @@ Expected<std::vector<int64_t>> read_int_list(const ir::Node& node, const Tensor&
 /// Merges compatible axes, copies contiguous runs with memcpy, transposes moved inner
 /// axes in cache tiles, and splits large copies across `threads` OpenMP threads.
 void strided_copy(void* dst, const std::vector<int64_t>& dst_strides, const void* src,
-                  const std::vector<int64_t>& src_strides, const Shape& shape, size_t elem_size, int threads);
+                  const std::vector<int64_t>& src_strides, const Shape& shape, size_t elem_size,
+                  int threads);
 
 /// Fills `count` elements of `elem_size` bytes with copies of the element at `value`.
 void fill_elements(void* dst, int64_t count, size_t elem_size, const void* value);

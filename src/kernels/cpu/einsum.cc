@@ -55,7 +55,8 @@ Expected<Equation> parse_equation(const ir::Node& node, const std::string& text)
     if (c != ' ' && c != '\t' && c != '\n' && c != '\r') eq.push_back(c);
   }
   auto bad = [&](const std::string& why) {
-    return ir::node_error(node, StatusCode::kInvalidModel, "equation '" + text + "' is malformed: " + why);
+    return ir::node_error(node, StatusCode::kInvalidModel,
+                          "equation '" + text + "' is malformed: " + why);
   };
   Equation out;
   std::string lhs = eq, rhs;
@@ -131,7 +132,8 @@ struct Axis {
 
 /// dst (dense over `out`, row-major) = sum over `sum` of src at the combined offsets.
 template <typename T>
-void gather_sum(const T* src, const std::vector<Axis>& out, const std::vector<Axis>& sum, T* dst, int threads) {
+void gather_sum(const T* src, const std::vector<Axis>& out, const std::vector<Axis>& sum, T* dst,
+                int threads) {
   int64_t out_count = 1, sum_count = 1;
   for (const Axis& a : out) out_count *= a.size;
   for (const Axis& a : sum) sum_count *= a.size;
@@ -162,8 +164,8 @@ void gather_sum(const T* src, const std::vector<Axis>& out, const std::vector<Ax
 
 /// c[bt] (m x n) = a[bt] (m x k) * b[bt] (k x n, or n x k when b_transposed).
 template <typename T>
-void batched_gemm(const T* a, const T* b, T* c, int64_t batch, int64_t m, int64_t n, int64_t k, bool b_transposed,
-                  int threads) {
+void batched_gemm(const T* a, const T* b, T* c, int64_t batch, int64_t m, int64_t n, int64_t k,
+                  bool b_transposed, int threads) {
   parallel_for(threads, batch * m, n * k, [&](int64_t begin, int64_t end) {
     for (int64_t row = begin; row < end; ++row) {
       const int64_t bt = row / m;
@@ -206,8 +208,8 @@ struct GemmConfig {
 
 /// oneDNN batched matmul over dense [bt, m, k] x [bt, k, n] (or [bt, n, k]) buffers. Returns
 /// false when oneDNN cannot run it, so the caller falls back to the loops.
-bool gemm_onednn(const GemmConfig& cfg, const float* a, const float* b, float* c, int64_t bt, int64_t m, int64_t n,
-                 int64_t k, bool b_transposed) {
+bool gemm_onednn(const GemmConfig& cfg, const float* a, const float* b, float* c, int64_t bt,
+                 int64_t m, int64_t n, int64_t k, bool b_transposed) {
   using dnnl::memory;
   try {
     const memory::desc a_md({bt, m, k}, memory::data_type::f32, memory::dims{m * k, k, 1});
@@ -230,10 +232,11 @@ bool gemm_onednn(const GemmConfig& cfg, const float* a, const float* b, float* c
 }
 
 template <typename T>
-void run_gemm(const GemmConfig& cfg, const T* a, const T* b, T* c, int64_t bt, int64_t m, int64_t n, int64_t k,
-              bool b_transposed) {
+void run_gemm(const GemmConfig& cfg, const T* a, const T* b, T* c, int64_t bt, int64_t m, int64_t n,
+              int64_t k, bool b_transposed) {
   if constexpr (std::is_same_v<T, float>) {
-    if (cfg.use_onednn && bt > 0 && m > 0 && n > 0 && k > 0 && gemm_onednn(cfg, a, b, c, bt, m, n, k, b_transposed)) {
+    if (cfg.use_onednn && bt > 0 && m > 0 && n > 0 && k > 0 &&
+        gemm_onednn(cfg, a, b, c, bt, m, n, k, b_transposed)) {
       return;
     }
   }
@@ -243,7 +246,8 @@ void run_gemm(const GemmConfig& cfg, const T* a, const T* b, T* c, int64_t bt, i
 /// True when `op` is densely laid out (row-major) in the label order `order`, ignoring
 /// extent-1 labels.
 template <typename T>
-bool dense_in_order(const Operand<T>& op, const std::vector<int>& order, const std::vector<int64_t>& sizes) {
+bool dense_in_order(const Operand<T>& op, const std::vector<int>& order,
+                    const std::vector<int64_t>& sizes) {
   if (op.labels.size() != order.size()) return false;
   int64_t expected = 1;
   for (int64_t i = static_cast<int64_t>(order.size()) - 1; i >= 0; --i) {
@@ -259,8 +263,8 @@ bool dense_in_order(const Operand<T>& op, const std::vector<int>& order, const s
 /// Makes `op` dense in `order` (summing its labels missing from `order`); returns a pointer
 /// to its data, copying only when needed.
 template <typename T>
-const T* densify(const Operand<T>& op, const std::vector<int>& order, const std::vector<int64_t>& sizes,
-                 std::vector<T>& buffer, int threads) {
+const T* densify(const Operand<T>& op, const std::vector<int>& order,
+                 const std::vector<int64_t>& sizes, std::vector<T>& buffer, int threads) {
   if (dense_in_order(op, order, sizes)) return op.data;
   std::vector<Axis> out, sum;
   int64_t count = 1;
@@ -283,8 +287,8 @@ const T* densify(const Operand<T>& op, const std::vector<int>& order, const std:
 /// `final_dst` instead of new storage.
 template <typename T>
 Operand<T> contract_pair(const Operand<T>& a, const Operand<T>& b, const std::vector<int>& keep,
-                         const std::vector<int64_t>& sizes, const GemmConfig& cfg, const std::vector<int>* final_order,
-                         T* final_dst) {
+                         const std::vector<int64_t>& sizes, const GemmConfig& cfg,
+                         const std::vector<int>* final_order, T* final_dst) {
   const int threads = cfg.threads;
   auto kept = [&](int l) { return std::find(keep.begin(), keep.end(), l) != keep.end(); };
   std::vector<int> batch, ms, ns, ks;
@@ -349,18 +353,21 @@ class EinsumKernel final : public Kernel {
     if (inputs != static_cast<int>(eq_.terms.size())) {
       return ir::node_error(node, StatusCode::kInvalidArgument,
                             "equation '" + text_ + "' has " + std::to_string(eq_.terms.size()) +
-                                " input terms but the node has " + std::to_string(inputs) + " inputs");
+                                " input terms but the node has " + std::to_string(inputs) +
+                                " inputs");
     }
     std::vector<const Tensor*> xs;
     for (int i = 0; i < inputs; ++i) {
       const Tensor* t = ctx.input(i);
       if (t == nullptr) {
-        return ir::node_error(node, StatusCode::kInvalidModel, "input " + std::to_string(i) + " is missing");
+        return ir::node_error(node, StatusCode::kInvalidModel,
+                              "input " + std::to_string(i) + " is missing");
       }
       if (t->dtype() != ctx.input(0)->dtype()) {
         return ir::node_error(node, StatusCode::kInvalidArgument,
-                              "input " + std::to_string(i) + " has dtype " + dtype_name(t->dtype()) +
-                                  " but input 0 has " + dtype_name(ctx.input(0)->dtype()));
+                              "input " + std::to_string(i) + " has dtype " +
+                                  dtype_name(t->dtype()) + " but input 0 has " +
+                                  dtype_name(ctx.input(0)->dtype()));
       }
       xs.push_back(t);
     }
@@ -393,8 +400,9 @@ class EinsumKernel final : public Kernel {
       const int64_t extra = xs[i]->rank() - letters;
       if (extra < 0 || (!has_ell && extra != 0)) {
         return ir::node_error(node, StatusCode::kInvalidArgument,
-                              "input " + std::to_string(i) + " has shape " + shape_to_string(xs[i]->shape()) +
-                                  " but term " + std::to_string(i) + " of equation '" + text_ + "' names " +
+                              "input " + std::to_string(i) + " has shape " +
+                                  shape_to_string(xs[i]->shape()) + " but term " +
+                                  std::to_string(i) + " of equation '" + text_ + "' names " +
                                   std::to_string(letters) + " axes");
       }
       ell_rank[i] = extra;
@@ -420,8 +428,9 @@ class EinsumKernel final : public Kernel {
           sizes[l] = d;
         } else if (d != sizes[l] && d != 1) {
           return ir::node_error(node, StatusCode::kInvalidArgument,
-                                "input " + std::to_string(i) + " axis " + std::to_string(ax) + " has extent " +
-                                    std::to_string(d) + " but label '" + label_name(l) + "' already has extent " +
+                                "input " + std::to_string(i) + " axis " + std::to_string(ax) +
+                                    " has extent " + std::to_string(d) + " but label '" +
+                                    label_name(l) + "' already has extent " +
                                     std::to_string(sizes[l]) + " in equation '" + text_ + "'");
         }
       }
@@ -434,7 +443,8 @@ class EinsumKernel final : public Kernel {
           for (int64_t e = 0; e < max_ell; ++e) out_labels.push_back(kLetterLabels + int(e));
         } else if (sizes[l] == -1) {
           return ir::node_error(node, StatusCode::kInvalidArgument,
-                                "output label '" + label_name(l) + "' of equation '" + text_ + "' appears in no input");
+                                "output label '" + label_name(l) + "' of equation '" + text_ +
+                                    "' appears in no input");
         } else {
           out_labels.push_back(l);
         }
@@ -447,7 +457,8 @@ class EinsumKernel final : public Kernel {
         for (const auto& term : eq_.terms) occurrences += std::count(term.begin(), term.end(), l);
         if (occurrences == 1) once.push_back(l);
       }
-      std::sort(once.begin(), once.end(), [](int p, int q) { return ascii_rank(p) < ascii_rank(q); });
+      std::sort(once.begin(), once.end(),
+                [](int p, int q) { return ascii_rank(p) < ascii_rank(q); });
       out_labels.insert(out_labels.end(), once.begin(), once.end());
     }
     Shape out_shape;
@@ -492,7 +503,8 @@ class EinsumKernel final : public Kernel {
         }
       }
       const bool last = i + 1 == count;
-      current = contract_pair(current, ops[i], keep, sizes, gemm, last ? &out_labels : nullptr, last ? out : nullptr);
+      current = contract_pair(current, ops[i], keep, sizes, gemm, last ? &out_labels : nullptr,
+                              last ? out : nullptr);
     }
     // Final layout (and sums for a single input).
     std::vector<T> unused;
@@ -524,13 +536,17 @@ Expected<std::unique_ptr<Kernel>> make_einsum(const KernelInfo& info) {
   if (eq.terms.size() != node.inputs.size()) {
     return ir::node_error(node, StatusCode::kInvalidModel,
                           "equation '" + text + "' has " + std::to_string(eq.terms.size()) +
-                              " input terms but the node has " + std::to_string(node.inputs.size()) + " inputs");
+                              " input terms but the node has " +
+                              std::to_string(node.inputs.size()) + " inputs");
   }
-  return std::unique_ptr<Kernel>(std::make_unique<EinsumKernel>(std::move(eq), text, onednn::enabled()));
+  return std::unique_ptr<Kernel>(
+      std::make_unique<EinsumKernel>(std::move(eq), text, onednn::enabled()));
 }
 
 }  // namespace
 
-void register_einsum_kernels(KernelRegistry& registry) { registry.add("", "Einsum", 12, make_einsum); }
+void register_einsum_kernels(KernelRegistry& registry) {
+  registry.add("", "Einsum", 12, make_einsum);
+}
 
 }  // namespace edgemm::kernels

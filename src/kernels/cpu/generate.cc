@@ -28,8 +28,9 @@ using ir::node_error;
 
 Status run_constant(KernelContext& ctx) {
   const ir::Node& node = ctx.node();
-  static const char* const kKeys[] = {"value",      "value_float",  "value_floats",  "value_int",
-                                      "value_ints", "value_string", "value_strings", "sparse_value"};
+  static const char* const kKeys[] = {"value",         "value_float", "value_floats",
+                                      "value_int",     "value_ints",  "value_string",
+                                      "value_strings", "sparse_value"};
   std::string key;
   int present = 0;
   for (const char* k : kKeys) {
@@ -39,8 +40,9 @@ Status run_constant(KernelContext& ctx) {
     }
   }
   if (present != 1) {
-    return node_error(node, StatusCode::kInvalidModel,
-                      "needs exactly one of the value* attributes, found " + std::to_string(present));
+    return node_error(
+        node, StatusCode::kInvalidModel,
+        "needs exactly one of the value* attributes, found " + std::to_string(present));
   }
   if (key == "value") {
     const Tensor* t = node.attr_tensor("value");
@@ -55,7 +57,8 @@ Status run_constant(KernelContext& ctx) {
     *out->data<float>() = v;
   } else if (key == "value_floats") {
     EDGEMM_ASSIGN_OR_RETURN(std::vector<float> v, node.attr_floats(key));
-    EDGEMM_ASSIGN_OR_RETURN(Tensor * out, ctx.allocate_output(0, DataType::kFloat32, {static_cast<int64_t>(v.size())}));
+    EDGEMM_ASSIGN_OR_RETURN(
+        Tensor * out, ctx.allocate_output(0, DataType::kFloat32, {static_cast<int64_t>(v.size())}));
     copy_bytes(out->raw_data(), v.data(), v.size() * sizeof(float));
   } else if (key == "value_int") {
     EDGEMM_ASSIGN_OR_RETURN(int64_t v, node.attr_int(key, 0));
@@ -63,7 +66,8 @@ Status run_constant(KernelContext& ctx) {
     *out->data<int64_t>() = v;
   } else if (key == "value_ints") {
     EDGEMM_ASSIGN_OR_RETURN(std::vector<int64_t> v, node.attr_ints(key));
-    EDGEMM_ASSIGN_OR_RETURN(Tensor * out, ctx.allocate_output(0, DataType::kInt64, {static_cast<int64_t>(v.size())}));
+    EDGEMM_ASSIGN_OR_RETURN(
+        Tensor * out, ctx.allocate_output(0, DataType::kInt64, {static_cast<int64_t>(v.size())}));
     copy_bytes(out->raw_data(), v.data(), v.size() * sizeof(int64_t));
   } else {
     return node_error(node, StatusCode::kUnsupported,
@@ -80,8 +84,9 @@ Status run_constant_of_shape(KernelContext& ctx) {
   std::vector<unsigned char> value(sizeof(float), 0);
   if (const Tensor* v = node.attr_tensor("value"); v != nullptr && v->defined()) {
     if (v->element_count() != 1) {
-      return node_error(node, StatusCode::kInvalidModel,
-                        "attribute 'value' must hold one element, got shape " + shape_to_string(v->shape()));
+      return node_error(
+          node, StatusCode::kInvalidModel,
+          "attribute 'value' must hold one element, got shape " + shape_to_string(v->shape()));
     }
     dtype = v->dtype();
     value.assign(v->data<unsigned char>(), v->data<unsigned char>() + dtype_size(dtype));
@@ -105,8 +110,9 @@ Status range_typed(KernelContext& ctx, const Tensor& s, const Tensor& l, const T
     const double c = std::ceil(static_cast<double>(limit - start) / static_cast<double>(delta));
     if (std::isnan(c)) {
       return node_error(node, StatusCode::kInvalidArgument,
-                        "start, limit and delta (" + std::to_string(start) + ", " + std::to_string(limit) + ", " +
-                            std::to_string(delta) + ") give no element count");
+                        "start, limit and delta (" + std::to_string(start) + ", " +
+                            std::to_string(limit) + ", " + std::to_string(delta) +
+                            ") give no element count");
     }
     if (c > static_cast<double>(kMaxTensorBytes)) {
       return node_error(node, StatusCode::kOutOfMemory,
@@ -124,7 +130,8 @@ Status range_typed(KernelContext& ctx, const Tensor& s, const Tensor& l, const T
     }
     if (c > static_cast<__int128>(kMaxTensorBytes)) {
       return node_error(node, StatusCode::kOutOfMemory,
-                        "range of more than " + std::to_string(kMaxTensorBytes) + " elements exceeds the size limit");
+                        "range of more than " + std::to_string(kMaxTensorBytes) +
+                            " elements exceeds the size limit");
     }
     count = static_cast<int64_t>(c);
   }
@@ -151,8 +158,9 @@ Status run_range(KernelContext& ctx) {
   for (int i = 0; i < 3; ++i) {
     if (all[i]->element_count() != 1 || all[i]->dtype() != s->dtype()) {
       return node_error(node, StatusCode::kInvalidArgument,
-                        "input '" + std::string(names[i]) + "' must be a scalar of dtype " + dtype_name(s->dtype()) +
-                            ", got " + dtype_name(all[i]->dtype()) + " " + shape_to_string(all[i]->shape()));
+                        "input '" + std::string(names[i]) + "' must be a scalar of dtype " +
+                            dtype_name(s->dtype()) + ", got " + dtype_name(all[i]->dtype()) + " " +
+                            shape_to_string(all[i]->shape()));
     }
   }
   switch (s->dtype()) {
@@ -206,7 +214,8 @@ Status run_one_hot(KernelContext& ctx) {
   }
   if (depth_t->element_count() != 1 || !is_numeric_or_bool(depth_t->dtype())) {
     return node_error(node, StatusCode::kInvalidArgument,
-                      "input 'depth' must be a numeric scalar, got " + std::string(dtype_name(depth_t->dtype())) + " " +
+                      "input 'depth' must be a numeric scalar, got " +
+                          std::string(dtype_name(depth_t->dtype())) + " " +
                           shape_to_string(depth_t->shape()));
   }
   const int64_t depth = load_as_int64(depth_t->dtype(), depth_t->raw_data(), 0);
@@ -216,7 +225,8 @@ Status run_one_hot(KernelContext& ctx) {
   }
   if (values->element_count() != 2) {
     return node_error(node, StatusCode::kInvalidArgument,
-                      "input 'values' must hold 2 elements [off, on], got shape " + shape_to_string(values->shape()));
+                      "input 'values' must hold 2 elements [off, on], got shape " +
+                          shape_to_string(values->shape()));
   }
   EDGEMM_ASSIGN_OR_RETURN(int64_t axis_attr, node.attr_int("axis", -1));
   const int64_t out_rank = indices->rank() + 1;

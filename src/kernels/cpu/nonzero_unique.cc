@@ -75,8 +75,9 @@ int compare_values(T a, T b) {
 /// Sorts slice ids [0, dim) (slice s = elements (o, s, i)) and groups equal slices.
 /// Returns the group of each slice and, per group, its first slice and count.
 template <typename T>
-void group_slices(const T* x, int64_t outer, int64_t dim, int64_t inner, std::vector<int64_t>& group_of,
-                  std::vector<int64_t>& first, std::vector<int64_t>& count) {
+void group_slices(const T* x, int64_t outer, int64_t dim, int64_t inner,
+                  std::vector<int64_t>& group_of, std::vector<int64_t>& first,
+                  std::vector<int64_t>& count) {
   auto cmp = [&](int64_t a, int64_t b) {
     for (int64_t o = 0; o < outer; ++o) {
       const T* pa = x + (o * dim + a) * inner;
@@ -119,7 +120,9 @@ Status run_unique(KernelContext& ctx) {
   }
   std::vector<int64_t> group_of, first, count;
   dispatch_numeric(
-      x->dtype(), [&]<typename T>() { group_slices(x->data<T>(), outer, dim, inner, group_of, first, count); }, true);
+      x->dtype(),
+      [&]<typename T>() { group_slices(x->data<T>(), outer, dim, inner, group_of, first, count); },
+      true);
   const int64_t groups = static_cast<int64_t>(first.size());
   // Output position of each group: sorted order as is, or by first occurrence.
   std::vector<int64_t> pos_of(static_cast<size_t>(groups));
@@ -127,7 +130,8 @@ Status run_unique(KernelContext& ctx) {
   if (sorted == 0) {
     std::vector<int64_t> by_first(static_cast<size_t>(groups));
     std::iota(by_first.begin(), by_first.end(), int64_t{0});
-    std::sort(by_first.begin(), by_first.end(), [&](int64_t a, int64_t b) { return first[a] < first[b]; });
+    std::sort(by_first.begin(), by_first.end(),
+              [&](int64_t a, int64_t b) { return first[a] < first[b]; });
     for (int64_t p = 0; p < groups; ++p) pos_of[by_first[p]] = p;
   }
   std::vector<int64_t> first_at(static_cast<size_t>(groups)), count_at(first_at.size());
@@ -152,7 +156,8 @@ Status run_unique(KernelContext& ctx) {
   }
   auto write = [&](int i, const std::vector<int64_t>& v) -> Status {
     if (ctx.output_count() <= i || !ctx.output_wanted(i)) return Status::ok();
-    EDGEMM_ASSIGN_OR_RETURN(Tensor * t, ctx.allocate_output(i, DataType::kInt64, {static_cast<int64_t>(v.size())}));
+    EDGEMM_ASSIGN_OR_RETURN(
+        Tensor * t, ctx.allocate_output(i, DataType::kInt64, {static_cast<int64_t>(v.size())}));
     copy_bytes(t->raw_data(), v.data(), v.size() * sizeof(int64_t));
     return Status::ok();
   };

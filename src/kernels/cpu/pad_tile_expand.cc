@@ -32,7 +32,8 @@ Status run_expand(KernelContext& ctx) {
   EDGEMM_RETURN_IF_ERROR(check_output_shape(node, out_shape, in->dtype(), "output"));
   EDGEMM_ASSIGN_OR_RETURN(Tensor * out, ctx.allocate_output(0, in->dtype(), out_shape));
   strided_copy(out->raw_data(), contiguous_strides(out_shape), in->raw_data(),
-               broadcast_strides(in->shape(), out_shape), out_shape, dtype_size(in->dtype()), ctx.threads());
+               broadcast_strides(in->shape(), out_shape), out_shape, dtype_size(in->dtype()),
+               ctx.threads());
   return Status::ok();
 }
 
@@ -46,20 +47,20 @@ Status run_tile(KernelContext& ctx) {
   const int64_t rank = in->rank();
   if (static_cast<int64_t>(repeats.size()) != rank) {
     return node_error(node, StatusCode::kInvalidArgument,
-                      "input 'repeats' has " + std::to_string(repeats.size()) + " entries but the input has rank " +
-                          std::to_string(rank));
+                      "input 'repeats' has " + std::to_string(repeats.size()) +
+                          " entries but the input has rank " + std::to_string(rank));
   }
   Shape out_shape(static_cast<size_t>(rank));
   for (int64_t k = 0; k < rank; ++k) {
     if (repeats[k] < 0) {
-      return node_error(
-          node, StatusCode::kInvalidArgument,
-          "input 'repeats' has negative value " + std::to_string(repeats[k]) + " at axis " + std::to_string(k));
+      return node_error(node, StatusCode::kInvalidArgument,
+                        "input 'repeats' has negative value " + std::to_string(repeats[k]) +
+                            " at axis " + std::to_string(k));
     }
     if (__builtin_mul_overflow(in->shape()[k], repeats[k], &out_shape[k])) {
-      return node_error(
-          node, StatusCode::kOutOfMemory,
-          "tiling extent " + std::to_string(in->shape()[k]) + " by " + std::to_string(repeats[k]) + " overflows int64");
+      return node_error(node, StatusCode::kOutOfMemory,
+                        "tiling extent " + std::to_string(in->shape()[k]) + " by " +
+                            std::to_string(repeats[k]) + " overflows int64");
     }
   }
   EDGEMM_RETURN_IF_ERROR(check_output_shape(node, out_shape, in->dtype(), "output"));
@@ -73,8 +74,8 @@ Status run_tile(KernelContext& ctx) {
     view.push_back(in->shape()[k]);
     src_strides.push_back(in_strides[k]);
   }
-  strided_copy(out->raw_data(), contiguous_strides(view), in->raw_data(), src_strides, view, dtype_size(in->dtype()),
-               ctx.threads());
+  strided_copy(out->raw_data(), contiguous_strides(view), in->raw_data(), src_strides, view,
+               dtype_size(in->dtype()), ctx.threads());
   return Status::ok();
 }
 
@@ -117,8 +118,9 @@ Status run_pad(KernelContext& ctx, int64_t opset) {
   } else if (mode_name == "wrap") {
     mode = PadMode::kWrap;
   } else {
-    return node_error(node, StatusCode::kInvalidArgument,
-                      "attribute 'mode' must be constant, reflect, edge or wrap, got '" + mode_name + "'");
+    return node_error(
+        node, StatusCode::kInvalidArgument,
+        "attribute 'mode' must be constant, reflect, edge or wrap, got '" + mode_name + "'");
   }
 
   std::vector<int64_t> pads;
@@ -140,8 +142,9 @@ Status run_pad(KernelContext& ctx, int64_t opset) {
     if (cv != nullptr && cv->defined() && cv->element_count() > 0) {
       if (cv->dtype() != dtype) {
         return node_error(node, StatusCode::kInvalidArgument,
-                          "input 'constant_value' has dtype " + std::string(dtype_name(cv->dtype())) +
-                              " but 'data' has " + dtype_name(dtype));
+                          "input 'constant_value' has dtype " +
+                              std::string(dtype_name(cv->dtype())) + " but 'data' has " +
+                              dtype_name(dtype));
       }
       copy_bytes(value.data(), cv->raw_data(), elem);
     }
@@ -157,8 +160,9 @@ Status run_pad(KernelContext& ctx, int64_t opset) {
   const size_t na = axes.size();
   if (pads.size() != 2 * na) {
     return node_error(node, StatusCode::kInvalidArgument,
-                      "'pads' has " + std::to_string(pads.size()) + " entries, expected " + std::to_string(2 * na) +
-                          " for input of shape " + shape_to_string(in->shape()));
+                      "'pads' has " + std::to_string(pads.size()) + " entries, expected " +
+                          std::to_string(2 * na) + " for input of shape " +
+                          shape_to_string(in->shape()));
   }
   std::vector<int64_t> begin(static_cast<size_t>(rank), 0), end(static_cast<size_t>(rank), 0);
   for (size_t i = 0; i < na; ++i) {
@@ -169,15 +173,16 @@ Status run_pad(KernelContext& ctx, int64_t opset) {
   Shape out_shape(static_cast<size_t>(rank));
   for (int64_t k = 0; k < rank; ++k) {
     int64_t s = 0;
-    if (__builtin_add_overflow(in->shape()[k], begin[k], &s) || __builtin_add_overflow(s, end[k], &out_shape[k])) {
+    if (__builtin_add_overflow(in->shape()[k], begin[k], &s) ||
+        __builtin_add_overflow(s, end[k], &out_shape[k])) {
       return node_error(node, StatusCode::kOutOfMemory,
                         "padded extent of axis " + std::to_string(k) + " overflows int64");
     }
     if (out_shape[k] < 0) {
       return node_error(node, StatusCode::kInvalidArgument,
                         "pads " + std::to_string(begin[k]) + " and " + std::to_string(end[k]) +
-                            " give negative extent " + std::to_string(out_shape[k]) + " for axis " + std::to_string(k) +
-                            " of size " + std::to_string(in->shape()[k]));
+                            " give negative extent " + std::to_string(out_shape[k]) + " for axis " +
+                            std::to_string(k) + " of size " + std::to_string(in->shape()[k]));
     }
     if (mode != PadMode::kConstant && in->shape()[k] == 0 && out_shape[k] > 0) {
       return node_error(node, StatusCode::kInvalidArgument,
@@ -197,13 +202,14 @@ Status run_pad(KernelContext& ctx, int64_t opset) {
     for (int64_t k = 0; k < rank; ++k) {
       const int64_t in_start = std::max<int64_t>(0, -begin[k]);
       const int64_t out_start = std::max<int64_t>(0, begin[k]);
-      region[k] = std::max<int64_t>(0, std::min(in->shape()[k] - in_start, out_shape[k] - out_start));
+      region[k] =
+          std::max<int64_t>(0, std::min(in->shape()[k] - in_start, out_shape[k] - out_start));
       in_off += in_start * in_strides[k];
       out_off += out_start * out_strides[k];
     }
     strided_copy(out->data<unsigned char>() + out_off * static_cast<int64_t>(elem), out_strides,
-                 in->data<unsigned char>() + in_off * static_cast<int64_t>(elem), in_strides, region, elem,
-                 ctx.threads());
+                 in->data<unsigned char>() + in_off * static_cast<int64_t>(elem), in_strides,
+                 region, elem, ctx.threads());
     return Status::ok();
   }
 

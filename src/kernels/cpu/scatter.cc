@@ -78,7 +78,8 @@ void apply_update(void* dst, const void* upd, int64_t n, DataType dtype, Reducti
     return;
   }
   dispatch_numeric(
-      dtype, [&]<typename T>() { combine(static_cast<T*>(dst), static_cast<const T*>(upd), n, red); },
+      dtype,
+      [&]<typename T>() { combine(static_cast<T*>(dst), static_cast<const T*>(upd), n, red); },
       /*with_bool=*/true);
 }
 
@@ -155,15 +156,16 @@ Status run_scatter_nd(KernelContext& ctx, int64_t opset) {
     return node_error(node, StatusCode::kInvalidArgument,
                       "needs data and indices of rank >= 1 with the last extent of 'indices' in "
                       "[1, rank(data)]; got data " +
-                          shape_to_string(data->shape()) + ", indices " + shape_to_string(indices->shape()));
+                          shape_to_string(data->shape()) + ", indices " +
+                          shape_to_string(indices->shape()));
   }
   Shape want(indices->shape().begin(), indices->shape().end() - 1);
   want.insert(want.end(), data->shape().begin() + k, data->shape().end());
   if (updates->dtype() != data->dtype() || updates->shape() != want) {
     return node_error(node, StatusCode::kInvalidArgument,
                       "input 'updates' is " + std::string(dtype_name(updates->dtype())) + " " +
-                          shape_to_string(updates->shape()) + ", expected " + dtype_name(data->dtype()) + " " +
-                          shape_to_string(want));
+                          shape_to_string(updates->shape()) + ", expected " +
+                          dtype_name(data->dtype()) + " " + shape_to_string(want));
   }
   EDGEMM_ASSIGN_OR_RETURN(Tensor * out, ctx.allocate_output(0, data->dtype(), data->shape()));
   copy_tensor_bytes(*out, *data);
@@ -185,7 +187,8 @@ Status run_scatter_nd(KernelContext& ctx, int64_t opset) {
     for (int64_t j = 0; j < k; ++j) {
       int64_t v = view[row * k + j];
       const int64_t dim = data->shape()[j];
-      if (!wrap_index(v, dim)) return index_out_of_range(node, view[row * k + j], j, dim, "indices");
+      if (!wrap_index(v, dim))
+        return index_out_of_range(node, view[row * k + j], j, dim, "indices");
       offset += v * stride[j];
     }
     apply_update(dst + offset * elem, upd + row * block * elem, block, data->dtype(), red);

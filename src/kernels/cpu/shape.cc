@@ -80,14 +80,16 @@ Status run_reshape(KernelContext& ctx, int64_t opset) {
       infer_at = static_cast<int64_t>(i);
     } else if (v < -1) {
       return node_error(node, StatusCode::kInvalidArgument,
-                        "input 'shape' has invalid extent " + std::to_string(v) + " at axis " + std::to_string(i));
+                        "input 'shape' has invalid extent " + std::to_string(v) + " at axis " +
+                            std::to_string(i));
     } else if (v == 0) {
       has_zero = true;
       if (allowzero == 0) {
         if (static_cast<int64_t>(i) >= in->rank()) {
           return node_error(node, StatusCode::kInvalidArgument,
-                            "input 'shape' has 0 at axis " + std::to_string(i) + " but the input has only rank " +
-                                std::to_string(in->rank()) + " to copy the extent from");
+                            "input 'shape' has 0 at axis " + std::to_string(i) +
+                                " but the input has only rank " + std::to_string(in->rank()) +
+                                " to copy the extent from");
         }
         shape[i] = in->shape()[i];
       }
@@ -95,7 +97,8 @@ Status run_reshape(KernelContext& ctx, int64_t opset) {
   }
   if (allowzero != 0 && has_zero && infer_at >= 0) {
     return node_error(node, StatusCode::kInvalidArgument,
-                      "input 'shape' " + shape_to_string(shape) + " has both 0 and -1, which allowzero=1 forbids");
+                      "input 'shape' " + shape_to_string(shape) +
+                          " has both 0 and -1, which allowzero=1 forbids");
   }
   int64_t known = 1;
   for (size_t i = 0; i < shape.size(); ++i) {
@@ -109,14 +112,14 @@ Status run_reshape(KernelContext& ctx, int64_t opset) {
   if (infer_at >= 0) {
     if (known == 0 || count % known != 0) {
       return node_error(node, StatusCode::kInvalidArgument,
-                        "cannot infer the -1 extent of shape " + shape_to_string(shape) + " for an input of shape " +
-                            shape_to_string(in->shape()));
+                        "cannot infer the -1 extent of shape " + shape_to_string(shape) +
+                            " for an input of shape " + shape_to_string(in->shape()));
     }
     shape[infer_at] = count / known;
   } else if (known != count) {
     return node_error(node, StatusCode::kInvalidArgument,
-                      "cannot reshape input of shape " + shape_to_string(in->shape()) + " (" + std::to_string(count) +
-                          " elements) to " + shape_to_string(shape));
+                      "cannot reshape input of shape " + shape_to_string(in->shape()) + " (" +
+                          std::to_string(count) + " elements) to " + shape_to_string(shape));
   }
   return copy_with_shape(ctx, *in, shape);
 }
@@ -129,8 +132,9 @@ Status run_flatten(KernelContext& ctx) {
   const int64_t rank = in->rank();
   if (axis < -rank || axis > rank) {
     return node_error(node, StatusCode::kInvalidArgument,
-                      "axis " + std::to_string(axis) + " is out of range for rank " + std::to_string(rank) +
-                          " (expected " + std::to_string(-rank) + ".." + std::to_string(rank) + ")");
+                      "axis " + std::to_string(axis) + " is out of range for rank " +
+                          std::to_string(rank) + " (expected " + std::to_string(-rank) + ".." +
+                          std::to_string(rank) + ")");
   }
   if (axis < 0) axis += rank;
   int64_t outer = 1, inner = 1;
@@ -168,8 +172,9 @@ Status run_squeeze(KernelContext& ctx, int64_t opset) {
     EDGEMM_ASSIGN_OR_RETURN(int64_t k, normalize_axis(node, a, rank));
     if (in->shape()[k] != 1) {
       return node_error(node, StatusCode::kInvalidArgument,
-                        "cannot squeeze axis " + std::to_string(a) + " of extent " + std::to_string(in->shape()[k]) +
-                            " in input of shape " + shape_to_string(in->shape()));
+                        "cannot squeeze axis " + std::to_string(a) + " of extent " +
+                            std::to_string(in->shape()[k]) + " in input of shape " +
+                            shape_to_string(in->shape()));
     }
     drop[k] = true;
   }
@@ -195,7 +200,8 @@ Status run_unsqueeze(KernelContext& ctx, int64_t opset) {
   for (int64_t a : axes) {
     EDGEMM_ASSIGN_OR_RETURN(int64_t k, normalize_axis(node, a, out_rank));
     if (unit[k]) {
-      return node_error(node, StatusCode::kInvalidArgument, "axis " + std::to_string(a) + " is repeated in 'axes'");
+      return node_error(node, StatusCode::kInvalidArgument,
+                        "axis " + std::to_string(a) + " is repeated in 'axes'");
     }
     unit[k] = true;
   }
@@ -224,14 +230,16 @@ Status run_dropout(KernelContext& ctx, int64_t opset) {
     double ratio = 0.5;
     if (ratio_t != nullptr && ratio_t->defined()) {
       if (ratio_t->element_count() != 1 || !is_numeric_or_bool(ratio_t->dtype())) {
-        return node_error(node, StatusCode::kInvalidArgument, "input 'ratio' must be a numeric scalar");
+        return node_error(node, StatusCode::kInvalidArgument,
+                          "input 'ratio' must be a numeric scalar");
       }
       ratio = load_as_double(ratio_t->dtype(), ratio_t->raw_data(), 0);
     }
     bool training = false;
     if (train_t != nullptr && train_t->defined()) {
       if (train_t->element_count() != 1 || train_t->dtype() != DataType::kBool) {
-        return node_error(node, StatusCode::kInvalidArgument, "input 'training_mode' must be a bool scalar");
+        return node_error(node, StatusCode::kInvalidArgument,
+                          "input 'training_mode' must be a bool scalar");
       }
       training = *train_t->data<bool>();
     }

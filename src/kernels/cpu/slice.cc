@@ -61,17 +61,20 @@ Status run_slice(KernelContext& ctx, int64_t opset) {
   EDGEMM_ASSIGN_OR_RETURN(const Tensor* in, required_input(ctx, 0, "data"));
   EDGEMM_ASSIGN_OR_RETURN(SliceParams p, read_slice_params(ctx, opset));
   const size_t n = p.starts.size();
-  if (p.ends.size() != n || (p.have_axes && p.axes.size() != n) || (p.have_steps && p.steps.size() != n)) {
+  if (p.ends.size() != n || (p.have_axes && p.axes.size() != n) ||
+      (p.have_steps && p.steps.size() != n)) {
     return node_error(node, StatusCode::kInvalidArgument,
-                      "'starts', 'ends', 'axes' and 'steps' must have the same length (got " + std::to_string(n) +
-                          ", " + std::to_string(p.ends.size()) + ", " + std::to_string(p.axes.size()) + ", " +
-                          std::to_string(p.steps.size()) + ")");
+                      "'starts', 'ends', 'axes' and 'steps' must have the same length (got " +
+                          std::to_string(n) + ", " + std::to_string(p.ends.size()) + ", " +
+                          std::to_string(p.axes.size()) + ", " + std::to_string(p.steps.size()) +
+                          ")");
   }
   const int64_t rank = in->rank();
   if (!p.have_axes) {
     if (static_cast<int64_t>(n) > rank) {
       return node_error(node, StatusCode::kInvalidArgument,
-                        "'starts' has " + std::to_string(n) + " entries for an input of rank " + std::to_string(rank));
+                        "'starts' has " + std::to_string(n) + " entries for an input of rank " +
+                            std::to_string(rank));
     }
     for (size_t i = 0; i < n; ++i) p.axes.push_back(static_cast<int64_t>(i));
   }
@@ -91,7 +94,8 @@ Status run_slice(KernelContext& ctx, int64_t opset) {
     const int64_t dim = shape[a];
     int64_t st = p.starts[i], en = p.ends[i], sp = p.steps[i];
     if (sp == 0) {
-      return node_error(node, StatusCode::kInvalidArgument, "'steps' has 0 for axis " + std::to_string(a));
+      return node_error(node, StatusCode::kInvalidArgument,
+                        "'steps' has 0 for axis " + std::to_string(a));
     }
     if (st < 0) st += dim;
     if (en < 0) en += dim;
@@ -127,8 +131,8 @@ Status run_slice(KernelContext& ctx, int64_t opset) {
   }
   const size_t elem = dtype_size(in->dtype());
   strided_copy(out->raw_data(), contiguous_strides(out_shape),
-               in->data<unsigned char>() + base * static_cast<int64_t>(elem), src_strides, out_shape, elem,
-               ctx.threads());
+               in->data<unsigned char>() + base * static_cast<int64_t>(elem), src_strides,
+               out_shape, elem, ctx.threads());
   return Status::ok();
 }
 
@@ -138,8 +142,9 @@ Status run_compress(KernelContext& ctx) {
   EDGEMM_ASSIGN_OR_RETURN(const Tensor* cond, required_input(ctx, 1, "condition"));
   if (cond->dtype() != DataType::kBool || cond->rank() != 1) {
     return node_error(node, StatusCode::kInvalidArgument,
-                      "input 'condition' must be a 1-D bool tensor, got " + std::string(dtype_name(cond->dtype())) +
-                          " " + shape_to_string(cond->shape()));
+                      "input 'condition' must be a 1-D bool tensor, got " +
+                          std::string(dtype_name(cond->dtype())) + " " +
+                          shape_to_string(cond->shape()));
   }
   int64_t outer = 1, dim = in->element_count(), inner = 1;
   Shape out_shape;
@@ -184,26 +189,27 @@ Status run_reverse_sequence(KernelContext& ctx) {
   EDGEMM_ASSIGN_OR_RETURN(int64_t batch_axis, node.attr_int("batch_axis", 1));
   EDGEMM_ASSIGN_OR_RETURN(int64_t time_axis, node.attr_int("time_axis", 0));
   if (in->rank() < 2) {
-    return node_error(node, StatusCode::kInvalidArgument,
-                      "input 'input' must have rank >= 2, got shape " + shape_to_string(in->shape()));
+    return node_error(
+        node, StatusCode::kInvalidArgument,
+        "input 'input' must have rank >= 2, got shape " + shape_to_string(in->shape()));
   }
   if (!((batch_axis == 0 && time_axis == 1) || (batch_axis == 1 && time_axis == 0))) {
     return node_error(node, StatusCode::kInvalidArgument,
-                      "'batch_axis' and 'time_axis' must be 0 and 1 in some order, got " + std::to_string(batch_axis) +
-                          " and " + std::to_string(time_axis));
+                      "'batch_axis' and 'time_axis' must be 0 and 1 in some order, got " +
+                          std::to_string(batch_axis) + " and " + std::to_string(time_axis));
   }
   EDGEMM_ASSIGN_OR_RETURN(std::vector<int64_t> lens, read_int_list(node, *lens_t, "sequence_lens"));
   const int64_t batch = in->shape()[batch_axis], steps = in->shape()[time_axis];
   if (static_cast<int64_t>(lens.size()) != batch) {
     return node_error(node, StatusCode::kInvalidArgument,
-                      "input 'sequence_lens' has " + std::to_string(lens.size()) + " entries for a batch of " +
-                          std::to_string(batch));
+                      "input 'sequence_lens' has " + std::to_string(lens.size()) +
+                          " entries for a batch of " + std::to_string(batch));
   }
   for (int64_t len : lens) {
     if (len < 0 || len > steps) {
       return node_error(node, StatusCode::kInvalidArgument,
-                        "sequence length " + std::to_string(len) + " is out of range [0, " + std::to_string(steps) +
-                            "] (input 'sequence_lens')");
+                        "sequence length " + std::to_string(len) + " is out of range [0, " +
+                            std::to_string(steps) + "] (input 'sequence_lens')");
     }
   }
   EDGEMM_ASSIGN_OR_RETURN(Tensor * out, ctx.allocate_output(0, in->dtype(), in->shape()));

@@ -42,8 +42,8 @@ struct Before {
 };
 
 template <typename T, bool kLargest>
-void topk_tensor(const T* x, T* values, int64_t* indices, int64_t outer, int64_t n, int64_t inner, int64_t k,
-                 int threads) {
+void topk_tensor(const T* x, T* values, int64_t* indices, int64_t outer, int64_t n, int64_t inner,
+                 int64_t k, int threads) {
   if (k == 0) return;
   parallel_for(threads, outer * inner, n * 4, [&](int64_t begin, int64_t end) {
     std::vector<std::pair<T, int64_t>> items(static_cast<size_t>(n));
@@ -63,12 +63,14 @@ void topk_tensor(const T* x, T* values, int64_t* indices, int64_t outer, int64_t
 }
 
 template <typename T>
-void topk_dispatch(const Tensor& x, Tensor& values, Tensor& indices, int64_t outer, int64_t n, int64_t inner, int64_t k,
-                   bool largest, int threads) {
+void topk_dispatch(const Tensor& x, Tensor& values, Tensor& indices, int64_t outer, int64_t n,
+                   int64_t inner, int64_t k, bool largest, int threads) {
   if (largest) {
-    topk_tensor<T, true>(x.data<T>(), values.data<T>(), indices.data<int64_t>(), outer, n, inner, k, threads);
+    topk_tensor<T, true>(x.data<T>(), values.data<T>(), indices.data<int64_t>(), outer, n, inner, k,
+                         threads);
   } else {
-    topk_tensor<T, false>(x.data<T>(), values.data<T>(), indices.data<int64_t>(), outer, n, inner, k, threads);
+    topk_tensor<T, false>(x.data<T>(), values.data<T>(), indices.data<int64_t>(), outer, n, inner,
+                          k, threads);
   }
 }
 
@@ -91,21 +93,24 @@ class TopKKernel final : public Kernel {
       }
       EDGEMM_ASSIGN_OR_RETURN(std::vector<int64_t> kv, read_int_values(node, 1, *kt));
       if (kv.size() != 1 || kt->rank() > 1) {
-        return ir::node_error(node, StatusCode::kInvalidArgument,
-                              "input 'K' must hold exactly one value, got shape " + shape_to_string(kt->shape()));
+        return ir::node_error(
+            node, StatusCode::kInvalidArgument,
+            "input 'K' must hold exactly one value, got shape " + shape_to_string(kt->shape()));
       }
       k = kv[0];
     }
     const int64_t rank = x->rank();
     if (rank == 0) {
-      return ir::node_error(node, StatusCode::kInvalidArgument, "input 'X' is a scalar; it needs at least one axis");
+      return ir::node_error(node, StatusCode::kInvalidArgument,
+                            "input 'X' is a scalar; it needs at least one axis");
     }
     EDGEMM_ASSIGN_OR_RETURN(int64_t axis, normalize_axis(node, axis_, rank));
     const int64_t n = x->shape()[axis];
     if (k < 0 || k > n) {
       return ir::node_error(node, StatusCode::kInvalidArgument,
-                            "k = " + std::to_string(k) + " is out of range for axis " + std::to_string(axis) +
-                                " of extent " + std::to_string(n) + " (expected 0.." + std::to_string(n) + ")");
+                            "k = " + std::to_string(k) + " is out of range for axis " +
+                                std::to_string(axis) + " of extent " + std::to_string(n) +
+                                " (expected 0.." + std::to_string(n) + ")");
     }
     int64_t outer = 1, inner = 1;
     Shape out_shape = x->shape();

@@ -21,8 +21,8 @@ using ir::node_error;
 
 /// Writes `in` viewed as `view_shape` (contiguous), permuted by `perm`, into `out`
 /// (contiguous, holding the permuted view's elements).
-void permute_copy(const Tensor& in, const Shape& view_shape, const std::vector<int64_t>& perm, Tensor& out,
-                  int threads) {
+void permute_copy(const Tensor& in, const Shape& view_shape, const std::vector<int64_t>& perm,
+                  Tensor& out, int threads) {
   const std::vector<int64_t> in_strides = contiguous_strides(view_shape);
   Shape out_shape(perm.size());
   std::vector<int64_t> src_strides(perm.size());
@@ -43,8 +43,8 @@ Status run_transpose(KernelContext& ctx) {
     EDGEMM_ASSIGN_OR_RETURN(perm, node.attr_ints("perm"));
     if (static_cast<int64_t>(perm.size()) != rank) {
       return node_error(node, StatusCode::kInvalidArgument,
-                        "attribute 'perm' has " + std::to_string(perm.size()) + " entries but the input has rank " +
-                            std::to_string(rank));
+                        "attribute 'perm' has " + std::to_string(perm.size()) +
+                            " entries but the input has rank " + std::to_string(rank));
     }
     std::vector<bool> seen(static_cast<size_t>(rank), false);
     for (int64_t& p : perm) {
@@ -52,8 +52,9 @@ Status run_transpose(KernelContext& ctx) {
       if (p < 0) p += rank;  // tolerated, as ONNX Runtime does
       if (p < 0 || p >= rank || seen[p]) {
         return node_error(node, StatusCode::kInvalidArgument,
-                          "attribute 'perm' is not a permutation of 0.." + std::to_string(rank - 1) + " (bad entry " +
-                              std::to_string(original) + ")");
+                          "attribute 'perm' is not a permutation of 0.." +
+                              std::to_string(rank - 1) + " (bad entry " + std::to_string(original) +
+                              ")");
       }
       seen[p] = true;
     }
@@ -81,8 +82,9 @@ Expected<int64_t> read_blocksize(const ir::Node& node) {
 
 Status check_rank4(const ir::Node& node, const Tensor& in) {
   if (in.rank() == 4) return Status::ok();
-  return node_error(node, StatusCode::kInvalidArgument,
-                    "input 'input' must be 4-D [N,C,H,W], got shape " + shape_to_string(in.shape()));
+  return node_error(
+      node, StatusCode::kInvalidArgument,
+      "input 'input' must be 4-D [N,C,H,W], got shape " + shape_to_string(in.shape()));
 }
 
 /// DepthToSpace: [N,C,H,W] → [N, C/b², H·b, W·b].
@@ -98,13 +100,14 @@ Status run_depth_to_space(KernelContext& ctx, int64_t opset) {
     EDGEMM_ASSIGN_OR_RETURN(mode, node.attr_string("mode", "DCR"));
   }
   if (mode != "DCR" && mode != "CRD") {
-    return node_error(node, StatusCode::kInvalidArgument, "attribute 'mode' must be DCR or CRD, got '" + mode + "'");
+    return node_error(node, StatusCode::kInvalidArgument,
+                      "attribute 'mode' must be DCR or CRD, got '" + mode + "'");
   }
   const int64_t n = in->dim(0), c = in->dim(1), h = in->dim(2), w = in->dim(3);
   if (b > c || c % (b * b) != 0) {
-    return node_error(
-        node, StatusCode::kInvalidArgument,
-        "channel count " + std::to_string(c) + " is not divisible by blocksize² = " + std::to_string(b) + "²");
+    return node_error(node, StatusCode::kInvalidArgument,
+                      "channel count " + std::to_string(c) +
+                          " is not divisible by blocksize² = " + std::to_string(b) + "²");
   }
   const int64_t oc = c / (b * b);
   const Shape out_shape = {n, oc, h * b, w * b};

@@ -27,7 +27,8 @@ Expected<int64_t> read_int_scalar(const ir::Node& node, const Tensor& t, const c
   EDGEMM_RETURN_IF_ERROR(check_index_dtype(node, t, what));
   if (t.element_count() != 1 || t.rank() > 1) {
     return node_error(node, StatusCode::kInvalidArgument,
-                      "input '" + std::string(what) + "' must be a scalar, got shape " + shape_to_string(t.shape()));
+                      "input '" + std::string(what) + "' must be a scalar, got shape " +
+                          shape_to_string(t.shape()));
   }
   return IndexView(t)[0];
 }
@@ -36,8 +37,9 @@ Status run_trilu(KernelContext& ctx) {
   const ir::Node& node = ctx.node();
   EDGEMM_ASSIGN_OR_RETURN(const Tensor* in, required_input(ctx, 0, "input"));
   if (in->rank() < 2) {
-    return node_error(node, StatusCode::kInvalidArgument,
-                      "input 'input' must have rank >= 2, got shape " + shape_to_string(in->shape()));
+    return node_error(
+        node, StatusCode::kInvalidArgument,
+        "input 'input' must have rank >= 2, got shape " + shape_to_string(in->shape()));
   }
   int64_t k = 0;
   if (const Tensor* kt = ctx.input(1); kt != nullptr && kt->defined()) {
@@ -71,7 +73,8 @@ Status run_trilu(KernelContext& ctx) {
 }
 
 template <typename T>
-void cumsum_typed(const T* x, T* y, int64_t outer, int64_t dim, int64_t inner, bool exclusive, bool reverse) {
+void cumsum_typed(const T* x, T* y, int64_t outer, int64_t dim, int64_t inner, bool exclusive,
+                  bool reverse) {
   using Tr = NumTraits<T>;
   using C = typename Tr::Compute;
   std::vector<C> acc(static_cast<size_t>(inner));
