@@ -217,7 +217,8 @@ class ConvKernel final : public Kernel {
       return apply_epilogue(steps_, ctx, *y, nullptr, dst_layout_, threads);
     }
     if (use_onednn_ && !empty_input) {
-      std::shared_ptr<const ConvPlan> p = plan(node, g, b != nullptr, operand_shapes(ctx));
+      std::shared_ptr<const ConvPlan> p =
+          plan(node, g, b != nullptr, epilogue_operand_shapes(steps_, ctx, dst_layout_));
       if (!p->reference) {
         EDGEMM_RETURN_IF_ERROR(run_onednn(ctx, *p, *x, *w, b, y, threads));
         return apply_epilogue(p->loop_steps, ctx, *y, p->bias_in_loops ? b : nullptr, dst_layout_, threads);
@@ -252,20 +253,6 @@ class ConvKernel final : public Kernel {
     int64_t per_output = 2 * (g.in_channels / g.group);
     for (int64_t k : g.kernel) per_output *= k;
     return outputs * per_output < kMinParallelFlops ? 1 : threads;
-  }
-
-  // Logical shapes of the node inputs that epilogue steps read: the operands of an nChw8c or
-  // NHWC output are stored like it ([N, C/8, H, W, 8] or [1, C/8, 1, 1, 8]; [N, H, W, C] or
-  // [1, 1, 1, C]), their logical shape is [N, C, H, W] or [1, C, 1, 1].
-  OperandShapes operand_shapes(const KernelContext& ctx) const {
-    OperandShapes shapes(static_cast<size_t>(ctx.input_count()));
-    for (const ir::Step& s : steps_) {
-      const Tensor* t = s.binary() ? ctx.input(s.operand) : nullptr;
-      if (t == nullptr) continue;
-      const bool stored = dst_layout_ != ActivationLayout::kNchw && is_physical(t->shape(), dst_layout_);
-      shapes[s.operand] = stored ? logical_of(t->shape(), dst_layout_) : t->shape();
-    }
-    return shapes;
   }
 
  private:

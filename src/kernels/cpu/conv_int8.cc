@@ -127,7 +127,7 @@ class Int8ConvKernel final : public Kernel {
                             ctx.allocate_output(0, DataType::kFloat32, physical_shape(y_shape, p_.dst_layout)));
     if (y->element_count() == 0) return Status::ok();
     if (use_onednn_ && x->element_count() > 0) {
-      std::shared_ptr<const Int8Plan> plan = plan_for(node, g, operand_shapes(ctx));
+      std::shared_ptr<const Int8Plan> plan = plan_for(node, g, epilogue_operand_shapes(p_.steps, ctx, p_.dst_layout));
       if (!plan->reference) return run_onednn(ctx, *plan, g, *x, y);
     }
     return run_reference(ctx, g, *x, y);
@@ -150,17 +150,6 @@ class Int8ConvKernel final : public Kernel {
  private:
   static constexpr size_t kMaxPlans = 64;
 
-  std::vector<std::optional<Shape>> operand_shapes(const KernelContext& ctx) const {
-    std::vector<std::optional<Shape>> shapes(static_cast<size_t>(ctx.input_count()));
-    for (const ir::Step& s : p_.steps) {
-      const Tensor* t = s.binary() ? ctx.input(s.operand) : nullptr;
-      if (t == nullptr) continue;
-      const bool stored = p_.dst_layout != ActivationLayout::kNchw && is_physical(t->shape(), p_.dst_layout);
-      shapes[s.operand] = stored ? logical_of(t->shape(), p_.dst_layout) : t->shape();
-    }
-    return shapes;
-  }
-
   // Called with mutex_ held.
   Int8Plan create_plan(const ir::Node& node, const ConvGeometry& g,
                        const std::vector<std::optional<Shape>>& operands) const {
@@ -172,6 +161,7 @@ class Int8ConvKernel final : public Kernel {
       const auto tag = channels_last(x_shape.size());
       p.src_md = memory::desc(onednn::to_dims(x_shape), memory::data_type::u8, tag);
       p.dst_md = memory::desc(onednn::to_dims(y_shape), memory::data_type::f32, tag);
+      p.user_dst_md = onednn::activation_desc(y_shape, p_.dst_layout);
       const memory::desc user_weights = int8_weights_desc(g);
       const memory::desc weights_any(user_weights.dims(), memory::data_type::s8, memory::format_tag::any);
       if (p_.bias.defined()) p.bias_md = memory::desc({g.out_channels}, memory::data_type::f32, memory::format_tag::a);
@@ -193,7 +183,7 @@ class Int8ConvKernel final : public Kernel {
         // is oneDNN's own destination layout (NHWC).
         bool full = false;
         for (const BinaryPostOpArg& arg : post.binaries) full = full || arg.broadcast == OperandBroadcast::kFull;
-        const bool dst_is_user = onednn::activation_desc(y_shape, p_.dst_layout) == p.dst_md;
+        const bool dst_is_user = p.user_dst_md == p.dst_md;
         if (post.supported && (!full || dst_is_user)) {
           attr.set_post_ops(post.ops);
           p.binaries = post.binaries;
@@ -208,7 +198,6 @@ class Int8ConvKernel final : public Kernel {
       p.scratchpad_md = pd.scratchpad_desc();
       p.packed_weights = packed_.get(node, pd.weights_desc(), user_weights);
       if (!p.packed_weights) return p;
-      p.user_dst_md = onednn::activation_desc(y_shape, p_.dst_layout);
       p.reorder_dst = p.dst_md != p.user_dst_md;
       if (p.reorder_dst) p.dst_reorder = onednn::make_reorder(p.dst_md, p.user_dst_md, &p.dst_reorder_scratch);
       p.reference = false;

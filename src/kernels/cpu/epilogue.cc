@@ -180,6 +180,18 @@ EpiloguePostOps make_post_ops(const std::vector<ir::Step>& steps, const std::vec
   return result;
 }
 
+std::vector<std::optional<Shape>> epilogue_operand_shapes(const std::vector<ir::Step>& steps, const KernelContext& ctx,
+                                                          ActivationLayout layout) {
+  std::vector<std::optional<Shape>> shapes(static_cast<size_t>(ctx.input_count()));
+  for (const ir::Step& s : steps) {
+    const Tensor* t = s.binary() ? ctx.input(s.operand) : nullptr;
+    if (t == nullptr) continue;
+    const bool stored = layout != ActivationLayout::kNchw && is_physical(t->shape(), layout);
+    shapes[s.operand] = stored ? logical_of(t->shape(), layout) : t->shape();
+  }
+  return shapes;
+}
+
 Status apply_epilogue(const std::vector<ir::Step>& steps, KernelContext& ctx, Tensor& y, const Tensor* bias,
                       ActivationLayout layout, int threads) {
   const ir::Node& node = ctx.node();

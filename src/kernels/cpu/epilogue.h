@@ -6,6 +6,7 @@
 /// not take.
 
 #include <dnnl.hpp>
+#include <optional>
 #include <vector>
 
 #include "edgemm/status.h"
@@ -42,6 +43,13 @@ struct EpiloguePostOps {
   dnnl::post_ops ops;
   std::vector<BinaryPostOpArg> binaries;
 };
+
+/// Logical shapes of the node inputs that binary `steps` read (nullopt for the other inputs),
+/// indexed like the node's inputs. Operands of an output stored nChw8c or NHWC (`layout`) are
+/// stored like it ([N, C/8, H, W, 8] or [1, C/8, 1, 1, 8]; [N, H, W, C] or [1, 1, 1, C]): their
+/// logical shape is [N, C, H, W] or [1, C, 1, 1]; other shapes are taken as they are.
+std::vector<std::optional<Shape>> epilogue_operand_shapes(const std::vector<ir::Step>& steps, const KernelContext& ctx,
+                                                          ActivationLayout layout);
 
 /// Builds post-ops for `steps` on an output of `output` shape whose oneDNN layout is `dst_md`.
 /// `operand_shapes[i]` is the shape of node input i (nullptr when absent).

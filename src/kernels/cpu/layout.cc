@@ -8,8 +8,10 @@
 #include <algorithm>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "kernels/cpu/common.h"
+#include "kernels/cpu/copy_util.h"
 #include "kernels/cpu/families.h"
 
 namespace edgemm::kernels {
@@ -103,26 +105,17 @@ Status check_dst_layout(const ir::Node& node, const Shape& logical, ActivationLa
 
 namespace {
 
-/// NCHW [N, C, S] <-> NHWC [N, S, C] (S = H * W), one image-row of S at a time.
-void nchw_to_nhwc(const float* src, float* dst, int64_t n, int64_t c, int64_t s, int threads) {
-  parallel_for(threads, n * s, c, [&](int64_t begin, int64_t end) {
-    for (int64_t row = begin; row < end; ++row) {
-      const float* from = src + (row / s) * c * s + row % s;
-      float* to = dst + row * c;
-      for (int64_t ch = 0; ch < c; ++ch) to[ch] = from[ch * s];
-    }
-  });
+/// Strides of NCHW [N, C, S] and NHWC [N, S, C] (S = H * W) walked as (n, c, s): the two sides of
+/// strided_copy's tiled transpose between them.
+std::vector<int64_t> nchw_strides(const Shape& logical) {
+  const int64_t s = logical[2] * logical[3];
+  return {logical[1] * s, s, 1};
 }
-
-void nhwc_to_nchw(const float* src, float* dst, int64_t n, int64_t c, int64_t s, int threads) {
-  parallel_for(threads, n * c, s, [&](int64_t begin, int64_t end) {
-    for (int64_t plane = begin; plane < end; ++plane) {
-      const float* from = src + (plane / c) * s * c + plane % c;
-      float* to = dst + plane * s;
-      for (int64_t i = 0; i < s; ++i) to[i] = from[i * c];
-    }
-  });
+std::vector<int64_t> nhwc_strides(const Shape& logical) {
+  const int64_t s = logical[2] * logical[3];
+  return {logical[1] * s, 1, logical[1]};
 }
+Shape walk(const Shape& logical) { return {logical[0], logical[1], logical[2] * logical[3]}; }
 
 }  // namespace
 
@@ -130,7 +123,7 @@ void to_layout(const float* src, float* dst, const Shape& logical, ActivationLay
   if (layout == ActivationLayout::kNChw8c) {
     to_blocked(src, dst, logical, threads);
   } else if (layout == ActivationLayout::kNhwc) {
-    nchw_to_nhwc(src, dst, logical[0], logical[1], logical[2] * logical[3], threads);
+    strided_copy(dst, nhwc_strides(logical), src, nchw_strides(logical), walk(logical), sizeof(float), threads);
   } else {
     std::copy_n(src, logical[0] * logical[1] * logical[2] * logical[3], dst);
   }
@@ -140,7 +133,7 @@ void from_layout(const float* src, float* dst, const Shape& logical, ActivationL
   if (layout == ActivationLayout::kNChw8c) {
     from_blocked(src, dst, logical, threads);
   } else if (layout == ActivationLayout::kNhwc) {
-    nhwc_to_nchw(src, dst, logical[0], logical[1], logical[2] * logical[3], threads);
+    strided_copy(dst, nchw_strides(logical), src, nhwc_strides(logical), walk(logical), sizeof(float), threads);
   } else {
     std::copy_n(src, logical[0] * logical[1] * logical[2] * logical[3], dst);
   }
