@@ -10,6 +10,7 @@
 #include <thread>
 #include <vector>
 
+#include "kernels/cpu/matmul_panels.h"
 #include "nn_test_util.h"
 
 namespace edgemm {
@@ -145,7 +146,11 @@ TEST(MatMul, OnednnMatchesReference) {
     ASSERT_TRUE(ref.has_value()) << ref.status().to_string();
     auto kernel = make_kernel(node, {nullptr, c.b_constant ? &b : nullptr});
     ASSERT_TRUE(kernel.has_value());
-    EXPECT_STREQ((*kernel)->name(), "f32_matmul__onednn");
+    // Constant 2-D weights run on the panel kernel where the CPU has AVX-512F
+    // (kernels_matmul_panels_test.cc), on oneDNN otherwise.
+    const bool panels = c.b_constant && b.element_count() == c.b[c.b.size() - 1] * c.b[c.b.size() - 2] &&
+                        kernels::matmul_panels_available();
+    EXPECT_STREQ((*kernel)->name(), panels ? "f32_matmul__avx512_panels" : "f32_matmul__onednn");
     for (int threads : {1, 2}) {
       DirectContext ctx(node, {a, b}, threads);
       ASSERT_TRUE((*kernel)->run(ctx).is_ok());

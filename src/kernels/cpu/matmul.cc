@@ -16,7 +16,10 @@
 /// - com.edgemm Int8Conv's sibling Int8MatMul (QDQ MatMul, passes::fuse_qdq) lives in
 ///   matmul_int8.cc and is registered here.
 ///
-/// Paths: float32 runs on oneDNN's matmul primitive, or, for a constant 2-D B, on oneDNN's 1×1
+/// Paths: float32 MatMul and FusedMatMul with a constant 2-D B and at most kPanelMaxRows rows of
+/// A run on the panel kernel of matmul_panels.h where the CPU has AVX-512F (B packed once; it
+/// overlaps reading the weights with the arithmetic). Otherwise float32 runs on oneDNN's matmul
+/// primitive, or, for a constant 2-D B, on oneDNN's 1×1
 /// convolution over A's rows (its AVX2 jit_1x1 kernel keeps B packed, where AVX2 matmul's
 /// gemm:jit repacks B on every call: ~1.2× faster on a ViT-B/32 encoder). A constant B (weights)
 /// is reordered once into the layout oneDNN picks (format_tag::any) when the kernel is created, for a nominal M;
@@ -41,6 +44,7 @@
 #include "kernels/cpu/epilogue.h"
 #include "kernels/cpu/families.h"
 #include "kernels/cpu/matmul_int8.h"
+#include "kernels/cpu/matmul_panels.h"
 #include "kernels/cpu/matmul_reference.h"
 #include "kernels/cpu/onednn.h"
 
@@ -304,8 +308,12 @@ memory::desc f32_desc(const memory::dims& dims, const memory::dims& strides) {
 /// the bias in oneDNN's matmul primitive, then the unary `steps`.
 class MatMulKernel final : public OnednnMatMulBase {
  public:
-  MatMulKernel(Tensor weights, bool use_onednn, const char* name, bool fused_bias, std::vector<ir::Step> steps)
-      : OnednnMatMulBase(std::move(weights), use_onednn, name), fused_bias_(fused_bias), steps_(std::move(steps)) {}
+  MatMulKernel(Tensor weights, bool use_onednn, const char* name, bool fused_bias, std::vector<ir::Step> steps,
+               std::unique_ptr<const PackedPanels> panels)
+      : OnednnMatMulBase(std::move(weights), use_onednn, name),
+        fused_bias_(fused_bias),
+        steps_(std::move(steps)),
+        panels_(std::move(panels)) {}
 
   std::shared_ptr<const MatMulPlan> plan(const ir::Node& node, const MatMulShape& s) const {
     return cached(onednn::shape_key(s.a, s.b), [&](MatMulPlan& p) {
@@ -360,6 +368,12 @@ class MatMulKernel final : public OnednnMatMulBase {
     }
     EDGEMM_ASSIGN_OR_RETURN(Tensor * y, ctx.allocate_output(0, dt, s.out));
     if (y->element_count() == 0) return Status::ok();
+    const int64_t rows = y->element_count() / s.n;
+    if (panels_ != nullptr && s.b_is_matrix && rows <= kPanelMaxRows) {
+      matmul_panels(*panels_, a->data<float>(), s.k, rows, bias, y->data<float>(), ctx.threads());
+      finish_steps(*y, ctx.threads());
+      return Status::ok();
+    }
     if (dt == DataType::kFloat32 && use_onednn_ && s.k > 0) {
       std::shared_ptr<const MatMulPlan> p = plan(node, s);
       if (!p->reference) {
@@ -408,7 +422,8 @@ class MatMulKernel final : public OnednnMatMulBase {
   }
 
   bool fused_bias_;
-  std::vector<ir::Step> steps_;  // FusedMatMul epilogue (unary steps only)
+  std::vector<ir::Step> steps_;                 // FusedMatMul epilogue (unary steps only)
+  std::unique_ptr<const PackedPanels> panels_;  // constant B for matmul_panels(), or null
 };
 
 /// MatMul (fused_bias false) or FusedMatMul (true) with B prepacked when it is constant.
@@ -428,9 +443,16 @@ Expected<std::unique_ptr<Kernel>> make_matmul_kernel(const KernelInfo& info, boo
   const bool onednn = onednn::enabled() && (b == nullptr || b->dtype() == DataType::kFloat32);
   const bool pack = onednn && b != nullptr && b->rank() >= 2 && b->element_count() == b->dim(-1) * b->dim(-2) &&
                     b->element_count() > 0;
+  if (pack && b->dim(-2) > 0 && matmul_panels_available()) {
+    auto panels = std::make_unique<const PackedPanels>(b->data<float>(), b->dim(-2), b->dim(-1));
+    const char* name = fused_bias ? "f32_fused_matmul__avx512_panels" : "f32_matmul__avx512_panels";
+    return std::unique_ptr<Kernel>(
+        std::make_unique<MatMulKernel>(*b, onednn, name, fused_bias, std::move(steps), std::move(panels)));
+  }
   const char* name = fused_bias ? (onednn ? "f32_fused_matmul__onednn" : "fused_matmul__reference")
                                 : (onednn ? "f32_matmul__onednn" : "matmul__reference");
-  auto kernel = std::make_unique<MatMulKernel>(pack ? *b : Tensor(), onednn, name, fused_bias, std::move(steps));
+  auto kernel =
+      std::make_unique<MatMulKernel>(pack ? *b : Tensor(), onednn, name, fused_bias, std::move(steps), nullptr);
   if (pack) {
     // Prepack B for a nominal M; other M reuse the layout when oneDNN picks the same one.
     MatMulShape s;
