@@ -120,7 +120,7 @@ using TileFn = void (*)(const float*, const float*, int64_t, bool, const float*,
 constexpr TileFn kTiles[kMaxTileRows + 1] = {nullptr, tile<1>, tile<2>,  tile<3>,  tile<4>,  tile<5>,  tile<6>, tile<7>,
                                              tile<8>, tile<9>, tile<10>, tile<11>, tile<12>, tile<13>, tile<14>};
 
-__mmask16 quarter_mask(int64_t columns) {
+__mmask16 half_mask(int64_t columns) {
   if (columns <= 0) return 0;
   return columns >= 16 ? __mmask16(0xFFFF) : __mmask16((1u << columns) - 1);
 }
@@ -167,7 +167,7 @@ void run_panels(const PackedPanels& b, const float* packed_a, const RowBlocks& b
   for (int64_t p = p0; p < p1; ++p) {
     const int64_t col0 = p * kPanelColumns;
     __mmask16 masks[kPanelColumns / 16];
-    for (int64_t v = 0; v < kPanelColumns / 16; ++v) masks[v] = quarter_mask(n - col0 - 16 * v);
+    for (int64_t v = 0; v < kPanelColumns / 16; ++v) masks[v] = half_mask(n - col0 - 16 * v);
     const char* next = p + 1 < p1 ? reinterpret_cast<const char*>(b.panel(p + 1)) : nullptr;
     int64_t call = 0;
     for (int64_t k0 = 0; k0 < k; k0 += kDepth) {
