@@ -5,7 +5,7 @@
 # 1 and 2 threads, then visual token pruning after layer K: latency per keep ratio, the time of
 # the layers after K (profile, 1 thread), and the cosine of pruned vs unpruned image embeddings
 # of the photos in data/photos (edgemm retrieve indexes).
-# Usage: tools/bench/make_clip_md.sh [--quick]   (run on a quiet machine; ~10 minutes)
+# Usage: tools/bench/make_clip_md.sh [--quick]   (run on a quiet machine; about 2 minutes here)
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 cd "$root"
