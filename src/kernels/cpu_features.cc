@@ -13,6 +13,7 @@
 
 #include "kernels/cpu/conv_depthwise.h"
 #include "kernels/cpu/matmul_nbits.h"
+#include "kernels/cpu/matmul_panels.h"
 #include "kernels/cpu/onednn.h"
 
 namespace edgemm::kernels {
@@ -114,6 +115,9 @@ std::vector<std::string> kernel_selection() {
   }
   const MatMulNBitsVariant nbits = onednn::enabled() ? matmul_nbits_best_variant() : MatMulNBitsVariant::kReference;
   lines.push_back(std::string("MatMulNBits: ") + matmul_nbits_variant_name(nbits));
+  lines.push_back(onednn::enabled() && matmul_panels_available()
+                      ? "MatMul with constant weights, up to 256 rows: f32_matmul__avx512_panels"
+                      : "MatMul with constant weights: oneDNN or the reference loops");
 #if defined(__x86_64__)
   lines.push_back(std::string("ElementwiseChain: ") + (f.avx2 ? "avx2" : "baseline") +
                   " step loops (chosen at load by target_clones)");
