@@ -165,7 +165,9 @@ void optimize(ir::Model& model, PassReport& report, const PassOptions& options) 
   fuse_matmul_add(model, report);
   fuse_epilogues(model, report);  // before the chains: a Conv takes the ops that follow it
   fuse_elementwise_chains(model, report);
-  if (options.blocked_layouts) assign_chain_layouts(model, report, options.chain_layout);
+  if (options.chain_layout != kernels::ActivationLayout::kNchw) {
+    assign_chain_layouts(model, report, options.chain_layout);
+  }
   eliminate_dead_nodes(model.graph, report);  // initializers that became step parameters
   report.nodes_after = static_cast<int>(model.graph.nodes.size());
 }

@@ -34,7 +34,8 @@ namespace {
 
 constexpr int64_t kBlock = 8;
 
-const char* layout_name(ChainLayout layout) { return layout == ChainLayout::kNhwc ? "NHWC" : "nChw8c"; }
+using kernels::ActivationLayout;
+using kernels::layout_name;
 
 bool is_conv(const ir::Node& n) {
   const bool onnx = n.domain.empty() && (n.op_type == "Conv" || n.op_type == "ConvTranspose");
@@ -61,7 +62,7 @@ int64_t channels_of(const ir::Graph& graph, const std::string& value) {
 /// The pass's state: blocked values and the NCHW copies made of them.
 class LayoutPlanner {
  public:
-  LayoutPlanner(ir::Model& model, ChainLayout layout) : model_(model), graph_(model.graph), layout_(layout) {}
+  LayoutPlanner(ir::Model& model, ActivationLayout layout) : model_(model), graph_(model.graph), layout_(layout) {}
 
   void run(PassReport& report) {
     std::vector<ir::Node> out;
@@ -95,7 +96,7 @@ class LayoutPlanner {
     for (const auto& v : blocked_) set_blocked_info(v);
     if (blocked_.empty()) return;
     const std::string values =
-        layout_ == ChainLayout::kNhwc ? "channels-last (NHWC) values" : "blocked (nChw8c) values";
+        layout_ == ActivationLayout::kNhwc ? "channels-last (NHWC) values" : "blocked (nChw8c) values";
     report.patterns[values] += static_cast<int>(blocked_.size());
     if (!plain_copies_.empty()) report.patterns[exit_pattern()] += static_cast<int>(plain_copies_.size());
     use_edgemm_domain(model_);
@@ -168,7 +169,7 @@ class LayoutPlanner {
     for (const auto& in : node.inputs) {
       if (!blocked_.count(in)) return false;
     }
-    node.attributes["axis"].i = layout_ == ChainLayout::kNhwc ? 3 : 1;
+    node.attributes["axis"].i = layout_ == ActivationLayout::kNhwc ? 3 : 1;
     blocked_.insert(node.outputs[0]);
     return true;
   }
@@ -183,7 +184,7 @@ class LayoutPlanner {
     const float* s = scales->data<float>();
     if (s[0] != 1.f || s[1] != 1.f) return false;
     const std::string name = node.inputs[2] + "_" + layout_name(layout_);
-    node.inputs[2] = layout_ == ChainLayout::kNhwc
+    node.inputs[2] = layout_ == ActivationLayout::kNhwc
                          ? add_initializer(graph_, name, Tensor::from_floats({4}, {1, s[2], s[3], 1}))
                          : add_initializer(graph_, name, Tensor::from_floats({5}, {1, 1, s[2], s[3], 1}));
     blocked_.insert(node.outputs[0]);
@@ -193,7 +194,7 @@ class LayoutPlanner {
   bool place_global_pool(ir::Node& node) {
     if (!blocked_.count(node.inputs[0])) return false;
     node.domain = ir::kEdgemmDomain;  // the same op on [N, C/8, H, W, 8] or [N, H, W, C]
-    if (layout_ == ChainLayout::kNhwc) set_string(node, "layout", "NHWC");
+    if (layout_ == ActivationLayout::kNhwc) set_string(node, "layout", "NHWC");
     blocked_.insert(node.outputs[0]);
     return true;
   }
@@ -216,7 +217,7 @@ class LayoutPlanner {
 
   /// Whether a value of `channels` channels can be chained.
   bool fits(int64_t channels) const {
-    return channels > 0 && (layout_ == ChainLayout::kNhwc || channels % kBlock == 0);
+    return channels > 0 && (layout_ == ActivationLayout::kNhwc || channels % kBlock == 0);
   }
 
   /// The name to read `name` through on a chained node: itself, or a per-channel constant as
@@ -226,7 +227,7 @@ class LayoutPlanner {
     if (blocked_.count(name) || t == nullptr || t->element_count() == 1) return name;
     const int64_t c = t->element_count();
     std::vector<float> values(t->data<float>(), t->data<float>() + c);
-    const Shape shape = layout_ == ChainLayout::kNhwc ? Shape{1, 1, 1, c} : Shape{1, c / kBlock, 1, 1, kBlock};
+    const Shape shape = layout_ == ActivationLayout::kNhwc ? Shape{1, 1, 1, c} : Shape{1, c / kBlock, 1, 1, kBlock};
     return add_initializer(graph_, name + "_" + layout_name(layout_), Tensor::from_floats(shape, values));
   }
 
@@ -249,7 +250,7 @@ class LayoutPlanner {
     n.name = out + "_reorder";
     n.inputs = {in};
     n.outputs = {out};
-    if (layout_ == ChainLayout::kNhwc) {
+    if (layout_ == ActivationLayout::kNhwc) {
       n.op_type = "Transpose";
       ir::Attribute perm;
       perm.kind = ir::Attribute::Kind::kInts;
@@ -264,7 +265,7 @@ class LayoutPlanner {
   }
 
   std::string exit_pattern() const {
-    return layout_ == ChainLayout::kNhwc ? "Transpose NHWC→NCHW" : "Reorder nChw8c→NCHW";
+    return layout_ == ActivationLayout::kNhwc ? "Transpose NHWC→NCHW" : "Reorder nChw8c→NCHW";
   }
 
   static void set_string(ir::Node& node, const std::string& key, const std::string& value) {
@@ -279,7 +280,7 @@ class LayoutPlanner {
     auto it = graph_.value_infos.find(value);
     if (it == graph_.value_infos.end() || it->second.shape.size() != 4) return;
     std::vector<Dim>& d = it->second.shape;
-    if (layout_ == ChainLayout::kNhwc) {
+    if (layout_ == ActivationLayout::kNhwc) {
       d = {d[0], d[2], d[3], d[1]};
       return;
     }
@@ -289,7 +290,7 @@ class LayoutPlanner {
 
   ir::Model& model_;
   ir::Graph& graph_;
-  ChainLayout layout_;
+  ActivationLayout layout_;
   std::unordered_set<std::string> blocked_;  ///< chained values
   std::unordered_map<std::string, std::string> plain_copies_;
 };
@@ -307,12 +308,15 @@ bool has_subgraphs(const ir::Graph& graph) {
 
 PassOptions kernel_pass_options() {
   PassOptions options;
-  options.blocked_layouts = kernels::onednn::enabled();
-  options.chain_layout = kernels::onednn::prefers_nhwc() ? ChainLayout::kNhwc : ChainLayout::kNChw8c;
+  if (!kernels::onednn::enabled()) {
+    options.chain_layout = ActivationLayout::kNchw;
+  } else if (kernels::onednn::prefers_nhwc()) {
+    options.chain_layout = ActivationLayout::kNhwc;
+  }
   return options;
 }
 
-void assign_chain_layouts(ir::Model& model, PassReport& report, ChainLayout layout) {
+void assign_chain_layouts(ir::Model& model, PassReport& report, ActivationLayout layout) {
   if (has_subgraphs(model.graph)) return;  // outer values read inside subgraphs stay NCHW
   LayoutPlanner(model, layout).run(report);
 }

@@ -11,6 +11,7 @@
 
 #include "edgemm/status.h"
 #include "ir/graph.h"
+#include "kernels/cpu/layout.h"
 
 namespace edgemm::passes {
 
@@ -90,29 +91,22 @@ void fuse_epilogues(ir::Model& model, PassReport& report);
 /// "elementwise chain (nodes fused)" in report.patterns. Single nodes are left alone.
 void fuse_elementwise_chains(ir::Model& model, PassReport& report);
 
-/// The layout convolution chains get (oneDNN's "Understanding Memory Formats", v2.6): the one
-/// oneDNN 2.6's convolutions work in on the CPU, so that they reorder nothing.
-enum class ChainLayout {
-  kNChw8c,  ///< blocked, values stored [N, C/8, H, W, 8] (AVX2, aarch64)
-  kNhwc,    ///< channels last, values stored [N, H, W, C] (AVX-512: brgconv, brdgmm_dw)
-};
-
-/// Gives convolution chains `layout` with a com.edgemm Reorder (nChw8c) or Transpose (NHWC)
-/// node only where a value leaves the chain (see layout.cc). Runs last: it changes value shapes
-/// that the other passes match on.
-void assign_chain_layouts(ir::Model& model, PassReport& report, ChainLayout layout);
+/// Gives convolution chains `layout` (kNChw8c or kNhwc, kernels/cpu/layout.h: the one oneDNN
+/// 2.6's convolutions work in on the CPU, so that they reorder nothing) with a com.edgemm Reorder
+/// (nChw8c) or Transpose (NHWC) node only where a value leaves the chain (see layout.cc). Runs
+/// last: it changes value shapes that the other passes match on.
+void assign_chain_layouts(ir::Model& model, PassReport& report, kernels::ActivationLayout layout);
 
 /// Choices the runtime makes for the passes.
 struct PassOptions {
-  /// Give convolution chains one layout: worth it when oneDNN runs the convolutions (the
-  /// reference loops would convert at every Conv).
-  bool blocked_layouts = true;
-  /// Which layout (the runtime picks the one its CPU's oneDNN kernels use).
-  ChainLayout chain_layout = ChainLayout::kNChw8c;
+  /// The layout convolution chains get: kNChw8c (blocked; AVX2, aarch64) or kNhwc (channels
+  /// last; AVX-512), or kNchw for none. Chains are worth it when oneDNN runs the convolutions
+  /// (the reference loops would convert at every Conv).
+  kernels::ActivationLayout chain_layout = kernels::ActivationLayout::kNChw8c;
 };
 
-/// The options this process's kernels want: chain layouts when oneDNN runs the convolutions
-/// (kernels::onednn::enabled()), in NHWC where its convolutions work in it
+/// The options this process's kernels want: no chain layouts when oneDNN is off
+/// (kernels::onednn::enabled()), NHWC where its convolutions work in it
 /// (kernels::onednn::prefers_nhwc()), else nChw8c.
 PassOptions kernel_pass_options();
 

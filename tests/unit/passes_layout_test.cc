@@ -1,4 +1,4 @@
-// The blocked-layout pass (src/passes/layout.cc, assign_blocked_layouts) and the kernels it
+// The layout pass (src/passes/layout.cc, assign_chain_layouts) and the kernels it
 // relies on: com.edgemm Reorder (kernels/cpu/layout.cc), FusedConv with src_layout/dst_layout
 // "nChw8c" (kernels/cpu/conv.cc) and com.edgemm GlobalAveragePool (kernels/cpu/pool.cc).
 // Graph tests check where the pass puts blocked values and Reorder nodes, and that the
@@ -37,8 +37,9 @@ using testutil::seeded_f32;
 using testutil::seeded_values;
 constexpr int kF = onnx::TensorProto::FLOAT;
 constexpr const char* kEdgemm = "com.edgemm";
-const passes::PassOptions kLayoutsOn{true};
-const passes::PassOptions kNhwcOn{true, passes::ChainLayout::kNhwc};
+const passes::PassOptions kLayoutsOn{kernels::ActivationLayout::kNChw8c};
+const passes::PassOptions kNhwcOn{kernels::ActivationLayout::kNhwc};
+const passes::PassOptions kLayoutsOff{kernels::ActivationLayout::kNchw};
 
 void set_string(onnx::NodeProto* n, const std::string& name, const std::string& v) {
   auto* a = n->add_attribute();
@@ -153,7 +154,7 @@ std::vector<Tensor> run_optimized(const std::string& path, const passes::PassOpt
 /// and with all passes (`on`: nChw8c or NHWC chains): what the layout pass alone changes.
 double layouts_on_vs_off(const std::string& path, const std::vector<Tensor>& inputs, int threads = 1,
                          const passes::PassOptions& on = kLayoutsOn) {
-  const auto want = run_optimized(path, passes::PassOptions{false}, inputs, threads);
+  const auto want = run_optimized(path, kLayoutsOff, inputs, threads);
   const auto got = run_optimized(path, on, inputs, threads);
   EXPECT_EQ(want.size(), got.size());
   if (want.empty() || want.size() != got.size()) return INFINITY;
