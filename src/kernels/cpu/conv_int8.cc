@@ -6,7 +6,6 @@
 
 #include "kernels/cpu/conv_int8.h"
 
-#include <algorithm>
 #include <cmath>
 #include <map>
 #include <mutex>
@@ -251,11 +250,7 @@ class Int8ConvKernel final : public Kernel {
     Shape x_shape = {g.batch, g.in_channels};
     x_shape.insert(x_shape.end(), g.in_spatial.begin(), g.in_spatial.end());
     EDGEMM_ASSIGN_OR_RETURN(Tensor xdq, Tensor::create(DataType::kFloat32, x_shape));
-    if (p_.src_layout != ActivationLayout::kNchw) {
-      from_layout(x.data<float>(), xdq.data<float>(), x_shape, p_.src_layout, threads);
-    } else {
-      std::copy(x.data<float>(), x.data<float>() + x.element_count(), xdq.data<float>());
-    }
+    from_layout(x.data<float>(), xdq.data<float>(), x_shape, p_.src_layout, threads);
     const quant::QRange u8{0, 255};
     float* v = xdq.data<float>();
     for (int64_t i = 0; i < xdq.element_count(); ++i) {

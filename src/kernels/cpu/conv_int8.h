@@ -5,19 +5,20 @@
 /// pass (passes::fuse_qdq) creates it; it computes what the QDQ graph computes:
 ///   Y = Conv(dq(q(X; x_scale, x_zero_point)), W_int8 · w_scales[m]) + B, then the epilogue.
 ///
-/// Node: inputs X (float32, NCHW, or nChw8c / NHWC with src_layout, kernels/cpu/layout.h), W (int8 constant, ONNX Conv
-/// layout [M, C/group, k...]), B (float32 [M] constant, optional), then epilogue operands as in
-/// FusedConv. Attributes: Conv's (auto_pad, dilations, group, kernel_shape, pads, strides),
-/// x_scale (float > 0), x_zero_point (int, 0..255: X is quantized to uint8), w_scales (floats,
-/// M per-output-channel scales), and FusedConv's steps / src_layout / dst_layout.
+/// Node: inputs X (float32, NCHW, or nChw8c / NHWC with src_layout, kernels/cpu/layout.h), W
+/// (int8 constant, ONNX Conv layout [M, C/group, k...]), B (float32 [M] constant, optional),
+/// then epilogue operands as in FusedConv. Attributes: Conv's (auto_pad, dilations, group,
+/// kernel_shape, pads, strides), x_scale (float > 0), x_zero_point (int, 0..255: X is quantized
+/// to uint8), w_scales (floats, M per-output-channel scales), and FusedConv's steps / src_layout
+/// / dst_layout.
 ///
 /// Paths: oneDNN 2.6 u8s8 convolution (src zero point, per-channel output scales, float32 NHWC
 /// destination, reordered only when dst_layout is not NHWC, post-ops), X quantized to uint8
-/// NHWC by our loops; or the reference path, the
-/// float convolution of the dequantized values (the QDQ graph's arithmetic), used when oneDNN is
-/// off, refuses the shape, or would saturate: on x86 without AVX-512 VNNI, weights beyond
-/// [−64, 64] overflow vpmaddubsw's int16 pair sums (oneDNN "Nuances of int8 Computations"); and
-/// when some x_scale · w_scale is not a normal float (a denormal weight scale: B / scale overflows).
+/// NHWC by our loops; or the reference path, the float convolution of the dequantized values
+/// (the QDQ graph's arithmetic), used when oneDNN is off, refuses the shape, or would saturate:
+/// on x86 without AVX-512 VNNI, weights beyond [−64, 64] overflow vpmaddubsw's int16 pair sums
+/// (oneDNN "Nuances of int8 Computations"); and when some x_scale · w_scale is not a normal
+/// float (a denormal weight scale: B / scale overflows).
 
 #include <memory>
 

@@ -19,15 +19,13 @@
 /// Paths: float32 MatMul and FusedMatMul with a constant 2-D B and at most kPanelMaxRows rows of
 /// A run on the panel kernel of matmul_panels.h where the CPU has AVX-512F (B packed once; it
 /// overlaps reading the weights with the arithmetic). Otherwise float32 runs on oneDNN's matmul
-/// primitive, or, for a constant 2-D B, on oneDNN's 1×1
-/// convolution over A's rows (its AVX2 jit_1x1 kernel keeps B packed, where AVX2 matmul's
-/// gemm:jit repacks B on every call: ~1.2× faster on a ViT-B/32 encoder). A constant B (weights)
-/// is reordered once into the layout oneDNN picks (format_tag::any) when the kernel is created, for a nominal M;
-/// primitives per input shape are created on first use and cached under a mutex. MatMul with a
-/// 2-D (or batch-1) B folds A's batch axes into M so weights are shared by all rows. Gemm puts
-/// beta * C into oneDNN's bias when alpha is 1 and C is a row vector, otherwise writes C into Y
-/// and accumulates with a sum post-op (alpha through an eltwise_linear post-op). float64 and
-/// the integer types run the reference loops (double / 64-bit accumulators).
+/// primitive, or, for a constant 2-D B, on oneDNN's 1×1 convolution over A's rows (its AVX2 jit_1x1 kernel keeps B
+/// packed, where AVX2 matmul's gemm:jit repacks B on every call: ~1.2× faster on a ViT-B/32 encoder). A constant B
+/// (weights) is reordered once into the layout oneDNN picks (format_tag::any) when the kernel is created, for a nominal
+/// M; primitives per input shape are created on first use and cached under a mutex. MatMul with a 2-D (or batch-1) B
+/// folds A's batch axes into M so weights are shared by all rows. Gemm puts beta * C into oneDNN's bias when alpha is 1
+/// and C is a row vector, otherwise writes C into Y and accumulates with a sum post-op (alpha through an eltwise_linear
+/// post-op). float64 and the integer types run the reference loops (double / 64-bit accumulators).
 
 #include <algorithm>
 #include <cstdint>
@@ -443,7 +441,7 @@ Expected<std::unique_ptr<Kernel>> make_matmul_kernel(const KernelInfo& info, boo
   const bool onednn = onednn::enabled() && (b == nullptr || b->dtype() == DataType::kFloat32);
   const bool pack = onednn && b != nullptr && b->rank() >= 2 && b->element_count() == b->dim(-1) * b->dim(-2) &&
                     b->element_count() > 0;
-  if (pack && b->dim(-2) > 0 && matmul_panels_available()) {
+  if (pack && matmul_panels_available()) {
     auto panels = std::make_unique<const PackedPanels>(b->data<float>(), b->dim(-2), b->dim(-1));
     const char* name = fused_bias ? "f32_fused_matmul__avx512_panels" : "f32_matmul__avx512_panels";
     return std::unique_ptr<Kernel>(
