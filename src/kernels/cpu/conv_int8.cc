@@ -30,27 +30,18 @@ using dnnl::memory;
 /// spatial size) into uint8 NHWC [N, S, C].
 void quantize_to_nhwc(const float* x, ActivationLayout layout, int64_t n, int64_t c, int64_t s, float scale, int32_t zp,
                       uint8_t* out, int threads) {
+  if (layout == ActivationLayout::kNhwc) return int8::quantize_u8(x, n * s * c, scale, zp, out, threads);
+  if (layout == ActivationLayout::kNchw) return int8::quantize_u8_nchw_to_nhwc(x, n, c, s, scale, zp, out, threads);
+  constexpr int64_t kB = 8;
   const float z = static_cast<float>(zp);
-  if (layout == ActivationLayout::kNhwc) {
-    const int64_t count = n * s * c;
-#pragma omp parallel for num_threads(threads) schedule(static)
-    for (int64_t i = 0; i < count; ++i) out[i] = int8::quantize_u8(x[i], scale, z);
-    return;
-  }
   const int64_t rows = n * s;
 #pragma omp parallel for num_threads(threads) schedule(static)
   for (int64_t row = 0; row < rows; ++row) {
     const int64_t b = row / s, p = row % s;
     uint8_t* dst = out + row * c;
-    if (layout == ActivationLayout::kNChw8c) {
-      constexpr int64_t kB = 8;
-      for (int64_t cb = 0; cb < c / kB; ++cb) {
-        const float* src = x + ((b * (c / kB) + cb) * s + p) * kB;
-        for (int64_t j = 0; j < kB; ++j) dst[cb * kB + j] = int8::quantize_u8(src[j], scale, z);
-      }
-    } else {
-      const float* src = x + b * c * s + p;
-      for (int64_t ch = 0; ch < c; ++ch) dst[ch] = int8::quantize_u8(src[ch * s], scale, z);
+    for (int64_t cb = 0; cb < c / kB; ++cb) {
+      const float* src = x + ((b * (c / kB) + cb) * s + p) * kB;
+      for (int64_t j = 0; j < kB; ++j) dst[cb * kB + j] = int8::quantize_u8(src[j], scale, z);
     }
   }
 }

@@ -3,6 +3,7 @@
 
 #include "kernels/cpu/int8_common.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <iostream>
@@ -10,14 +11,84 @@
 
 #include "kernels/cpu_features.h"
 
+#if defined(__x86_64__)
+// GCC 12 reports false -Wmaybe-uninitialized inside the AVX-512 intrinsics that start from
+// _mm512_undefined_*() (GCC bug 105593, fixed in GCC 13).
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#include <immintrin.h>
+#pragma GCC diagnostic pop
+#define EDGEMM_AVX512 __attribute__((target("avx512f")))
+#endif
+
 namespace edgemm::kernels::int8 {
 namespace {
 
 /// Largest weight magnitude whose uint8 × int8 pair sums fit vpmaddubsw's int16 (255·64·2).
 constexpr int kMaxWeightWithoutVnni = 64;
 
+/// Values one thread quantizes at a time (a multiple of 16).
+constexpr int64_t kChunk = 16384;
+
 Status invalid(const ir::Node& node, const std::string& message) {
   return ir::node_error(node, StatusCode::kInvalidModel, message);
+}
+
+void quantize_scalar(const float* x, int64_t count, float scale, float zero_point, uint8_t* out) {
+  for (int64_t i = 0; i < count; ++i) out[i] = quantize_u8(x[i], scale, zero_point);
+}
+
+#if defined(__x86_64__)
+/// quantize_u8 on 16 lanes: the same division, clamp (max returns its second operand, the
+/// lower bound, for NaN), round half to even and zero point, then vpmovusdb to bytes.
+EDGEMM_AVX512 inline __m128i quantize16(__m512 v, __m512 scale, __m512 lo, __m512 hi, __m512 zero_point) {
+  __m512 r = _mm512_min_ps(_mm512_max_ps(_mm512_div_ps(v, scale), lo), hi);
+  r = _mm512_add_ps(_mm512_roundscale_ps(r, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC), zero_point);
+  return _mm512_cvtusepi32_epi8(_mm512_cvtps_epi32(r));
+}
+
+EDGEMM_AVX512 void quantize_avx512(const float* x, int64_t count, float scale, float zero_point, uint8_t* out) {
+  const __m512 s = _mm512_set1_ps(scale), z = _mm512_set1_ps(zero_point);
+  const __m512 lo = _mm512_set1_ps(-zero_point), hi = _mm512_set1_ps(255.0f - zero_point);
+  int64_t i = 0;
+  for (; i + 16 <= count; i += 16) {
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(out + i), quantize16(_mm512_loadu_ps(x + i), s, lo, hi, z));
+  }
+  quantize_scalar(x + i, count - i, scale, zero_point, out + i);
+}
+
+/// 16 pixels of `channels` planes (stride `spatial`) into 16 interleaved rows of `channels` bytes.
+EDGEMM_AVX512 void quantize_planes16_avx512(const float* x, int64_t channels, int64_t spatial, float scale,
+                                            float zero_point, uint8_t* tmp, uint8_t* out) {
+  const __m512 s = _mm512_set1_ps(scale), z = _mm512_set1_ps(zero_point);
+  const __m512 lo = _mm512_set1_ps(-zero_point), hi = _mm512_set1_ps(255.0f - zero_point);
+  for (int64_t c = 0; c < channels; ++c) {
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(tmp + c * 16),
+                     quantize16(_mm512_loadu_ps(x + c * spatial), s, lo, hi, z));
+  }
+  for (int64_t p = 0; p < 16; ++p) {
+    for (int64_t c = 0; c < channels; ++c) out[p * channels + c] = tmp[c * 16 + p];
+  }
+}
+#endif
+
+/// Pixels [p0, p1) of one NCHW image into NHWC bytes.
+void quantize_pixels(const float* image, int64_t channels, int64_t spatial, int64_t p0, int64_t p1, float scale,
+                     float zero_point, uint8_t* out_image) {
+  int64_t p = p0;
+#if defined(__x86_64__)
+  if (cpu_features().avx512f) {
+    std::vector<uint8_t> tmp(static_cast<size_t>(channels) * 16);
+    for (; p + 16 <= p1; p += 16) {
+      quantize_planes16_avx512(image + p, channels, spatial, scale, zero_point, tmp.data(), out_image + p * channels);
+    }
+  }
+#endif
+  for (; p < p1; ++p) {
+    for (int64_t c = 0; c < channels; ++c) {
+      out_image[p * channels + c] = quantize_u8(image[c * spatial + p], scale, zero_point);
+    }
+  }
 }
 
 }  // namespace
@@ -44,6 +115,35 @@ Expected<QdqScales> read_qdq_scales(const ir::Node& node, int64_t channels) {
       return invalid(node, "attribute w_scales has " + std::to_string(w) + " (must be > 0)");
   }
   return s;
+}
+
+void quantize_u8(const float* x, int64_t count, float scale, int32_t zero_point, uint8_t* out, int threads) {
+  const float z = static_cast<float>(zero_point);
+  const int64_t chunks = (count + kChunk - 1) / kChunk;
+#pragma omp parallel for num_threads(threads) schedule(static)
+  for (int64_t k = 0; k < chunks; ++k) {
+    const int64_t begin = k * kChunk, n = std::min(kChunk, count - begin);
+#if defined(__x86_64__)
+    if (cpu_features().avx512f) {
+      quantize_avx512(x + begin, n, scale, z, out + begin);
+      continue;
+    }
+#endif
+    quantize_scalar(x + begin, n, scale, z, out + begin);
+  }
+}
+
+void quantize_u8_nchw_to_nhwc(const float* x, int64_t batch, int64_t channels, int64_t spatial, float scale,
+                              int32_t zero_point, uint8_t* out, int threads) {
+  const float z = static_cast<float>(zero_point);
+  const int64_t pixels_per_chunk = std::max<int64_t>(16, kChunk / std::max<int64_t>(channels, 1) / 16 * 16);
+  const int64_t chunks_per_image = (spatial + pixels_per_chunk - 1) / pixels_per_chunk;
+#pragma omp parallel for num_threads(threads) schedule(static)
+  for (int64_t k = 0; k < batch * chunks_per_image; ++k) {
+    const int64_t b = k / chunks_per_image, p0 = (k % chunks_per_image) * pixels_per_chunk;
+    quantize_pixels(x + b * channels * spatial, channels, spatial, p0, std::min(spatial, p0 + pixels_per_chunk), scale,
+                    z, out + b * spatial * channels);
+  }
 }
 
 bool fits_pair_sums(const Tensor& weights) {

@@ -35,6 +35,17 @@ inline uint8_t quantize_u8(float v, float scale, float zero_point) {
   return static_cast<uint8_t>((r + kRound) - kRound + zero_point);
 }
 
+/// Quantizes `count` contiguous float32 values to uint8 exactly as quantize_u8 does (the same
+/// bits), 16 at a time with AVX-512 where the CPU has it. `threads` OpenMP threads share the
+/// range. `x` and `out` are caller-owned and must not overlap.
+void quantize_u8(const float* x, int64_t count, float scale, int32_t zero_point, uint8_t* out, int threads);
+
+/// Quantizes planar float32 channels (NCHW: `batch` images of `channels` planes of `spatial`
+/// values) into interleaved uint8 (NHWC [batch, spatial, channels]), value by value as
+/// quantize_u8 does; AVX-512 where the CPU has it.
+void quantize_u8_nchw_to_nhwc(const float* x, int64_t batch, int64_t channels, int64_t spatial, float scale,
+                              int32_t zero_point, uint8_t* out, int threads);
+
 /// True when oneDNN's u8s8 kernels compute these int8 weights exactly on this CPU: always with
 /// AVX-512 VNNI; otherwise only weights within [−64, 64], whose uint8 × int8 pair sums fit
 /// vpmaddubsw's int16 (oneDNN "Nuances of int8 Computations").

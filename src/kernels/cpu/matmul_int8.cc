@@ -116,10 +116,7 @@ class Int8MatMulKernel final : public Kernel {
     const int threads = ctx.threads();
     const int64_t count = a.element_count();
     auto* src = static_cast<uint8_t*>(onednn::thread_buffer(onednn::Slot::kSrc, static_cast<size_t>(count)));
-    const float* x = a.data<float>();
-    const float zp = static_cast<float>(p_.q.x_zero_point);
-#pragma omp parallel for num_threads(threads) schedule(static)
-    for (int64_t i = 0; i < count; ++i) src[i] = int8::quantize_u8(x[i], p_.q.x_scale, zp);
+    int8::quantize_u8(a.data<float>(), count, p_.q.x_scale, p_.q.x_zero_point, src, threads);
     onednn::set_threads(threads);
     try {
       std::unordered_map<int, memory> args = {{DNNL_ARG_SRC, onednn::wrap(p.src_md, src)},
