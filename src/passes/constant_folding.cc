@@ -167,6 +167,7 @@ void optimize(ir::Model& model, PassReport& report, const PassOptions& options) 
   fuse_elementwise_chains(model, report);
   if (options.chain_layout != kernels::ActivationLayout::kNchw) {
     assign_chain_layouts(model, report, options.chain_layout);
+    chain_int8(model, report);
   }
   eliminate_dead_nodes(model.graph, report);  // initializers that became step parameters
   report.nodes_after = static_cast<int>(model.graph.nodes.size());

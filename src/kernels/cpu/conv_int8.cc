@@ -19,7 +19,6 @@
 #include "kernels/cpu/int8_common.h"
 #include "kernels/cpu/layout.h"
 #include "kernels/cpu/onednn.h"
-#include "kernels/cpu/quant_common.h"
 
 namespace edgemm::kernels {
 namespace {
@@ -68,10 +67,17 @@ struct Int8Plan {
   dnnl::primitive primitive;
   memory::desc src_md, dst_md, user_dst_md, bias_md, scratchpad_md, dst_reorder_scratch;
   bool reorder_dst = false;  // oneDNN's destination layout is not the node's (dst_layout)
+  bool dst_u8 = false;       // oneDNN writes the uint8 output itself (epilogue and y quantization as post-ops)
   dnnl::reorder dst_reorder;
   memory packed_weights;
   bool epilogue_in_primitive = false;
   std::vector<BinaryPostOpArg> binaries;
+};
+
+/// QuantizeLinear of the output (attributes y_scale, y_zero_point from passes::chain_int8).
+struct OutputQuantization {
+  float scale = 1;
+  int32_t zero_point = 0;
 };
 
 struct Int8ConvParams {
@@ -82,6 +88,7 @@ struct Int8ConvParams {
   Tensor bias;                                            // float32 [M] or undefined
   ActivationLayout src_layout = ActivationLayout::kNchw;  // attribute src_layout
   ActivationLayout dst_layout = ActivationLayout::kNchw;  // attribute dst_layout
+  std::optional<OutputQuantization> y;                    // attributes y_scale, y_zero_point
 };
 
 class Int8ConvKernel final : public Kernel {
@@ -102,9 +109,11 @@ class Int8ConvKernel final : public Kernel {
     const ir::Node& node = ctx.node();
     const Tensor* x = ctx.input(0);
     if (x == nullptr) return ir::node_error(node, StatusCode::kInvalidModel, "input X is missing");
-    if (x->dtype() != DataType::kFloat32) {
+    const bool x_u8 = x->dtype() == DataType::kUInt8 && p_.src_layout == ActivationLayout::kNhwc;
+    if (x->dtype() != DataType::kFloat32 && !x_u8) {
       return ir::node_error(node, StatusCode::kInvalidArgument,
-                            "input '" + node.inputs[0] + "' must be float32, got " + dtype_name(x->dtype()));
+                            "input '" + node.inputs[0] + "' must be float32 (or uint8 with src_layout NHWC), got " +
+                                dtype_name(x->dtype()));
     }
     EDGEMM_RETURN_IF_ERROR(check_src_layout(node, x->shape(), p_.src_layout));
     const Shape x_shape = logical_of(x->shape(), p_.src_layout);
@@ -113,8 +122,8 @@ class Int8ConvKernel final : public Kernel {
                                                           p_.bias.defined() ? &b_shape : nullptr));
     EDGEMM_RETURN_IF_ERROR(check_dst_layout(node, g.output_shape(), p_.dst_layout));
     const Shape y_shape = g.output_shape();
-    EDGEMM_ASSIGN_OR_RETURN(Tensor * y,
-                            ctx.allocate_output(0, DataType::kFloat32, physical_shape(y_shape, p_.dst_layout)));
+    const DataType y_type = p_.y ? DataType::kUInt8 : DataType::kFloat32;
+    EDGEMM_ASSIGN_OR_RETURN(Tensor * y, ctx.allocate_output(0, y_type, physical_shape(y_shape, p_.dst_layout)));
     if (y->element_count() == 0) return Status::ok();
     if (use_onednn_ && x->element_count() > 0) {
       std::shared_ptr<const Int8Plan> plan = plan_for(node, g, epilogue_operand_shapes(p_.steps, ctx, p_.dst_layout));
@@ -152,6 +161,7 @@ class Int8ConvKernel final : public Kernel {
       p.src_md = memory::desc(onednn::to_dims(x_shape), memory::data_type::u8, tag);
       p.dst_md = memory::desc(onednn::to_dims(y_shape), memory::data_type::f32, tag);
       p.user_dst_md = onednn::activation_desc(y_shape, p_.dst_layout);
+      const memory::desc float_dst_md = p.dst_md;
       const memory::desc user_weights = int8_weights_desc(g);
       const memory::desc weights_any(user_weights.dims(), memory::data_type::s8, memory::format_tag::any);
       if (p_.bias.defined()) p.bias_md = memory::desc({g.out_channels}, memory::data_type::f32, memory::format_tag::a);
@@ -165,21 +175,33 @@ class Int8ConvKernel final : public Kernel {
       dnnl::primitive_attr attr = onednn::user_scratchpad_attr();
       attr.set_output_scales(1 << 1, output_scales_);
       attr.set_zero_points(DNNL_ARG_SRC, 0, {p_.q.x_zero_point});
+      dnnl::post_ops ops;
+      p.epilogue_in_primitive = p_.steps.empty();
       if (!p_.steps.empty()) {
         std::vector<const Shape*> shapes;
         for (const auto& o : operands) shapes.push_back(o ? &*o : nullptr);
-        EpiloguePostOps post = make_post_ops(p_.steps, shapes, y_shape, p.dst_md);
+        EpiloguePostOps post = make_post_ops(p_.steps, shapes, y_shape, float_dst_md);
         // A full-shape operand is stored like the node's output: oneDNN reads it only when that
         // is oneDNN's own destination layout (NHWC).
         bool full = false;
         for (const BinaryPostOpArg& arg : post.binaries) full = full || arg.broadcast == OperandBroadcast::kFull;
         const bool dst_is_user = p.user_dst_md == p.dst_md;
         if (post.supported && (!full || dst_is_user)) {
-          attr.set_post_ops(post.ops);
+          ops = post.ops;
           p.binaries = post.binaries;
           p.epilogue_in_primitive = true;
         }
       }
+      // QuantizeLinear of the finished output as a last post-op (multiplying by 1 / y_scale);
+      // oneDNN rounds half to even and saturates when it converts to uint8.
+      if (p_.y && p.epilogue_in_primitive && p_.dst_layout == ActivationLayout::kNhwc) {
+        ops.append_eltwise(1.0f, dnnl::algorithm::eltwise_linear, 1.0f / p_.y->scale,
+                           static_cast<float>(p_.y->zero_point));
+        p.dst_md = memory::desc(onednn::to_dims(y_shape), memory::data_type::u8, tag);
+        p.user_dst_md = p.dst_md;
+        p.dst_u8 = true;
+      }
+      if (ops.len() > 0) attr.set_post_ops(ops);
       dnnl::convolution_forward::desc desc(dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct,
                                            p.src_md, weights_any, p.bias_md, p.dst_md, strides, dilates, pad_l, pad_r);
       dnnl::convolution_forward::primitive_desc pd(desc, attr, onednn::engine(), true);
@@ -202,17 +224,27 @@ class Int8ConvKernel final : public Kernel {
     const int threads = ctx.threads();
     int64_t spatial = 1;
     for (int64_t d : g.in_spatial) spatial *= d;
-    auto* src = static_cast<uint8_t*>(onednn::thread_buffer(onednn::Slot::kSrc, p.src_md.get_size()));
-    quantize_to_nhwc(x.data<float>(), p_.src_layout, g.batch, g.in_channels, spatial, p_.q.x_scale, p_.q.x_zero_point,
-                     src, threads);
+    const uint8_t* src = x.dtype() == DataType::kUInt8 ? x.data<uint8_t>() : nullptr;
+    if (src == nullptr) {
+      auto* q = static_cast<uint8_t*>(onednn::thread_buffer(onednn::Slot::kSrc, p.src_md.get_size()));
+      quantize_to_nhwc(x.data<float>(), p_.src_layout, g.batch, g.in_channels, spatial, p_.q.x_scale, p_.q.x_zero_point,
+                       q, threads);
+      src = q;
+    }
+    // A uint8 output that oneDNN cannot write itself is finished in float, then quantized.
+    Tensor float_y = *y;
+    if (p_.y && !p.dst_u8) {
+      EDGEMM_ASSIGN_OR_RETURN(float_y, Tensor::create(DataType::kFloat32, y->shape()));
+    }
     onednn::set_threads(threads);
     try {
-      memory user_dst = onednn::wrap(p.user_dst_md, y->raw_data());
+      memory user_dst = onednn::wrap(p.user_dst_md, float_y.raw_data());
       memory dst = p.reorder_dst
                        ? onednn::wrap(p.dst_md, onednn::thread_buffer(onednn::Slot::kDst, p.dst_md.get_size()))
                        : user_dst;
-      std::unordered_map<int, memory> args = {
-          {DNNL_ARG_SRC, onednn::wrap(p.src_md, src)}, {DNNL_ARG_WEIGHTS, p.packed_weights}, {DNNL_ARG_DST, dst}};
+      std::unordered_map<int, memory> args = {{DNNL_ARG_SRC, onednn::wrap(p.src_md, const_cast<uint8_t*>(src))},
+                                              {DNNL_ARG_WEIGHTS, p.packed_weights},
+                                              {DNNL_ARG_DST, dst}};
       if (p_.bias.defined()) args[DNNL_ARG_BIAS] = onednn::wrap(p.bias_md, scaled_bias_.data());
       for (const BinaryPostOpArg& arg : p.binaries) {
         const Tensor* t = ctx.input(arg.input);
@@ -230,8 +262,18 @@ class Int8ConvKernel final : public Kernel {
     } catch (const dnnl::error& e) {
       return ir::node_error(node, StatusCode::kInternal, std::string("oneDNN error: ") + e.what());
     }
-    if (p.epilogue_in_primitive) return Status::ok();
-    return apply_epilogue(p_.steps, ctx, *y, nullptr, p_.dst_layout, threads);
+    if (!p.epilogue_in_primitive)
+      EDGEMM_RETURN_IF_ERROR(apply_epilogue(p_.steps, ctx, float_y, nullptr, p_.dst_layout, threads));
+    return finish_output(float_y, y, threads);
+  }
+
+  /// Quantizes the finished float output into the node's uint8 output, when it has one and
+  /// oneDNN has not written it.
+  Status finish_output(const Tensor& float_y, Tensor* y, int threads) const {
+    if (!p_.y || float_y.raw_data() == y->raw_data()) return Status::ok();
+    int8::quantize_u8(float_y.data<float>(), y->element_count(), p_.y->scale, p_.y->zero_point, y->data<uint8_t>(),
+                      threads);
+    return Status::ok();
   }
 
   // The QDQ graph's arithmetic in float: dequantize(quantize(X)) convolved with the dequantized
@@ -241,28 +283,44 @@ class Int8ConvKernel final : public Kernel {
     Shape x_shape = {g.batch, g.in_channels};
     x_shape.insert(x_shape.end(), g.in_spatial.begin(), g.in_spatial.end());
     EDGEMM_ASSIGN_OR_RETURN(Tensor xdq, Tensor::create(DataType::kFloat32, x_shape));
-    from_layout(x.data<float>(), xdq.data<float>(), x_shape, p_.src_layout, threads);
-    const quant::QRange u8{0, 255};
-    float* v = xdq.data<float>();
-    for (int64_t i = 0; i < xdq.element_count(); ++i) {
-      const int32_t q = quant::quantize_value(v[i] / p_.q.x_scale, p_.q.x_zero_point, u8);
-      v[i] = static_cast<float>(q - p_.q.x_zero_point) * p_.q.x_scale;
-    }
+    EDGEMM_RETURN_IF_ERROR(dequantized_input(x, x_shape, xdq, threads));
     EDGEMM_ASSIGN_OR_RETURN(Tensor wdq, Tensor::create(DataType::kFloat32, p_.weights.shape()));
     const int64_t per_channel = p_.weights.element_count() / p_.weights.dim(0);
     for (int64_t i = 0; i < wdq.element_count(); ++i) {
       wdq.data<float>()[i] = static_cast<float>(p_.weights.data<int8_t>()[i]) * p_.q.w_scales[i / per_channel];
     }
-    Tensor plain_y = *y;
+    Tensor float_y = *y;
+    if (p_.y) {
+      EDGEMM_ASSIGN_OR_RETURN(float_y, Tensor::create(DataType::kFloat32, y->shape()));
+    }
+    Tensor plain_y = float_y;
     if (p_.dst_layout != ActivationLayout::kNchw) {
       EDGEMM_ASSIGN_OR_RETURN(plain_y, Tensor::create(DataType::kFloat32, g.output_shape()));
     }
     conv_reference<float>(g, xdq.data<float>(), wdq.data<float>(), p_.bias.defined() ? p_.bias.data<float>() : nullptr,
                           plain_y.data<float>(), threads);
     if (p_.dst_layout != ActivationLayout::kNchw) {
-      to_layout(plain_y.data<float>(), y->data<float>(), plain_y.shape(), p_.dst_layout, threads);
+      to_layout(plain_y.data<float>(), float_y.data<float>(), plain_y.shape(), p_.dst_layout, threads);
     }
-    return apply_epilogue(p_.steps, ctx, *y, nullptr, p_.dst_layout, threads);
+    EDGEMM_RETURN_IF_ERROR(apply_epilogue(p_.steps, ctx, float_y, nullptr, p_.dst_layout, threads));
+    return finish_output(float_y, y, threads);
+  }
+
+  /// dequantize(quantize(X)) as float32 NCHW `x_shape` into `out`: X is float32 in src_layout,
+  /// or uint8 NHWC already quantized with x_scale and x_zero_point.
+  Status dequantized_input(const Tensor& x, const Shape& x_shape, Tensor& out, int threads) const {
+    const int64_t count = out.element_count();
+    EDGEMM_ASSIGN_OR_RETURN(Tensor q, Tensor::create(DataType::kFloat32, x.shape()));
+    float* v = q.data<float>();
+    const float zp = static_cast<float>(p_.q.x_zero_point);
+    for (int64_t i = 0; i < count; ++i) {
+      const float u = x.dtype() == DataType::kUInt8
+                          ? static_cast<float>(x.data<uint8_t>()[i])
+                          : static_cast<float>(int8::quantize_u8(x.data<float>()[i], p_.q.x_scale, zp));
+      v[i] = (u - zp) * p_.q.x_scale;
+    }
+    from_layout(v, out.data<float>(), x_shape, p_.src_layout, threads);
+    return Status::ok();
   }
 
   Int8ConvParams p_;
@@ -276,6 +334,22 @@ class Int8ConvKernel final : public Kernel {
 
 Status invalid(const ir::Node& node, const std::string& message) {
   return ir::node_error(node, StatusCode::kInvalidModel, message);
+}
+
+Expected<OutputQuantization> read_output_quantization(const ir::Node& node, ActivationLayout dst_layout) {
+  if (!node.has_attr("y_scale") || !node.has_attr("y_zero_point")) {
+    return invalid(node, "attributes y_scale and y_zero_point go together");
+  }
+  if (dst_layout != ActivationLayout::kNhwc) return invalid(node, "a uint8 output (y_scale) needs dst_layout NHWC");
+  OutputQuantization y;
+  EDGEMM_ASSIGN_OR_RETURN(y.scale, node.attr_float("y_scale", 0));
+  EDGEMM_ASSIGN_OR_RETURN(const int64_t zp, node.attr_int("y_zero_point", 0));
+  if (!(y.scale > 0) || !std::isfinite(y.scale) || !std::isnormal(1.0f / y.scale)) {
+    return invalid(node, "attribute y_scale must be a normal float > 0, got " + std::to_string(y.scale));
+  }
+  if (zp < 0 || zp > 255) return invalid(node, "attribute y_zero_point must be in [0, 255], got " + std::to_string(zp));
+  y.zero_point = static_cast<int32_t>(zp);
+  return y;
 }
 
 Expected<Int8ConvParams> read_params(const KernelInfo& info) {
@@ -299,6 +373,9 @@ Expected<Int8ConvParams> read_params(const KernelInfo& info) {
   EDGEMM_ASSIGN_OR_RETURN(p.q, int8::read_qdq_scales(node, m));
   EDGEMM_ASSIGN_OR_RETURN(p.src_layout, read_layout(node, "src_layout"));
   EDGEMM_ASSIGN_OR_RETURN(p.dst_layout, read_layout(node, "dst_layout"));
+  if (node.has_attr("y_scale") || node.has_attr("y_zero_point")) {
+    EDGEMM_ASSIGN_OR_RETURN(p.y, read_output_quantization(node, p.dst_layout));
+  }
   return p;
 }
 

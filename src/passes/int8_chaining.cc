@@ -1,0 +1,77 @@
+/// \file int8_chaining.cc
+/// chain_int8: keeps activations in uint8 between int8 convolutions. In a QDQ graph the value
+/// between two quantized Convs is written in float by the first and quantized again by each
+/// reader; when every reader quantizes it the same way, the first Int8Conv can quantize its own
+/// output (QuantizeLinear's arithmetic, after its epilogue) and the readers skip theirs:
+///
+///   Int8Conv_a ─ y (float32 NHWC) ─┬─ Int8Conv_b(x_scale s, x_zero_point z)
+///                                  └─ Int8Conv_c(x_scale s, x_zero_point z)
+///     ⇒  Int8Conv_a(y_scale s, y_zero_point z) ─ y (uint8 NHWC) ─ Int8Conv_b, Int8Conv_c
+///
+/// The readers see uint8 input and use it as it is (kernels/cpu/conv_int8.h). Matched when the
+/// value is no graph output, the producer writes it channels-last (dst_layout "NHWC", from
+/// assign_chain_layouts) and every reader is an Int8Conv taking it as input X only, with
+/// src_layout "NHWC" and equal x_scale and x_zero_point. Runs last: other passes expect float
+/// values. Memory traffic of such a value falls to a quarter, and its quantization runs once.
+
+#include "passes/graph_view.h"
+#include "passes/passes.h"
+#include "passes/pattern_util.h"
+
+namespace edgemm::passes {
+namespace {
+
+bool is_int8_conv(const ir::Node& n) {
+  return n.domain == kEdgemmDomain && n.op_type == "Int8Conv" && n.outputs.size() == 1 && !n.inputs.empty();
+}
+
+bool has_layout(const ir::Node& n, const char* attribute, const char* layout) {
+  auto v = n.attr_string(attribute, "");
+  return v && *v == layout;
+}
+
+/// The x_scale and x_zero_point that every reader of `value` uses, when all of them are Int8Convs
+/// reading it as X in NHWC with the same parameters.
+bool common_quantization(const ir::Graph& graph, const GraphView& view, const std::string& value, ir::Attribute& scale,
+                         ir::Attribute& zero_point) {
+  const std::vector<int>& readers = view.consumers(value);
+  if (readers.empty()) return false;
+  for (size_t i = 0; i < readers.size(); ++i) {
+    const ir::Node& r = graph.nodes[readers[i]];
+    if (!is_int8_conv(r) || r.inputs[0] != value || !has_layout(r, "src_layout", "NHWC")) return false;
+    for (size_t k = 1; k < r.inputs.size(); ++k) {
+      if (r.inputs[k] == value) return false;
+    }
+    if (!r.has_attr("x_scale") || !r.has_attr("x_zero_point")) return false;
+    const ir::Attribute& s = r.attributes.at("x_scale");
+    const ir::Attribute& z = r.attributes.at("x_zero_point");
+    if (i == 0) {
+      scale = s;
+      zero_point = z;
+    } else if (s.f != scale.f || z.i != zero_point.i) {
+      return false;
+    }
+  }
+  return true;
+}
+
+}  // namespace
+
+void chain_int8(ir::Model& model, PassReport& report) {
+  ir::Graph& graph = model.graph;
+  GraphView view(graph);
+  for (ir::Node& node : graph.nodes) {
+    if (!is_int8_conv(node) || !has_layout(node, "dst_layout", "NHWC")) continue;
+    const std::string& y = node.outputs[0];
+    if (view.is_graph_output(y)) continue;
+    ir::Attribute scale, zero_point;
+    if (!common_quantization(graph, view, y, scale, zero_point)) continue;
+    node.attributes["y_scale"] = scale;
+    node.attributes["y_zero_point"] = zero_point;
+    auto info = graph.value_infos.find(y);
+    if (info != graph.value_infos.end()) info->second.dtype = DataType::kUInt8;
+    ++report.patterns["Int8Conv→Int8Conv uint8"];
+  }
+}
+
+}  // namespace edgemm::passes
