@@ -61,6 +61,22 @@ memory::desc int8_weights_desc(const ConvGeometry& g) {
   return memory::desc(dims, memory::data_type::s8, onednn::plain_tag(static_cast<int64_t>(dims.size())));
 }
 
+/// QuantizeLinear of the output (attributes y_scale, y_zero_point from passes::chain_int8).
+struct OutputQuantization {
+  float scale = 1;
+  int32_t zero_point = 0;
+};
+
+/// `steps` followed by QuantizeLinear's scaling, v / y_scale + y_zero_point, as a linear step
+/// (oneDNN then rounds half to even and saturates when it converts to uint8). make_post_ops
+/// merges it with a linear step before it and refuses chains that repeat eltwise_linear with
+/// other parameters, which oneDNN 2.6 computes wrongly (epilogue.cc).
+std::vector<ir::Step> with_quantization(std::vector<ir::Step> steps, const OutputQuantization& y) {
+  steps.push_back(
+      ir::Step{.kind = ir::StepKind::kLinear, .alpha = 1.0f / y.scale, .beta = static_cast<float>(y.zero_point)});
+  return steps;
+}
+
 /// One input shape prepared for oneDNN.
 struct Int8Plan {
   bool reference = true;  // oneDNN has no fast kernel for it: the reference path runs
@@ -72,12 +88,6 @@ struct Int8Plan {
   memory packed_weights;
   bool epilogue_in_primitive = false;
   std::vector<BinaryPostOpArg> binaries;
-};
-
-/// QuantizeLinear of the output (attributes y_scale, y_zero_point from passes::chain_int8).
-struct OutputQuantization {
-  float scale = 1;
-  int32_t zero_point = 0;
 };
 
 struct Int8ConvParams {
@@ -175,31 +185,19 @@ class Int8ConvKernel final : public Kernel {
       dnnl::primitive_attr attr = onednn::user_scratchpad_attr();
       attr.set_output_scales(1 << 1, output_scales_);
       attr.set_zero_points(DNNL_ARG_SRC, 0, {p_.q.x_zero_point});
+      std::vector<const Shape*> shapes;
+      for (const auto& o : operands) shapes.push_back(o ? &*o : nullptr);
       dnnl::post_ops ops;
-      p.epilogue_in_primitive = p_.steps.empty();
-      if (!p_.steps.empty()) {
-        std::vector<const Shape*> shapes;
-        for (const auto& o : operands) shapes.push_back(o ? &*o : nullptr);
-        EpiloguePostOps post = make_post_ops(p_.steps, shapes, y_shape, float_dst_md);
-        // A full-shape operand is stored like the node's output: oneDNN reads it only when that
-        // is oneDNN's own destination layout (NHWC).
-        bool full = false;
-        for (const BinaryPostOpArg& arg : post.binaries) full = full || arg.broadcast == OperandBroadcast::kFull;
-        const bool dst_is_user = p.user_dst_md == p.dst_md;
-        if (post.supported && (!full || dst_is_user)) {
-          ops = post.ops;
-          p.binaries = post.binaries;
-          p.epilogue_in_primitive = true;
-        }
-      }
-      // QuantizeLinear of the finished output as a last post-op (multiplying by 1 / y_scale);
-      // oneDNN rounds half to even and saturates when it converts to uint8.
-      if (p_.y && p.epilogue_in_primitive && p_.dst_layout == ActivationLayout::kNhwc) {
-        ops.append_eltwise(1.0f, dnnl::algorithm::eltwise_linear, 1.0f / p_.y->scale,
-                           static_cast<float>(p_.y->zero_point));
+      // The uint8 output: the epilogue and QuantizeLinear as post-ops, when oneDNN takes them.
+      if (p_.y && p_.dst_layout == ActivationLayout::kNhwc &&
+          in_primitive(with_quantization(p_.steps, *p_.y), shapes, y_shape, float_dst_md, p, ops)) {
         p.dst_md = memory::desc(onednn::to_dims(y_shape), memory::data_type::u8, tag);
         p.user_dst_md = p.dst_md;
         p.dst_u8 = true;
+      } else {
+        ops = dnnl::post_ops();
+        p.binaries.clear();
+        in_primitive(p_.steps, shapes, y_shape, float_dst_md, p, ops);
       }
       if (ops.len() > 0) attr.set_post_ops(ops);
       dnnl::convolution_forward::desc desc(dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct,
@@ -217,6 +215,24 @@ class Int8ConvKernel final : public Kernel {
       p.reference = true;
     }
     return p;
+  }
+
+  /// Fills `ops` and p.binaries with the post-ops of `steps` on the float32 NHWC destination
+  /// `float_dst_md` and sets p.epilogue_in_primitive; false when oneDNN cannot take them all.
+  bool in_primitive(const std::vector<ir::Step>& steps, const std::vector<const Shape*>& shapes, const Shape& y_shape,
+                    const memory::desc& float_dst_md, Int8Plan& p, dnnl::post_ops& ops) const {
+    p.epilogue_in_primitive = steps.empty();
+    if (steps.empty()) return true;
+    EpiloguePostOps post = make_post_ops(steps, shapes, y_shape, float_dst_md);
+    // A full-shape operand is stored like the node's output: oneDNN reads it only when that
+    // is oneDNN's own destination layout (NHWC).
+    bool full = false;
+    for (const BinaryPostOpArg& arg : post.binaries) full = full || arg.broadcast == OperandBroadcast::kFull;
+    if (!post.supported || (full && p.user_dst_md != float_dst_md)) return false;
+    ops = post.ops;
+    p.binaries = post.binaries;
+    p.epilogue_in_primitive = true;
+    return true;
   }
 
   Status run_onednn(KernelContext& ctx, const Int8Plan& p, const ConvGeometry& g, const Tensor& x, Tensor* y) const {
