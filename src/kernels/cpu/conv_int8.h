@@ -18,11 +18,11 @@
 /// Paths: oneDNN 2.6 u8s8 convolution (src zero point, per-channel output scales, float32 NHWC
 /// destination, reordered only when dst_layout is not NHWC, post-ops; a uint8 Y with the
 /// quantization as a last linear post-op, or quantized by our loop when oneDNN cannot take the
-/// epilogue), float X quantized to uint8 NHWC by our loops (kernels/cpu/int8_common.h); or the reference path, the float convolution of the dequantized values
-/// (the QDQ graph's arithmetic), used when oneDNN is off, refuses the shape, or would saturate:
-/// on x86 without AVX-512 VNNI, weights beyond [−64, 64] overflow vpmaddubsw's int16 pair sums
-/// (oneDNN "Nuances of int8 Computations"); and when some x_scale · w_scale is not a normal
-/// float (a denormal weight scale: B / scale overflows).
+/// epilogue), float X quantized to uint8 NHWC by our loops (kernels/cpu/int8_common.h); or the reference path, the
+/// float convolution of the dequantized values (the QDQ graph's arithmetic), used when oneDNN is off, refuses the
+/// shape, or would saturate: on x86 without AVX-512 VNNI, weights beyond [−64, 64] overflow vpmaddubsw's int16 pair
+/// sums (oneDNN "Nuances of int8 Computations"); and when some x_scale · w_scale is not a normal float (a denormal
+/// weight scale: B / scale overflows).
 
 #include <memory>
 
