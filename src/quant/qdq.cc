@@ -47,7 +47,7 @@ std::string check_node(const ir::Graph& graph, const ir::Node& node, const Int8O
     const Expected<int64_t> group_attr = node.attr_int("group", 1);
     const int64_t group = group_attr ? *group_attr : 1;
     if (group > 1 && group == w->dim(0) && w->dim(1) == 1 && !options.quantize_depthwise) {
-      return "depthwise (int8 is slower than float here; --quantize-depthwise to force)";
+      return "depthwise (kept float: --quantize-depthwise quantizes it)";
     }
     t.weight_axis = 0;
     return "";

@@ -34,8 +34,10 @@ struct Int8Options {
   /// (oneDNN "Nuances of int8 Computations"; ONNX Runtime's reduce_range). Measured here with
   /// oneDNN 2.6 on AVX2: 8-bit weights give errors up to 120 on a 3×3 Conv, 7-bit ones 4e-5.
   bool reduce_range = true;
-  /// Quantize depthwise convolutions too. Off by default: on AVX2 oneDNN 2.6's int8 depthwise
-  /// Conv is about 2× slower than its float one (128 channels 80×80: 1.9 ms vs 1.0 ms).
+  /// Quantize depthwise convolutions too. Off here by default: on AVX2 oneDNN 2.6's int8
+  /// depthwise Conv is about 2× slower than its float one (128 channels 80×80: 1.9 ms vs 1.0 ms);
+  /// `edgemm quantize` turns it on for CPUs with AVX-512 VNNI, where uint8 values between int8
+  /// convolutions (passes::chain_int8) make it gain.
   bool quantize_depthwise = false;
   bool symmetric_activations = false;   ///< int8 activations with zero point 0 instead of uint8
   std::set<std::string> exclude_nodes;  ///< node names kept in float

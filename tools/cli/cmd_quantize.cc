@@ -43,6 +43,7 @@ struct QuantizeArgs {
   bool full_range = false;
   bool reduce_range = false;
   bool quantize_depthwise = false;
+  bool float_depthwise = false;
   std::string activation_type = "uint8";
   std::vector<std::string> op_types;
   std::vector<std::string> exclude_nodes;
@@ -161,7 +162,12 @@ Expected<quant::Int8QuantizeOptions> int8_options(const QuantizeArgs& args) {
   // 7-bit weights only help CPUs whose u8s8 kernels sum pairs in int16 (no VNNI); where this CPU
   // multiplies 8-bit weights exactly, the halved weight resolution would only cost accuracy.
   o.qdq.reduce_range = args.reduce_range || (!args.full_range && !kernels::cpu_features().avx512_vnni);
-  o.qdq.quantize_depthwise = args.quantize_depthwise;
+  if (args.quantize_depthwise && args.float_depthwise) {
+    return make_error(StatusCode::kInvalidArgument, "--quantize-depthwise and --float-depthwise contradict each other");
+  }
+  // int8 depthwise convolutions gain where oneDNN's VNNI kernels read and write the uint8 values
+  // between int8 convolutions (passes::chain_int8); on AVX2 they are slower than float.
+  o.qdq.quantize_depthwise = args.quantize_depthwise || (!args.float_depthwise && kernels::cpu_features().avx512_vnni);
   if (args.activation_type != "uint8" && args.activation_type != "int8") {
     return make_error(StatusCode::kInvalidArgument,
                       "--activation-type must be uint8 or int8, got '" + args.activation_type + "'");
@@ -492,7 +498,9 @@ void add_quantize_command(CLI::App& app, int& exit_code) {
                 "7-bit weights in [-64, 64] (the default on CPUs without AVX-512 VNNI, whose int16 pair sums "
                 "saturate otherwise; use it for files meant for such CPUs)");
   cmd->add_flag("--quantize-depthwise", args->quantize_depthwise,
-                "also quantize depthwise Conv (slower than float on AVX2)");
+                "quantize depthwise Conv too (the default on CPUs with AVX-512 VNNI; slower than float on AVX2)");
+  cmd->add_flag("--float-depthwise", args->float_depthwise,
+                "keep depthwise Conv in float (the default on CPUs without AVX-512 VNNI)");
   cmd->add_option("--activation-type", args->activation_type, "uint8 (asymmetric) or int8 (symmetric)")
       ->capture_default_str();
   cmd->add_option("--budget", args->budget_db,
