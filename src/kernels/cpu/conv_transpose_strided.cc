@@ -24,6 +24,12 @@ struct Dims {
   int64_t c, m, h, w, wp, kh, kw, oh, ow;
 };
 
+/// One input row as the kernels read it: value (pixel j, channel c) at x[j * pixel + c * channel].
+struct Row {
+  const float* x;
+  int64_t pixel, channel;
+};
+
 // Input row `i` of image `n` into xr [C][wp] (columns past w zero).
 void gather_row(const Dims& d, const float* x, ActivationLayout layout, int64_t n, int64_t i, float* xr) {
   if (layout == ActivationLayout::kNhwc) {
@@ -51,8 +57,8 @@ typedef float F8 __attribute__((vector_size(32)));
 
 // The kh output rows of input row `i` of image `n`, y blocked [N, M/8, OH, OW, 8] or NHWC
 // [N, OH, OW, M] (`nhwc`; both with M a multiple of 8): for 8 input pixels at a time and each
-// channel block and tap, acc[pixel] += x[c][pixel] * w[c][8 lanes].
-EDGEMM_AVX2_CLONES void rows_blocked(const Dims& d, const float* xr, const float* packed, const float* bias, int64_t n,
+// channel block and tap, acc[pixel] += x[pixel][c] * w[c][8 lanes].
+EDGEMM_AVX2_CLONES void rows_blocked(const Dims& d, Row xr, const float* packed, const float* bias, int64_t n,
                                      int64_t i, bool nhwc, float* y) {
   const int64_t blocks = d.m / kB;
   for (int64_t j0 = 0; j0 < d.w; j0 += kB) {
@@ -69,11 +75,21 @@ EDGEMM_AVX2_CLONES void rows_blocked(const Dims& d, const float* xr, const float
           const float* wt = packed + ((mb * d.kh + a) * d.kw + b) * d.c * kB;
           F8 acc[kB];
           for (int64_t p = 0; p < kB; ++p) acc[p] = b8;
-          for (int64_t c = 0; c < d.c; ++c) {
-            F8 wv;
-            std::memcpy(&wv, wt + c * kB, sizeof wv);
-            const float* xp = xr + c * d.wp + j0;
-            for (int64_t p = 0; p < kB; ++p) acc[p] += xp[p] * wv;
+          const float* x0 = xr.x + j0 * xr.pixel;
+          if (pixels == kB) {
+            for (int64_t c = 0; c < d.c; ++c) {
+              F8 wv;
+              std::memcpy(&wv, wt + c * kB, sizeof wv);
+              const float* xp = x0 + c * xr.channel;
+              for (int64_t p = 0; p < kB; ++p) acc[p] += xp[p * xr.pixel] * wv;
+            }
+          } else {
+            for (int64_t c = 0; c < d.c; ++c) {
+              F8 wv;
+              std::memcpy(&wv, wt + c * kB, sizeof wv);
+              const float* xp = x0 + c * xr.channel;
+              for (int64_t p = 0; p < pixels; ++p) acc[p] += xp[p * xr.pixel] * wv;
+            }
           }
           for (int64_t p = 0; p < pixels; ++p) std::memcpy(yr + ((j0 + p) * d.kw + b) * step, &acc[p], sizeof(F8));
         }
@@ -161,11 +177,15 @@ void ConvTransposeStrided::run(const ConvGeometry& g, const float* x, Activation
   parallel_for(threads, g.batch * d.h, d.c * d.m * d.kh * d.kw * d.w, [&](int64_t begin, int64_t end) {
     std::vector<float> xr(static_cast<size_t>(d.c * d.wp)), acc(y_plain ? static_cast<size_t>(d.wp) : 0);
     for (int64_t r = begin; r < end; ++r) {
-      gather_row(d, x, x_layout, r / d.h, r % d.h, xr.data());
+      const int64_t n = r / d.h, i = r % d.h;
+      // NHWC rows are read in place by the blocked kernel; the others are gathered first.
+      const bool in_place = x_layout == ActivationLayout::kNhwc && !y_plain;
+      if (!in_place) gather_row(d, x, x_layout, n, i, xr.data());
+      const Row row = in_place ? Row{x + (n * d.h + i) * d.w * d.c, d.c, 1} : Row{xr.data(), 1, d.wp};
       if (y_plain) {
-        rows_plain(d, xr.data(), packed_.data(), bias, r / d.h, r % d.h, acc.data(), y);
+        rows_plain(d, xr.data(), packed_.data(), bias, n, i, acc.data(), y);
       } else {
-        rows_blocked(d, xr.data(), packed_.data(), bias, r / d.h, r % d.h, y_layout == ActivationLayout::kNhwc, y);
+        rows_blocked(d, row, packed_.data(), bias, n, i, y_layout == ActivationLayout::kNhwc, y);
       }
     }
   });
