@@ -77,17 +77,19 @@ std::vector<ir::Step> with_quantization(std::vector<ir::Step> steps, const Outpu
   return steps;
 }
 
-/// Whether oneDNN 2.6's AMX int8 convolutions waste most of their tiles on `g`: an AMX tile
+/// Whether oneDNN 2.6's AMX int8 convolutions lose to its AVX-512 VNNI ones on `g`: an AMX tile
 /// multiply takes 16 rows (output pixels) by K = 64 bytes (input values per output, C/group ·
-/// kernel area). Measured on PP-OCRv4 det's convolutions, 1 thread (`ONEDNN_VERBOSE` times):
-/// 1×1 16 → 32 channels at 320×320 1.34 ms with AMX, 0.96 ms with AVX-512 VNNI; 1×1 48 → 48 at
-/// 160×160 0.52 vs 0.47 ms; squeeze-excitation 1×1s on one pixel 0.015 vs 0.003 ms. From 96 input
-/// values per output on many pixels AMX wins (3×3 96 → 24 at 160×160: 0.68 vs 1.95 ms).
+/// kernel area), and oneDNN's AMX kernels have a larger fixed cost per call. Measured on
+/// PP-OCRv4's convolutions, 1 thread (`ONEDNN_VERBOSE` times), AMX vs VNNI: det 1×1 16 → 32
+/// channels at 320×320 1.34 vs 0.96 ms, 48 → 48 at 160×160 0.52 vs 0.47 ms, squeeze-excitation
+/// 1×1s on one pixel 0.015 vs 0.003 ms; rec 1×1 64 → 64 at 24×160 0.129 vs 0.096 ms. From 96
+/// input values per output on many pixels AMX wins or ties (det 1×1 96 → 96 at 80×80 0.27 vs
+/// 0.31 ms, 3×3 96 → 24 at 160×160 0.68 vs 1.95 ms; rec 1×1 128 → 128 at 12×160 0.12 vs 0.13 ms).
 bool amx_wasteful(const ConvGeometry& g) {
   int64_t per_output = g.in_channels / g.group, pixels = 1;
   for (int64_t k : g.kernel) per_output *= k;
   for (int64_t d : g.out_spatial) pixels *= d;
-  return per_output < 64 || pixels < 16;
+  return per_output < 96 || pixels < 16;
 }
 
 /// oneDNN's first implementation for `desc`, or its first non-AMX, non-reference one where
