@@ -284,6 +284,12 @@ ir::Node fuse(const ir::Model& model, const std::vector<Member>& chain) {
 
 }  // namespace
 
+std::optional<ir::Node> elementwise_chain_of(const ir::Model& model, int node) {
+  const std::vector<Member> alone = {{node, start_input(model, model.graph.nodes[node])}};
+  if (!link_of(model, model.graph.nodes[node], alone[0].value_input)) return std::nullopt;
+  return fuse(model, alone);
+}
+
 void fuse_elementwise_chains(ir::Model& model, PassReport& report) {
   ir::Graph& graph = model.graph;
   std::vector<std::vector<Member>> chains;

@@ -1,18 +1,21 @@
 /// \file int8_chaining.cc
-/// chain_int8: keeps activations in uint8 between int8 convolutions. In a QDQ graph the value
-/// between two quantized Convs is written in float by the first and quantized again by each
-/// reader; when every reader quantizes it the same way, the first Int8Conv can quantize its own
-/// output (QuantizeLinear's arithmetic, after its epilogue) and the readers skip theirs:
+/// chain_int8: keeps activations in uint8 where int8 convolutions read them. In a QDQ graph the
+/// value an Int8Conv reads is written in float by its producer and quantized again by each
+/// reader; when every reader quantizes it the same way, a producer that is an Int8Conv or an
+/// ElementwiseChain can quantize its own output (QuantizeLinear's arithmetic, after its epilogue
+/// or last step) and the readers skip theirs:
 ///
 ///   Int8Conv_a ─ y (float32 NHWC) ─┬─ Int8Conv_b(x_scale s, x_zero_point z)
 ///                                  └─ Int8Conv_c(x_scale s, x_zero_point z)
 ///     ⇒  Int8Conv_a(y_scale s, y_zero_point z) ─ y (uint8 NHWC) ─ Int8Conv_b, Int8Conv_c
 ///
-/// The readers see uint8 input and use it as it is (kernels/cpu/conv_int8.h). Matched when the
-/// value is no graph output, the producer writes it channels-last (dst_layout "NHWC", from
-/// assign_chain_layouts) and every reader is an Int8Conv taking it as input X only, with
-/// src_layout "NHWC" and equal x_scale and x_zero_point. Runs last: other passes expect float
-/// values. Memory traffic of such a value falls to a quarter, and its quantization runs once.
+/// A single elementwise op (Add, Mul, ...) producing such a value becomes an ElementwiseChain of
+/// one step first. The readers see uint8 input and use it as it is (kernels/cpu/conv_int8.h).
+/// Matched when the value is no graph output and every reader is an Int8Conv taking it as input
+/// X only, with src_layout "NHWC" (so the value is stored channels-last, assign_chain_layouts)
+/// and equal x_scale and x_zero_point; an Int8Conv producer must write it with dst_layout
+/// "NHWC". Runs last: other passes expect float values. Memory traffic of such a value falls to
+/// a quarter, and its quantization runs once.
 
 #include "passes/graph_view.h"
 #include "passes/passes.h"
@@ -21,13 +24,24 @@
 namespace edgemm::passes {
 namespace {
 
+bool has_layout(const ir::Node& n, const char* attribute, const char* layout) {
+  auto v = n.attr_string(attribute, "");
+  return v && *v == layout;
+}
+
 bool is_int8_conv(const ir::Node& n) {
   return n.domain == kEdgemmDomain && n.op_type == "Int8Conv" && n.outputs.size() == 1 && !n.inputs.empty();
 }
 
-bool has_layout(const ir::Node& n, const char* attribute, const char* layout) {
-  auto v = n.attr_string(attribute, "");
-  return v && *v == layout;
+/// An Int8Conv writing NHWC or an ElementwiseChain (a single elementwise op becomes one): the
+/// producers that can write uint8. False, leaving the node alone, for any other.
+bool can_write_uint8(const ir::Model& model, int k, ir::Node& n) {
+  if (is_int8_conv(n)) return has_layout(n, "dst_layout", "NHWC");
+  if (n.domain == kEdgemmDomain && n.op_type == "ElementwiseChain") return n.outputs.size() == 1;
+  std::optional<ir::Node> chain = elementwise_chain_of(model, k);
+  if (!chain) return false;
+  n = std::move(*chain);
+  return true;
 }
 
 /// The x_scale and x_zero_point that every reader of `value` uses, when all of them are Int8Convs
@@ -60,18 +74,20 @@ bool common_quantization(const ir::Graph& graph, const GraphView& view, const st
 void chain_int8(ir::Model& model, PassReport& report) {
   ir::Graph& graph = model.graph;
   GraphView view(graph);
-  for (ir::Node& node : graph.nodes) {
-    if (!is_int8_conv(node) || !has_layout(node, "dst_layout", "NHWC")) continue;
-    const std::string& y = node.outputs[0];
-    if (view.is_graph_output(y)) continue;
+  for (size_t k = 0; k < graph.nodes.size(); ++k) {
+    ir::Node& node = graph.nodes[k];
+    if (node.outputs.size() != 1 || view.is_graph_output(node.outputs[0])) continue;
+    const std::string y = node.outputs[0];
     ir::Attribute scale, zero_point;
     if (!common_quantization(graph, view, y, scale, zero_point)) continue;
+    if (!can_write_uint8(model, static_cast<int>(k), node)) continue;
     node.attributes["y_scale"] = scale;
     node.attributes["y_zero_point"] = zero_point;
     auto info = graph.value_infos.find(y);
     if (info != graph.value_infos.end()) info->second.dtype = DataType::kUInt8;
-    ++report.patterns["Int8Conv→Int8Conv uint8"];
+    ++report.patterns[node.op_type + "→Int8Conv uint8"];
   }
+  use_edgemm_domain(model);
 }
 
 }  // namespace edgemm::passes

@@ -27,6 +27,11 @@ struct Rewrite {
   std::vector<bool> touched;
 };
 
+/// Node `node` of `model` (a float32 elementwise op: Add, Mul, Relu, ...) as a com.edgemm
+/// ElementwiseChain of its steps, with the same name, inputs and output; nullopt for other
+/// nodes. Defined in elementwise_fusion.cc.
+std::optional<ir::Node> elementwise_chain_of(const ir::Model& model, int node);
+
 /// The index of the default-domain node of type `op_type` producing `value`, or -1.
 int producer_of(const GraphView& view, const ir::Graph& graph, const std::string& value, const char* op_type);
 

@@ -131,13 +131,34 @@ std::string save_chain(Readers readers, Epilogue epilogue, const std::string& na
   return b.save(testing::temp_dir("int8_chain") / (name + ".onnx"));
 }
 
-/// Chained values the passes make in the model at `path` (NHWC chains).
-int chained_values(const std::string& path) {
+/// x → Q → DQ → conv1 → c1; a = Add(Relu(c1), c1) (an ElementwiseChain: c1 has two readers, so
+/// no epilogue takes them), or with `single_op` a = Add(c1, c1) (one Add node) → Q → DQ → conv2
+/// → y.
+std::string save_chain_after_elementwise(bool single_op, const std::string& name) {
+  ModelBuilder b(13);
+  b.input("x", kF, {1, 8, kSide, kSide});
+  add_qdq(b, "x", "xdq", 0.02f, 128);
+  add_int8_conv(b, "xdq", "c1", 8, 16, 3, 1, 10);
+  if (single_op) {
+    b.node("Add", {"c1", "c1"}, {"a"});
+  } else {
+    b.node("Relu", {"c1"}, {"r"});
+    b.node("Add", {"r", "c1"}, {"a"});
+  }
+  add_qdq(b, "a", "adq", 0.05f, 3);
+  add_int8_conv(b, "adq", "y", 16, 8, 1, 1, 20);
+  b.output("y", kF, {1, 8, kSide, kSide});
+  return b.save(testing::temp_dir("int8_chain") / (name + ".onnx"));
+}
+
+/// Values the passes make uint8 in the model at `path` (NHWC chains) for `producer` ("Int8Conv"
+/// or "ElementwiseChain").
+int chained_values(const std::string& path, const std::string& producer = "Int8Conv") {
   auto model = ir::import_onnx_file(path);
   EXPECT_TRUE(model.has_value());
   passes::PassReport report;
   passes::optimize(*model, report, passes::PassOptions{kernels::ActivationLayout::kNhwc});
-  auto it = report.patterns.find("Int8Conv→Int8Conv uint8");
+  auto it = report.patterns.find(producer + "→Int8Conv uint8");
   return it == report.patterns.end() ? 0 : it->second;
 }
 
@@ -205,6 +226,18 @@ TEST(QuantInt8Chain, ValueWithOtherReadersStaysFloat) {
            {Readers::kTwoOtherParams, "two_other"}, {Readers::kAlsoFloatReader, "float_reader"}}) {
     const std::string path = save_chain(readers, Epilogue::kRelu, name);
     EXPECT_EQ(chained_values(path), 0) << name;
+    expect_matches_qdq_graph(path, name);
+  }
+}
+
+// An ElementwiseChain whose only readers are Int8Convs quantizes its tiles as it writes them; a
+// single elementwise op becomes such a chain.
+TEST(QuantInt8Chain, ElementwiseChainWritesTheUint8Value) {
+  for (bool single_op : {false, true}) {
+    const std::string name = single_op ? "single_add" : "relu_add";
+    const std::string path = save_chain_after_elementwise(single_op, name);
+    EXPECT_EQ(chained_values(path, "ElementwiseChain"), 1) << name;
+    EXPECT_EQ(chained_values(path, "Int8Conv"), 0) << name;
     expect_matches_qdq_graph(path, name);
   }
 }

@@ -61,17 +61,11 @@ memory::desc int8_weights_desc(const ConvGeometry& g) {
   return memory::desc(dims, memory::data_type::s8, onednn::plain_tag(static_cast<int64_t>(dims.size())));
 }
 
-/// QuantizeLinear of the output (attributes y_scale, y_zero_point from passes::chain_int8).
-struct OutputQuantization {
-  float scale = 1;
-  int32_t zero_point = 0;
-};
-
 /// `steps` followed by QuantizeLinear's scaling, v / y_scale + y_zero_point, as a linear step
 /// (oneDNN then rounds half to even and saturates when it converts to uint8). make_post_ops
 /// merges it with a linear step before it and refuses chains that repeat eltwise_linear with
 /// other parameters, which oneDNN 2.6 computes wrongly (epilogue.cc).
-std::vector<ir::Step> with_quantization(std::vector<ir::Step> steps, const OutputQuantization& y) {
+std::vector<ir::Step> with_quantization(std::vector<ir::Step> steps, const int8::OutputQuantization& y) {
   steps.push_back(
       ir::Step{.kind = ir::StepKind::kLinear, .alpha = 1.0f / y.scale, .beta = static_cast<float>(y.zero_point)});
   return steps;
@@ -127,7 +121,7 @@ struct Int8ConvParams {
   Tensor bias;                                            // float32 [M] or undefined
   ActivationLayout src_layout = ActivationLayout::kNchw;  // attribute src_layout
   ActivationLayout dst_layout = ActivationLayout::kNchw;  // attribute dst_layout
-  std::optional<OutputQuantization> y;                    // attributes y_scale, y_zero_point
+  std::optional<int8::OutputQuantization> y;              // attributes y_scale, y_zero_point
 };
 
 class Int8ConvKernel final : public Kernel {
@@ -381,22 +375,6 @@ Status invalid(const ir::Node& node, const std::string& message) {
   return ir::node_error(node, StatusCode::kInvalidModel, message);
 }
 
-Expected<OutputQuantization> read_output_quantization(const ir::Node& node, ActivationLayout dst_layout) {
-  if (!node.has_attr("y_scale") || !node.has_attr("y_zero_point")) {
-    return invalid(node, "attributes y_scale and y_zero_point go together");
-  }
-  if (dst_layout != ActivationLayout::kNhwc) return invalid(node, "a uint8 output (y_scale) needs dst_layout NHWC");
-  OutputQuantization y;
-  EDGEMM_ASSIGN_OR_RETURN(y.scale, node.attr_float("y_scale", 0));
-  EDGEMM_ASSIGN_OR_RETURN(const int64_t zp, node.attr_int("y_zero_point", 0));
-  if (!(y.scale > 0) || !std::isfinite(y.scale) || !std::isnormal(1.0f / y.scale)) {
-    return invalid(node, "attribute y_scale must be a normal float > 0, got " + std::to_string(y.scale));
-  }
-  if (zp < 0 || zp > 255) return invalid(node, "attribute y_zero_point must be in [0, 255], got " + std::to_string(zp));
-  y.zero_point = static_cast<int32_t>(zp);
-  return y;
-}
-
 Expected<Int8ConvParams> read_params(const KernelInfo& info) {
   const ir::Node& node = info.node;
   Int8ConvParams p;
@@ -418,8 +396,9 @@ Expected<Int8ConvParams> read_params(const KernelInfo& info) {
   EDGEMM_ASSIGN_OR_RETURN(p.q, int8::read_qdq_scales(node, m));
   EDGEMM_ASSIGN_OR_RETURN(p.src_layout, read_layout(node, "src_layout"));
   EDGEMM_ASSIGN_OR_RETURN(p.dst_layout, read_layout(node, "dst_layout"));
-  if (node.has_attr("y_scale") || node.has_attr("y_zero_point")) {
-    EDGEMM_ASSIGN_OR_RETURN(p.y, read_output_quantization(node, p.dst_layout));
+  EDGEMM_ASSIGN_OR_RETURN(p.y, int8::read_output_quantization(node));
+  if (p.y && p.dst_layout != ActivationLayout::kNhwc) {
+    return invalid(node, "a uint8 output (y_scale) needs dst_layout NHWC");
   }
   return p;
 }

@@ -2,8 +2,10 @@
 /// com.edgemm ElementwiseChain-1: a chain of elementwise steps (src/ir/elementwise_steps.h)
 /// applied in order to input 0, each binary step reading its operand input numpy-broadcast
 /// ("Broadcasting in ONNX") to the output, whose shape is the broadcast of all inputs.
-/// float32 only. fuse_elementwise_chains (src/passes/elementwise_fusion.cc) creates these nodes
-/// so that a chain of elementwise ops reads and writes memory once.
+/// float32 only; with the attributes y_scale and y_zero_point (passes::chain_int8) the output is
+/// uint8, each finished tile quantized (QuantizeLinear) before it is written. fuse_elementwise_chains
+/// (src/passes/elementwise_fusion.cc) creates these nodes so that a chain of elementwise ops reads and writes memory
+/// once.
 ///
 /// The output is processed in tiles of about kTileElements elements (a piece of one broadcast
 /// row, or several whole rows when rows are short) that stay in L1 while every step runs over
@@ -19,6 +21,7 @@
 #include <cstdint>
 #include <cstring>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -239,7 +242,9 @@ struct ChainRun {
   const Tiling& tiling;
   std::vector<const float*> inputs;
   float* out = nullptr;
-  std::vector<int64_t> periods;  // per input: repeats every `period` elements of a row; 0 = no
+  std::vector<int64_t> periods;                         // per input: repeats every `period` elements of a row; 0 = no
+  const int8::OutputQuantization* quantized = nullptr;  // set: out_u8 receives the quantized values instead
+  uint8_t* out_u8 = nullptr;
 };
 
 /// Merges the last outer axis into the rows when every input either continues contiguously
@@ -360,12 +365,18 @@ void run_tile(const ChainRun& run, int64_t tile, RowCursor& cursor, std::vector<
         break;
     }
   }
-  std::memcpy(run.out + row0 * p.inner + col, v, static_cast<size_t>(rows * len) * sizeof(float));
+  const int64_t at = row0 * p.inner + col;
+  if (run.quantized != nullptr) {
+    int8::quantize_u8(v, rows * len, run.quantized->scale, run.quantized->zero_point, run.out_u8 + at);
+  } else {
+    std::memcpy(run.out + at, v, static_cast<size_t>(rows * len) * sizeof(float));
+  }
 }
 
 class ElementwiseChainKernel final : public Kernel {
  public:
-  explicit ElementwiseChainKernel(std::vector<Step> steps) : steps_(std::move(steps)) {}
+  ElementwiseChainKernel(std::vector<Step> steps, std::optional<int8::OutputQuantization> quantized)
+      : steps_(std::move(steps)), quantized_(quantized) {}
 
   Status run(KernelContext& ctx) const override {
     const ir::Node& node = ctx.node();
@@ -377,8 +388,13 @@ class ElementwiseChainKernel final : public Kernel {
     }
     if (inputs.empty()) return ir::node_error(node, StatusCode::kInvalidModel, "needs at least one input");
     EDGEMM_ASSIGN_OR_RETURN(Shape out_shape, elementwise::broadcast_all(node, inputs));
-    EDGEMM_ASSIGN_OR_RETURN(Tensor * y, ctx.allocate_output(0, DataType::kFloat32, out_shape));
-    run_elementwise_chain(steps_, inputs, out_shape, y->data<float>(), ctx.threads());
+    EDGEMM_ASSIGN_OR_RETURN(Tensor * y,
+                            ctx.allocate_output(0, quantized_ ? DataType::kUInt8 : DataType::kFloat32, out_shape));
+    if (quantized_) {
+      run_elementwise_chain(steps_, inputs, out_shape, *quantized_, y->data<uint8_t>(), ctx.threads());
+    } else {
+      run_elementwise_chain(steps_, inputs, out_shape, y->data<float>(), ctx.threads());
+    }
     return Status::ok();
   }
 
@@ -389,12 +405,15 @@ class ElementwiseChainKernel final : public Kernel {
 
  private:
   std::vector<Step> steps_;
+  std::optional<int8::OutputQuantization> quantized_;
 };
 
 }  // namespace
 
-void run_elementwise_chain(const std::vector<Step>& steps, const std::vector<const Tensor*>& inputs,
-                           const Shape& out_shape, float* out, int threads) {
+namespace {
+
+void run_chain(const std::vector<Step>& steps, const std::vector<const Tensor*>& inputs, const Shape& out_shape,
+               float* out, const int8::OutputQuantization* quantized, uint8_t* out_u8, int threads) {
   std::vector<const Shape*> shapes;
   for (const Tensor* x : inputs) shapes.push_back(&x->shape());
   BroadcastPlan plan = elementwise::make_broadcast_plan(out_shape, shapes);
@@ -405,7 +424,7 @@ void run_elementwise_chain(const std::vector<Step>& steps, const std::vector<con
   int64_t cost = 1;
   for (const Step& s : steps) cost += step_cost(s);
   const Tiling tiling = make_tiling(plan, align);
-  ChainRun chain{steps, plan, tiling, {}, out, periods};
+  ChainRun chain{steps, plan, tiling, {}, out, periods, quantized, out_u8};
   for (const Tensor* x : inputs) chain.inputs.push_back(x->data<float>());
   const int64_t tile_cost = tiling.piece * tiling.rows_per_tile * cost;
   parallel_for(threads, tiling.count, tile_cost, [&](int64_t begin, int64_t end) {
@@ -415,10 +434,25 @@ void run_elementwise_chain(const std::vector<Step>& steps, const std::vector<con
   });
 }
 
+}  // namespace
+
+void run_elementwise_chain(const std::vector<Step>& steps, const std::vector<const Tensor*>& inputs,
+                           const Shape& out_shape, float* out, int threads) {
+  run_chain(steps, inputs, out_shape, out, nullptr, nullptr, threads);
+}
+
+void run_elementwise_chain(const std::vector<Step>& steps, const std::vector<const Tensor*>& inputs,
+                           const Shape& out_shape, const int8::OutputQuantization& quantized, uint8_t* out,
+                           int threads) {
+  run_chain(steps, inputs, out_shape, nullptr, &quantized, out, threads);
+}
+
 void register_elementwise_chain_kernels(KernelRegistry& registry) {
   registry.add("com.edgemm", "ElementwiseChain", 1, [](const KernelInfo& info) -> Expected<std::unique_ptr<Kernel>> {
     EDGEMM_ASSIGN_OR_RETURN(std::vector<Step> steps, ir::read_steps(info.node));
-    return std::unique_ptr<Kernel>(std::make_unique<ElementwiseChainKernel>(std::move(steps)));
+    EDGEMM_ASSIGN_OR_RETURN(std::optional<int8::OutputQuantization> quantized,
+                            int8::read_output_quantization(info.node));
+    return std::unique_ptr<Kernel>(std::make_unique<ElementwiseChainKernel>(std::move(steps), quantized));
   });
 }
 

@@ -7,6 +7,7 @@
 
 #include "edgemm/tensor.h"
 #include "ir/elementwise_steps.h"
+#include "kernels/cpu/int8_common.h"
 
 namespace edgemm::kernels {
 
@@ -17,5 +18,12 @@ namespace edgemm::kernels {
 /// over tiles on `threads` OpenMP threads.
 void run_elementwise_chain(const std::vector<ir::Step>& steps, const std::vector<const Tensor*>& inputs,
                            const Shape& out_shape, float* out, int threads);
+
+/// The same, with each finished value quantized into uint8 `out` (int8::quantize_u8, the
+/// com.edgemm ElementwiseChain with y_scale / y_zero_point that passes::chain_int8 sets). `out`
+/// must not alias an input.
+void run_elementwise_chain(const std::vector<ir::Step>& steps, const std::vector<const Tensor*>& inputs,
+                           const Shape& out_shape, const int8::OutputQuantization& quantized, uint8_t* out,
+                           int threads);
 
 }  // namespace edgemm::kernels

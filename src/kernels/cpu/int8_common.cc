@@ -117,19 +117,36 @@ Expected<QdqScales> read_qdq_scales(const ir::Node& node, int64_t channels) {
   return s;
 }
 
-void quantize_u8(const float* x, int64_t count, float scale, int32_t zero_point, uint8_t* out, int threads) {
+Expected<std::optional<OutputQuantization>> read_output_quantization(const ir::Node& node) {
+  if (!node.has_attr("y_scale") && !node.has_attr("y_zero_point")) return std::optional<OutputQuantization>();
+  if (!node.has_attr("y_scale") || !node.has_attr("y_zero_point")) {
+    return invalid(node, "attributes y_scale and y_zero_point go together");
+  }
+  OutputQuantization q;
+  EDGEMM_ASSIGN_OR_RETURN(q.scale, node.attr_float("y_scale", 0));
+  EDGEMM_ASSIGN_OR_RETURN(const int64_t zp, node.attr_int("y_zero_point", 0));
+  if (!(q.scale > 0) || !std::isnormal(q.scale) || !std::isnormal(1.0f / q.scale)) {
+    return invalid(node, "attribute y_scale must be a normal float > 0, got " + std::to_string(q.scale));
+  }
+  if (zp < 0 || zp > 255) return invalid(node, "attribute y_zero_point must be in [0, 255], got " + std::to_string(zp));
+  q.zero_point = static_cast<int32_t>(zp);
+  return std::optional<OutputQuantization>(q);
+}
+
+void quantize_u8(const float* x, int64_t count, float scale, int32_t zero_point, uint8_t* out) {
   const float z = static_cast<float>(zero_point);
+#if defined(__x86_64__)
+  if (cpu_features().avx512f) return quantize_avx512(x, count, scale, z, out);
+#endif
+  quantize_scalar(x, count, scale, z, out);
+}
+
+void quantize_u8(const float* x, int64_t count, float scale, int32_t zero_point, uint8_t* out, int threads) {
   const int64_t chunks = (count + kChunk - 1) / kChunk;
 #pragma omp parallel for num_threads(threads) schedule(static)
   for (int64_t k = 0; k < chunks; ++k) {
-    const int64_t begin = k * kChunk, n = std::min(kChunk, count - begin);
-#if defined(__x86_64__)
-    if (cpu_features().avx512f) {
-      quantize_avx512(x + begin, n, scale, z, out + begin);
-      continue;
-    }
-#endif
-    quantize_scalar(x + begin, n, scale, z, out + begin);
+    const int64_t begin = k * kChunk;
+    quantize_u8(x + begin, std::min(kChunk, count - begin), scale, zero_point, out + begin);
   }
 }
 

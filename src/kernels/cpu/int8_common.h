@@ -5,6 +5,7 @@
 /// that decide whether oneDNN's u8s8 kernels compute a node exactly on this CPU.
 
 #include <cstdint>
+#include <optional>
 #include <vector>
 
 #include "edgemm/status.h"
@@ -21,6 +22,19 @@ struct QdqScales {
   std::vector<float> w_scales;
 };
 
+/// QuantizeLinear of a kernel's float output to uint8: saturate(round_half_to_even(v / scale) +
+/// zero_point). The attributes y_scale and y_zero_point that passes::chain_int8 sets on the
+/// Int8Conv and ElementwiseChain nodes whose readers all quantize their output alike.
+struct OutputQuantization {
+  float scale = 1;
+  int32_t zero_point = 0;
+};
+
+/// Reads y_scale and y_zero_point: nullopt when both are absent. Errors: kInvalidModel naming the
+/// node for one without the other, a y_scale that is not a normal float > 0 (or whose reciprocal
+/// is not normal), a y_zero_point outside [0, 255].
+Expected<std::optional<OutputQuantization>> read_output_quantization(const ir::Node& node);
+
 /// Reads and checks x_scale (finite, > 0), x_zero_point (0..255) and w_scales (`channels`
 /// finite values > 0). Errors: kInvalidModel naming the node and the attribute.
 Expected<QdqScales> read_qdq_scales(const ir::Node& node, int64_t channels);
@@ -36,8 +50,11 @@ inline uint8_t quantize_u8(float v, float scale, float zero_point) {
 }
 
 /// Quantizes `count` contiguous float32 values to uint8 exactly as quantize_u8 does (the same
-/// bits), 16 at a time with AVX-512 where the CPU has it. `threads` OpenMP threads share the
-/// range. `x` and `out` are caller-owned and must not overlap.
+/// bits), 16 at a time with AVX-512 where the CPU has it, on the calling thread. `x` and `out`
+/// are caller-owned and must not overlap.
+void quantize_u8(const float* x, int64_t count, float scale, int32_t zero_point, uint8_t* out);
+
+/// The same, with `threads` OpenMP threads sharing the range.
 void quantize_u8(const float* x, int64_t count, float scale, int32_t zero_point, uint8_t* out, int threads);
 
 /// Quantizes planar float32 channels (NCHW: `batch` images of `channels` planes of `spatial`
