@@ -10,12 +10,11 @@
 ///     ⇒  Int8Conv_a(y_scale s, y_zero_point z) ─ y (uint8 NHWC) ─ Int8Conv_b, Int8Conv_c
 ///
 /// A single elementwise op (Add, Mul, ...) producing such a value becomes an ElementwiseChain of
-/// one step first. The readers see uint8 input and use it as it is (kernels/cpu/conv_int8.h).
-/// Matched when the value is no graph output and every reader is an Int8Conv taking it as input
-/// X only, with src_layout "NHWC" (so the value is stored channels-last, assign_chain_layouts)
-/// and equal x_scale and x_zero_point; an Int8Conv producer must write it with dst_layout
-/// "NHWC". Runs last: other passes expect float values. Memory traffic of such a value falls to
-/// a quarter, and its quantization runs once.
+/// one step first, a Concat a com.edgemm Concat (kernels/cpu/concat_split.cc). The readers see uint8 input and use it
+/// as it is (kernels/cpu/conv_int8.h). Matched when the value is no graph output and every reader is an Int8Conv taking
+/// it as input X only, with src_layout "NHWC" (so the value is stored channels-last, assign_chain_layouts) and equal
+/// x_scale and x_zero_point; an Int8Conv producer must write it with dst_layout "NHWC". Runs last: other passes expect
+/// float values. Memory traffic of such a value falls to a quarter, and its quantization runs once.
 
 #include "passes/graph_view.h"
 #include "passes/passes.h"
@@ -33,11 +32,20 @@ bool is_int8_conv(const ir::Node& n) {
   return n.domain == kEdgemmDomain && n.op_type == "Int8Conv" && n.outputs.size() == 1 && !n.inputs.empty();
 }
 
-/// An Int8Conv writing NHWC or an ElementwiseChain (a single elementwise op becomes one): the
-/// producers that can write uint8. False, leaving the node alone, for any other.
+/// An Int8Conv writing NHWC, an ElementwiseChain (a single elementwise op becomes one) or a
+/// float32 Concat (becoming com.edgemm Concat): the producers that can write uint8. False,
+/// leaving the node alone, for any other.
 bool can_write_uint8(const ir::Model& model, int k, ir::Node& n) {
   if (is_int8_conv(n)) return has_layout(n, "dst_layout", "NHWC");
   if (n.domain == kEdgemmDomain && n.op_type == "ElementwiseChain") return n.outputs.size() == 1;
+  if (n.domain.empty() && n.op_type == "Concat") {
+    for (const std::string& in : n.inputs) {
+      const ValueInfo* info = value_info(model.graph, in);
+      if (info == nullptr || info->dtype != DataType::kFloat32) return false;
+    }
+    n.domain = kEdgemmDomain;
+    return true;
+  }
   std::optional<ir::Node> chain = elementwise_chain_of(model, k);
   if (!chain) return false;
   n = std::move(*chain);

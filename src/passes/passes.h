@@ -33,10 +33,10 @@ struct PassReport {
 void fuse_qdq(ir::Model& model, PassReport& report);
 
 /// Keeps activations in uint8 where int8 convolutions read them (int8_chaining.cc): an Int8Conv
-/// (with NHWC output) or ElementwiseChain whose output every reader (all Int8Convs, reading it
+/// (with NHWC output), elementwise op or float32 Concat whose output every reader (all Int8Convs, reading it
 /// as X in NHWC) quantizes with the same x_scale and x_zero_point gets those as y_scale and
 /// y_zero_point and writes the uint8 value itself. Runs after assign_chain_layouts. Patterns:
-/// "Int8Conv→Int8Conv uint8", "ElementwiseChain→Int8Conv uint8".
+/// "Int8Conv→Int8Conv uint8", "ElementwiseChain→Int8Conv uint8", "Concat→Int8Conv uint8".
 void chain_int8(ir::Model& model, PassReport& report);
 
 /// Replaces every deterministic node whose inputs are all constant by its outputs (computed

@@ -151,8 +151,22 @@ std::string save_chain_after_elementwise(bool single_op, const std::string& name
   return b.save(testing::temp_dir("int8_chain") / (name + ".onnx"));
 }
 
-/// Values the passes make uint8 in the model at `path` (NHWC chains) for `producer` ("Int8Conv"
-/// or "ElementwiseChain").
+/// x → Q → DQ → conv1 (16 channels) and conv1b (8) → Concat on channels → Q → DQ → conv2 → y.
+std::string save_chain_after_concat(const std::string& name) {
+  ModelBuilder b(13);
+  b.input("x", kF, {1, 8, kSide, kSide});
+  add_qdq(b, "x", "xdq", 0.02f, 128);
+  add_int8_conv(b, "xdq", "c1", 8, 16, 3, 1, 10);
+  add_int8_conv(b, "xdq", "c2", 8, 8, 1, 1, 40);
+  set_int(b.node("Concat", {"c1", "c2"}, {"a"}), "axis", 1);
+  add_qdq(b, "a", "adq", 0.05f, 3);
+  add_int8_conv(b, "adq", "y", 24, 8, 1, 1, 20);
+  b.output("y", kF, {1, 8, kSide, kSide});
+  return b.save(testing::temp_dir("int8_chain") / (name + ".onnx"));
+}
+
+/// Values the passes make uint8 in the model at `path` (NHWC chains) for `producer` ("Int8Conv",
+/// "ElementwiseChain" or "Concat").
 int chained_values(const std::string& path, const std::string& producer = "Int8Conv") {
   auto model = ir::import_onnx_file(path);
   EXPECT_TRUE(model.has_value());
@@ -240,6 +254,13 @@ TEST(QuantInt8Chain, ElementwiseChainWritesTheUint8Value) {
     EXPECT_EQ(chained_values(path, "Int8Conv"), 0) << name;
     expect_matches_qdq_graph(path, name);
   }
+}
+
+// A Concat read only by Int8Convs quantizes its float inputs as it copies them.
+TEST(QuantInt8Chain, ConcatWritesTheUint8Value) {
+  const std::string path = save_chain_after_concat("concat");
+  EXPECT_EQ(chained_values(path, "Concat"), 1);
+  expect_matches_qdq_graph(path, "concat");
 }
 
 // A denormal weight scale sends the first convolution to the reference path, which must write

@@ -3,19 +3,40 @@
 /// Operators.md): Concat-4/11/13 (axis required, negative from 11) and Split-2/11/13
 /// (`split` sizes as an attribute before 13, as an optional int64 input from 13; without
 /// sizes the axis is split into equal parts, which must divide it). All dtypes, as bytes.
+/// com.edgemm Concat-1 is Concat-13 with optional y_scale / y_zero_point attributes
+/// (passes::chain_int8): float32 inputs are then quantized into a uint8 output as they are
+/// copied (QuantizeLinear, int8::quantize_u8).
 
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "kernels/cpu/common.h"
 #include "kernels/cpu/copy_util.h"
 #include "kernels/cpu/families.h"
+#include "kernels/cpu/int8_common.h"
 
 namespace edgemm::kernels {
 
 namespace {
 
 using ir::node_error;
+
+/// The float32 `inputs` joined along `axis` and quantized into uint8 `out` ([outer, out_block]
+/// rows; each input contributes its [outer, extent · inner] block at its offset).
+void concat_quantized(const std::vector<const Tensor*>& inputs, int64_t axis, int64_t inner, int64_t outer,
+                      int64_t out_block, const int8::OutputQuantization& q, uint8_t* out, int threads) {
+  int64_t offset = 0;
+  for (const Tensor* t : inputs) {
+    const int64_t block = t->shape()[axis] * inner;
+    const float* src = t->data<float>();
+#pragma omp parallel for num_threads(threads) schedule(static)
+    for (int64_t o = 0; o < outer; ++o) {
+      int8::quantize_u8(src + o * block, block, q.scale, q.zero_point, out + o * out_block + offset);
+    }
+    offset += block;
+  }
+}
 
 /// Concat: all inputs share dtype, rank and every extent except `axis`.
 Status run_concat(KernelContext& ctx) {
@@ -43,9 +64,8 @@ Status run_concat(KernelContext& ctx) {
     const Tensor& t = *inputs[i];
     if (t.dtype() != first.dtype()) {
       return node_error(node, StatusCode::kInvalidArgument,
-                        "input #" + std::to_string(i) + " '" + input_value_name(node, i) +
-                            "' has dtype " + dtype_name(t.dtype()) + " but input #0 has " +
-                            dtype_name(first.dtype()));
+                        "input #" + std::to_string(i) + " '" + input_value_name(node, i) + "' has dtype " +
+                            dtype_name(t.dtype()) + " but input #0 has " + dtype_name(first.dtype()));
     }
     bool ok = t.rank() == first.rank();
     for (int64_t k = 0; ok && k < t.rank(); ++k) {
@@ -53,19 +73,28 @@ Status run_concat(KernelContext& ctx) {
     }
     if (!ok) {
       return node_error(node, StatusCode::kInvalidArgument,
-                        "input #" + std::to_string(i) + " '" + input_value_name(node, i) +
-                            "' has shape " + shape_to_string(t.shape()) +
-                            ", incompatible with input #0 of shape " +
-                            shape_to_string(first.shape()) + " for concatenation on axis " +
-                            std::to_string(axis));
+                        "input #" + std::to_string(i) + " '" + input_value_name(node, i) + "' has shape " +
+                            shape_to_string(t.shape()) + ", incompatible with input #0 of shape " +
+                            shape_to_string(first.shape()) + " for concatenation on axis " + std::to_string(axis));
     }
     out_shape[axis] += t.shape()[axis];
   }
-  EDGEMM_ASSIGN_OR_RETURN(Tensor * out, ctx.allocate_output(0, first.dtype(), out_shape));
+  EDGEMM_ASSIGN_OR_RETURN(std::optional<int8::OutputQuantization> quantized, int8::read_output_quantization(node));
+  if (quantized && first.dtype() != DataType::kFloat32) {
+    return node_error(node, StatusCode::kInvalidArgument,
+                      std::string("a uint8 output (y_scale) needs float32 inputs, got ") + dtype_name(first.dtype()));
+  }
+  EDGEMM_ASSIGN_OR_RETURN(Tensor * out,
+                          ctx.allocate_output(0, quantized ? DataType::kUInt8 : first.dtype(), out_shape));
   int64_t outer = 1, inner = 1;
   for (int64_t k = 0; k < first.rank(); ++k) {
     if (k < axis) outer *= out_shape[k];
     if (k > axis) inner *= out_shape[k];
+  }
+  if (quantized) {
+    concat_quantized(inputs, axis, inner, outer, out_shape[axis] * inner, *quantized, out->data<uint8_t>(),
+                     ctx.threads());
+    return Status::ok();
   }
   const size_t elem = dtype_size(first.dtype());
   const int64_t out_block = out_shape[axis] * inner;
@@ -73,8 +102,8 @@ Status run_concat(KernelContext& ctx) {
   for (const Tensor* t : inputs) {
     const int64_t block = t->shape()[axis] * inner;
     if (block > 0 && outer > 0) {
-      strided_copy(out->data<unsigned char>() + offset * elem, {out_block, 1}, t->raw_data(),
-                   {block, 1}, {outer, block}, elem, ctx.threads());
+      strided_copy(out->data<unsigned char>() + offset * elem, {out_block, 1}, t->raw_data(), {block, 1},
+                   {outer, block}, elem, ctx.threads());
     }
     offset += block;
   }
@@ -111,16 +140,15 @@ Status run_split(KernelContext& ctx, int64_t opset) {
     int64_t total = 0;
     for (int64_t s : sizes) {
       if (s < 0) {
-        return node_error(node, StatusCode::kInvalidArgument,
-                          "'split' has negative size " + std::to_string(s));
+        return node_error(node, StatusCode::kInvalidArgument, "'split' has negative size " + std::to_string(s));
       }
       total += s;
       if (total > dim) break;
     }
     if (total != dim) {
       return node_error(node, StatusCode::kInvalidArgument,
-                        "'split' sizes " + shape_to_string(sizes) + " do not sum to " +
-                            std::to_string(dim) + ", the extent of axis " + std::to_string(axis));
+                        "'split' sizes " + shape_to_string(sizes) + " do not sum to " + std::to_string(dim) +
+                            ", the extent of axis " + std::to_string(axis));
     }
   } else {
     if (dim % outputs != 0) {
@@ -143,11 +171,10 @@ Status run_split(KernelContext& ctx, int64_t opset) {
     if (ctx.output_wanted(static_cast<int>(i))) {
       Shape shape = in->shape();
       shape[axis] = sizes[i];
-      EDGEMM_ASSIGN_OR_RETURN(Tensor * out,
-                              ctx.allocate_output(static_cast<int>(i), in->dtype(), shape));
+      EDGEMM_ASSIGN_OR_RETURN(Tensor * out, ctx.allocate_output(static_cast<int>(i), in->dtype(), shape));
       if (block > 0 && outer > 0) {
-        strided_copy(out->raw_data(), {block, 1}, in->data<unsigned char>() + offset * elem,
-                     {in_block, 1}, {outer, block}, elem, ctx.threads());
+        strided_copy(out->raw_data(), {block, 1}, in->data<unsigned char>() + offset * elem, {in_block, 1},
+                     {outer, block}, elem, ctx.threads());
       }
     }
     offset += block;
@@ -159,6 +186,7 @@ Status run_split(KernelContext& ctx, int64_t opset) {
 
 void register_concat_split_kernels(KernelRegistry& registry) {
   registry.add("", "Concat", 4, simple_kernel(run_concat));
+  registry.add("com.edgemm", "Concat", 1, simple_kernel(run_concat));
   registry.add("", "Split", 2, versioned_kernel(run_split));
 }
 

@@ -18,7 +18,7 @@
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 #include <immintrin.h>
 #pragma GCC diagnostic pop
-#define EDGEMM_AVX512 __attribute__((target("avx512f")))
+#define EDGEMM_AVX512 __attribute__((target("avx512f,avx512bw,avx512vl")))
 #endif
 
 namespace edgemm::kernels::int8 {
@@ -39,6 +39,10 @@ void quantize_scalar(const float* x, int64_t count, float scale, float zero_poin
 }
 
 #if defined(__x86_64__)
+/// Whether the AVX-512 loops (F, BW and VL for masked byte stores; every CPU with BW has VL)
+/// run on this CPU.
+bool avx512() { return cpu_features().avx512f && cpu_features().avx512bw; }
+
 /// quantize_u8 on 16 lanes: the same division, clamp (max returns its second operand, the
 /// lower bound, for NaN), round half to even and zero point, then vpmovusdb to bytes.
 EDGEMM_AVX512 inline __m128i quantize16(__m512 v, __m512 scale, __m512 lo, __m512 hi, __m512 zero_point) {
@@ -54,7 +58,10 @@ EDGEMM_AVX512 void quantize_avx512(const float* x, int64_t count, float scale, f
   for (; i + 16 <= count; i += 16) {
     _mm_storeu_si128(reinterpret_cast<__m128i*>(out + i), quantize16(_mm512_loadu_ps(x + i), s, lo, hi, z));
   }
-  quantize_scalar(x + i, count - i, scale, zero_point, out + i);
+  if (i < count) {  // the last 1-15 values through masked loads and stores
+    const __mmask16 m = static_cast<__mmask16>((1u << (count - i)) - 1);
+    _mm_mask_storeu_epi8(out + i, m, quantize16(_mm512_maskz_loadu_ps(m, x + i), s, lo, hi, z));
+  }
 }
 
 /// 16 pixels of `channels` planes (stride `spatial`) into 16 interleaved rows of `channels` bytes.
@@ -77,7 +84,7 @@ void quantize_pixels(const float* image, int64_t channels, int64_t spatial, int6
                      float zero_point, uint8_t* out_image) {
   int64_t p = p0;
 #if defined(__x86_64__)
-  if (cpu_features().avx512f) {
+  if (avx512()) {
     std::vector<uint8_t> tmp(static_cast<size_t>(channels) * 16);
     for (; p + 16 <= p1; p += 16) {
       quantize_planes16_avx512(image + p, channels, spatial, scale, zero_point, tmp.data(), out_image + p * channels);
@@ -136,7 +143,7 @@ Expected<std::optional<OutputQuantization>> read_output_quantization(const ir::N
 void quantize_u8(const float* x, int64_t count, float scale, int32_t zero_point, uint8_t* out) {
   const float z = static_cast<float>(zero_point);
 #if defined(__x86_64__)
-  if (cpu_features().avx512f) return quantize_avx512(x, count, scale, z, out);
+  if (avx512()) return quantize_avx512(x, count, scale, z, out);
 #endif
   quantize_scalar(x, count, scale, z, out);
 }
