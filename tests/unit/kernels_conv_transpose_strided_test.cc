@@ -85,7 +85,7 @@ TEST(ConvTransposeStrided, MatchesReference) {
                     auto got = Tensor::create(DataType::kFloat32, g->output_shape());
                     ASSERT_TRUE(y.has_value() && got.has_value());
                     std::fill_n(y->data<float>(), y->element_count(), NAN);  // every element must be written
-                    kernel.run(*g, xs.data<float>(), x_layout, bp, y->data<float>(), y_layout, threads);
+                    kernel.run(*g, xs.data<float>(), x_layout, bp, y->data<float>(), y_layout, {}, threads);
                     kernels::from_layout(y->data<float>(), got->data<float>(), g->output_shape(), y_layout, 1);
                     expect_close(got->data<float>(), want->data<float>(), want->element_count(),
                                  what + " x " + kernels::layout_name(x_layout) + " y " +
@@ -124,9 +124,10 @@ ir::Node node_with(const std::vector<ir::Step>& steps, bool fused, kernels::Acti
 }
 
 TEST(ConvTransposeStrided, NodesRunTheNewKernelWithEpilogues) {
-  // PP-OCR det's head at 20x24: 24 -> 24 (BatchNorm folded, Relu; nChw8c in and out, or NHWC
-  // in and NCHW out) and 24 -> 1 (Sigmoid; nChw8c or NHWC in, NCHW out), plus every other layout
-  // pair the kernel writes and a residual Add.
+  // PP-OCR det's head at 20x24: 24 -> 24 (BatchNorm folded, Relu; nChw8c or NHWC in and out, or
+  // NHWC in and NCHW out) and 24 -> 1 (Sigmoid; nChw8c or NHWC in, NCHW out), plus every other
+  // layout pair the kernel writes and a residual Add. Unary epilogues run inside the kernel, on
+  // each input row's output rows; others after it.
   const ir::Step relu{ir::StepKind::kRelu, 0, 0, -1}, sigmoid{ir::StepKind::kSigmoid, 0, 0, -1};
   const ir::Step add{ir::StepKind::kAdd, 0, 0, 3};
   using L = kernels::ActivationLayout;
@@ -146,6 +147,8 @@ TEST(ConvTransposeStrided, NodesRunTheNewKernelWithEpilogues) {
                                        {24, {add, relu}, true, L::kNChw8c, L::kNChw8c},
                                        {8, {sigmoid, add}, true, L::kNChw8c, L::kNchw},
                                        {24, {relu}, true, L::kNhwc, L::kNchw},
+                                       {24, {relu}, true, L::kNhwc, L::kNhwc},
+                                       {16, {sigmoid, relu}, true, L::kNChw8c, L::kNhwc},
                                        {1, {sigmoid}, true, L::kNhwc, L::kNchw},
                                        {8, {add, relu}, true, L::kNhwc, L::kNChw8c}};
   for (const NodeCase& nc : cases) {

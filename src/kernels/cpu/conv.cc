@@ -212,9 +212,11 @@ class ConvKernel final : public Kernel {
 #endif
     const bool strided_dst = dst_layout_ == ActivationLayout::kNchw || g.out_channels % kChannelBlock == 0;
     if (strided_ && !empty_input && ConvTransposeStrided::fits(g) && strided_dst) {
+      // Unary epilogues run inside the kernel, on output rows still in cache.
+      const bool unary = std::none_of(steps_.begin(), steps_.end(), [](const ir::Step& s) { return s.binary(); });
       strided_->run(g, x->data<float>(), src_layout_, b != nullptr ? b->data<float>() : nullptr, y->data<float>(),
-                    dst_layout_, threads);
-      return apply_epilogue(steps_, ctx, *y, nullptr, dst_layout_, threads);
+                    dst_layout_, unary ? steps_ : std::vector<ir::Step>{}, threads);
+      return unary ? Status::ok() : apply_epilogue(steps_, ctx, *y, nullptr, dst_layout_, threads);
     }
     if (use_onednn_ && !empty_input) {
       std::shared_ptr<const ConvPlan> p =

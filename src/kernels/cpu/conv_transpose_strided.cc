@@ -11,6 +11,7 @@
 #include <cstring>
 
 #include "kernels/cpu/common.h"
+#include "kernels/cpu/elementwise_chain.h"
 #include "kernels/cpu/layout.h"
 #include "kernels/cpu/vector_math.h"
 
@@ -120,6 +121,22 @@ EDGEMM_AVX2_CLONES void rows_plain(const Dims& d, const float* xr, const float* 
   }
 }
 
+// The epilogue's unary steps on the kh output rows of input row `i` of image `n`.
+void finish_rows(const Dims& d, const std::vector<ir::Step>& steps, int64_t n, int64_t i, ActivationLayout layout,
+                 float* y) {
+  if (steps.empty()) return;
+  const int64_t rows = d.kh * d.ow;  // output pixels of one channel (block) in these rows
+  if (layout == ActivationLayout::kNhwc) {
+    apply_unary_steps(steps, y + (n * d.oh + i * d.kh) * d.ow * d.m, rows * d.m);
+  } else if (layout == ActivationLayout::kNChw8c) {
+    for (int64_t mb = 0; mb < d.m / kB; ++mb) {
+      apply_unary_steps(steps, y + ((n * (d.m / kB) + mb) * d.oh + i * d.kh) * d.ow * kB, rows * kB);
+    }
+  } else {
+    for (int64_t m = 0; m < d.m; ++m) apply_unary_steps(steps, y + ((n * d.m + m) * d.oh + i * d.kh) * d.ow, rows);
+  }
+}
+
 bool all_equal(const std::vector<int64_t>& v, int64_t value) {
   return std::all_of(v.begin(), v.end(), [value](int64_t e) { return e == value; });
 }
@@ -163,7 +180,8 @@ ConvTransposeStrided::ConvTransposeStrided(const float* w, int64_t in_channels, 
 }
 
 void ConvTransposeStrided::run(const ConvGeometry& g, const float* x, ActivationLayout x_layout, const float* bias,
-                               float* y, ActivationLayout y_layout, int threads) const {
+                               float* y, ActivationLayout y_layout, const std::vector<ir::Step>& unary_steps,
+                               int threads) const {
   const bool y_plain = y_layout == ActivationLayout::kNchw;
   const Dims d{.c = in_channels_,
                .m = out_channels_,
@@ -187,6 +205,7 @@ void ConvTransposeStrided::run(const ConvGeometry& g, const float* x, Activation
       } else {
         rows_blocked(d, row, packed_.data(), bias, n, i, y_layout == ActivationLayout::kNhwc, y);
       }
+      finish_rows(d, unary_steps, n, i, y_layout, y);
     }
   });
 }

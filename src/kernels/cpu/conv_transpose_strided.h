@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "edgemm/tensor.h"
+#include "ir/elementwise_steps.h"
 #include "kernels/cpu/conv_reference.h"
 #include "kernels/cpu/layout.h"
 
@@ -42,12 +43,14 @@ class ConvTransposeStrided {
   /// [ceil(M/8), kh, kw, C, 8], output channels past M zero.
   ConvTransposeStrided(const float* w, int64_t in_channels, int64_t out_channels, int64_t kh, int64_t kw);
 
-  /// y = conv_transpose(x) + bias for a geometry `g` that fits() and matches the packed weights.
-  /// `bias` is float32 [M] or null. `x_layout`: x is NCHW, nChw8c [N, C/8, H, W, 8] (C a multiple
-  /// of 8) or NHWC [N, H, W, C]; `y_layout` likewise for y [N, M, s*H, s*W] (nChw8c and NHWC:
-  /// M a multiple of 8). Parallel over (n, input row) on `threads` OpenMP threads (parallel_for).
+  /// y = steps(conv_transpose(x) + bias) for a geometry `g` that fits() and matches the packed
+  /// weights. `bias` is float32 [M] or null. `x_layout`: x is NCHW, nChw8c [N, C/8, H, W, 8] (C a
+  /// multiple of 8) or NHWC [N, H, W, C]; `y_layout` likewise for y [N, M, s*H, s*W] (nChw8c and
+  /// NHWC: M a multiple of 8). `unary_steps` (no binary step; may be empty) finish each input
+  /// row's output rows while they are in cache. Parallel over (n, input row) on `threads` OpenMP
+  /// threads (parallel_for).
   void run(const ConvGeometry& g, const float* x, ActivationLayout x_layout, const float* bias, float* y,
-           ActivationLayout y_layout, int threads) const;
+           ActivationLayout y_layout, const std::vector<ir::Step>& unary_steps, int threads) const;
 
  private:
   int64_t in_channels_, out_channels_, kh_, kw_;

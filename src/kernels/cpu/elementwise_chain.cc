@@ -436,6 +436,13 @@ void run_chain(const std::vector<Step>& steps, const std::vector<const Tensor*>&
 
 }  // namespace
 
+void apply_unary_steps(const std::vector<Step>& steps, float* v, int64_t n) {
+  for (int64_t begin = 0; begin < n; begin += kTileElements) {
+    const int64_t len = std::min(kTileElements, n - begin);
+    for (const Step& s : steps) apply_unary_tile(s, v + begin, len);
+  }
+}
+
 void run_elementwise_chain(const std::vector<Step>& steps, const std::vector<const Tensor*>& inputs,
                            const Shape& out_shape, float* out, int threads) {
   run_chain(steps, inputs, out_shape, out, nullptr, nullptr, threads);

@@ -19,7 +19,11 @@ namespace edgemm::kernels {
 void run_elementwise_chain(const std::vector<ir::Step>& steps, const std::vector<const Tensor*>& inputs,
                            const Shape& out_shape, float* out, int threads);
 
-/// The same, with each finished value quantized into uint8 `out` (int8::quantize_u8, the
+/// Applies unary `steps` (none may be binary) in order to the `n` values at `v`, in place, in
+/// L1-sized tiles: for kernels that finish each piece of their output while it is in cache.
+void apply_unary_steps(const std::vector<ir::Step>& steps, float* v, int64_t n);
+
+/// As run_elementwise_chain, with each finished value quantized into uint8 `out` (int8::quantize_u8, the
 /// com.edgemm ElementwiseChain with y_scale / y_zero_point that passes::chain_int8 sets). `out`
 /// must not alias an input.
 void run_elementwise_chain(const std::vector<ir::Step>& steps, const std::vector<const Tensor*>& inputs,
