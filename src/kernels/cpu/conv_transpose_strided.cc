@@ -31,30 +31,62 @@ struct Row {
   int64_t pixel, channel;
 };
 
+/// 8-lane float vectors (GCC/Clang vector extensions: one AVX2 register in the AVX2 clone, two
+/// SSE2 or NEON registers elsewhere), so that the accumulators stay in registers.
+typedef float F8 __attribute__((vector_size(32)));
+
+/// 8 pixels × 8 channels (pixel p's channels at src + p * pixel_stride) transposed into 8
+/// channel rows of 8 pixels (channel c's at dst + c * channel_stride): three rounds of shuffles.
+EDGEMM_AVX2_CLONES void transpose8x8(const float* src, int64_t pixel_stride, float* dst, int64_t channel_stride) {
+  F8 r[8], t[8], u[8];
+  for (int p = 0; p < 8; ++p) std::memcpy(&r[p], src + p * pixel_stride, sizeof(F8));
+  for (int k = 0; k < 8; k += 2) {  // pairs of pixels interleaved: (p0 c0, p1 c0, p0 c1, p1 c1, ...)
+    t[k] = __builtin_shufflevector(r[k], r[k + 1], 0, 8, 1, 9, 4, 12, 5, 13);
+    t[k + 1] = __builtin_shufflevector(r[k], r[k + 1], 2, 10, 3, 11, 6, 14, 7, 15);
+  }
+  for (int k = 0; k < 8; k += 4) {  // quads of pixels: (p0..p3 c, p0..p3 c + 4)
+    u[k] = __builtin_shufflevector(t[k], t[k + 2], 0, 1, 8, 9, 4, 5, 12, 13);
+    u[k + 1] = __builtin_shufflevector(t[k], t[k + 2], 2, 3, 10, 11, 6, 7, 14, 15);
+    u[k + 2] = __builtin_shufflevector(t[k + 1], t[k + 3], 0, 1, 8, 9, 4, 5, 12, 13);
+    u[k + 3] = __builtin_shufflevector(t[k + 1], t[k + 3], 2, 3, 10, 11, 6, 7, 14, 15);
+  }
+  for (int c = 0; c < 4; ++c) {  // u[c] holds channels c and c + 4 of pixels 0-3, u[c + 4] of 4-7
+    const F8 lo = __builtin_shufflevector(u[c], u[c + 4], 0, 1, 2, 3, 8, 9, 10, 11);
+    const F8 hi = __builtin_shufflevector(u[c], u[c + 4], 4, 5, 6, 7, 12, 13, 14, 15);
+    std::memcpy(dst + c * channel_stride, &lo, sizeof(F8));
+    std::memcpy(dst + (c + 4) * channel_stride, &hi, sizeof(F8));
+  }
+}
+
+/// Channels [c0, c0 + 8) of a row of w pixels (pixel j's at src + j * pixel_stride) into xr rows
+/// c0.. of stride wp: 8×8 blocks, then the last w % 8 pixels one by one.
+void transpose_channels(const Dims& d, const float* src, int64_t pixel_stride, int64_t c0, float* xr) {
+  int64_t j = 0;
+  for (; j + kB <= d.w; j += kB) transpose8x8(src + j * pixel_stride, pixel_stride, xr + c0 * d.wp + j, d.wp);
+  for (; j < d.w; ++j) {
+    for (int64_t l = 0; l < kB; ++l) xr[(c0 + l) * d.wp + j] = src[j * pixel_stride + l];
+  }
+}
+
 // Input row `i` of image `n` into xr [C][wp] (columns past w zero).
 void gather_row(const Dims& d, const float* x, ActivationLayout layout, int64_t n, int64_t i, float* xr) {
   if (layout == ActivationLayout::kNhwc) {
     const float* s = x + (n * d.h + i) * d.w * d.c;
+    const int64_t whole = d.c / kB * kB;  // channels moved by 8x8 blocks
+    for (int64_t c = 0; c < whole; c += kB) transpose_channels(d, s + c, d.c, c, xr);
     for (int64_t j = 0; j < d.w; ++j) {
-      for (int64_t c = 0; c < d.c; ++c) xr[c * d.wp + j] = s[j * d.c + c];
+      for (int64_t c = whole; c < d.c; ++c) xr[c * d.wp + j] = s[j * d.c + c];
     }
   } else if (layout == ActivationLayout::kNChw8c) {
     const int64_t blocks = d.c / kB;
     for (int64_t cb = 0; cb < blocks; ++cb) {
-      const float* s = x + ((n * blocks + cb) * d.h + i) * d.w * kB;
-      for (int64_t l = 0; l < kB; ++l) {
-        for (int64_t j = 0; j < d.w; ++j) xr[(cb * kB + l) * d.wp + j] = s[j * kB + l];
-      }
+      transpose_channels(d, x + ((n * blocks + cb) * d.h + i) * d.w * kB, kB, cb * kB, xr);
     }
   } else {
     for (int64_t c = 0; c < d.c; ++c) std::copy_n(x + ((n * d.c + c) * d.h + i) * d.w, d.w, xr + c * d.wp);
   }
   for (int64_t c = 0; c < d.c; ++c) std::fill(xr + c * d.wp + d.w, xr + (c + 1) * d.wp, 0.0f);
 }
-
-/// 8-lane float vectors (GCC/Clang vector extensions: one AVX2 register in the AVX2 clone, two
-/// SSE2 or NEON registers elsewhere), so that the accumulators stay in registers.
-typedef float F8 __attribute__((vector_size(32)));
 
 // The kh output rows of input row `i` of image `n`, y blocked [N, M/8, OH, OW, 8] or NHWC
 // [N, OH, OW, M] (`nhwc`; both with M a multiple of 8): for 8 input pixels at a time and each
