@@ -10,7 +10,7 @@
 /// at the first maximum of each slice and 0 elsewhere.
 ///
 /// dtypes: float32, float64. float32 exponentials use exp_approx (kernels/cpu/vector_math.h, within
-/// ~3e-7 relative) in loops compiled for SSE2 and AVX2; float64 calls std::exp.
+/// ~3e-7 relative) in loops compiled for SSE2, AVX2 and AVX-512F; float64 calls std::exp.
 
 #include <algorithm>
 #include <cmath>
@@ -36,13 +36,13 @@ enum class SoftmaxKind { kSoftmax, kLogSoftmax, kHardmax };
 inline float softmax_exp(float d) { return exp_approx(d < -80.f ? -80.f : d); }
 
 /// y[i] = e^(x[i] - m) for i < n.
-EDGEMM_AVX2_CLONES void exp_shift(const float* x, const float* m, float* y, int64_t n) {
+EDGEMM_AVX512_CLONES void exp_shift(const float* x, const float* m, float* y, int64_t n) {
   const float shift = *m;
   for (int64_t i = 0; i < n; ++i) y[i] = softmax_exp(x[i] - shift);
 }
 
 /// y[i] = e^(x[i] - m[i]) for i < n.
-EDGEMM_AVX2_CLONES void exp_shift_each(const float* x, const float* m, float* y, int64_t n) {
+EDGEMM_AVX512_CLONES void exp_shift_each(const float* x, const float* m, float* y, int64_t n) {
   for (int64_t i = 0; i < n; ++i) y[i] = softmax_exp(x[i] - m[i]);
 }
 
@@ -253,7 +253,9 @@ class SoftmaxKernel final : public Kernel {
     return Status::ok();
   }
 
-  const char* name() const override { return avx2_clones_selected() ? "softmax__avx2" : "softmax"; }
+  const char* name() const override {
+    return avx512_clones_selected() ? "softmax__avx512" : avx2_clones_selected() ? "softmax__avx2" : "softmax";
+  }
 
  private:
   int64_t axis_;
