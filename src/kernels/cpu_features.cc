@@ -56,6 +56,7 @@ const CpuFeatures& cpu_features() {
     f.avx512f = __builtin_cpu_supports("avx512f");
     f.avx512bw = __builtin_cpu_supports("avx512bw");
     f.avx512_vnni = __builtin_cpu_supports("avx512vnni");
+    f.avx512_vbmi = __builtin_cpu_supports("avx512vbmi");
 #elif defined(__aarch64__)
     f.arch = "aarch64";
 #if defined(__linux__)
@@ -81,9 +82,9 @@ std::vector<std::string> kernel_selection() {
   std::string cpu = "CPU: " + f.arch;
   for (const auto& [on, name] :
        {std::pair{f.avx2, "avx2"}, std::pair{f.fma, "fma"}, std::pair{f.f16c, "f16c"}, std::pair{f.avx512f, "avx512f"},
-        std::pair{f.avx512bw, "avx512bw"}, std::pair{f.avx512_vnni, "avx512_vnni"}, std::pair{f.asimd, "asimd"},
-        std::pair{f.asimdhp, "asimdhp"}, std::pair{f.asimddp, "asimddp"}, std::pair{f.sve, "sve"},
-        std::pair{f.i8mm, "i8mm"}}) {
+        std::pair{f.avx512bw, "avx512bw"}, std::pair{f.avx512_vnni, "avx512_vnni"},
+        std::pair{f.avx512_vbmi, "avx512_vbmi"}, std::pair{f.asimd, "asimd"}, std::pair{f.asimdhp, "asimdhp"},
+        std::pair{f.asimddp, "asimddp"}, std::pair{f.sve, "sve"}, std::pair{f.i8mm, "i8mm"}}) {
     if (on) cpu += std::string(" ") + name;
   }
   std::vector<std::string> lines = {cpu};

@@ -13,7 +13,7 @@ struct CpuFeatures {
   std::string arch;  ///< "x86_64", "aarch64", ...
   // x86-64
   bool avx2 = false, fma = false, f16c = false;
-  bool avx512f = false, avx512bw = false, avx512_vnni = false;
+  bool avx512f = false, avx512bw = false, avx512_vnni = false, avx512_vbmi = false;
   // aarch64 (names as in /proc/cpuinfo): NEON, fp16 arithmetic, dot product, SVE, int8 matrix multiply
   bool asimd = false, asimdhp = false, asimddp = false, sve = false, i8mm = false;
 };

@@ -1,7 +1,8 @@
 // The uint8 quantizers of the int8 kernels (kernels/cpu/int8_common.h) against QuantizeLinear's
 // definition written here (ONNX QuantizeLinear-13: saturate(round_half_to_even(x / y_scale) +
 // y_zero_point)), on ties, saturation, NaN and infinities, every tail length of the 16-lane
-// loop, and planar-to-interleaved layouts.
+// loop, and planar-to-interleaved layouts (1-4 planes: one byte permutation where the CPU has
+// AVX-512 VBMI; more: a byte transpose).
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -68,7 +69,7 @@ TEST(KernelsInt8Quantize, ContiguousMatchesQuantizeLinearForEveryTail) {
 TEST(KernelsInt8Quantize, PlanarChannelsBecomeInterleavedRows) {
   const float scale = 0.5f;
   const int32_t zero_point = 100;
-  for (int64_t channels : {1, 3, 16, 20}) {
+  for (int64_t channels : {1, 2, 3, 4, 5, 16, 20}) {
     for (int64_t spatial : {1, 15, 16, 47, 2000}) {
       const int64_t batch = 2;
       const std::vector<float> x =

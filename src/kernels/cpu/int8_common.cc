@@ -12,13 +12,15 @@
 #include "kernels/cpu_features.h"
 
 #if defined(__x86_64__)
-// GCC 12 reports false -Wmaybe-uninitialized inside the AVX-512 intrinsics that start from
-// _mm512_undefined_*() (GCC bug 105593, fixed in GCC 13).
+// GCC 12 reports false -Wmaybe-uninitialized / -Wuninitialized inside the AVX-512 intrinsics
+// that start from _mm512_undefined_*() (GCC bug 105593, fixed in GCC 13).
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#pragma GCC diagnostic ignored "-Wuninitialized"
 #include <immintrin.h>
 #pragma GCC diagnostic pop
 #define EDGEMM_AVX512 __attribute__((target("avx512f,avx512bw,avx512vl")))
+#define EDGEMM_AVX512_VBMI __attribute__((target("avx512f,avx512bw,avx512vl,avx512vbmi")))
 #endif
 
 namespace edgemm::kernels::int8 {
@@ -77,6 +79,29 @@ EDGEMM_AVX512 void quantize_planes16_avx512(const float* x, int64_t channels, in
     for (int64_t c = 0; c < channels; ++c) out[p * channels + c] = tmp[c * 16 + p];
   }
 }
+
+/// Pixels [p, p + 16 · blocks) of 1-4 planes (stride `spatial`) into interleaved rows of
+/// `channels` bytes, 16 pixels at a time: the planes' bytes side by side in one register, then
+/// one byte permutation (vpermb: byte p · channels + c takes plane c's byte p) and a masked store.
+EDGEMM_AVX512_VBMI void quantize_few_planes(const float* x, int64_t channels, int64_t spatial, int64_t blocks,
+                                            float scale, float zero_point, uint8_t* out) {
+  alignas(64) uint8_t index[64] = {};
+  for (int64_t p = 0; p < 16; ++p) {
+    for (int64_t c = 0; c < channels; ++c) index[p * channels + c] = static_cast<uint8_t>(c * 16 + p);
+  }
+  const __m512i order = _mm512_load_si512(index);
+  const __m512 s = _mm512_set1_ps(scale), z = _mm512_set1_ps(zero_point);
+  const __m512 lo = _mm512_set1_ps(-zero_point), hi = _mm512_set1_ps(255.0f - zero_point);
+  const __mmask64 bytes = channels == 4 ? ~0ull : (1ull << (16 * channels)) - 1;
+  for (int64_t b = 0; b < blocks; ++b) {
+    __m512i planes = _mm512_setzero_si512();
+    for (int64_t c = 0; c < channels; ++c) {
+      const __m128i q = quantize16(_mm512_loadu_ps(x + c * spatial + 16 * b), s, lo, hi, z);
+      planes = _mm512_mask_broadcast_i32x4(planes, static_cast<__mmask16>(0xF << (4 * c)), q);
+    }
+    _mm512_mask_storeu_epi8(out + 16 * b * channels, bytes, _mm512_permutexvar_epi8(order, planes));
+  }
+}
 #endif
 
 /// Pixels [p0, p1) of one NCHW image into NHWC bytes.
@@ -84,7 +109,11 @@ void quantize_pixels(const float* image, int64_t channels, int64_t spatial, int6
                      float zero_point, uint8_t* out_image) {
   int64_t p = p0;
 #if defined(__x86_64__)
-  if (avx512()) {
+  if (avx512() && cpu_features().avx512_vbmi && channels <= 4) {
+    const int64_t blocks = (p1 - p) / 16;
+    quantize_few_planes(image + p, channels, spatial, blocks, scale, zero_point, out_image + p * channels);
+    p += 16 * blocks;
+  } else if (avx512()) {
     std::vector<uint8_t> tmp(static_cast<size_t>(channels) * 16);
     for (; p + 16 <= p1; p += 16) {
       quantize_planes16_avx512(image + p, channels, spatial, scale, zero_point, tmp.data(), out_image + p * channels);
