@@ -52,12 +52,12 @@ void keep_faster_targets(QuantPlan& plan, const std::vector<NodeTiming>& timings
   std::vector<QuantTarget> kept;
   for (QuantTarget& t : plan.targets) {
     auto it = by_name.find(t.name);
-    if (it == by_name.end() || it->second->int8_us < it->second->float_us) {
+    if (it == by_name.end() || it->second->int8_us < kInt8TieRatio * it->second->float_us) {
       kept.push_back(std::move(t));
       continue;
     }
     char reason[128];
-    std::snprintf(reason, sizeof reason, "not faster in int8 on this CPU (%.3f ms vs %.3f ms in float)",
+    std::snprintf(reason, sizeof reason, "slower in int8 on this CPU (%.3f ms vs %.3f ms in float)",
                   it->second->int8_us / 1e3, it->second->float_us / 1e3);
     plan.skipped.push_back({t.node, t.op_type, reason});
   }

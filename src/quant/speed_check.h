@@ -31,8 +31,13 @@ struct NodeTiming {
 Expected<std::vector<NodeTiming>> time_targets(const ir::Model& float_model, const ir::Model& int8_model,
                                                const QuantPlan& plan, const Feed& feed, int threads, int runs);
 
-/// Moves the targets that `timings` shows no faster in int8 (int8_us >= float_us) from
-/// plan.targets to plan.skipped, with the two times in the reason.
+/// Int8 time over float time below which a node stays int8: within 5 % (about the spread of
+/// these medians on a shared machine) counts as a tie, and a tie keeps int8, since an int8 node
+/// also lets its int8 neighbours exchange uint8 values (passes::chain_int8).
+inline constexpr double kInt8TieRatio = 1.05;
+
+/// Moves the targets that `timings` shows slower in int8 (int8_us >= kInt8TieRatio · float_us)
+/// from plan.targets to plan.skipped, with the two times in the reason.
 void keep_faster_targets(QuantPlan& plan, const std::vector<NodeTiming>& timings);
 
 }  // namespace edgemm::quant
