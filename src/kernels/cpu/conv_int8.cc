@@ -212,15 +212,7 @@ class Int8ConvKernel final : public Kernel {
       const memory::desc float_dst_md = p.dst_md;
       const memory::desc user_weights = int8_weights_desc(g);
       const memory::desc weights_any(user_weights.dims(), memory::data_type::s8, memory::format_tag::any);
-      // Without padding, Σ (x − zp) · w = Σ x · w − zp · Σ w: the zero point folds into the bias
-      // exactly, sparing oneDNN's zero-point handling (about 20 % of PP-OCRv4 rec's 1×1 and
-      // strided convolutions' time, measured). With padding the padded values must be zp.
-      if (p_.q.x_zero_point != 0 && unpadded(g)) {
-        p.folded_bias.resize(scaled_bias_.size());
-        for (size_t c = 0; c < scaled_bias_.size(); ++c) {
-          p.folded_bias[c] = scaled_bias_[c] - static_cast<float>(p_.q.x_zero_point * weight_sums_[c]);
-        }
-      }
+      p.folded_bias = folded_bias(g);
       if (p_.bias.defined() || !p.folded_bias.empty()) {
         p.bias_md = memory::desc({g.out_channels}, memory::data_type::f32, memory::format_tag::a);
       }
@@ -264,6 +256,19 @@ class Int8ConvKernel final : public Kernel {
       p.reference = true;
     }
     return p;
+  }
+
+  /// The bias with x_zero_point folded in where `g` pads nothing: Σ (x − zp) · w = Σ x · w −
+  /// zp · Σ w, so B / (x_scale · w_scale) − zp · Σ W per output channel; empty with padding
+  /// (padded values must read as zp) or a zero point of 0. Spares oneDNN's zero-point handling:
+  /// PP-OCRv4 rec's 1×1 convolutions took about 20 % longer with it (0.138 vs 0.110 ms).
+  std::vector<float> folded_bias(const ConvGeometry& g) const {
+    if (p_.q.x_zero_point == 0 || !unpadded(g)) return {};
+    std::vector<float> b(scaled_bias_.size());
+    for (size_t c = 0; c < b.size(); ++c) {
+      b[c] = scaled_bias_[c] - static_cast<float>(p_.q.x_zero_point * weight_sums_[c]);
+    }
+    return b;
   }
 
   /// Fills `ops` and p.binaries with the post-ops of `steps` on the float32 NHWC destination
