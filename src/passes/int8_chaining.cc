@@ -1,20 +1,21 @@
 /// \file int8_chaining.cc
 /// chain_int8: keeps activations in uint8 where int8 convolutions read them. In a QDQ graph the
 /// value an Int8Conv reads is written in float by its producer and quantized again by each
-/// reader; when every reader quantizes it the same way, a producer that is an Int8Conv or an
-/// ElementwiseChain can quantize its own output (QuantizeLinear's arithmetic, after its epilogue
-/// or last step) and the readers skip theirs:
+/// reader; when every reader quantizes it the same way, the producer (an Int8Conv, an
+/// elementwise op or a Concat) can quantize its own output (QuantizeLinear's arithmetic, after
+/// its epilogue or last step) and the readers skip theirs:
 ///
 ///   Int8Conv_a ─ y (float32 NHWC) ─┬─ Int8Conv_b(x_scale s, x_zero_point z)
 ///                                  └─ Int8Conv_c(x_scale s, x_zero_point z)
 ///     ⇒  Int8Conv_a(y_scale s, y_zero_point z) ─ y (uint8 NHWC) ─ Int8Conv_b, Int8Conv_c
 ///
-/// A single elementwise op (Add, Mul, ...) producing such a value becomes an ElementwiseChain of
-/// one step first, a Concat a com.edgemm Concat (kernels/cpu/concat_split.cc). The readers see uint8 input and use it
-/// as it is (kernels/cpu/conv_int8.h). Matched when the value is no graph output and every reader is an Int8Conv taking
-/// it as input X only, with src_layout "NHWC" (so the value is stored channels-last, assign_chain_layouts) and equal
-/// x_scale and x_zero_point; an Int8Conv producer must write it with dst_layout "NHWC". Runs last: other passes expect
-/// float values. Memory traffic of such a value falls to a quarter, and its quantization runs once.
+/// A single elementwise op (Add, Mul, ...) becomes an ElementwiseChain of one step first, a
+/// Concat a com.edgemm Concat (kernels/cpu/concat_split.cc). The readers see uint8 input and use
+/// it as it is (kernels/cpu/conv_int8.h). Matched when the value is no graph output and every
+/// reader is an Int8Conv taking it as input X only, with src_layout "NHWC" (so the value is
+/// stored channels-last, assign_chain_layouts) and equal x_scale and x_zero_point; an Int8Conv
+/// producer must write it with dst_layout "NHWC". Runs last: other passes expect float values.
+/// Memory traffic of such a value falls to a quarter, and its quantization runs once.
 
 #include "passes/graph_view.h"
 #include "passes/passes.h"

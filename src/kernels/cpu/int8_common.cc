@@ -1,5 +1,6 @@
 /// \file int8_common.cc
-/// Attributes and oneDNN-exactness checks shared by Int8Conv and Int8MatMul (int8_common.h).
+/// Attributes, oneDNN-exactness checks and the vectorized uint8 quantizers shared by Int8Conv,
+/// Int8MatMul, ElementwiseChain and Concat (int8_common.h).
 
 #include "kernels/cpu/int8_common.h"
 

@@ -1,8 +1,9 @@
 #pragma once
 /// \file int8_common.h
 /// What the com.edgemm Int8Conv (conv_int8.h) and Int8MatMul (matmul_int8.h) kernels share:
-/// their quantization attributes, the uint8 quantization of the float input, and the checks
-/// that decide whether oneDNN's u8s8 kernels compute a node exactly on this CPU.
+/// their quantization attributes, the uint8 quantization of the float input (also used by the
+/// ElementwiseChain and Concat kernels that write uint8 values for them, passes::chain_int8), and
+/// the checks that decide whether oneDNN's u8s8 kernels compute a node exactly on this CPU.
 
 #include <cstdint>
 #include <optional>
