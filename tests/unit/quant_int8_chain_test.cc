@@ -17,6 +17,7 @@
 #include "onnx_attr_util.h"
 #include "pass_test_util.h"
 #include "passes/passes.h"
+#include "quant_test_util.h"
 
 namespace edgemm {
 namespace {
@@ -38,17 +39,8 @@ enum class Readers {
   kDepthwise,        // a → Q → DQ → depthwise conv2 (group 16)
 };
 
-void add_bytes(ModelBuilder& b, const std::string& name, int type, const std::vector<int64_t>& dims,
-               const std::string& bytes) {
-  auto* t = b.model.mutable_graph()->add_initializer();
-  t->set_name(name);
-  t->set_data_type(type);
-  for (int64_t d : dims) t->add_dims(d);
-  t->set_raw_data(bytes);
-}
-
 void add_zero_point(ModelBuilder& b, const std::string& name, int z) {
-  add_bytes(b, name, onnx::TensorProto::UINT8, {}, std::string(1, static_cast<char>(z)));
+  testutil::raw_initializer(b, name, onnx::TensorProto::UINT8, {}, std::string(1, static_cast<char>(z)));
 }
 
 /// x_in → QuantizeLinear(scale, zp) → DequantizeLinear → out.
@@ -67,9 +59,9 @@ void add_int8_conv(ModelBuilder& b, const std::string& x, const std::string& y, 
   std::uniform_int_distribution<int> w(-127, 127);
   std::string wq(static_cast<size_t>(m * c / group * k * k), '\0');
   for (char& v : wq) v = static_cast<char>(static_cast<int8_t>(w(rng)));
-  add_bytes(b, y + "_wq", onnx::TensorProto::INT8, {m, c / group, k, k}, wq);
+  testutil::raw_initializer(b, y + "_wq", onnx::TensorProto::INT8, {m, c / group, k, k}, wq);
   b.initializer_floats(y + "_ws", {m}, seeded_values(static_cast<size_t>(m), seed + 1, 0.001f, 0.004f));
-  add_bytes(b, y + "_wz", onnx::TensorProto::INT8, {m}, std::string(static_cast<size_t>(m), '\0'));
+  testutil::raw_initializer(b, y + "_wz", onnx::TensorProto::INT8, {m}, std::string(static_cast<size_t>(m), '\0'));
   set_int(b.node("DequantizeLinear", {y + "_wq", y + "_ws", y + "_wz"}, {y + "_w"}), "axis", 0);
   b.initializer_floats(y + "_b", {m}, seeded_values(static_cast<size_t>(m), seed + 2));
   auto* conv = b.node("Conv", {x, y + "_w", y + "_b"}, {y}, y + "_conv");
@@ -176,27 +168,15 @@ int chained_values(const std::string& path, const std::string& producer = "Int8C
   return it == report.patterns.end() ? 0 : it->second;
 }
 
-std::vector<Tensor> run(const std::string& path, bool optimize, const Tensor& x) {
-  InferencerConfig config;
-  config.model_path = path;
-  config.threads = 2;
-  config.optimize = optimize;
-  auto inferencer = Inferencer::create(config);
-  EXPECT_TRUE(inferencer.has_value()) << inferencer.status().message();
-  auto out = (*inferencer)->run({{"x", x}});
-  EXPECT_TRUE(out.has_value()) << out.status().message();
-  return out.has_value() ? *out : std::vector<Tensor>{};
-}
-
 /// Runs `path` op by op and optimized with NHWC chains; expects every output element equal
 /// within 1e-4 relative, except that the uint8 value may differ from the QDQ graph's by one step
 /// where x / y_scale and x · (1 / y_scale) round to different sides of a tie: at most 0.1 % of
 /// the elements, each within one step times the largest weight contribution.
 void expect_matches_qdq_graph(const std::string& path, const std::string& name) {
   const Tensor x = seeded_f32({1, 8, kSide, kSide}, 11, -2.0f, 3.0f);
-  const std::vector<Tensor> want = run(path, false, x);
+  const std::vector<Tensor> want = testutil::run_model(path, false, x);
   ::setenv("EDGEMM_CHAIN_LAYOUT", "NHWC", 1);
-  const std::vector<Tensor> got = run(path, true, x);
+  const std::vector<Tensor> got = testutil::run_model(path, true, x);
   ::unsetenv("EDGEMM_CHAIN_LAYOUT");
   ASSERT_EQ(got.size(), want.size()) << name;
   for (size_t o = 0; o < want.size(); ++o) {

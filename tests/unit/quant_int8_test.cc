@@ -19,6 +19,7 @@
 #include "pass_test_util.h"
 #include "passes/passes.h"
 #include "quant/quantize.h"
+#include "quant_test_util.h"
 
 namespace edgemm {
 namespace {
@@ -30,16 +31,6 @@ using testutil::count_ops;
 using testutil::seeded_f32;
 using testutil::seeded_values;
 constexpr int kF = onnx::TensorProto::FLOAT;
-
-onnx::TensorProto* initializer_bytes(ModelBuilder& b, const std::string& name, int type,
-                                     const std::vector<int64_t>& dims, const std::string& bytes) {
-  auto* t = b.model.mutable_graph()->add_initializer();
-  t->set_name(name);
-  t->set_data_type(type);
-  for (int64_t d : dims) t->add_dims(d);
-  t->set_raw_data(bytes);
-  return t;
-}
 
 /// One convolution of a QDQ test graph.
 struct ConvCase {
@@ -56,7 +47,7 @@ std::string save_qdq_conv(const ConvCase& cc, const std::string& name) {
   const int64_t out = (cc.side + 2 * cc.pad - cc.k) / cc.stride + 1;
   b.output("y", kF, {1, cc.m, out, out});
   b.initializer_floats("x_scale", {}, {0.02f});
-  initializer_bytes(b, "x_zp", onnx::TensorProto::UINT8, {}, std::string(1, static_cast<char>(128)));
+  testutil::raw_initializer(b, "x_zp", onnx::TensorProto::UINT8, {}, std::string(1, static_cast<char>(128)));
   b.node("QuantizeLinear", {"x", "x_scale", "x_zp"}, {"xq"});
   b.node("DequantizeLinear", {"xq", "x_scale", "x_zp"}, {"xdq"});
   const int64_t per = cc.c / cc.group * cc.k * cc.k;
@@ -64,9 +55,9 @@ std::string save_qdq_conv(const ConvCase& cc, const std::string& name) {
   std::uniform_int_distribution<int> w(-cc.weight_max, cc.weight_max);
   std::string wq(static_cast<size_t>(cc.m * per), '\0');
   for (char& v : wq) v = static_cast<char>(static_cast<int8_t>(w(rng)));
-  initializer_bytes(b, "w_q", onnx::TensorProto::INT8, {cc.m, cc.c / cc.group, cc.k, cc.k}, wq);
+  testutil::raw_initializer(b, "w_q", onnx::TensorProto::INT8, {cc.m, cc.c / cc.group, cc.k, cc.k}, wq);
   b.initializer_floats("w_scale", {cc.m}, seeded_values(static_cast<size_t>(cc.m), 7, 0.002f, 0.01f));
-  initializer_bytes(b, "w_zp", onnx::TensorProto::INT8, {cc.m}, std::string(static_cast<size_t>(cc.m), '\0'));
+  testutil::raw_initializer(b, "w_zp", onnx::TensorProto::INT8, {cc.m}, std::string(static_cast<size_t>(cc.m), '\0'));
   set_int(b.node("DequantizeLinear", {"w_q", "w_scale", "w_zp"}, {"w"}), "axis", 0);
   b.initializer_floats("bias", {cc.m}, seeded_values(static_cast<size_t>(cc.m), 9));
   auto* conv = b.node("Conv", {"xdq", "w", "bias"}, {cc.relu ? "conv" : "y"}, "conv");
@@ -79,16 +70,8 @@ std::string save_qdq_conv(const ConvCase& cc, const std::string& name) {
 }
 
 Tensor run_one(const std::string& path, bool optimize, const Tensor& x, std::vector<NodeProfile>* profile = nullptr) {
-  InferencerConfig config;
-  config.model_path = path;
-  config.threads = 2;
-  config.optimize = optimize;
-  auto inferencer = Inferencer::create(config);
-  EXPECT_TRUE(inferencer.has_value()) << inferencer.status().message();
-  auto run = (*inferencer)->run_profiled({{"x", x}});
-  EXPECT_TRUE(run.has_value()) << run.status().message();
-  if (profile != nullptr) *profile = run->nodes;
-  return run->outputs[0];
+  const std::vector<Tensor> outputs = testutil::run_model(path, optimize, x, profile);
+  return outputs.empty() ? Tensor() : outputs[0];
 }
 
 double max_relative_error(const Tensor& got, const Tensor& want) {
@@ -189,14 +172,14 @@ std::string save_qdq_matmul(const MatMulCase& mc, const std::string& name) {
   b.input("x", kF, x_shape);
   b.output("y", kF, y_shape);
   b.initializer_floats("x_scale", {}, {0.03f});
-  initializer_bytes(b, "x_zp", onnx::TensorProto::UINT8, {}, std::string(1, static_cast<char>(100)));
+  testutil::raw_initializer(b, "x_zp", onnx::TensorProto::UINT8, {}, std::string(1, static_cast<char>(100)));
   b.node("QuantizeLinear", {"x", "x_scale", "x_zp"}, {"xq"});
   b.node("DequantizeLinear", {"xq", "x_scale", "x_zp"}, {"xdq"});
   std::mt19937 rng(6);
   std::uniform_int_distribution<int> w(-mc.weight_max, mc.weight_max);
   std::string wq(static_cast<size_t>(mc.k * mc.n), '\0');
   for (char& v : wq) v = static_cast<char>(static_cast<int8_t>(w(rng)));
-  initializer_bytes(b, "w_q", onnx::TensorProto::INT8, {mc.k, mc.n}, wq);
+  testutil::raw_initializer(b, "w_q", onnx::TensorProto::INT8, {mc.k, mc.n}, wq);
   const int64_t scales = mc.per_tensor ? 1 : mc.n;
   b.initializer_floats("w_scale", mc.per_tensor ? std::vector<int64_t>{} : std::vector<int64_t>{mc.n},
                        seeded_values(static_cast<size_t>(scales), 8, 0.002f, 0.01f));
