@@ -38,8 +38,10 @@ void concat_quantized(const std::vector<const Tensor*>& inputs, int64_t axis, in
   }
 }
 
-/// Concat: all inputs share dtype, rank and every extent except `axis`.
-Status run_concat(KernelContext& ctx) {
+/// Concat: all inputs share dtype, rank and every extent except `axis`. `quantizing`: the node is
+/// com.edgemm Concat, whose y_scale / y_zero_point (when present) make the output uint8; the
+/// standard op ignores attributes ONNX does not define.
+Status concat(KernelContext& ctx, bool quantizing) {
   const ir::Node& node = ctx.node();
   if (ctx.input_count() == 0) {
     return node_error(node, StatusCode::kInvalidModel, "has no inputs");
@@ -79,7 +81,10 @@ Status run_concat(KernelContext& ctx) {
     }
     out_shape[axis] += t.shape()[axis];
   }
-  EDGEMM_ASSIGN_OR_RETURN(std::optional<int8::OutputQuantization> quantized, int8::read_output_quantization(node));
+  std::optional<int8::OutputQuantization> quantized;
+  if (quantizing) {
+    EDGEMM_ASSIGN_OR_RETURN(quantized, int8::read_output_quantization(node));
+  }
   if (quantized && first.dtype() != DataType::kFloat32) {
     return node_error(node, StatusCode::kInvalidArgument,
                       std::string("a uint8 output (y_scale) needs float32 inputs, got ") + dtype_name(first.dtype()));
@@ -109,6 +114,10 @@ Status run_concat(KernelContext& ctx) {
   }
   return Status::ok();
 }
+
+Status run_concat(KernelContext& ctx) { return concat(ctx, false); }
+
+Status run_edgemm_concat(KernelContext& ctx) { return concat(ctx, true); }
 
 /// Split: outputs are consecutive pieces of `axis` with the given or equal sizes.
 Status run_split(KernelContext& ctx, int64_t opset) {
@@ -186,7 +195,7 @@ Status run_split(KernelContext& ctx, int64_t opset) {
 
 void register_concat_split_kernels(KernelRegistry& registry) {
   registry.add("", "Concat", 4, simple_kernel(run_concat));
-  registry.add("com.edgemm", "Concat", 1, simple_kernel(run_concat));
+  registry.add("com.edgemm", "Concat", 1, simple_kernel(run_edgemm_concat));
   registry.add("", "Split", 2, versioned_kernel(run_split));
 }
 

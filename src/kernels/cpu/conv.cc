@@ -213,9 +213,10 @@ class ConvKernel final : public Kernel {
     const bool strided_dst = dst_layout_ == ActivationLayout::kNchw || g.out_channels % kChannelBlock == 0;
     if (strided_ && !empty_input && ConvTransposeStrided::fits(g) && strided_dst) {
       // Unary epilogues run inside the kernel, on output rows still in cache.
+      static const std::vector<ir::Step> kNoSteps;
       const bool unary = std::none_of(steps_.begin(), steps_.end(), [](const ir::Step& s) { return s.binary(); });
       strided_->run(g, x->data<float>(), src_layout_, b != nullptr ? b->data<float>() : nullptr, y->data<float>(),
-                    dst_layout_, unary ? steps_ : std::vector<ir::Step>{}, threads);
+                    dst_layout_, unary ? steps_ : kNoSteps, threads);
       return unary ? Status::ok() : apply_epilogue(steps_, ctx, *y, nullptr, dst_layout_, threads);
     }
     if (use_onednn_ && !empty_input) {

@@ -3,9 +3,9 @@
 /// applied in order to input 0, each binary step reading its operand input numpy-broadcast
 /// ("Broadcasting in ONNX") to the output, whose shape is the broadcast of all inputs.
 /// float32 only; with the attributes y_scale and y_zero_point (passes::chain_int8) the output is
-/// uint8, each finished tile quantized (QuantizeLinear) before it is written. fuse_elementwise_chains
-/// (src/passes/elementwise_fusion.cc) creates these nodes so that a chain of elementwise ops reads and writes memory
-/// once.
+/// uint8, each finished tile quantized (QuantizeLinear) before it is written.
+/// fuse_elementwise_chains (src/passes/elementwise_fusion.cc) creates these nodes so that a chain
+/// of elementwise ops reads and writes memory once.
 ///
 /// The output is processed in tiles of about kTileElements elements (a piece of one broadcast
 /// row, or several whole rows when rows are short) that stay in L1 while every step runs over
