@@ -9,7 +9,6 @@
 #include <filesystem>
 #include <fstream>
 #include <set>
-#include <sstream>
 #include <string>
 #include <vector>
 
@@ -32,10 +31,13 @@ Expected<std::string> read_file(const std::string& path, const std::string& what
     return make_error(StatusCode::kIo, "cannot read " + what + " '" + path + "': " + why);
   }
   std::ifstream in(path, std::ios::binary);
-  if (!in) return make_error(StatusCode::kIo, "cannot open " + what + " '" + path + "'");
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
+  const auto size = fs::file_size(path, ec);
+  if (!in || ec) return make_error(StatusCode::kIo, "cannot open " + what + " '" + path + "'");
+  std::string bytes(size, '\0');
+  if (!in.read(bytes.data(), static_cast<std::streamsize>(size))) {
+    return make_error(StatusCode::kIo, "cannot read " + what + " '" + path + "': it changed while being read");
+  }
+  return bytes;
 }
 
 /// Resolves an external-data `location` under `base_dir`, refusing escapes.

@@ -182,7 +182,9 @@ inline void expect_kernel_matches_reference(const ir::Node& node, const std::vec
                                             const std::optional<Shape>& want_shape = std::nullopt) {
   auto want = run_reference(node, in);
   ASSERT_TRUE(want.has_value()) << what << ": " << want.status().message();
-  if (want_shape) ASSERT_EQ(want->shape(), *want_shape) << what;
+  if (want_shape) {
+    ASSERT_EQ(want->shape(), *want_shape) << what;
+  }
   auto kernel = make_kernel(node, {nullptr, &in[1], &in[2], nullptr});
   ASSERT_TRUE(kernel.has_value()) << what << ": " << kernel.status().message();
   EXPECT_EQ((*kernel)->name(), name) << what;

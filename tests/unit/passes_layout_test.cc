@@ -288,8 +288,12 @@ TEST(LayoutPass, EveryPlacementInOneNhwcChain) {
   // Concat joins the last axis.
   ASSERT_EQ(count_ops(g, "GlobalAveragePool", kEdgemm), 1);
   for (const auto& n : g.nodes) {
-    if (n.op_type == "GlobalAveragePool") EXPECT_EQ(attr_or(n, "layout"), "NHWC");
-    if (n.op_type == "Concat") EXPECT_EQ(n.attributes.at("axis").i, 3);
+    if (n.op_type == "GlobalAveragePool") {
+      EXPECT_EQ(attr_or(n, "layout"), "NHWC");
+    }
+    if (n.op_type == "Concat") {
+      EXPECT_EQ(n.attributes.at("axis").i, 3);
+    }
     if (n.op_type == "Resize") {
       const Tensor& scales = g.initializers.at(n.inputs[2]);
       ASSERT_EQ(scales.element_count(), 4);

@@ -34,11 +34,13 @@ __attribute__((target("avx2,fma"))) float fma_loop(long iterations, float seed) 
 /// GFLOP/s of `threads` threads running fma_loop together (best of 5 rounds).
 double measure(int threads) {
   double best = 0;
-  volatile float sink = 0;
+  volatile float keep = 0;  // the sums are stored so that the loops cannot be dropped
   for (int round = 0; round < 5; ++round) {
     const auto start = std::chrono::steady_clock::now();
+    float sink = 0;
 #pragma omp parallel num_threads(threads) reduction(+ : sink)
     sink += fma_loop(kIterations / 4, static_cast<float>(omp_get_thread_num()));
+    keep = sink;
     const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     const double flops = 2.0 * 8 * kAccumulators * static_cast<double>(kIterations / 4) * threads;
     best = std::max(best, flops / seconds / 1e9);

@@ -4,14 +4,13 @@
 
 #include "kernels/cpu/matmul_panels.h"
 
-#include <sys/mman.h>
+#include <omp.h>
 
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
 #include <new>
 
-#include "kernels/cpu/common.h"
 #include "kernels/cpu/onednn.h"
 #include "kernels/cpu_features.h"
 
@@ -26,9 +25,7 @@ namespace {
 constexpr int64_t kMaxTileRows = 14;  // 14 x 2 accumulators + 2 B vectors + 1 broadcast of 32 registers
 constexpr int64_t kDepth = 256;       // K steps per pass: a [256, 32] slice of a panel is 32 KiB, in L1
 constexpr int64_t kLineBytes = 64;
-// Weights of 2 MiB or more are asked for transparent huge pages (Linux madvise): the panels are read
-// once per call, as a stream, and 4 KiB pages cost a TLB miss every 4 KiB of it.
-constexpr size_t kHugePageBytes = 2 << 20;
+constexpr int64_t kParallelWork = 32768;  // multiply-adds below which one thread does it all (as parallel_for)
 
 }  // namespace
 
@@ -36,13 +33,9 @@ void PackedPanels::FreeAligned::operator()(float* p) const { std::free(p); }
 
 PackedPanels::PackedPanels(const float* b, int64_t k, int64_t n) : k_(k), n_(n) {
   const size_t bytes = static_cast<size_t>(panels() * k * kPanelColumns) * sizeof(float);
-  const size_t alignment = bytes >= kHugePageBytes ? kHugePageBytes : kLineBytes;
-  float* data = static_cast<float*>(std::aligned_alloc(alignment, (bytes + alignment - 1) / alignment * alignment));
+  float* data = static_cast<float*>(std::aligned_alloc(kLineBytes, bytes));  // bytes: a multiple of 128
   if (data == nullptr) throw std::bad_alloc();
   data_.reset(data);
-#if defined(MADV_HUGEPAGE)
-  if (alignment == kHugePageBytes) madvise(data, (bytes + alignment - 1) / alignment * alignment, MADV_HUGEPAGE);
-#endif
   std::memset(data, 0, bytes);
   for (int64_t p = 0; p < panels(); ++p) {
     const int64_t col0 = p * kPanelColumns;
@@ -143,16 +136,14 @@ struct RowBlocks {
   int64_t first(int64_t i) const { return i * (m / count) + std::min(i, m % count); }
 };
 
-/// Copies each row block of `a` K-major into `packed` (block i at first(i) * k, [k, rows(i)]),
-/// so that a tile reads its A values as one sequential stream.
-void pack_rows(const float* a, int64_t lda, int64_t k, const RowBlocks& blocks, float* packed) {
-  for (int64_t i = 0; i < blocks.count; ++i) {
-    const int64_t rows = blocks.rows(i), first = blocks.first(i);
-    float* dst = packed + first * k;
-    for (int64_t r = 0; r < rows; ++r) {
-      const float* src = a + (first + r) * lda;
-      for (int64_t kk = 0; kk < k; ++kk) dst[kk * rows + r] = src[kk];
-    }
+/// Copies row block i of `a` K-major into `packed` (at first(i) * k, [k, rows(i)]), so that a
+/// tile reads its A values as one sequential stream.
+void pack_block(const float* a, int64_t lda, int64_t k, const RowBlocks& blocks, int64_t i, float* packed) {
+  const int64_t rows = blocks.rows(i);
+  const float* src = a + blocks.first(i) * lda;
+  float* dst = packed + blocks.first(i) * k;
+  for (int64_t kk = 0; kk < k; ++kk) {
+    for (int64_t r = 0; r < rows; ++r) dst[kk * rows + r] = src[r * lda + kk];
   }
 }
 
@@ -193,10 +184,18 @@ void matmul_panels(const PackedPanels& b, const float* a, int64_t lda, int64_t m
   if (m <= 0) return;
   const RowBlocks blocks{(m + kMaxTileRows - 1) / kMaxTileRows, m};
   float* packed_a = static_cast<float*>(onednn::thread_buffer(onednn::Slot::kSrc, m * b.k() * sizeof(float)));
-  pack_rows(a, lda, b.k(), blocks, packed_a);
-  const int64_t cost = m * b.k() * kPanelColumns;
-  parallel_for(threads, b.panels(), cost,
-               [&](int64_t p0, int64_t p1) { run_panels(b, packed_a, blocks, bias, y, p0, p1); });
+  const int64_t panels = b.panels();
+  const bool small = panels * m * b.k() * kPanelColumns < kParallelWork;
+  const int team = small ? 1 : static_cast<int>(std::clamp<int64_t>(threads, 1, panels));
+  // One parallel region: the team packs the row blocks, waits for all of them, then splits the panels.
+#pragma omp parallel num_threads(team)
+  {
+    const int id = omp_get_thread_num(), count = omp_get_num_threads();
+    for (int64_t i = id; i < blocks.count; i += count) pack_block(a, lda, b.k(), blocks, i, packed_a);
+#pragma omp barrier
+    const int64_t chunk = (panels + count - 1) / count, p0 = std::min(panels, id * chunk);
+    run_panels(b, packed_a, blocks, bias, y, p0, std::min(panels, p0 + chunk));
+  }
 }
 
 #else

@@ -25,8 +25,10 @@ inline constexpr int64_t kPanelColumns = 32;
 inline constexpr int64_t kPanelMaxRows = 256;
 
 /// B [K, N] (row-major float32) packed as ceil(N / 32) panels of [K, 32] floats, panel p holding
-/// columns 32p..32p+31 row after row, zero past N. 64-byte aligned (2 MiB and Linux transparent
-/// huge pages from 2 MiB up); owns its storage; throws std::bad_alloc when out of memory.
+/// columns 32p..32p+31 row after row, zero past N. 64-byte aligned, on ordinary pages: asking
+/// Linux for transparent huge pages (madvise) made one run in five take 2-5x longer on a
+/// paravirtualized AMD EPYC VM (see docs/benchmarks.md); owns its storage; throws
+/// std::bad_alloc when out of memory.
 class PackedPanels {
  public:
   /// Packs `b` ([k, n], row-major; read only during the call). k and n must be > 0.
@@ -53,8 +55,8 @@ bool matmul_panels_available();
 /// y[m, n] = sum_k a[m, k] * B[k, n] (+ bias[n] when bias is not null) for `m` rows: a is
 /// float32 [m, K] row-major with row stride `lda` (>= K), y float32 [m, N] row-major (row stride
 /// N). Register tiles of up to 14 rows x 32 columns, K in passes of 256, fp32 accumulation in K
-/// order. Panels are split over up to `threads` OpenMP threads. A is first copied K-major per
-/// row block into the calling thread's onednn::thread_buffer (slot kSrc). Needs
+/// order. Up to `threads` OpenMP threads first copy A K-major per row block into the calling
+/// thread's onednn::thread_buffer (slot kSrc), then split the panels. Needs
 /// matmul_panels_available(); thread-safe.
 void matmul_panels(const PackedPanels& b, const float* a, int64_t lda, int64_t m, const float* bias, float* y,
                    int threads);
