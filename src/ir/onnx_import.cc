@@ -8,6 +8,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <set>
 #include <string>
 #include <vector>
@@ -336,6 +337,44 @@ Status check_window_attributes(const onnx::GraphProto& graph) {
   return Status::ok();
 }
 
+/// Whether every node of the main graph has an ONNX schema at the model's opsets. Debian's
+/// libonnx crashes in data propagation on a node it has no schema for (a com.edgemm op).
+bool all_nodes_have_schemas(const onnx::ModelProto& proto) {
+  std::map<std::string, int> opsets;
+  for (const auto& op : proto.opset_import()) opsets[op.domain() == "ai.onnx" ? "" : op.domain()] = op.version();
+  for (const auto& node : proto.graph().node()) {
+    const std::string domain = node.domain() == "ai.onnx" ? "" : node.domain();
+    const auto it = opsets.find(domain);
+    if (it == opsets.end()) return false;
+    if (onnx::OpSchemaRegistry::Schema(node.op_type(), it->second, domain) == nullptr) return false;
+  }
+  return true;
+}
+
+/// ONNX shape inference; with data propagation when every node has a schema, so that shapes
+/// computed in the graph (Shape -> Gather -> Concat -> Reshape, as exporters write them) become
+/// static when the inputs' shapes are, and constant folding removes those chains (CLIP
+/// ViT-B/32 at a fixed input shape: 490 nodes -> 262). Falls back to plain inference when
+/// propagation throws.
+Status infer_shapes(onnx::ModelProto& proto) {
+  if (all_nodes_have_schemas(proto)) {
+    const auto exported = proto.graph().value_info();
+    try {
+      onnx::shape_inference::InferShapes(proto, onnx::OpSchemaRegistry::Instance(),
+                                         onnx::ShapeInferenceOptions(false, 0, true));
+      return Status::ok();
+    } catch (const std::exception&) {
+      *proto.mutable_graph()->mutable_value_info() = exported;
+    }
+  }
+  try {
+    onnx::shape_inference::InferShapes(proto);
+  } catch (const std::exception& e) {
+    return invalid(std::string("ONNX shape inference failed: ") + e.what());
+  }
+  return Status::ok();
+}
+
 Expected<Model> import_model_proto(onnx::ModelProto& proto, const std::string& base_dir, const ImportOptions& options) {
   if (!proto.has_graph()) return invalid("the file parsed as protobuf but holds no ONNX graph (not an ONNX model?)");
   Model model;
@@ -354,13 +393,7 @@ Expected<Model> import_model_proto(onnx::ModelProto& proto, const std::string& b
   EDGEMM_RETURN_IF_ERROR(pin_input_shapes(proto, options.fixed_input_shapes));
   if (options.run_checker) EDGEMM_RETURN_IF_ERROR(run_checker(proto));
   EDGEMM_RETURN_IF_ERROR(check_window_attributes(proto.graph()));
-  if (options.infer_shapes) {
-    try {
-      onnx::shape_inference::InferShapes(proto);
-    } catch (const std::exception& e) {
-      return invalid(std::string("ONNX shape inference failed: ") + e.what());
-    }
-  }
+  if (options.infer_shapes) EDGEMM_RETURN_IF_ERROR(infer_shapes(proto));
   EDGEMM_ASSIGN_OR_RETURN(model.graph, graph_from_proto(proto.graph(), base_dir));
   return model;
 }

@@ -34,7 +34,7 @@ __attribute__((target("avx2,fma"))) float fma_loop(long iterations, float seed) 
 /// GFLOP/s of `threads` threads running fma_loop together (best of 5 rounds).
 double measure(int threads) {
   double best = 0;
-  volatile float keep = 0;  // the sums are stored so that the loops cannot be dropped
+  [[maybe_unused]] volatile float keep = 0;  // the sums are stored so that the loops cannot be dropped
   for (int round = 0; round < 5; ++round) {
     const auto start = std::chrono::steady_clock::now();
     float sink = 0;
