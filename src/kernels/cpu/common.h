@@ -28,13 +28,13 @@ std::vector<int64_t> contiguous_strides(const Shape& shape);
 std::vector<int64_t> broadcast_strides(const Shape& in, const Shape& out);
 
 /// Runs fn(begin, end) over [0, n) split across `threads` OpenMP threads; runs inline when
-/// the work is small (n * cost_per_item < ~32k) or threads == 1.
+/// the work is small (n * cost_per_item < 128k) or threads == 1.
 template <typename Fn>
 void parallel_for(int threads, int64_t n, int64_t cost_per_item, Fn&& fn) {
   if (n <= 0) return;
   int64_t work = n * (cost_per_item > 0 ? cost_per_item : 1);
   int t = threads;
-  if (work < 32768 || t <= 1) {
+  if (work < 131072 || t <= 1) {
     fn(int64_t{0}, n);
     return;
   }
