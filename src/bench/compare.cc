@@ -63,7 +63,16 @@ void set_up(Entry& e, const CompareOptions& options) {
   e.per_run_ms = std::max(summarize(warm->empty() ? *cold : *warm).median, 1e-3);
 }
 
-/// Runs one block. With a meter, its joules cover the span between its first and last reading,
+/// One untimed run at the start of a block. It absorbs the switch from the other runtime (its
+/// thread pool still spinning, caches and idle cores cold), which otherwise slowed the first
+/// timed run of a block by up to 2x at 2 threads (docs/benchmarks.md). False when it failed.
+bool settle(Entry& e) {
+  auto run = e.runtime->run(1);
+  if (!run) fail(e, "run", run.status());
+  return run.has_value();
+}
+
+/// Runs `runs` timed runs of one block. With a meter, its joules cover the span between its first and last reading,
 /// a little longer than the runs themselves when reading takes time (a power command takes
 /// milliseconds); they are scaled to the block's own time, assuming steady power across that margin.
 void run_block(Entry& e, int runs, EnergyMeter* energy) {
@@ -107,7 +116,7 @@ void run_counted(std::vector<Entry>& entries, const CompareOptions& options) {
       Entry& e = entries[(b + k) % entries.size()];
       if (!e.result.ok()) continue;
       const int runs = (b + 1) * e.planned / blocks - b * e.planned / blocks;
-      if (runs == 0) continue;
+      if (runs == 0 || !settle(e)) continue;
       run_block(e, runs, options.energy);
       done += runs;
       if (options.progress) options.progress(done, total);
@@ -126,7 +135,7 @@ void run_time_budget(std::vector<Entry>& entries, const CompareOptions& options)
     for (size_t k = 0; k < entries.size(); ++k) {
       Entry& e = entries[(b + k) % entries.size()];
       double spent = 0;
-      while (e.result.ok() && spent < budget_ms) {
+      while (e.result.ok() && spent < budget_ms && (spent > 0 || settle(e))) {
         const int runs = static_cast<int>(std::clamp(std::floor((budget_ms - spent) / e.per_run_ms), 1.0, 100000.0));
         const size_t before = e.result.times_ms.size();
         run_block(e, runs, options.energy);

@@ -94,9 +94,9 @@ std::string runs_summary(const BenchReport& r) {
   const std::string run = pipeline ? " (one image each)" : "";
   std::string runs = s.seconds > 0 ? "timed runs filling " + fixed(s.seconds, 1) + " s per runtime"
                                    : std::to_string(s.iters) + " timed runs per runtime";
-  return runs + run + " in " + std::to_string(s.blocks) + " alternating blocks, after 1 cold and " +
-         std::to_string(s.warmup) + " warm-up runs" +
-         (pipeline ? "" : "; synthetic inputs seeded with " + std::to_string(s.seed));
+  return runs + run + " in " + std::to_string(s.blocks) +
+         " alternating blocks (each after one untimed settle run), after 1 cold and " + std::to_string(s.warmup) +
+         " warm-up runs" + (pipeline ? "" : "; synthetic inputs seeded with " + std::to_string(s.seed));
 }
 
 std::string inputs_summary(const BenchReport& r) {

@@ -318,8 +318,10 @@ TEST(BenchCompare, BlocksAlternateAndRotate) {
   };
   const std::vector<RuntimeResult> results = compare_runtimes(rts, options);
   // Set-up: cold run then warm-up, one runtime after the other; then blocks of 2, 2 and 3
-  // runs, block b starting with runtime b mod 3 (c failed to load, so it is skipped).
-  const std::vector<std::string> expected = {"a:1", "a:2", "b:1", "b:2", "a:2", "b:2", "b:2", "a:2", "a:3", "b:3"};
+  // timed runs, each after one untimed settle run, block b starting with runtime b mod 3 (c
+  // failed to load, so it is skipped).
+  const std::vector<std::string> expected = {"a:1", "a:2", "b:1", "b:2", "a:1", "a:2", "b:1", "b:2",
+                                             "b:1", "b:2", "a:1", "a:2", "a:1", "a:3", "b:1", "b:3"};
   EXPECT_EQ(log, expected);
   ASSERT_EQ(results.size(), 3u);
   EXPECT_EQ(results[0].times_ms.size(), 7u);
