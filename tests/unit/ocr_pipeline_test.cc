@@ -265,6 +265,17 @@ TEST(OcrPipelineOptions, BadOptionsAndMissingModelsAreRefused) {
   expect_error(OcrPipeline::create(missing).status(), StatusCode::kIo, "/nonexistent/models");
 }
 
+TEST(OcrPipelineOptions, EveryMissingModelFileIsNamedAtOnce) {
+  const fs::path dir = edgemm::testing::temp_dir("ocr_missing_files");
+  fs::create_symlink(kSource + "/models/ppocrv4/ch_PP-OCRv4_rec_infer.onnx", dir / "ch_PP-OCRv4_rec_infer.onnx");
+  OcrOptions options;
+  options.models_dir = dir.string();
+  const std::string d = dir.string() + "/";
+  expect_error(OcrPipeline::create(options).status(), StatusCode::kIo,
+               "OCR model files not found: '" + d + "ch_PP-OCRv4_det_infer.onnx', '" + d + "ppocr_keys_v1.txt', '" + d +
+                   "ch_ppocr_mobile_v2.0_cls_infer.onnx'");
+}
+
 TEST(OcrPipelineOptions, DictionaryThatDoesNotMatchTheRecognizerIsRefused) {
   const fs::path dir = edgemm::testing::temp_dir("ocr_dictionary");
   for (const std::string file : {"ch_PP-OCRv4_det_infer.onnx", "ch_PP-OCRv4_rec_infer.onnx"}) {

@@ -74,13 +74,24 @@ class ObservedInferencer final : public Inferencer {
   std::function<void(const std::string&, const Tensor&)> observer_;
 };
 
+/// kIo naming every file the pipeline needs that is missing from options.models_dir (det, rec,
+/// dictionary, and cls when used), so that one run reports all of them.
+Status check_model_files(const OcrOptions& options) {
+  std::vector<std::string> files = {options.files.det, options.files.rec, options.files.dictionary};
+  if (options.use_cls) files.push_back(options.files.cls);
+  std::string missing;
+  for (const std::string& file : files) {
+    const std::string path = (std::filesystem::path(options.models_dir) / file).string();
+    if (!std::filesystem::exists(path)) missing += (missing.empty() ? "'" : ", '") + path + "'";
+  }
+  if (missing.empty()) return Status::ok();
+  return Status(StatusCode::kIo,
+                "OCR model files not found: " + missing + " (scripts/setup.sh fetches PP-OCRv4 into models/ppocrv4)");
+}
+
 Expected<std::unique_ptr<Inferencer>> load_model(const OcrOptions& options, const std::string& file,
                                                  const std::string& stage) {
   const std::string path = (std::filesystem::path(options.models_dir) / file).string();
-  if (!std::filesystem::exists(path)) {
-    return Status(StatusCode::kIo,
-                  "OCR model '" + path + "' not found (scripts/setup.sh fetches PP-OCRv4 into models/ppocrv4)");
-  }
   InferencerConfig config;
   config.model_path = path;
   config.threads = options.threads;
@@ -259,6 +270,7 @@ Expected<std::unique_ptr<OcrPipeline>> OcrPipeline::create(const OcrOptions& opt
     return Status(StatusCode::kIo, "OCR model folder '" + options.models_dir +
                                        "' not found (scripts/setup.sh fetches PP-OCRv4 into models/ppocrv4)");
   }
+  EDGEMM_RETURN_IF_ERROR(check_model_files(options));
   const std::string dictionary = (std::filesystem::path(options.models_dir) / options.files.dictionary).string();
   EDGEMM_ASSIGN_OR_RETURN(std::vector<std::string> table, load_ctc_dictionary(dictionary));
   // OpenCV's own thread pool (TBB in Debian's build) would run beside the models' OpenMP threads
