@@ -23,6 +23,11 @@ check bad-scheme 2 "$bin" quantize "$det" -o "$tmp/q.onnx" --scheme int3
 check fp16-with-calib 2 "$bin" quantize "$det" -o "$tmp/q.onnx" --scheme fp16 --calib "$tmp"
 check bad-method 2 "$bin" quantize "$det" -o "$tmp/q.onnx" --calib "$tmp" --method magic
 check bad-percentile 2 "$bin" quantize "$det" -o "$tmp/q.onnx" --calib "$tmp" --percentile 40
+# Flag errors come before the model is read and the calibration set is drawn.
+check method-before-model 2 "$bin" quantize "$tmp/none.onnx" -o "$tmp/q.onnx" --calib "$tmp/nowhere" --method magic
+expect_text method-before-model-says "$tmp/err" "magic"
+check conflict-before-calib 2 "$bin" quantize "$det" -o "$tmp/q.onnx" --calib "$tmp/nowhere" --full-range --reduce-range
+expect_text conflict-before-calib-says "$tmp/err" "contradict"
 mkdir -p "$tmp/empty" "$tmp/one" "$tmp/bad"
 check empty-calib 2 "$bin" quantize "$det" -o "$tmp/q.onnx" --calib "$tmp/empty" --stage ocr-det
 expect_text empty-calib-says "$tmp/err" "has no samples"

@@ -390,8 +390,7 @@ Status run_int4(const QuantizeArgs& args, ir::Model& model, nlohmann::json& j) {
 }
 
 /// --scheme int8 / mixed: calibrate, choose, rewrite to QDQ.
-Status run_int8(const QuantizeArgs& args, ir::Model& model, nlohmann::json& j) {
-  EDGEMM_ASSIGN_OR_RETURN(quant::Int8QuantizeOptions options, int8_options(args));
+Status run_int8(const QuantizeArgs& args, quant::Int8QuantizeOptions options, ir::Model& model, nlohmann::json& j) {
   quant::SamplingReport drawn;
   EDGEMM_ASSIGN_OR_RETURN(const auto samples, draw_samples(args, &drawn));
   EDGEMM_ASSIGN_OR_RETURN(quant::FeedSource source, feed_source(args, model, samples));
@@ -433,6 +432,12 @@ Status run_int8(const QuantizeArgs& args, ir::Model& model, nlohmann::json& j) {
 Expected<int> quantize_command(const QuantizeArgs& args) {
   EDGEMM_RETURN_IF_ERROR(check_output_path(args.output, {args.model}));
   EDGEMM_RETURN_IF_ERROR(check_options(args));
+  const bool int8 = args.scheme == "int8" || args.scheme == "mixed";
+  // Flag errors come before the model is read and the calibration set is drawn.
+  quant::Int8QuantizeOptions int8_opts;
+  if (int8) {
+    EDGEMM_ASSIGN_OR_RETURN(int8_opts, int8_options(args));
+  }
   EDGEMM_ASSIGN_OR_RETURN(ir::Model model, ir::import_onnx_file(args.model));
   EDGEMM_RETURN_IF_ERROR(check_output_path(args.output, model.external_data_files));
   nlohmann::json j = {{"model", args.model}, {"output", args.output}, {"scheme", args.scheme}};
@@ -443,7 +448,7 @@ Expected<int> quantize_command(const QuantizeArgs& args) {
   } else if (args.scheme == "int4-weight") {
     EDGEMM_RETURN_IF_ERROR(run_int4(args, model, j));
   } else {
-    EDGEMM_RETURN_IF_ERROR(run_int8(args, model, j));
+    EDGEMM_RETURN_IF_ERROR(run_int8(args, std::move(int8_opts), model, j));
   }
   EDGEMM_RETURN_IF_ERROR(ir::export_onnx_file(model, args.output));
   const int64_t before = file_bytes(args.model), after = file_bytes(args.output);
