@@ -32,7 +32,9 @@ bin="${EDGEMM_BIN:-$root/build/bin/edgemm}"
 models="$root/models/ppocrv4"
 calib="$root/build/calib_ocr_seed2_$samples"
 if [ ! -f "$calib/labels.json" ]; then
-  /usr/bin/python3 "$root/tools/datasets/make_ocr_set.py" --out "$calib" --seed 2 --count "$samples" > /dev/null
+  echo "making $samples calibration images in $calib" >&2
+  /usr/bin/python3 "$root/tools/datasets/make_ocr_set.py" --out "$calib" --seed 2 --count "$samples" \
+    >"$calib.log" 2>&1 || { cat "$calib.log" >&2; exit 1; }
 fi
 # Manifest with the generator's scene of each image (pages and photos), drawn 40 % / 60 %.
 /usr/bin/python3 - "$calib" <<'PY'
