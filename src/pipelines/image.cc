@@ -7,6 +7,8 @@
 #include <opencv2/imgproc.hpp>
 #include <vector>
 
+#include "pipelines/jpeg_check.h"
+
 namespace edgemm::pipelines {
 namespace {
 
@@ -147,6 +149,7 @@ Expected<cv::Mat> read_image_bgr(const std::string& path, Alpha alpha) {
     return Status(StatusCode::kInvalidArgument,
                   "image '" + path + "' is a truncated or corrupt JPEG: its last scan has no end-of-image marker");
   }
+  if (jpeg) EDGEMM_RETURN_IF_ERROR(check_jpeg_data(bytes, "image '" + path + "'"));
   cv::Mat decoded;
   try {
     // JPEG has no alpha and may carry an EXIF orientation, which IMREAD_COLOR applies (phones

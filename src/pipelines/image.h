@@ -24,7 +24,8 @@ inline constexpr int64_t kMaxImagePixels = int64_t{1} << 28;
 /// on a transparent background), and a JPEG's EXIF orientation is applied. Multi-page files
 /// give their first page.
 /// Errors: kIo (missing or unreadable file, directory), kInvalidArgument (zero-byte file, not a
-/// regular file, data OpenCV cannot decode, more than kMaxImagePixels pixels), naming the path.
+/// regular file, data OpenCV cannot decode, a truncated or corrupt JPEG (check_jpeg_data), more
+/// than kMaxImagePixels pixels), naming the path.
 /// With `alpha` kDrop the alpha channel is discarded instead (what transformers.js' RawImage.rgb()
 /// and PIL's convert("RGB") do, for the CLIP processor).
 enum class Alpha { kComposite, kDrop };

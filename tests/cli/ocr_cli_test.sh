@@ -57,6 +57,11 @@ check not-an-image 2 "$bin" ocr "$tmp/notes.jpg"
 expect_text not-an-image-message "$tmp/err" "cannot decode"
 head -c 2000 "$root/data/photos/grass.png" >"$tmp/truncated.png"
 check truncated 2 "$bin" ocr "$tmp/truncated.png"
+# 64 bytes garbled inside the JPEG scan: libjpeg decodes past them with a warning; refused.
+/usr/bin/python3 -c 'import sys; b = bytearray(open(sys.argv[1], "rb").read()); m = len(b) // 2
+b[m:m + 64] = bytes((i * 37 + 11) % 254 for i in range(64)); open(sys.argv[2], "wb").write(b)' "$photo" "$tmp/garbled.jpg"
+check garbled-jpeg 2 "$bin" ocr "$tmp/garbled.jpg"
+expect_text garbled-jpeg-message "$tmp/err" "is a corrupt JPEG"
 check missing 6 "$bin" ocr "$tmp/missing.png"
 check directory 6 "$bin" ocr "$tmp"
 check mixed 2 "$bin" ocr "$tmp/empty.png" "$photo" --threads 2

@@ -217,6 +217,12 @@ TEST(OcrImageInput, BadFilesGetClearErrors) {
   write_bytes(dir / "truncated.jpg", jpeg.substr(0, jpeg.size() / 3));
   expect_error(pipelines::read_image_bgr((dir / "truncated.jpg").string()).status(), StatusCode::kInvalidArgument,
                "truncated or corrupt JPEG");
+  // Damage inside the scan (64 bytes mid-file): libjpeg resyncs, warns and returns wrong pixels.
+  std::string garbled = jpeg;
+  for (size_t i = 0; i < 64; ++i) garbled[garbled.size() / 2 + i] = static_cast<char>((i * 37 + 11) % 0xFE);
+  write_bytes(dir / "garbled.jpg", garbled);
+  expect_error(pipelines::read_image_bgr((dir / "garbled.jpg").string()).status(), StatusCode::kInvalidArgument,
+               "is a corrupt JPEG: Corrupt JPEG data");
   write_bytes(dir / "trailing.jpg", jpeg + std::string(1000, '\0'));
   EXPECT_TRUE(pipelines::read_image_bgr((dir / "trailing.jpg").string()).has_value());
   EXPECT_TRUE(pipelines::read_image_bgr(kDemo).has_value());
