@@ -72,9 +72,10 @@ bool settle(Entry& e) {
   return run.has_value();
 }
 
-/// Runs `runs` timed runs of one block. With a meter, its joules cover the span between its first and last reading,
-/// a little longer than the runs themselves when reading takes time (a power command takes
-/// milliseconds); they are scaled to the block's own time, assuming steady power across that margin.
+/// Runs `runs` timed runs of one block. With a meter, its joules cover the span between its
+/// first and last reading, a little longer than the runs themselves when reading takes time (a
+/// power command takes milliseconds); they are scaled to the block's own time, assuming steady
+/// power across that margin.
 void run_block(Entry& e, int runs, EnergyMeter* energy) {
   using Clock = std::chrono::steady_clock;
   const bool measure = energy != nullptr && energy->available() && e.result.energy_error.empty();

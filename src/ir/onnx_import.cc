@@ -337,16 +337,15 @@ Status check_window_attributes(const onnx::GraphProto& graph) {
   return Status::ok();
 }
 
-/// Whether every node of the main graph has an ONNX schema at the model's opsets. Debian's
-/// libonnx crashes in data propagation on a node it has no schema for (a com.edgemm op).
-bool all_nodes_have_schemas(const onnx::ModelProto& proto) {
-  std::map<std::string, int> opsets;
-  for (const auto& op : proto.opset_import()) opsets[op.domain() == "ai.onnx" ? "" : op.domain()] = op.version();
-  for (const auto& node : proto.graph().node()) {
+/// Whether every node of the main graph has an ONNX schema at the model's `opsets` (domain, ""
+/// for ai.onnx → version, as Model::opsets). Debian's libonnx crashes in data propagation on a
+/// node it has no schema for (a com.edgemm op).
+bool all_nodes_have_schemas(const onnx::GraphProto& graph, const std::map<std::string, int64_t>& opsets) {
+  for (const auto& node : graph.node()) {
     const std::string domain = node.domain() == "ai.onnx" ? "" : node.domain();
     const auto it = opsets.find(domain);
     if (it == opsets.end()) return false;
-    if (onnx::OpSchemaRegistry::Schema(node.op_type(), it->second, domain) == nullptr) return false;
+    if (onnx::OpSchemaRegistry::Schema(node.op_type(), static_cast<int>(it->second), domain) == nullptr) return false;
   }
   return true;
 }
@@ -355,9 +354,9 @@ bool all_nodes_have_schemas(const onnx::ModelProto& proto) {
 /// computed in the graph (Shape -> Gather -> Concat -> Reshape, as exporters write them) become
 /// static when the inputs' shapes are, and constant folding removes those chains (CLIP
 /// ViT-B/32 at a fixed input shape: 490 nodes -> 262). Falls back to plain inference when
-/// propagation throws.
-Status infer_shapes(onnx::ModelProto& proto) {
-  if (all_nodes_have_schemas(proto)) {
+/// propagation throws. `opsets` as Model::opsets.
+Status infer_shapes(onnx::ModelProto& proto, const std::map<std::string, int64_t>& opsets) {
+  if (all_nodes_have_schemas(proto.graph(), opsets)) {
     const auto exported = proto.graph().value_info();
     try {
       onnx::shape_inference::InferShapes(proto, onnx::OpSchemaRegistry::Instance(),
@@ -393,7 +392,7 @@ Expected<Model> import_model_proto(onnx::ModelProto& proto, const std::string& b
   EDGEMM_RETURN_IF_ERROR(pin_input_shapes(proto, options.fixed_input_shapes));
   if (options.run_checker) EDGEMM_RETURN_IF_ERROR(run_checker(proto));
   EDGEMM_RETURN_IF_ERROR(check_window_attributes(proto.graph()));
-  if (options.infer_shapes) EDGEMM_RETURN_IF_ERROR(infer_shapes(proto));
+  if (options.infer_shapes) EDGEMM_RETURN_IF_ERROR(infer_shapes(proto, model.opsets));
   EDGEMM_ASSIGN_OR_RETURN(model.graph, graph_from_proto(proto.graph(), base_dir));
   return model;
 }

@@ -327,9 +327,12 @@ void print_mixed(const quant::MixedPlan& m, double budget) {
             << budget << " dB" << (m.budget_met ? ", met" : ", NOT met") << ")\n";
 }
 
+/// Whether --scheme calibrates and writes int8 QDQ (int8, mixed).
+bool is_int8_scheme(const std::string& scheme) { return scheme == "int8" || scheme == "mixed"; }
+
 /// The scheme and option combinations that make sense; errors name the conflict.
 Status check_options(const QuantizeArgs& args) {
-  const bool int8 = args.scheme == "int8" || args.scheme == "mixed";
+  const bool int8 = is_int8_scheme(args.scheme);
   if (!int8 && args.scheme != "fp16" && args.scheme != "int4-weight") {
     return make_error(StatusCode::kInvalidArgument,
                       "--scheme must be int8, mixed, int4-weight or fp16, got '" + args.scheme + "'");
@@ -432,10 +435,9 @@ Status run_int8(const QuantizeArgs& args, quant::Int8QuantizeOptions options, ir
 Expected<int> quantize_command(const QuantizeArgs& args) {
   EDGEMM_RETURN_IF_ERROR(check_output_path(args.output, {args.model}));
   EDGEMM_RETURN_IF_ERROR(check_options(args));
-  const bool int8 = args.scheme == "int8" || args.scheme == "mixed";
   // Flag errors come before the model is read and the calibration set is drawn.
   quant::Int8QuantizeOptions int8_opts;
-  if (int8) {
+  if (is_int8_scheme(args.scheme)) {
     EDGEMM_ASSIGN_OR_RETURN(int8_opts, int8_options(args));
   }
   EDGEMM_ASSIGN_OR_RETURN(ir::Model model, ir::import_onnx_file(args.model));
