@@ -45,9 +45,13 @@ struct InferencerConfig {
   /// partitions it fails to compile, run on native: placement() lists them with the reasons, and
   /// create() prints warnings naming them to stderr (docs/backends.md).
   std::string backend = "native";
-  std::string plugin_path;         ///< shared library for backend "plugin"
-  std::string device = "cpu";      ///< must be one of the backend's declared devices
-  std::string precision = "fp32";  ///< must be one of the backend's declared precisions
+  std::string plugin_path;     ///< shared library for backend "plugin"
+  std::string device = "cpu";  ///< must be one of the backend's declared devices
+  /// Must be one of the backend's declared precisions. Native: "fp32", or "bf16": MatMuls whose
+  /// B is a constant matrix (weights) multiply bfloat16-rounded A and B and sum in float32 on CPUs
+  /// with AVX512_BF16 (about 3 significant digits per product; float32 elsewhere and on other
+  /// CPUs), an opt-in speed mode like ONNX Runtime's arm64 "bfloat16 fastmath" session option.
+  std::string precision = "fp32";
   /// Optional fixed input shapes (name → shape). Symbolic axes are pinned to these values at
   /// load so that shape-dependent subgraphs (Shape → Gather → Concat ...) fold to constants.
   std::map<std::string, Shape> fixed_input_shapes;

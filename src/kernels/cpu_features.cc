@@ -57,6 +57,7 @@ const CpuFeatures& cpu_features() {
     f.avx512bw = __builtin_cpu_supports("avx512bw");
     f.avx512_vnni = __builtin_cpu_supports("avx512vnni");
     f.avx512_vbmi = __builtin_cpu_supports("avx512vbmi");
+    f.avx512_bf16 = __builtin_cpu_supports("avx512bf16");
 #elif defined(__aarch64__)
     f.arch = "aarch64";
 #if defined(__linux__)
@@ -119,6 +120,9 @@ std::vector<std::string> kernel_selection() {
   lines.push_back(onednn::enabled() && matmul_panels_available()
                       ? "MatMul with constant weights, up to 256 rows: f32_matmul__avx512_panels"
                       : "MatMul with constant weights: oneDNN or the reference loops");
+  lines.push_back(onednn::enabled() && matmul_panels_available(PanelFormat::kBfloat16)
+                      ? "MatMul at precision bf16: bf16_matmul__avx512_panels (AVX512_BF16)"
+                      : "MatMul at precision bf16: as at fp32 (no AVX512_BF16)");
 #if defined(__x86_64__)
   lines.push_back(std::string("ElementwiseChain: ") + (f.avx2 ? "avx2" : "baseline") +
                   " step loops (chosen at load by target_clones)");

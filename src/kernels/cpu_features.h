@@ -14,6 +14,7 @@ struct CpuFeatures {
   // x86-64
   bool avx2 = false, fma = false, f16c = false;
   bool avx512f = false, avx512bw = false, avx512_vnni = false, avx512_vbmi = false;
+  bool avx512_bf16 = false;  ///< VDPBF16PS, VCVTNE2PS2BF16 (AVX512_BF16)
   // aarch64 (names as in /proc/cpuinfo): NEON, fp16 arithmetic, dot product, SVE, int8 matrix multiply
   bool asimd = false, asimdhp = false, asimddp = false, sve = false, i8mm = false;
 };

@@ -45,8 +45,7 @@ class KernelContext {
   virtual int threads() const = 0;
   /// Runs a compiled subgraph with the given formal inputs; values of enclosing graphs are
   /// visible to it (outer scope). Returns the subgraph outputs, owning their memory.
-  virtual Expected<std::vector<Tensor>> run_subgraph(const Subgraph& graph,
-                                                     const std::vector<Tensor>& inputs) = 0;
+  virtual Expected<std::vector<Tensor>> run_subgraph(const Subgraph& graph, const std::vector<Tensor>& inputs) = 0;
 };
 
 /// A compiled node. run() must be thread-safe: one Kernel may run concurrently.
@@ -75,11 +74,9 @@ class KernelRegistry {
  public:
   /// Registers `factory` for opsets >= since_version (until the next registration of the
   /// same op with a higher since_version). Registering the same version twice: the later wins.
-  void add(const std::string& domain, const std::string& op_type, int since_version,
-           KernelFactory factory);
+  void add(const std::string& domain, const std::string& op_type, int since_version, KernelFactory factory);
   /// The factory for the highest since_version <= opset, or nullptr.
-  const KernelFactory* find(const std::string& domain, const std::string& op_type,
-                            int64_t opset) const;
+  const KernelFactory* find(const std::string& domain, const std::string& op_type, int64_t opset) const;
   /// All registered (domain, op_type) pairs, sorted, for reports.
   std::vector<std::pair<std::string, std::string>> ops() const;
 
@@ -93,6 +90,13 @@ class KernelRegistry {
 
 /// The process-wide registry with every built-in CPU kernel.
 const KernelRegistry& cpu_registry();
+
+/// MatMul and com.edgemm FusedMatMul kernels for the native backend's "bf16" precision, to search
+/// before cpu_registry(): a constant 2-D B of at most kPanelMaxRows-row products is packed into
+/// bfloat16 panels and A rounded to bfloat16 on each run, products summed in float32
+/// (matmul_panels.h, PanelFormat::kBfloat16), where the CPU has AVX512_BF16; everything else
+/// as cpu_registry() does. Defined in src/kernels/cpu/matmul.cc.
+std::unique_ptr<KernelRegistry> bf16_matmul_kernels();
 
 /// Helper for kernels that need no compile-time state: wraps a run function.
 template <typename Fn>

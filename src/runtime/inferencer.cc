@@ -197,13 +197,14 @@ class NativeInferencer final : public Inferencer {
     self->outputs_ = model.graph.outputs;
     self->backend_name_ = backend ? backend->name() : "native";
     if (backend) self->delegate(model, *backend);
+    if (!backend && config.precision == "bf16") self->extra_kernels_ = kernels::bf16_matmul_kernels();
     if (config.optimize) {
       passes::PassReport report;
       passes::optimize(model, report, passes::kernel_pass_options());
     }
     for (const auto& [name, t] : model.graph.initializers) self->weight_bytes_ += static_cast<int64_t>(t.byte_size());
     auto graph = std::make_shared<const ir::Graph>(std::move(model.graph));
-    auto compiled = CompiledGraph::compile(graph, model.opsets, {}, self->partition_kernels_.get());
+    auto compiled = CompiledGraph::compile(graph, model.opsets, {}, self->extra_kernels_.get());
     if (!compiled) {
       return Status(compiled.status().code(), "'" + config.model_path + "': " + compiled.status().message());
     }
@@ -320,7 +321,7 @@ class NativeInferencer final : public Inferencer {
     if (config_.optimize) backends::simplify_for_backend(model);
     const backends::BackendOptions options{config_.device, config_.precision, threads_};
     backends::PartitionedGraph parts = backends::partition_graph(model, backend, options);
-    partition_kernels_ = backends::partition_kernels(std::move(parts.compiled), backend.name());
+    extra_kernels_ = backends::partition_kernels(std::move(parts.compiled), backend.name());
     placement_ = std::move(parts.placement);
     for (const std::string& failure : parts.compile_failures) {
       std::fprintf(stderr, "edgemm: warning: backend '%s' failed to compile a partition of %s; they run on native\n",
@@ -452,7 +453,8 @@ class NativeInferencer final : public Inferencer {
   std::vector<ValueInfo> inputs_, outputs_;
   std::string backend_name_;
   std::vector<NodePlacement> placement_;
-  std::unique_ptr<kernels::KernelRegistry> partition_kernels_;  ///< kernels of the backend's partitions
+  /// Kernels searched before the CPU registry: the backend's partitions, or native's bf16 MatMuls.
+  std::unique_ptr<kernels::KernelRegistry> extra_kernels_;
   std::shared_ptr<CompiledGraph> compiled_;
   mutable std::mutex mutex_;
   mutable std::vector<std::pair<std::string, std::shared_ptr<PlanEntry>>> plans_;  // most recent first

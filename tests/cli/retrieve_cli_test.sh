@@ -91,6 +91,14 @@ PY
 check other-model-index 2 "$bin" retrieve --model "$model" --index "$tmp/other.idx" --query "a cat"
 expect_text other-model-index-message "$tmp/err" "another model"
 expect_text other-model-index-name "$tmp/err" "other/clip"
+# --precision bf16: its own index identity (an fp32 index is refused at bf16), other values refused.
+check bf16-query-fp32-index 2 "$bin" retrieve --model "$model" --index "$tmp/photos.idx" --precision bf16 \
+  --query "a cat"
+expect_text bf16-query-fp32-index-message "$tmp/err" "+precision(bf16)"
+check bf16-build 0 "$bin" retrieve --model "$model" --index "$tmp/bf16.idx" --precision bf16 "$cat" "$coffee"
+check bf16-query 0 "$bin" retrieve --model "$model" --index "$tmp/bf16.idx" --precision bf16 --query "a cat"
+check precision-int8 2 "$bin" retrieve --model "$model" --index "$tmp/photos.idx" --precision int8 --query "a cat"
+expect_text precision-int8-message "$tmp/err" "--precision"
 
 # Unreadable images: skipped and counted, the index of the rest written, exit code of the first error.
 : >"$tmp/empty.png"

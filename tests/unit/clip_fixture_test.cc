@@ -3,6 +3,8 @@
 // clip_check): image_embeds and text_embeds (and last_hidden_state; text_embeds also of real
 // prompts tokenized by transformers.js) within 1e-4 of PyTorch's, cosine > 0.99999 per row, with
 // graph optimizations on and off and with the input shapes pinned; dynamic batch and sequence.
+// With precision "bf16" (bfloat16 MatMul products where the CPU has AVX512_BF16) image_embeds
+// stay within cosine 0.999 of PyTorch's float32 ones, and the MatMuls name their bf16 kernels.
 
 #include <gtest/gtest.h>
 
@@ -16,6 +18,7 @@
 
 #include "core/npy.h"
 #include "edgemm/inferencer.h"
+#include "kernels/cpu/matmul_panels.h"
 
 namespace edgemm {
 namespace {
@@ -143,6 +146,39 @@ TEST_P(ClipFixture, TextMatchesPyTorch) {
   auto prompts = inf->run({{"input_ids", reference("prompt_input_ids")}}, {"text_embeds"});
   ASSERT_TRUE(prompts.has_value()) << prompts.status().to_string();
   expect_close((*prompts)[0], reference("prompt_text_embeds"), "prompt text_embeds" + tag(mode));
+}
+
+TEST(ClipFixtureBfloat16, VisionStaysCloseToPyTorch) {
+  const Tensor pixels = reference("pixel_values");
+  InferencerConfig config;
+  config.model_path = (package() / "onnx/vision_model.onnx").string();
+  config.threads = 1;
+  config.precision = "bf16";
+  auto inf = Inferencer::create(config);
+  ASSERT_TRUE(inf.has_value()) << inf.status().to_string();
+  auto out = (*inf)->run_profiled({{"pixel_values", pixels}}, {"image_embeds"});
+  ASSERT_TRUE(out.has_value()) << out.status().to_string();
+  const Tensor& got = out->outputs[0];
+  const Tensor want = reference("image_embeds");
+  ASSERT_EQ(got.shape(), want.shape());
+  const int64_t rows = got.dim(0), row = got.element_count() / rows;
+  for (int64_t r = 0; r < rows; ++r) {
+    double dot = 0, na = 0, nb = 0;
+    for (int64_t i = r * row; i < (r + 1) * row; ++i) {
+      dot += double(got.data<float>()[i]) * want.data<float>()[i];
+      na += double(got.data<float>()[i]) * got.data<float>()[i];
+      nb += double(want.data<float>()[i]) * want.data<float>()[i];
+    }
+    EXPECT_GT(dot / std::sqrt(na * nb), 0.999) << "image " << r;
+    std::cout << "[ clip ] image_embeds in bf16, image " << r << ": cosine " << dot / std::sqrt(na * nb) << "\n";
+  }
+  int bf16_nodes = 0;
+  for (const NodeProfile& node : out->nodes) bf16_nodes += node.kernel.rfind("bf16_", 0) == 0;
+  if (kernels::matmul_panels_available(kernels::PanelFormat::kBfloat16)) {
+    EXPECT_GT(bf16_nodes, 0);
+  } else {
+    EXPECT_EQ(bf16_nodes, 0);
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(Load, ClipFixture, ::testing::Values(Load::kNotOptimized, Load::kOptimized, Load::kPinned),

@@ -49,8 +49,10 @@ std::vector<float> normalized_rows(const Tensor& t) {
   return out;
 }
 
-/// Max |a - b| and min row cosine of two [N, D] float32 tensors given as flat vectors.
-void expect_embeddings(const Tensor& got, const std::vector<float>& want, double tolerance, const std::string& what) {
+/// Max |a - b| within `tolerance` and min row cosine above `min_cosine` of two [N, D] float32
+/// tensors given as flat vectors.
+void expect_embeddings(const Tensor& got, const std::vector<float>& want, double tolerance, const std::string& what,
+                       double min_cosine = 0.99999) {
   ASSERT_EQ(static_cast<size_t>(got.element_count()), want.size()) << what;
   const int64_t d = got.dim(1);
   double max_diff = 0, min_cos = 1;
@@ -64,7 +66,7 @@ void expect_embeddings(const Tensor& got, const std::vector<float>& want, double
   }
   std::cout << "[ clip ] " << what << ": max abs diff " << max_diff << ", min cosine " << min_cos << "\n";
   EXPECT_LE(max_diff, tolerance) << what;
-  EXPECT_GT(min_cos, 0.99999) << what;
+  EXPECT_GT(min_cos, min_cosine) << what;
 }
 
 ClipModel load_package(const fs::path& dir = kPackage, ClipOptions options = {}) {
@@ -284,6 +286,25 @@ TEST(ClipPipeline, ImageEmbeddingsMatchPyTorch) {
     std::cout << "[ clip ] photo " << i << ": cosine of our preprocessing vs transformers.js' " << dot << "\n";
     EXPECT_GT(dot, 0.9999);
   }
+}
+
+TEST(ClipPipeline, Bfloat16PrecisionStaysCloseAndHasItsOwnIdentity) {
+  const ClipModel fp32 = load_package();
+  ClipOptions options;
+  options.precision = "bf16";
+  const ClipModel bf16 = load_package(kPackage, options);
+  EXPECT_EQ(bf16.vision_model_sha256(), fp32.vision_model_sha256() + "+precision(bf16)");
+  auto got = bf16.embed_pixels(reference("pixel_values"));
+  ASSERT_TRUE(got.has_value()) << got.status().to_string();
+  expect_embeddings(*got, normalized_rows(reference("image_embeds")), 1e-2, "image_embeds (bf16)", 0.999);
+  auto text = bf16.embed_token_ids(reference("input_ids"));
+  ASSERT_TRUE(text.has_value()) << text.status().to_string();
+  expect_embeddings(*text, normalized_rows(reference("text_embeds")), 1e-2, "text_embeds (bf16)", 0.999);
+  options.precision = "fp16";
+  auto refused = ClipModel::load(kPackage.string(), options);
+  ASSERT_FALSE(refused.has_value());
+  EXPECT_EQ(refused.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(refused.status().message().find("precision 'fp16'"), std::string::npos) << refused.status().to_string();
 }
 
 TEST(ClipPipeline, TextEmbeddingsMatchPyTorch) {

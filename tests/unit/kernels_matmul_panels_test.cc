@@ -6,7 +6,12 @@
 //     2 threads.
 // (2) The MatMul and FusedMatMul kernels against the reference kernels (oneDNN off) for A with
 //     up to kPanelMaxRows rows (panels) and more (oneDNN), with a swish epilogue step.
-// Skipped where the CPU has no AVX-512F.
+// (3) round_to_bfloat16 on hand-worked values (ties to even, infinities, NaN).
+// (4) The bfloat16 panels against a double-precision product of the bfloat16-rounded A and B
+//     (products of two bfloat16 values are exact in float32, so only the float32 sums differ),
+//     over the shapes of (1), odd K included; and the kernels of bf16_matmul_kernels() against
+//     the float32 reference within bfloat16 rounding (2^-8 relative per factor).
+// Skipped where the CPU has no AVX-512F (bfloat16: no AVX512_BF16).
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -61,6 +66,85 @@ TEST(MatMulPanels, MatchesDoubleProduct) {
     }
   }
   EXPECT_GT(checked, 100000);
+}
+
+TEST(MatMulPanels, RoundToBfloat16TiesToEven) {
+  EXPECT_EQ(kernels::round_to_bfloat16(1.0f), 1.0f);
+  EXPECT_EQ(kernels::round_to_bfloat16(-2.5f), -2.5f);
+  // bfloat16 keeps 7 fraction bits: the step above 1 is 2^-7.
+  EXPECT_EQ(kernels::round_to_bfloat16(1.0f + 0x1p-8f), 1.0f);                       // half a step: to even (1)
+  EXPECT_EQ(kernels::round_to_bfloat16(1.0f + 3 * 0x1p-8f), 1.0f + 0x1p-6f);         // 1.5 steps: to even (2)
+  EXPECT_EQ(kernels::round_to_bfloat16(1.0f + 0x1p-8f + 0x1p-20f), 1.0f + 0x1p-7f);  // past half: up
+  EXPECT_EQ(kernels::round_to_bfloat16(3.14159265f), 3.140625f);
+  EXPECT_EQ(kernels::round_to_bfloat16(INFINITY), INFINITY);
+  EXPECT_EQ(kernels::round_to_bfloat16(-INFINITY), -INFINITY);
+  EXPECT_TRUE(std::isnan(kernels::round_to_bfloat16(NAN)));
+  EXPECT_EQ(kernels::round_to_bfloat16(3.4e38f), INFINITY);  // above bfloat16's largest finite, 3.39e38
+}
+
+TEST(MatMulPanels, Bfloat16MatchesDoubleProductOfRoundedValues) {
+  if (!kernels::matmul_panels_available(kernels::PanelFormat::kBfloat16)) GTEST_SKIP() << "no AVX512_BF16 here";
+  uint32_t seed = 7;
+  int checked = 0;
+  for (int64_t m : {1, 13, 50}) {
+    for (int64_t k : {1, 7, 256, 513, 768}) {
+      for (int64_t n : {1, 33, 100}) {
+        const int64_t lda = k + 3;
+        const std::vector<float> a = seeded(m * lda, seed++), b = seeded(k * n, seed++), bias = seeded(n, seed++);
+        const kernels::PackedPanels packed(b.data(), k, n, kernels::PanelFormat::kBfloat16);
+        for (int threads : {1, 2}) {
+          SCOPED_TRACE("m " + std::to_string(m) + " k " + std::to_string(k) + " n " + std::to_string(n) + " threads " +
+                       std::to_string(threads));
+          std::vector<float> y(m * n, NAN);
+          kernels::matmul_panels(packed, a.data(), lda, m, bias.data(), y.data(), threads);
+          for (int64_t i = 0; i < m; ++i) {
+            for (int64_t j = 0; j < n; ++j) {
+              double want = bias[j];
+              for (int64_t kk = 0; kk < k; ++kk) {
+                want += double(kernels::round_to_bfloat16(a[i * lda + kk])) * kernels::round_to_bfloat16(b[kk * n + j]);
+              }
+              ASSERT_NEAR(y[i * n + j], want, 2e-6 * std::sqrt(double(k)) + 1e-6) << "row " << i << " column " << j;
+              ++checked;
+            }
+          }
+        }
+      }
+    }
+  }
+  EXPECT_GT(checked, 50000);
+}
+
+TEST(MatMulPanels, Bfloat16KernelsStayWithinBfloat16RoundingOfReference) {
+  if (!kernels::matmul_panels_available(kernels::PanelFormat::kBfloat16)) GTEST_SKIP() << "no AVX512_BF16 here";
+  const std::unique_ptr<kernels::KernelRegistry> bf16 = kernels::bf16_matmul_kernels();
+  ir::Node matmul = make_node("MatMul", {"A", "B"});
+  ir::Node fused = make_node("FusedMatMul", {"A", "B", "bias"});
+  fused.domain = "com.edgemm";
+  uint32_t seed = 200;
+  for (const Shape& a_shape : {Shape{1, 50, 768}, Shape{300, 768}}) {
+    const Tensor a = random_f32(a_shape, seed++), b = random_f32({768, 64}, seed++), bias = random_f32({64}, seed++);
+    for (const ir::Node* node : {&matmul, &fused}) {
+      SCOPED_TRACE(node->op_type + " A " + shape_to_string(a_shape));
+      std::vector<Tensor> inputs = {a, b};
+      if (node == &fused) inputs.push_back(bias);
+      auto ref = run_reference(*node, inputs);
+      ASSERT_TRUE(ref.has_value()) << ref.status().to_string();
+      const kernels::KernelFactory* factory = bf16->find(node->domain, node->op_type, 17);
+      ASSERT_NE(factory, nullptr);
+      auto kernel =
+          (*factory)(kernels::KernelInfo{*node, 17, {nullptr, &b, node == &fused ? &bias : nullptr}, nullptr});
+      ASSERT_TRUE(kernel.has_value()) << kernel.status().to_string();
+      EXPECT_STREQ((*kernel)->name(),
+                   node == &fused ? "bf16_fused_matmul__avx512_panels" : "bf16_matmul__avx512_panels");
+      DirectContext ctx(*node, inputs, 2);
+      ASSERT_TRUE((*kernel)->run(ctx).is_ok());
+      const Diff d = diff(ctx.output(0), *ref);
+      // Rows past kPanelMaxRows run in float32 (oneDNN); panel rows carry two 2^-9 roundings per product.
+      const double bound = a_shape[0] == 300 ? 2e-6 * std::sqrt(768.0) : 2 * 0x1p-9 * std::sqrt(768.0);
+      EXPECT_LE(d.max_abs, bound * std::max(1.0, d.max_ref));
+      if (a_shape[0] != 300) EXPECT_GT(d.max_abs, 1e-5) << "bfloat16 rounding should show";
+    }
+  }
 }
 
 TEST(MatMulPanels, KernelsWithConstantWeightsMatchReference) {

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # The CLIP section of docs/benchmarks.md (between the clip:begin / clip:end markers): a
 # ViT-B/32-shaped random-weight vision encoder (tools/fixtures/make_clip_fixture.py --shape
-# vit-b32, made here into build/clip_vitb32 when missing, ~490 MB) in edgemm and ONNX Runtime at
-# 1 and 2 threads, then visual token pruning after layer K: latency per keep ratio, the time of
+# vit-b32, made here into build/clip_vitb32 when missing, ~490 MB) in edgemm (at precision fp32
+# and bf16) and ONNX Runtime at 1 and 2 threads, then visual token pruning after layer K:
+# latency per keep ratio, the time of
 # the layers after K (profile, 1 thread), and the cosine of pruned vs unpruned image embeddings
 # of the photos in data/photos (edgemm retrieve indexes).
 # Usage: tools/bench/make_clip_md.sh [--quick]   (run on a quiet machine; about 2 minutes here)
@@ -28,6 +29,11 @@ photos=(data/photos/*.png data/photos/*.jpg)
 echo "[clip] edgemm vs ONNX Runtime" >&2
 "$edgemm" bench "$vision" --shape "$shape" --threads 1,2 --compare ort --iters "$iters" --blocks "$blocks" \
   --markdown "$out/vs_ort.md" >/dev/null
+echo "[clip] edgemm --precision bf16 vs ONNX Runtime" >&2
+"$edgemm" bench "$vision" --shape "$shape" --threads 1,2 --compare ort --iters "$iters" --blocks "$blocks" \
+  --precision bf16 --markdown "$out/vs_ort_bf16.md" >/dev/null
+"$edgemm" retrieve --model "$pkg" --index "$out/index_bf16.idx" --threads 2 --precision bf16 "${photos[@]}" \
+  >/dev/null 2>&1
 for keep in 1.0 0.7 0.5 0.3; do
   model="$vision"
   if [ "$keep" != 1.0 ]; then
@@ -84,6 +90,9 @@ for keep in ('1.0', '0.7', '0.5', '0.3'):
     lat, after = median_ms(keep), after_k_ms(keep)
     print(f'| {keep} | {tokens} | {lat:.1f} | {lat / lat0:.2f} | {after:.1f} | {after / after0:.2f} | '
           f'{cos.mean():.4f} | {cos.min():.4f} |')
+cos = (vectors('bf16') * base).sum(axis=1)
+print(f'\nAt `--precision bf16` the image embeddings of the {n_photos} photos have cosine {cos.mean():.6f} (mean) and '
+      f'{cos.min():.6f} (min) with the fp32 ones (`edgemm retrieve --precision bf16`).')
 PY
 
 doc=docs/benchmarks.md
@@ -98,6 +107,13 @@ section="$out/section.md"
   echo "### edgemm vs ONNX Runtime (\`edgemm bench $vision --shape $shape --threads 1,2 --compare ort --iters $iters --blocks $blocks\`)"
   echo
   grep '^|' "$out/vs_ort.md"
+  echo
+  echo "### At \`--precision bf16\` (bfloat16 MatMul products, float32 sums; docs/backends.md) vs ONNX Runtime in float32"
+  echo
+  echo "\`edgemm bench $vision --shape $shape --threads 1,2 --compare ort --iters $iters --blocks $blocks --precision bf16\`:"
+  echo "the same file; ONNX Runtime's CPU provider has no bfloat16 mode on x86, so it runs float32."
+  echo
+  grep '^|' "$out/vs_ort_bf16.md"
   echo
   cat "$out/doc.md"
   echo "<!-- clip:end -->"

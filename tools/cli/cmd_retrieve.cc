@@ -26,6 +26,7 @@ struct RetrieveArgs {
   bool labels_given = false;
   int top_k = 5;
   int threads = 0;
+  std::string precision = "fp32";
   int batch = 8;
   float logit_scale = 0;
   bool json = false;
@@ -78,6 +79,7 @@ Expected<std::vector<std::string>> split_labels(const std::string& text) {
 Expected<clip::ClipModel> load_model(const RetrieveArgs& a, bool vision, bool text) {
   clip::ClipOptions options;
   options.threads = a.threads;
+  options.precision = a.precision;
   options.optimize = !a.no_optimize;
   options.load_vision = vision;
   options.load_text = text;
@@ -292,6 +294,11 @@ void add_retrieve_command(CLI::App& app, int& exit_code) {
       ->check(finite_range(0.0, 1000.0));
   cmd->add_option("-t,--threads", args->threads, "intra-op threads per model (0 = all cores)")
       ->check(CLI::Range(0, kMaxThreads));
+  cmd->add_option("--precision", args->precision,
+                  "fp32, or bf16: bfloat16 MatMul products on CPUs with AVX512_BF16 (docs/backends.md); an index "
+                  "made at one precision is only read at the same")
+      ->check(CLI::IsMember({"fp32", "bf16"}))
+      ->capture_default_str();
   cmd->add_option("--batch", args->batch, "images per vision model run")
       ->check(CLI::Range(1, 256))
       ->capture_default_str();

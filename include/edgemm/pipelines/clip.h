@@ -84,9 +84,13 @@ struct ClipOptions {
   int threads = 0;                 ///< intra-op threads per model (InferencerConfig::threads); 0 = all hardware threads
   bool optimize = true;            ///< InferencerConfig::optimize
   std::string backend = "native";  ///< InferencerConfig::backend ("native", "opencv", "plugin")
-  bool load_vision = true;         ///< load the image encoder (needed by embed_images)
-  bool load_text = true;           ///< load the text encoder and tokenizer (needed by embed_texts)
-  int image_batch = 8;             ///< images per vision run (a static batch dimension in the model wins)
+  /// InferencerConfig::precision: "fp32", or on native "bf16" (bfloat16 MatMul products where the
+  /// CPU has AVX512_BF16; docs/backends.md). Other than "fp32" it changes vision_model_sha256()
+  /// (the index identity), as embeddings differ in their last digits.
+  std::string precision = "fp32";
+  bool load_vision = true;  ///< load the image encoder (needed by embed_images)
+  bool load_text = true;    ///< load the text encoder and tokenizer (needed by embed_texts)
+  int image_batch = 8;      ///< images per vision run (a static batch dimension in the model wins)
   /// Visual token pruning (docs/clip.md "Visual token pruning: the rule"), off by default: after
   /// encoder layer `prune_after_layer` (0-based; -1 = off) the vision encoder keeps the class token
   /// and ceil(prune_keep_ratio × patches) patches ranked by `prune_rule` ("cls_attention" or

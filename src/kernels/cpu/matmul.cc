@@ -18,7 +18,8 @@
 ///
 /// Paths: float32 MatMul and FusedMatMul with a constant 2-D B and at most kPanelMaxRows rows of
 /// A run on the panel kernel of matmul_panels.h where the CPU has AVX-512F (B packed once; it
-/// overlaps reading the weights with the arithmetic). Otherwise float32 runs on oneDNN's matmul
+/// overlaps reading the weights with the arithmetic), in bfloat16 panels for the kernels of
+/// bf16_matmul_kernels() where the CPU has AVX512_BF16. Otherwise float32 runs on oneDNN's matmul
 /// primitive, or, for a constant 2-D B, on oneDNN's 1×1 convolution over A's rows (its AVX2 jit_1x1 kernel keeps B
 /// packed, where AVX2 matmul's gemm:jit repacks B on every call: ~1.2× faster on a ViT-B/32 encoder). A constant B
 /// (weights) is reordered once into the layout oneDNN picks (format_tag::any) when the kernel is created, for a nominal
@@ -424,8 +425,9 @@ class MatMulKernel final : public OnednnMatMulBase {
   std::unique_ptr<const PackedPanels> panels_;  // constant B for matmul_panels(), or null
 };
 
-/// MatMul (fused_bias false) or FusedMatMul (true) with B prepacked when it is constant.
-Expected<std::unique_ptr<Kernel>> make_matmul_kernel(const KernelInfo& info, bool fused_bias) {
+/// MatMul (fused_bias false) or FusedMatMul (true) with B prepacked when it is constant; into
+/// bfloat16 panels when `format` asks for them and the CPU has AVX512_BF16, else float32.
+Expected<std::unique_ptr<Kernel>> make_matmul_kernel(const KernelInfo& info, bool fused_bias, PanelFormat format) {
   std::vector<ir::Step> steps;
   if (fused_bias) {
     EDGEMM_ASSIGN_OR_RETURN(steps, ir::read_steps(info.node));
@@ -441,9 +443,12 @@ Expected<std::unique_ptr<Kernel>> make_matmul_kernel(const KernelInfo& info, boo
   const bool onednn = onednn::enabled() && (b == nullptr || b->dtype() == DataType::kFloat32);
   const bool pack = onednn && b != nullptr && b->rank() >= 2 && b->element_count() == b->dim(-1) * b->dim(-2) &&
                     b->element_count() > 0;
-  if (pack && matmul_panels_available()) {
-    auto panels = std::make_unique<const PackedPanels>(b->data<float>(), b->dim(-2), b->dim(-1));
-    const char* name = fused_bias ? "f32_fused_matmul__avx512_panels" : "f32_matmul__avx512_panels";
+  if (!matmul_panels_available(format)) format = PanelFormat::kFloat32;
+  if (pack && matmul_panels_available(format)) {
+    auto panels = std::make_unique<const PackedPanels>(b->data<float>(), b->dim(-2), b->dim(-1), format);
+    const bool bf16 = format == PanelFormat::kBfloat16;
+    const char* name = fused_bias ? (bf16 ? "bf16_fused_matmul__avx512_panels" : "f32_fused_matmul__avx512_panels")
+                                  : (bf16 ? "bf16_matmul__avx512_panels" : "f32_matmul__avx512_panels");
     return std::unique_ptr<Kernel>(
         std::make_unique<MatMulKernel>(*b, onednn, name, fused_bias, std::move(steps), std::move(panels)));
   }
@@ -468,9 +473,13 @@ Expected<std::unique_ptr<Kernel>> make_matmul_kernel(const KernelInfo& info, boo
   return std::unique_ptr<Kernel>(std::move(kernel));
 }
 
-Expected<std::unique_ptr<Kernel>> make_matmul(const KernelInfo& info) { return make_matmul_kernel(info, false); }
+Expected<std::unique_ptr<Kernel>> make_matmul(const KernelInfo& info) {
+  return make_matmul_kernel(info, false, PanelFormat::kFloat32);
+}
 
-Expected<std::unique_ptr<Kernel>> make_fused_matmul(const KernelInfo& info) { return make_matmul_kernel(info, true); }
+Expected<std::unique_ptr<Kernel>> make_fused_matmul(const KernelInfo& info) {
+  return make_matmul_kernel(info, true, PanelFormat::kFloat32);
+}
 
 // ---------------------------------------------------------------------------------------------
 // Gemm
@@ -684,6 +693,17 @@ void register_matmul_kernels(KernelRegistry& registry) {
   for (int since : {1, 6, 7, 9, 11, 13}) registry.add("", "Gemm", since, make_gemm);
   registry.add("com.edgemm", "FusedMatMul", 1, make_fused_matmul);
   registry.add("com.edgemm", "Int8MatMul", 1, make_int8_matmul);
+}
+
+std::unique_ptr<KernelRegistry> bf16_matmul_kernels() {
+  auto registry = std::make_unique<KernelRegistry>();
+  const KernelFactory matmul = [](const KernelInfo& info) {
+    return make_matmul_kernel(info, false, PanelFormat::kBfloat16);
+  };
+  for (int since : {1, 9, 13}) registry->add("", "MatMul", since, matmul);
+  registry->add("com.edgemm", "FusedMatMul", 1,
+                [](const KernelInfo& info) { return make_matmul_kernel(info, true, PanelFormat::kBfloat16); });
+  return registry;
 }
 
 }  // namespace edgemm::kernels

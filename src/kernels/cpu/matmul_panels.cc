@@ -1,15 +1,18 @@
 /// \file matmul_panels.cc
-/// The panel-packed float32 matmul of matmul_panels.h: packing, the AVX-512 register tiles with
-/// the next panel's prefetch, and the split of panels over threads.
+/// The panel-packed matmul of matmul_panels.h: packing (float32 or bfloat16 pairs), the AVX-512
+/// register tiles with the next panel's prefetch, and the split of panels over threads.
 
 #include "kernels/cpu/matmul_panels.h"
 
 #include <omp.h>
 
 #include <algorithm>
+#include <array>
 #include <cstdlib>
 #include <cstring>
 #include <new>
+#include <type_traits>
+#include <utility>
 
 #include "kernels/cpu/onednn.h"
 #include "kernels/cpu_features.h"
@@ -23,25 +26,47 @@ namespace edgemm::kernels {
 namespace {
 
 constexpr int64_t kMaxTileRows = 14;  // 14 x 2 accumulators + 2 B vectors + 1 broadcast of 32 registers
-constexpr int64_t kDepth = 256;       // K steps per pass: a [256, 32] slice of a panel is 32 KiB, in L1
+constexpr int64_t kDepth = 256;       // K steps per pass: 256 steps of a panel are 32 KiB, in L1
 constexpr int64_t kLineBytes = 64;
 constexpr int64_t kParallelWork = 32768;  // multiply-adds below which one thread does it all (as parallel_for)
 
+/// The bfloat16 nearest to x (ties to even), as its 16 bits; NaN stays a quiet NaN.
+uint16_t to_bfloat16(float x) {
+  uint32_t bits;
+  std::memcpy(&bits, &x, sizeof bits);
+  if ((bits & 0x7FFFFFFFu) > 0x7F800000u) return static_cast<uint16_t>((bits >> 16) | 0x40u);  // quiet NaN
+  return static_cast<uint16_t>((bits + 0x7FFFu + ((bits >> 16) & 1u)) >> 16);
+}
+
 }  // namespace
 
-void PackedPanels::FreeAligned::operator()(float* p) const { std::free(p); }
+void PackedPanels::FreeAligned::operator()(char* p) const { std::free(p); }
 
-PackedPanels::PackedPanels(const float* b, int64_t k, int64_t n) : k_(k), n_(n) {
-  const size_t bytes = static_cast<size_t>(panels() * k * kPanelColumns) * sizeof(float);
-  float* data = static_cast<float*>(std::aligned_alloc(kLineBytes, bytes));  // bytes: a multiple of 128
+float round_to_bfloat16(float x) {
+  const uint32_t bits = static_cast<uint32_t>(to_bfloat16(x)) << 16;
+  float rounded;
+  std::memcpy(&rounded, &bits, sizeof rounded);
+  return rounded;
+}
+
+PackedPanels::PackedPanels(const float* b, int64_t k, int64_t n, PanelFormat format) : k_(k), n_(n), format_(format) {
+  const size_t bytes = static_cast<size_t>(panels() * steps() * kPanelStepBytes);
+  char* data = static_cast<char*>(std::aligned_alloc(kLineBytes, bytes));  // bytes: a multiple of 128
   if (data == nullptr) throw std::bad_alloc();
   data_.reset(data);
   std::memset(data, 0, bytes);
   for (int64_t p = 0; p < panels(); ++p) {
     const int64_t col0 = p * kPanelColumns;
     const int64_t cols = std::min(kPanelColumns, n - col0);
-    float* dst = data + p * k * kPanelColumns;
-    for (int64_t r = 0; r < k; ++r) std::memcpy(dst + r * kPanelColumns, b + r * n + col0, cols * sizeof(float));
+    char* dst = data + p * steps() * kPanelStepBytes;
+    for (int64_t r = 0; r < k; ++r) {
+      if (format == PanelFormat::kFloat32) {
+        std::memcpy(dst + r * kPanelStepBytes, b + r * n + col0, cols * sizeof(float));
+        continue;
+      }
+      auto* pairs = reinterpret_cast<uint16_t*>(dst + (r / 2) * kPanelStepBytes);
+      for (int64_t c = 0; c < cols; ++c) pairs[2 * c + r % 2] = to_bfloat16(b[r * n + col0 + c]);
+    }
   }
 }
 
@@ -49,7 +74,7 @@ PackedPanels::PackedPanels(const float* b, int64_t k, int64_t n) : k_(k), n_(n) 
 
 namespace {
 
-#define EDGEMM_AVX512 __attribute__((target("avx512f,avx2,fma")))
+#define EDGEMM_AVX512 __attribute__((target("avx512f,avx512bf16,avx2,fma")))
 
 /// Prefetch of the next panel's cache lines [next, end) into L2: `per_step` lines every `every`
 /// steps of the K loop, so that the lines are spread over the tile's work.
@@ -60,12 +85,17 @@ struct Prefetch {
   int64_t per_step = 0;
 };
 
-/// Output columns [col0, col0 + 32) of rows [0, MR): y = a x panel rows [0, k) (+ y when
-/// `accumulate`) (+ bias when not null). `a` is the row block packed K-major ([k, MR]); `masks`
-/// select the columns of the 16-float halves that exist (fewer past N at the last panel).
-template <int MR>
-EDGEMM_AVX512 void tile(const float* a, const float* panel, int64_t k, bool accumulate, const float* bias, float* y,
-                        int64_t ldy, const __mmask16* masks, Prefetch pf) {
+/// A's value type in a K step: one float32, or a bfloat16 pair (first K index in the low half).
+template <PanelFormat F>
+using AStep = std::conditional_t<F == PanelFormat::kFloat32, float, uint32_t>;
+
+/// Output columns [col0, col0 + 32) of rows [0, MR): y = a x panel steps [0, steps) (+ y when
+/// `accumulate`) (+ bias when not null). `a` is the row block packed K-major ([steps, MR]);
+/// `masks` select the columns of the 16-float halves that exist (fewer past N at the last panel).
+/// float32: one FMA per step and column; bfloat16: one VDPBF16PS (two products) per step and column.
+template <int MR, PanelFormat F>
+EDGEMM_AVX512 void tile(const AStep<F>* a, const char* panel, int64_t steps, bool accumulate, const float* bias,
+                        float* y, int64_t ldy, const __mmask16* masks, Prefetch pf) {
   constexpr int kVectors = kPanelColumns / 16;
   __m512 acc[MR][kVectors];
 #pragma GCC unroll 14
@@ -76,15 +106,21 @@ EDGEMM_AVX512 void tile(const float* a, const float* panel, int64_t k, bool accu
     }
   }
   int64_t countdown = pf.every;
-  for (int64_t kk = 0; kk < k; ++kk) {
-    __m512 b[kVectors];
+  for (int64_t kk = 0; kk < steps; ++kk) {
+    __m512i b[kVectors];
 #pragma GCC unroll 4
-    for (int v = 0; v < kVectors; ++v) b[v] = _mm512_load_ps(panel + kk * kPanelColumns + 16 * v);
+    for (int v = 0; v < kVectors; ++v) b[v] = _mm512_load_si512(panel + kk * kPanelStepBytes + 64 * v);
 #pragma GCC unroll 14
     for (int r = 0; r < MR; ++r) {
-      const __m512 x = _mm512_set1_ps(a[kk * MR + r]);
+      if constexpr (F == PanelFormat::kFloat32) {
+        const __m512 x = _mm512_set1_ps(a[kk * MR + r]);
 #pragma GCC unroll 4
-      for (int v = 0; v < kVectors; ++v) acc[r][v] = _mm512_fmadd_ps(x, b[v], acc[r][v]);
+        for (int v = 0; v < kVectors; ++v) acc[r][v] = _mm512_fmadd_ps(x, _mm512_castsi512_ps(b[v]), acc[r][v]);
+      } else {
+        const __m512i x = _mm512_set1_epi32(static_cast<int>(a[kk * MR + r]));
+#pragma GCC unroll 4
+        for (int v = 0; v < kVectors; ++v) acc[r][v] = _mm512_dpbf16_ps(acc[r][v], (__m512bh)x, (__m512bh)b[v]);
+      }
     }
     if (--countdown == 0) {
       countdown = pf.every;
@@ -107,11 +143,18 @@ EDGEMM_AVX512 void tile(const float* a, const float* panel, int64_t k, bool accu
   }
 }
 
-using TileFn = void (*)(const float*, const float*, int64_t, bool, const float*, float*, int64_t, const __mmask16*,
+template <PanelFormat F>
+using TileFn = void (*)(const AStep<F>*, const char*, int64_t, bool, const float*, float*, int64_t, const __mmask16*,
                         Prefetch);
 
-constexpr TileFn kTiles[kMaxTileRows + 1] = {nullptr, tile<1>, tile<2>,  tile<3>,  tile<4>,  tile<5>,  tile<6>, tile<7>,
-                                             tile<8>, tile<9>, tile<10>, tile<11>, tile<12>, tile<13>, tile<14>};
+/// tile<MR, F> for MR = 1..kMaxTileRows (index MR; 0 unused).
+template <PanelFormat F, int... MR>
+constexpr std::array<TileFn<F>, kMaxTileRows + 1> tile_table(std::integer_sequence<int, 0, MR...>) {
+  return {nullptr, tile<MR, F>...};
+}
+
+template <PanelFormat F>
+constexpr auto kTiles = tile_table<F>(std::make_integer_sequence<int, kMaxTileRows + 1>());
 
 __mmask16 half_mask(int64_t columns) {
   if (columns <= 0) return 0;
@@ -136,54 +179,63 @@ struct RowBlocks {
   int64_t first(int64_t i) const { return i * (m / count) + std::min(i, m % count); }
 };
 
-/// Copies row block i of `a` K-major into `packed` (at first(i) * k, [k, rows(i)]), so that a
-/// tile reads its A values as one sequential stream.
-void pack_block(const float* a, int64_t lda, int64_t k, const RowBlocks& blocks, int64_t i, float* packed) {
+/// Copies row block i of `a` K-major into `packed` (at first(i) * steps, [steps, rows(i)]), so that
+/// a tile reads its A values as one sequential stream; bfloat16 pairs for that format.
+template <PanelFormat F>
+void pack_block(const float* a, int64_t lda, int64_t k, const RowBlocks& blocks, int64_t i, AStep<F>* packed) {
   const int64_t rows = blocks.rows(i);
   const float* src = a + blocks.first(i) * lda;
-  float* dst = packed + blocks.first(i) * k;
-  for (int64_t kk = 0; kk < k; ++kk) {
-    for (int64_t r = 0; r < rows; ++r) dst[kk * rows + r] = src[r * lda + kk];
+  if constexpr (F == PanelFormat::kFloat32) {
+    float* dst = packed + blocks.first(i) * k;
+    for (int64_t kk = 0; kk < k; ++kk) {
+      for (int64_t r = 0; r < rows; ++r) dst[kk * rows + r] = src[r * lda + kk];
+    }
+  } else {
+    const int64_t steps = (k + 1) / 2;
+    uint32_t* dst = packed + blocks.first(i) * steps;
+    for (int64_t j = 0; j < steps; ++j) {
+      for (int64_t r = 0; r < rows; ++r) {
+        const uint32_t low = to_bfloat16(src[r * lda + 2 * j]);
+        const uint32_t high = 2 * j + 1 < k ? to_bfloat16(src[r * lda + 2 * j + 1]) : 0u;
+        dst[j * rows + r] = low | high << 16;
+      }
+    }
   }
 }
 
 /// Panels [p0, p1) for all row blocks, in passes of kDepth K steps so that the panel's slice
 /// stays in L1 while every row block uses it. The tile calls of a panel prefetch the next panel
 /// (none after p1 - 1) in equal slices.
-void run_panels(const PackedPanels& b, const float* packed_a, const RowBlocks& blocks, const float* bias, float* y,
+template <PanelFormat F>
+void run_panels(const PackedPanels& b, const AStep<F>* packed_a, const RowBlocks& blocks, const float* bias, float* y,
                 int64_t p0, int64_t p1) {
-  const int64_t k = b.k(), n = b.n();
-  const int64_t panel_lines = k * kPanelColumns * static_cast<int64_t>(sizeof(float)) / kLineBytes;
-  const int64_t passes = (k + kDepth - 1) / kDepth, calls = passes * blocks.count;
+  const int64_t steps = b.steps(), n = b.n();
+  const int64_t panel_lines = steps * kPanelStepBytes / kLineBytes;
+  const int64_t passes = (steps + kDepth - 1) / kDepth, calls = passes * blocks.count;
   for (int64_t p = p0; p < p1; ++p) {
     const int64_t col0 = p * kPanelColumns;
     __mmask16 masks[kPanelColumns / 16];
     for (int64_t v = 0; v < kPanelColumns / 16; ++v) masks[v] = half_mask(n - col0 - 16 * v);
-    const char* next = p + 1 < p1 ? reinterpret_cast<const char*>(b.panel(p + 1)) : nullptr;
+    const char* next = p + 1 < p1 ? b.panel(p + 1) : nullptr;
     int64_t call = 0;
-    for (int64_t k0 = 0; k0 < k; k0 += kDepth) {
-      const int64_t depth = std::min(kDepth, k - k0);
-      const bool last = k0 + depth == k;
+    for (int64_t k0 = 0; k0 < steps; k0 += kDepth) {
+      const int64_t depth = std::min(kDepth, steps - k0);
+      const bool last = k0 + depth == steps;
       for (int64_t i = 0; i < blocks.count; ++i, ++call) {
         const int64_t line0 = panel_lines * call / calls, line1 = panel_lines * (call + 1) / calls;
         const Prefetch pf = next != nullptr ? spread(next + line0 * kLineBytes, line1 - line0, depth) : Prefetch{};
         const int64_t first = blocks.first(i), rows = blocks.rows(i);
-        kTiles[rows](packed_a + first * k + k0 * rows, b.panel(p) + k0 * kPanelColumns, depth, k0 > 0,
-                     last && bias != nullptr ? bias + col0 : nullptr, y + first * n + col0, n, masks, pf);
+        kTiles<F>[rows](packed_a + first * steps + k0 * rows, b.panel(p) + k0 * kPanelStepBytes, depth, k0 > 0,
+                        last && bias != nullptr ? bias + col0 : nullptr, y + first * n + col0, n, masks, pf);
       }
     }
   }
 }
 
-}  // namespace
-
-bool matmul_panels_available() { return cpu_features().avx512f && cpu_features().fma; }
-
-void matmul_panels(const PackedPanels& b, const float* a, int64_t lda, int64_t m, const float* bias, float* y,
-                   int threads) {
-  if (m <= 0) return;
+template <PanelFormat F>
+void run(const PackedPanels& b, const float* a, int64_t lda, int64_t m, const float* bias, float* y, int threads) {
   const RowBlocks blocks{(m + kMaxTileRows - 1) / kMaxTileRows, m};
-  float* packed_a = static_cast<float*>(onednn::thread_buffer(onednn::Slot::kSrc, m * b.k() * sizeof(float)));
+  auto* packed_a = static_cast<AStep<F>*>(onednn::thread_buffer(onednn::Slot::kSrc, m * b.steps() * sizeof(AStep<F>)));
   const int64_t panels = b.panels();
   const bool small = panels * m * b.k() * kPanelColumns < kParallelWork;
   const int team = small ? 1 : static_cast<int>(std::clamp<int64_t>(threads, 1, panels));
@@ -191,16 +243,33 @@ void matmul_panels(const PackedPanels& b, const float* a, int64_t lda, int64_t m
 #pragma omp parallel num_threads(team)
   {
     const int id = omp_get_thread_num(), count = omp_get_num_threads();
-    for (int64_t i = id; i < blocks.count; i += count) pack_block(a, lda, b.k(), blocks, i, packed_a);
+    for (int64_t i = id; i < blocks.count; i += count) pack_block<F>(a, lda, b.k(), blocks, i, packed_a);
 #pragma omp barrier
     const int64_t chunk = (panels + count - 1) / count, p0 = std::min(panels, id * chunk);
-    run_panels(b, packed_a, blocks, bias, y, p0, std::min(panels, p0 + chunk));
+    run_panels<F>(b, packed_a, blocks, bias, y, p0, std::min(panels, p0 + chunk));
+  }
+}
+
+}  // namespace
+
+bool matmul_panels_available(PanelFormat format) {
+  const CpuFeatures& f = cpu_features();
+  return f.avx512f && f.fma && (format == PanelFormat::kFloat32 || f.avx512_bf16);
+}
+
+void matmul_panels(const PackedPanels& b, const float* a, int64_t lda, int64_t m, const float* bias, float* y,
+                   int threads) {
+  if (m <= 0) return;
+  if (b.format() == PanelFormat::kFloat32) {
+    run<PanelFormat::kFloat32>(b, a, lda, m, bias, y, threads);
+  } else {
+    run<PanelFormat::kBfloat16>(b, a, lda, m, bias, y, threads);
   }
 }
 
 #else
 
-bool matmul_panels_available() { return false; }
+bool matmul_panels_available(PanelFormat) { return false; }
 
 void matmul_panels(const PackedPanels&, const float*, int64_t, int64_t, const float*, float*, int) {}
 

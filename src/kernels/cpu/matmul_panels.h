@@ -1,7 +1,8 @@
 #pragma once
 /// \file matmul_panels.h
 /// Float32 Y = A x B (+ bias) for a constant B and few rows of A (a transformer's tokens at
-/// batch 1), on AVX-512F, with B packed once into column panels.
+/// batch 1), on AVX-512F, with B packed once into column panels of float32 or, for the native
+/// backend's "bf16" precision, of bfloat16 pairs (AVX512_BF16).
 ///
 /// Why: with few rows the weights are read from memory once per call and the product is about as
 /// long as that read. oneDNN 2.6's brgemm matmul reads each weight panel when it first needs it,
@@ -20,44 +21,68 @@ namespace edgemm::kernels {
 /// Columns per panel: two 16-float AVX-512 vectors.
 inline constexpr int64_t kPanelColumns = 32;
 
+/// Bytes of one K step of a panel: 32 float32 columns, or 32 columns of a bfloat16 pair.
+inline constexpr int64_t kPanelStepBytes = 128;
+
 /// Rows of A above which MatMul uses oneDNN instead (from memory, [M, 768] x [768, 3072] at 1
 /// thread: the panels are 1.2x faster at M = 197 and 0.9x at M = 400).
 inline constexpr int64_t kPanelMaxRows = 256;
 
-/// B [K, N] (row-major float32) packed as ceil(N / 32) panels of [K, 32] floats, panel p holding
-/// columns 32p..32p+31 row after row, zero past N. 64-byte aligned, on ordinary pages: asking
-/// Linux for transparent huge pages (madvise) made one run in five take 2-5x longer on a
-/// paravirtualized AMD EPYC VM (see docs/benchmarks.md); owns its storage; throws
-/// std::bad_alloc when out of memory.
+/// Element format of the packed B and of the products.
+enum class PanelFormat {
+  /// float32: one K step is one row of B; products and sums in float32.
+  kFloat32,
+  /// bfloat16 pairs for AVX512_BF16's VDPBF16PS: one K step is rows 2j and 2j + 1 of B, each
+  /// column's two values side by side (the second zero past an odd K). B and A are rounded to
+  /// bfloat16 (round to nearest even, Intel "BFLOAT16 - Hardware Numerics Definition", 2018),
+  /// products summed in float32: about 3 significant decimal digits per product instead of 7.
+  kBfloat16,
+};
+
+/// x rounded to the nearest bfloat16 (ties to even; NaN stays NaN), widened back to float32: the
+/// value the bfloat16 format computes with (for reference checks).
+float round_to_bfloat16(float x);
+
+/// B [K, N] (row-major float32) packed as ceil(N / 32) panels, panel p holding columns
+/// 32p..32p+31 as steps() K steps of kPanelStepBytes each (see PanelFormat), zero past N.
+/// 64-byte aligned, on ordinary pages: asking Linux for transparent huge pages (madvise) made one
+/// run in five take 2-5x longer on a paravirtualized AMD EPYC VM (see docs/benchmarks.md); owns
+/// its storage; throws std::bad_alloc when out of memory.
 class PackedPanels {
  public:
   /// Packs `b` ([k, n], row-major; read only during the call). k and n must be > 0.
-  PackedPanels(const float* b, int64_t k, int64_t n);
+  PackedPanels(const float* b, int64_t k, int64_t n, PanelFormat format = PanelFormat::kFloat32);
 
   int64_t k() const { return k_; }
   int64_t n() const { return n_; }
+  PanelFormat format() const { return format_; }
+  /// K steps per panel: k for float32, ceil(k / 2) for bfloat16 pairs.
+  int64_t steps() const { return format_ == PanelFormat::kFloat32 ? k_ : (k_ + 1) / 2; }
   /// Number of panels: ceil(n / 32).
   int64_t panels() const { return (n_ + kPanelColumns - 1) / kPanelColumns; }
-  /// Panel p's [k, 32] floats.
-  const float* panel(int64_t p) const { return data_.get() + p * k_ * kPanelColumns; }
+  /// Panel p's steps() x kPanelStepBytes bytes.
+  const char* panel(int64_t p) const { return data_.get() + p * steps() * kPanelStepBytes; }
 
  private:
   struct FreeAligned {
-    void operator()(float* p) const;
+    void operator()(char* p) const;
   };
   int64_t k_, n_;
-  std::unique_ptr<float, FreeAligned> data_;
+  PanelFormat format_;
+  std::unique_ptr<char, FreeAligned> data_;
 };
 
-/// Whether matmul_panels() can run here: x86-64 with AVX-512F (cpu_features()).
-bool matmul_panels_available();
+/// Whether matmul_panels() can run B packed in `format` here: x86-64 with AVX-512F and FMA
+/// (float32), with AVX512_BF16 too (bfloat16) (cpu_features()).
+bool matmul_panels_available(PanelFormat format = PanelFormat::kFloat32);
 
 /// y[m, n] = sum_k a[m, k] * B[k, n] (+ bias[n] when bias is not null) for `m` rows: a is
 /// float32 [m, K] row-major with row stride `lda` (>= K), y float32 [m, N] row-major (row stride
-/// N). Register tiles of up to 14 rows x 32 columns, K in passes of 256, fp32 accumulation in K
-/// order. Up to `threads` OpenMP threads first copy A K-major per row block into the calling
-/// thread's onednn::thread_buffer (slot kSrc), then split the panels. Needs
-/// matmul_panels_available(); thread-safe.
+/// N). Register tiles of up to 14 rows x 32 columns, K in passes of 256 steps, float32
+/// accumulation in K order (in pairs for bfloat16). Up to `threads` OpenMP threads first copy A
+/// K-major per row block (rounded to bfloat16 pairs for that format) into the calling thread's
+/// onednn::thread_buffer (slot kSrc), then split the panels. Needs
+/// matmul_panels_available(b.format()); thread-safe.
 void matmul_panels(const PackedPanels& b, const float* a, int64_t lda, int64_t m, const float* bias, float* y,
                    int threads);
 

@@ -162,8 +162,10 @@ Status load_models(ClipModelImpl& m) {
     config.threads = m.options.threads;
     config.optimize = m.options.optimize;
     config.backend = m.options.backend;
+    config.precision = m.options.precision;
     return Inferencer::create(config);
   };
+  if (m.options.precision != "fp32") m.vision_sha256 += "+precision(" + m.options.precision + ")";
   if (m.options.prune_after_layer >= 0) {  // an index made with pruning only matches a model pruned alike
     std::ostringstream id;
     id << "+prune(k=" << m.options.prune_after_layer << ",keep=" << m.options.prune_keep_ratio
