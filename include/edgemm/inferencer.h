@@ -49,8 +49,9 @@ struct InferencerConfig {
   std::string device = "cpu";  ///< must be one of the backend's declared devices
   /// Must be one of the backend's declared precisions. Native: "fp32", or "bf16": MatMuls whose
   /// B is a constant matrix (weights) multiply bfloat16-rounded A and B and sum in float32 on CPUs
-  /// with AVX512_BF16 (about 3 significant digits per product; float32 elsewhere and on other
-  /// CPUs), an opt-in speed mode like ONNX Runtime's arm64 "bfloat16 fastmath" session option.
+  /// with AVX512_BF16 (8 significant bits, 2-3 decimal digits, per factor; everything else in
+  /// float32, and all of it on other CPUs), an opt-in speed mode like ONNX Runtime's arm64
+  /// "bfloat16 fastmath" session option.
   std::string precision = "fp32";
   /// Optional fixed input shapes (name → shape). Symbolic axes are pinned to these values at
   /// load so that shape-dependent subgraphs (Shape → Gather → Concat ...) fold to constants.

@@ -57,9 +57,9 @@ int64_t mem_total_bytes() {
 }  // namespace
 
 std::vector<std::string> isa_from_cpuinfo(const std::string& cpuinfo_text) {
-  static const char* kKnown[] = {"sse4_2",   "avx",         "avx2",     "fma",      "f16c",  "avx512f",
-                                 "avx512bw", "avx512_vnni", "avx_vnni", "amx_tile", "asimd", "asimdhp",
-                                 "asimddp",  "i8mm",        "bf16",     "sve"};
+  static const char* kKnown[] = {"sse4_2",   "avx",         "avx2",        "fma",      "f16c",     "avx512f",
+                                 "avx512bw", "avx512_vnni", "avx512_bf16", "avx_vnni", "amx_tile", "asimd",
+                                 "asimdhp",  "asimddp",     "i8mm",        "bf16",     "sve"};
   std::string flags = cpuinfo_field(cpuinfo_text, "flags");
   if (flags.empty()) flags = cpuinfo_field(cpuinfo_text, "Features");
   std::set<std::string> present;

@@ -92,10 +92,10 @@ class KernelRegistry {
 const KernelRegistry& cpu_registry();
 
 /// MatMul and com.edgemm FusedMatMul kernels for the native backend's "bf16" precision, to search
-/// before cpu_registry(): a constant 2-D B of at most kPanelMaxRows-row products is packed into
-/// bfloat16 panels and A rounded to bfloat16 on each run, products summed in float32
-/// (matmul_panels.h, PanelFormat::kBfloat16), where the CPU has AVX512_BF16; everything else
-/// as cpu_registry() does. Defined in src/kernels/cpu/matmul.cc.
+/// before cpu_registry(): a constant 2-D B is packed into bfloat16 panels and A rounded to
+/// bfloat16 on each run, products summed in float32 (matmul_panels.h, PanelFormat::kBfloat16),
+/// for any number of rows (a row's result does not depend on the batch), where the CPU has
+/// AVX512_BF16; everything else as cpu_registry() does. Defined in src/kernels/cpu/matmul.cc.
 std::unique_ptr<KernelRegistry> bf16_matmul_kernels();
 
 /// Helper for kernels that need no compile-time state: wraps a run function.

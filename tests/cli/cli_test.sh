@@ -177,6 +177,11 @@ check run-unknown-backend 2 "$bin" run "$tmp/cls.onnx" --input x="$tmp/x.npy" --
 expect_text run-unknown-backend-message "$tmp/err" "unknown backend 'tpu9000'"
 check run-native-fp16 2 "$bin" run "$tmp/cls.onnx" --input x="$tmp/x.npy" --precision fp16
 expect_text run-native-fp16-message "$tmp/err" "does not support precision 'fp16'"
+check inspect-native-fp16 2 "$bin" inspect "$tmp/cls.onnx" --precision fp16
+expect_text inspect-native-fp16-message "$tmp/err" "(it supports: fp32, bf16)"
+check inspect-native-gpu 2 "$bin" inspect "$tmp/cls.onnx" --device gpu
+check profile-native-fp16 2 "$bin" profile "$tmp/cls.onnx" --precision fp16
+check run-native-bf16 0 "$bin" run "$tmp/cls.onnx" --input x="$tmp/x.npy" --precision bf16
 check run-placement-json 0 "$bin" run "$tmp/cls.onnx" --input x="$tmp/x.npy" --json
 expect_text run-placement-in-json "$tmp/out" '"fallback_nodes": 0'
 # Vendor plugins (docs/plugins.md): the reference plugin runs det's Conv/Relu/Add/Mul/... and leaves the rest

@@ -15,6 +15,7 @@
 #include "model_builder.h"
 #include "onnx_attr_util.h"
 #include "pass_test_util.h"
+#include "source_dir.h"
 #include "tensor_test_util.h"
 
 namespace edgemm {
@@ -328,7 +329,7 @@ TEST(OpenCvBackend, RefusesSettingsItCannotHonour) {
 /// PP-OCRv4 model `file` pinned to `shape`: how many nodes OpenCV takes, and the largest
 /// difference to native on seeded inputs in [0, 1).
 void check_ppocr(const std::string& file, const Shape& shape) {
-  const std::filesystem::path path = std::filesystem::path(EDGEMM_SOURCE_DIR) / "models/ppocrv4" / file;
+  const std::filesystem::path path = std::filesystem::path(edgemm::testing::source_dir()) / "models/ppocrv4" / file;
   if (!std::filesystem::exists(path)) GTEST_SKIP() << path << " is missing (scripts/setup.sh fetches it)";
   InferencerConfig config = opencv_config(path.string());
   config.fixed_input_shapes["x"] = shape;

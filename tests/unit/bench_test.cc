@@ -19,6 +19,7 @@
 #include "bench/report_markdown.h"
 #include "bench/stats.h"
 #include "model_builder.h"
+#include "source_dir.h"
 
 namespace edgemm::bench {
 namespace {
@@ -389,7 +390,7 @@ TEST(BenchCompare, EdgemmAndOnnxRuntimeOnATinyModel) {
   options.compare.warmup = 1;
   options.compare.iters = 4;
   options.compare.blocks = 2;
-  options.reference_dir = std::string(EDGEMM_SOURCE_DIR) + "/tools/reference";
+  options.reference_dir = std::string(edgemm::testing::source_dir()) + "/tools/reference";
   auto points = bench_model(options);
   ASSERT_TRUE(points) << points.status().to_string();
   ASSERT_EQ(points->size(), 1u);

@@ -10,13 +10,15 @@
 #include <fstream>
 #include <map>
 
+#include "source_dir.h"
+
 namespace {
 
 using edgemm::StatusCode;
 using edgemm::text::ChatTemplate;
 using Json = nlohmann::ordered_json;
 
-const std::string kFixtures = std::string(EDGEMM_SOURCE_DIR) + "/tests/fixtures/chat_templates";
+const std::string kFixtures = std::string(edgemm::testing::source_dir()) + "/tests/fixtures/chat_templates";
 
 Json read_json(const std::string& path) {
   std::ifstream in(path);

@@ -19,6 +19,7 @@
 #include "core/npy.h"
 #include "edgemm/inferencer.h"
 #include "kernels/cpu/matmul_panels.h"
+#include "source_dir.h"
 
 namespace edgemm {
 namespace {
@@ -29,8 +30,9 @@ using Inputs = std::vector<std::pair<std::string, Tensor>>;
 /// ViT-B/32-shaped export of `make_clip_fixture.py --shape vit-b32`).
 std::filesystem::path package() {
   const char* other = std::getenv("EDGEMM_CLIP_PACKAGE");
-  return other != nullptr && *other != 0 ? std::filesystem::path(other)
-                                         : std::filesystem::path(EDGEMM_SOURCE_DIR) / "tests/fixtures/clip_tiny";
+  return other != nullptr && *other != 0
+             ? std::filesystem::path(other)
+             : std::filesystem::path(edgemm::testing::source_dir()) / "tests/fixtures/clip_tiny";
 }
 
 Tensor reference(const std::string& name) {

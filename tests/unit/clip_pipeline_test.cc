@@ -18,13 +18,14 @@
 #include "core/npy.h"
 #include "edgemm/pipelines/clip.h"
 #include "pipelines/clip/preprocess.h"
+#include "source_dir.h"
 
 namespace edgemm::clip {
 namespace {
 
 namespace fs = std::filesystem;
 
-const fs::path kSource(EDGEMM_SOURCE_DIR);
+const fs::path kSource(edgemm::testing::source_dir());
 const fs::path kPackage = kSource / "tests/fixtures/clip_tiny";
 
 /// One 8-bit level after rescale and normalize, for the smallest CLIP std (0.26130258): the
@@ -300,7 +301,19 @@ TEST(ClipPipeline, Bfloat16PrecisionStaysCloseAndHasItsOwnIdentity) {
   auto text = bf16.embed_token_ids(reference("input_ids"));
   ASSERT_TRUE(text.has_value()) << text.status().to_string();
   expect_embeddings(*text, normalized_rows(reference("text_embeds")), 1e-2, "text_embeds (bf16)", 0.999);
+  // An image's embedding does not depend on its batch (65 tokens x 8 images: past 256 MatMul rows).
+  const std::vector<std::string> photos(8, (kSource / "data/photos/coffee.png").string());
+  options.image_batch = 1;
+  const ClipModel single = load_package(kPackage, options);
+  auto batched = bf16.embed_images(photos);
+  auto singles = single.embed_images({photos[0]});
+  ASSERT_TRUE(batched.has_value()) << batched.status().to_string();
+  ASSERT_TRUE(singles.has_value()) << singles.status().to_string();
+  std::vector<float> repeated;
+  for (int i = 0; i < 8; ++i) repeated.insert(repeated.end(), singles->data<float>(), singles->data<float>() + 32);
+  expect_embeddings(*batched, repeated, 1e-5, "bf16 embed_images batch 8 vs 1");
   options.precision = "fp16";
+  options.image_batch = 8;
   auto refused = ClipModel::load(kPackage.string(), options);
   ASSERT_FALSE(refused.has_value());
   EXPECT_EQ(refused.status().code(), StatusCode::kInvalidArgument);

@@ -19,11 +19,13 @@
 #include "ir/onnx_import.h"
 #include "model_builder.h"
 #include "quant/head_scoring.h"
+#include "source_dir.h"
 
 namespace edgemm {
 namespace {
 
-const std::filesystem::path kPackage = std::filesystem::path(EDGEMM_SOURCE_DIR) / "tests/fixtures/clip_tiny";
+const std::filesystem::path kPackage =
+    std::filesystem::path(edgemm::testing::source_dir()) / "tests/fixtures/clip_tiny";
 const std::filesystem::path kReference = kPackage / "reference";
 
 Tensor reference(const std::string& name) {

@@ -28,6 +28,7 @@
 #include "edgemm/inferencer.h"
 #include "kernels/cpu/matmul_nbits.h"
 #include "nn_test_util.h"
+#include "source_dir.h"
 
 namespace edgemm {
 namespace {
@@ -330,7 +331,7 @@ TEST(MatMulNBits, NodeMatchesReferenceOnRandomInputs) {
 }
 
 TEST(MatMulNBits, MatchesOnnxRuntimeFixtures) {
-  const std::string dir = std::string(EDGEMM_SOURCE_DIR) + "/tests/fixtures/matmul_nbits/nbits_";
+  const std::string dir = std::string(edgemm::testing::source_dir()) + "/tests/fixtures/matmul_nbits/nbits_";
   for (int i = 1; i <= 6; ++i) {
     const std::string stem = dir + std::to_string(i);
     auto a = read_npy(stem + "_a.npy");

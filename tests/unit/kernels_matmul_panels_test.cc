@@ -10,10 +10,12 @@
 // (4) The bfloat16 panels against a double-precision product of the bfloat16-rounded A and B
 //     (products of two bfloat16 values are exact in float32, so only the float32 sums differ),
 //     over the shapes of (1), odd K included; and the kernels of bf16_matmul_kernels() against
-//     the float32 reference within bfloat16 rounding (2^-8 relative per factor).
+//     the float32 reference within bfloat16 rounding (2^-8 relative per factor), past
+//     kPanelMaxRows rows too, with a row's result independent of its batch.
 // Skipped where the CPU has no AVX-512F (bfloat16: no AVX512_BF16).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <random>
 #include <string>
@@ -139,12 +141,22 @@ TEST(MatMulPanels, Bfloat16KernelsStayWithinBfloat16RoundingOfReference) {
       DirectContext ctx(*node, inputs, 2);
       ASSERT_TRUE((*kernel)->run(ctx).is_ok());
       const Diff d = diff(ctx.output(0), *ref);
-      // Rows past kPanelMaxRows run in float32 (oneDNN); panel rows carry two 2^-9 roundings per product.
-      const double bound = a_shape[0] == 300 ? 2e-6 * std::sqrt(768.0) : 2 * 0x1p-9 * std::sqrt(768.0);
-      EXPECT_LE(d.max_abs, bound * std::max(1.0, d.max_ref));
-      if (a_shape[0] != 300) EXPECT_GT(d.max_abs, 1e-5) << "bfloat16 rounding should show";
+      // Two 2^-9 roundings per product, past kPanelMaxRows rows too (no float32 fallback).
+      EXPECT_LE(d.max_abs, 2 * 0x1p-9 * std::sqrt(768.0) * std::max(1.0, d.max_ref));
+      EXPECT_GT(d.max_abs, 1e-5) << "bfloat16 rounding should show";
     }
   }
+  // A row's result does not depend on the batch: row 7 of the [300, 768] run equals row 7 alone.
+  const Tensor a = random_f32({300, 768}, 300), b = random_f32({768, 64}, 301);
+  const kernels::KernelFactory* factory = bf16->find("", "MatMul", 17);
+  auto kernel = (*factory)(kernels::KernelInfo{matmul, 17, {nullptr, &b}, nullptr});
+  ASSERT_TRUE(kernel.has_value());
+  Tensor row = random_f32({1, 768}, 0);
+  std::copy(a.data<float>() + 7 * 768, a.data<float>() + 8 * 768, row.data<float>());
+  DirectContext all(matmul, {a, b}, 2), one(matmul, {row, b}, 1);
+  ASSERT_TRUE((*kernel)->run(all).is_ok());
+  ASSERT_TRUE((*kernel)->run(one).is_ok());
+  for (int64_t j = 0; j < 64; ++j) EXPECT_EQ(all.output(0).data<float>()[7 * 64 + j], one.output(0).data<float>()[j]);
 }
 
 TEST(MatMulPanels, KernelsWithConstantWeightsMatchReference) {

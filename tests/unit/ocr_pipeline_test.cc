@@ -15,13 +15,14 @@
 #include "model_builder.h"
 #include "pipelines/image.h"
 #include "pipelines/ocr/metrics.h"
+#include "source_dir.h"
 
 namespace edgemm::ocr {
 namespace {
 
 namespace fs = std::filesystem;
 
-const std::string kSource = EDGEMM_SOURCE_DIR;
+const std::string kSource = edgemm::testing::source_dir();
 const std::string kDemo = kSource + "/data/demo/photo_text.jpg";
 
 void expect_error(const Status& s, StatusCode code, const std::string& fragment) {

@@ -11,6 +11,7 @@
 
 #include "pipelines/ocr/ctc.h"
 #include "pipelines/ocr/metrics.h"
+#include "source_dir.h"
 
 namespace edgemm::ocr {
 namespace {
@@ -107,7 +108,7 @@ TEST(Ctc, DecodesOneLineOfABatchTensor) {
 
 TEST(Ctc, LoadsThePpOcrV4Dictionary) {
   Expected<std::vector<std::string>> table =
-      load_ctc_dictionary(std::string(EDGEMM_SOURCE_DIR) + "/models/ppocrv4/ppocr_keys_v1.txt");
+      load_ctc_dictionary(std::string(edgemm::testing::source_dir()) + "/models/ppocrv4/ppocr_keys_v1.txt");
   ASSERT_TRUE(table.has_value()) << table.status().to_string();
   // Blank + 6623 lines + space = the rec model's 6625 classes.
   ASSERT_EQ(table->size(), 6625u);

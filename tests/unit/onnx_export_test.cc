@@ -22,6 +22,7 @@
 #include "onnx_attr_util.h"
 #include "pass_test_util.h"
 #include "passes/passes.h"
+#include "source_dir.h"
 
 namespace edgemm {
 namespace {
@@ -29,7 +30,7 @@ namespace {
 namespace fs = std::filesystem;
 using testing::ModelBuilder;
 
-const std::string kModels = std::string(EDGEMM_SOURCE_DIR) + "/models/ppocrv4";
+const std::string kModels = std::string(edgemm::testing::source_dir()) + "/models/ppocrv4";
 constexpr const char* kDet = "ch_PP-OCRv4_det_infer.onnx";
 constexpr const char* kRec = "ch_PP-OCRv4_rec_infer.onnx";
 constexpr const char* kCls = "ch_ppocr_mobile_v2.0_cls_infer.onnx";

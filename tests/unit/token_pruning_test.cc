@@ -18,11 +18,13 @@
 #include "ir/onnx_import.h"
 #include "kernels/cpu/token_prune.h"
 #include "model_builder.h"
+#include "source_dir.h"
 
 namespace edgemm {
 namespace {
 
-const std::filesystem::path kPackage = std::filesystem::path(EDGEMM_SOURCE_DIR) / "tests/fixtures/clip_tiny";
+const std::filesystem::path kPackage =
+    std::filesystem::path(edgemm::testing::source_dir()) / "tests/fixtures/clip_tiny";
 
 Tensor reference(const std::string& name) {
   auto t = read_npy((kPackage / "reference" / (name + ".npy")).string());

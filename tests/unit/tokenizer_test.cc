@@ -12,12 +12,14 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "source_dir.h"
+
 namespace edgemm::text {
 namespace {
 
 using nlohmann::json;
 
-const std::string kClipDir = std::string(EDGEMM_SOURCE_DIR) + "/tests/fixtures/tokenizers/clip_bpe";
+const std::string kClipDir = std::string(edgemm::testing::source_dir()) + "/tests/fixtures/tokenizers/clip_bpe";
 
 Tokenizer load(const json& j) {
   auto t = Tokenizer::from_json(j.dump());
@@ -226,7 +228,8 @@ TEST(TokenizerErrors, UnsupportedComponentsNameThePath) {
 
 TEST(TokenizerErrors, FilesTextAndIds) {
   EXPECT_EQ(Tokenizer::from_file("/nonexistent/tokenizer.json").status().code(), StatusCode::kIo);
-  EXPECT_EQ(Tokenizer::from_file(std::string(EDGEMM_SOURCE_DIR) + "/tests/fixtures").status().code(), StatusCode::kIo);
+  EXPECT_EQ(Tokenizer::from_file(std::string(edgemm::testing::source_dir()) + "/tests/fixtures").status().code(),
+            StatusCode::kIo);
   auto clip = Tokenizer::from_file(kClipDir);
   ASSERT_TRUE(clip.has_value()) << clip.status().to_string();
   EXPECT_EQ(clip->encode("bad \xC3\x28 utf-8").status().code(), StatusCode::kInvalidArgument);
@@ -292,7 +295,8 @@ struct Oracle {
     const char* dir = std::getenv("EDGEMM_TOKENIZER_REFS");
     if (!dir || !*dir) return std::nullopt;
     Oracle o{dir, {}};
-    for (const auto& line : read_lines(std::string(EDGEMM_SOURCE_DIR) + "/tests/fixtures/tokenizers/corpus.txt")) {
+    for (const auto& line :
+         read_lines(std::string(edgemm::testing::source_dir()) + "/tests/fixtures/tokenizers/corpus.txt")) {
       o.texts.push_back(unescape(line));
     }
     return o;

@@ -27,6 +27,7 @@
 #include "pipelines/vlm/preprocess.h"
 #include "runtime/rewrite_load.h"
 #include "runtime/single_node.h"
+#include "source_dir.h"
 
 namespace edgemm {
 namespace {
@@ -119,7 +120,7 @@ TEST(KvAttention, AppendsInPlaceAndMatchesPlainAttention) {
   }
 }
 
-fs::path fixture(const std::string& form) { return fs::path(EDGEMM_SOURCE_DIR) / "tests/fixtures" / form; }
+fs::path fixture(const std::string& form) { return fs::path(edgemm::testing::source_dir()) / "tests/fixtures" / form; }
 
 Tensor reference(const std::string& name) {
   auto t = read_npy((fixture("vlm_tiny") / "reference" / (name + ".npy")).string());
@@ -260,7 +261,7 @@ TEST(VlmPreprocessOracle, FramesMatchTransformersJs) {
   auto model = vlm::VlmModel::load(fixture("vlm_tiny").string());
   ASSERT_TRUE(model.has_value()) << model.status().to_string();
   int images = 0;
-  for (const auto& entry : fs::directory_iterator(fs::path(EDGEMM_SOURCE_DIR) / "data/photos")) {
+  for (const auto& entry : fs::directory_iterator(fs::path(edgemm::testing::source_dir()) / "data/photos")) {
     const fs::path photo = entry.path();
     // rocket.jpg carries an Adobe RGB ICC profile that sharp converts and edgemm ignores (docs/clip.md).
     if (photo.extension() != ".png") continue;

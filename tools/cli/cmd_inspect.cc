@@ -2,6 +2,7 @@
 #include <iomanip>
 #include <iostream>
 
+#include "backends/backend.h"
 #include "cli_common.h"
 #include "commands.h"
 #include "convert/convert.h"
@@ -137,6 +138,10 @@ Status inspect_command(const InspectArgs& args) {
   nlohmann::json placement;
   if (args.backend.backend != "native") {
     EDGEMM_ASSIGN_OR_RETURN(placement, backend_placement(args, shapes));
+  } else {
+    InferencerConfig config;
+    args.backend.apply(config);
+    EDGEMM_RETURN_IF_ERROR(backends::make_backend(config).status());  // device and precision
   }
   ir::ImportOptions options;
   options.fixed_input_shapes = shapes;

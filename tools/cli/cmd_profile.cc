@@ -24,6 +24,7 @@ struct ProfileArgs {
   std::vector<std::string> shapes;
   std::vector<std::string> inputs;
   int threads = 0;
+  BackendArgs backend;
   int warmup = 2;
   int iterations = 10;
   int top = -1;  ///< -1: 20 rows in text, all in Markdown
@@ -90,6 +91,7 @@ Status profile_command(const ProfileArgs& args) {
   InferencerConfig config;
   config.model_path = args.model;
   config.threads = args.threads;
+  args.backend.apply(config);
   bench::InputSpec spec;
   EDGEMM_ASSIGN_OR_RETURN(config.fixed_input_shapes, parse_named_shapes(args.shapes));
   spec.shapes = config.fixed_input_shapes;
@@ -134,6 +136,7 @@ void add_profile_command(CLI::App& app, int& exit_code) {
   cmd->add_option("-s,--shape", args->shapes, "input shape name=1,3,640,640 (needed for symbolic inputs)");
   cmd->add_option("-i,--input", args->inputs, "input as name=file.npy (default: seeded synthetic data)");
   cmd->add_option("-t,--threads", args->threads, "intra-op threads (0 = all cores)")->check(CLI::Range(0, kMaxThreads));
+  args->backend.add_to(cmd);
   cmd->add_option("--warmup", args->warmup, "untimed runs first (default 2)")->check(CLI::Range(0, 1000000));
   cmd->add_option("--iters", args->iterations, "profiled runs; node times are medians (default 10)")
       ->check(CLI::Range(1, 1000000));

@@ -18,8 +18,8 @@
 ///
 /// Paths: float32 MatMul and FusedMatMul with a constant 2-D B and at most kPanelMaxRows rows of
 /// A run on the panel kernel of matmul_panels.h where the CPU has AVX-512F (B packed once; it
-/// overlaps reading the weights with the arithmetic), in bfloat16 panels for the kernels of
-/// bf16_matmul_kernels() where the CPU has AVX512_BF16. Otherwise float32 runs on oneDNN's matmul
+/// overlaps reading the weights with the arithmetic); the kernels of bf16_matmul_kernels() run
+/// every row count on bfloat16 panels where the CPU has AVX512_BF16. Otherwise float32 runs on oneDNN's matmul
 /// primitive, or, for a constant 2-D B, on oneDNN's 1×1 convolution over A's rows (its AVX2 jit_1x1 kernel keeps B
 /// packed, where AVX2 matmul's gemm:jit repacks B on every call: ~1.2× faster on a ViT-B/32 encoder). A constant B
 /// (weights) is reordered once into the layout oneDNN picks (format_tag::any) when the kernel is created, for a nominal
@@ -368,7 +368,8 @@ class MatMulKernel final : public OnednnMatMulBase {
     EDGEMM_ASSIGN_OR_RETURN(Tensor * y, ctx.allocate_output(0, dt, s.out));
     if (y->element_count() == 0) return Status::ok();
     const int64_t rows = y->element_count() / s.n;
-    if (panels_ != nullptr && s.b_is_matrix && rows <= kPanelMaxRows) {
+    // bfloat16 panels run every row count: a row's result must not depend on its batch.
+    if (panels_ != nullptr && s.b_is_matrix && (rows <= kPanelMaxRows || panels_->format() == PanelFormat::kBfloat16)) {
       matmul_panels(*panels_, a->data<float>(), s.k, rows, bias, y->data<float>(), ctx.threads());
       finish_steps(*y, ctx.threads());
       return Status::ok();

@@ -74,6 +74,9 @@ PackedPanels::PackedPanels(const float* b, int64_t k, int64_t n, PanelFormat for
 
 namespace {
 
+// One attribute for both formats' tiles: the float32 tiles use no AVX512_BF16 instruction (GCC
+// emits bfloat16 conversions and dot products only where the code asks for them), so they also
+// run on CPUs without it.
 #define EDGEMM_AVX512 __attribute__((target("avx512f,avx512bf16,avx2,fma")))
 
 /// Prefetch of the next panel's cache lines [next, end) into L2: `per_step` lines every `every`

@@ -24,8 +24,9 @@ inline constexpr int64_t kPanelColumns = 32;
 /// Bytes of one K step of a panel: 32 float32 columns, or 32 columns of a bfloat16 pair.
 inline constexpr int64_t kPanelStepBytes = 128;
 
-/// Rows of A above which MatMul uses oneDNN instead (from memory, [M, 768] x [768, 3072] at 1
-/// thread: the panels are 1.2x faster at M = 197 and 0.9x at M = 400).
+/// Rows of A above which float32 MatMul uses oneDNN instead (from memory, [M, 768] x [768, 3072]
+/// at 1 thread: the panels are 1.2x faster at M = 197 and 0.9x at M = 400). bfloat16 panels
+/// take every row count.
 inline constexpr int64_t kPanelMaxRows = 256;
 
 /// Element format of the packed B and of the products.
@@ -35,7 +36,8 @@ enum class PanelFormat {
   /// bfloat16 pairs for AVX512_BF16's VDPBF16PS: one K step is rows 2j and 2j + 1 of B, each
   /// column's two values side by side (the second zero past an odd K). B and A are rounded to
   /// bfloat16 (round to nearest even, Intel "BFLOAT16 - Hardware Numerics Definition", 2018),
-  /// products summed in float32: about 3 significant decimal digits per product instead of 7.
+  /// products summed in float32: 8 significant bits (2-3 decimal digits) per factor instead of
+  /// 24; VDPBF16PS reads subnormal inputs as zero and flushes subnormal results.
   kBfloat16,
 };
 
