@@ -17,6 +17,7 @@
 #include "backends/backend.h"
 #include "backends/partition.h"
 #include "ir/onnx_import.h"
+#include "kernels/cpu/matmul_panels.h"
 #include "kernels/cpu_features.h"
 #include "passes/passes.h"
 #include "runtime/compiled_graph.h"
@@ -197,7 +198,15 @@ class NativeInferencer final : public Inferencer {
     self->outputs_ = model.graph.outputs;
     self->backend_name_ = backend ? backend->name() : "native";
     if (backend) self->delegate(model, *backend);
-    if (!backend && config.precision == "bf16") self->extra_kernels_ = kernels::bf16_matmul_kernels();
+    if (!backend && config.precision == "bf16") {
+      self->extra_kernels_ = kernels::bf16_matmul_kernels();
+      if (!kernels::matmul_panels_available(kernels::PanelFormat::kBfloat16)) {
+        std::fprintf(stderr,
+                     "edgemm: warning: precision bf16 needs AVX-512 with AVX512_BF16, which this CPU lacks; '%s' "
+                     "runs in float32\n",
+                     config.model_path.c_str());
+      }
+    }
     if (config.optimize) {
       passes::PassReport report;
       passes::optimize(model, report, passes::kernel_pass_options());
