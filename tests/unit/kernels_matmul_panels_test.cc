@@ -131,10 +131,7 @@ TEST(MatMulPanels, Bfloat16KernelsStayWithinBfloat16RoundingOfReference) {
       if (node == &fused) inputs.push_back(bias);
       auto ref = run_reference(*node, inputs);
       ASSERT_TRUE(ref.has_value()) << ref.status().to_string();
-      const kernels::KernelFactory* factory = bf16->find(node->domain, node->op_type, 17);
-      ASSERT_NE(factory, nullptr);
-      auto kernel =
-          (*factory)(kernels::KernelInfo{*node, 17, {nullptr, &b, node == &fused ? &bias : nullptr}, nullptr});
+      auto kernel = make_kernel(*node, {nullptr, &b, node == &fused ? &bias : nullptr}, 17, *bf16);
       ASSERT_TRUE(kernel.has_value()) << kernel.status().to_string();
       EXPECT_STREQ((*kernel)->name(),
                    node == &fused ? "bf16_fused_matmul__avx512_panels" : "bf16_matmul__avx512_panels");
@@ -148,8 +145,7 @@ TEST(MatMulPanels, Bfloat16KernelsStayWithinBfloat16RoundingOfReference) {
   }
   // A row's result does not depend on the batch: row 7 of the [300, 768] run equals row 7 alone.
   const Tensor a = random_f32({300, 768}, 300), b = random_f32({768, 64}, 301);
-  const kernels::KernelFactory* factory = bf16->find("", "MatMul", 17);
-  auto kernel = (*factory)(kernels::KernelInfo{matmul, 17, {nullptr, &b}, nullptr});
+  auto kernel = make_kernel(matmul, {nullptr, &b}, 17, *bf16);
   ASSERT_TRUE(kernel.has_value());
   Tensor row = random_f32({1, 768}, 0);
   std::copy(a.data<float>() + 7 * 768, a.data<float>() + 8 * 768, row.data<float>());

@@ -125,12 +125,12 @@ class DirectContext final : public kernels::KernelContext {
   int threads_;
 };
 
-/// Creates the node's kernel from the CPU registry; `constants[i]` (may be null) is what the
-/// factory sees as compile-time constant input i.
-inline Expected<std::unique_ptr<kernels::Kernel>> make_kernel(const ir::Node& node,
-                                                              const std::vector<const Tensor*>& constants,
-                                                              int64_t opset = 17) {
-  const kernels::KernelFactory* factory = kernels::cpu_registry().find(node.domain, node.op_type, opset);
+/// Creates the node's kernel from `registry` (default: the CPU registry); `constants[i]` (may be
+/// null) is what the factory sees as compile-time constant input i.
+inline Expected<std::unique_ptr<kernels::Kernel>> make_kernel(
+    const ir::Node& node, const std::vector<const Tensor*>& constants, int64_t opset = 17,
+    const kernels::KernelRegistry& registry = kernels::cpu_registry()) {
+  const kernels::KernelFactory* factory = registry.find(node.domain, node.op_type, opset);
   if (factory == nullptr) return Status(StatusCode::kUnsupported, "no kernel");
   kernels::KernelInfo info{node, opset, constants, nullptr};
   return (*factory)(info);

@@ -19,14 +19,14 @@
 /// Paths: float32 MatMul and FusedMatMul with a constant 2-D B and at most kPanelMaxRows rows of
 /// A run on the panel kernel of matmul_panels.h where the CPU has AVX-512F (B packed once; it
 /// overlaps reading the weights with the arithmetic); the kernels of bf16_matmul_kernels() run
-/// every row count on bfloat16 panels where the CPU has AVX512_BF16. Otherwise float32 runs on oneDNN's matmul
-/// primitive, or, for a constant 2-D B, on oneDNN's 1×1 convolution over A's rows (its AVX2 jit_1x1 kernel keeps B
-/// packed, where AVX2 matmul's gemm:jit repacks B on every call: ~1.2× faster on a ViT-B/32 encoder). A constant B
-/// (weights) is reordered once into the layout oneDNN picks (format_tag::any) when the kernel is created, for a nominal
-/// M; primitives per input shape are created on first use and cached under a mutex. MatMul with a 2-D (or batch-1) B
-/// folds A's batch axes into M so weights are shared by all rows. Gemm puts beta * C into oneDNN's bias when alpha is 1
-/// and C is a row vector, otherwise writes C into Y and accumulates with a sum post-op (alpha through an eltwise_linear
-/// post-op). float64 and the integer types run the reference loops (double / 64-bit accumulators).
+/// every row count on bfloat16 panels where the CPU has AVX512_BF16. Otherwise float32 runs on
+/// oneDNN's matmul primitive, or, for a constant 2-D B, on oneDNN's 1×1 convolution over A's rows (its AVX2 jit_1x1
+/// kernel keeps B packed, where AVX2 matmul's gemm:jit repacks B on every call: ~1.2× faster on a ViT-B/32 encoder). A
+/// constant B (weights) is reordered once into the layout oneDNN picks (format_tag::any) when the kernel is created,
+/// for a nominal M; primitives per input shape are created on first use and cached under a mutex. MatMul with a 2-D (or
+/// batch-1) B folds A's batch axes into M so weights are shared by all rows. Gemm puts beta * C into oneDNN's bias when
+/// alpha is 1 and C is a row vector, otherwise writes C into Y and accumulates with a sum post-op (alpha through an
+/// eltwise_linear post-op). float64 and the integer types run the reference loops (double / 64-bit accumulators).
 
 #include <algorithm>
 #include <cstdint>
@@ -698,12 +698,12 @@ void register_matmul_kernels(KernelRegistry& registry) {
 
 std::unique_ptr<KernelRegistry> bf16_matmul_kernels() {
   auto registry = std::make_unique<KernelRegistry>();
-  const KernelFactory matmul = [](const KernelInfo& info) {
-    return make_matmul_kernel(info, false, PanelFormat::kBfloat16);
+  const auto factory = [](bool fused_bias) -> KernelFactory {
+    return
+        [fused_bias](const KernelInfo& info) { return make_matmul_kernel(info, fused_bias, PanelFormat::kBfloat16); };
   };
-  for (int since : {1, 9, 13}) registry->add("", "MatMul", since, matmul);
-  registry->add("com.edgemm", "FusedMatMul", 1,
-                [](const KernelInfo& info) { return make_matmul_kernel(info, true, PanelFormat::kBfloat16); });
+  for (int since : {1, 9, 13}) registry->add("", "MatMul", since, factory(false));
+  registry->add("com.edgemm", "FusedMatMul", 1, factory(true));
   return registry;
 }
 
