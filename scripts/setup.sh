@@ -15,6 +15,7 @@ debian_packages=(
   libgtest-dev libgmock-dev libbenchmark-dev
   python3-torch python3-onnx python3-numpy python3-pil
   fonts-dejavu fonts-liberation2 fonts-wqy-microhei
+  poppler-utils maint-guide maint-guide-zh-cn debian-refcard bzip2-doc  # the document OCR set (make_doc_set.py)
   clang-format time
   chromium  # headless: renders the HTML bench report in tests/cli/bench_html_test.sh
 )

@@ -7,6 +7,7 @@
 
 #include "pipelines/ocr/crop.h"
 #include "pipelines/ocr/det.h"
+#include "pipelines/ocr/orientation.h"
 
 namespace edgemm::ocr {
 namespace {
@@ -190,6 +191,62 @@ TEST(OcrCrop, PerspectiveCropIsUprightAndTallCropsAreRotated) {
   // 20 wide × 60 high: rotated 90° counter-clockwise into 60 × 20.
   const cv::Mat tall = crop_text_region(image, {Point{10, 10}, Point{30, 10}, Point{30, 70}, Point{10, 70}});
   EXPECT_EQ(tall.size(), cv::Size(60, 20));
+}
+
+TEST(OcrOrientation, AVoteReadsAlongTheTopEdgeOrDownTheLeftEdgeOfATallBox) {
+  const OrientationVote wide = orientation_vote({Point{0, 0}, Point{100, 0}, Point{100, 20}, Point{0, 20}}, 0.25f);
+  EXPECT_EQ(wide.dx, 100);
+  EXPECT_EQ(wide.dy, 0);
+  EXPECT_EQ(wide.aspect, 5);
+  EXPECT_EQ(wide.p180, 0.25f);
+  // crop_text_region turns a tall crop 90° counter-clockwise: its text then runs down the box.
+  const OrientationVote tall = orientation_vote({Point{0, 0}, Point{20, 0}, Point{20, 100}, Point{0, 100}}, 0.0f);
+  EXPECT_EQ(tall.dx, 0);
+  EXPECT_EQ(tall.dy, 100);
+  EXPECT_EQ(tall.aspect, 5);
+}
+
+TEST(OcrOrientation, ElongatedLinesVoteForTheQuarterTurnTheirTextRunsIn) {
+  auto vote = [](float dx, float dy, float aspect, float p180) { return OrientationVote{dx, dy, aspect, p180}; };
+  EXPECT_EQ(image_orientation({}), 0);
+  EXPECT_EQ(image_orientation({vote(1, 0, 5, 0.1f)}), 0);
+  EXPECT_EQ(image_orientation({vote(1, 0, 5, 0.95f)}), 180);  // upside down
+  EXPECT_EQ(image_orientation({vote(0, 1, 5, 0.05f)}), 90);   // runs down: turned clockwise
+  EXPECT_EQ(image_orientation({vote(0, 1, 5, 0.95f)}), 270);  // runs up
+  EXPECT_EQ(image_orientation({vote(-1, 0.2f, 5, 0.0f)}), 180);
+  EXPECT_EQ(image_orientation({vote(0.3f, -1, 4, 0.0f)}), 270);
+  // Boxes under 1.5 : 1 do not vote.
+  EXPECT_EQ(image_orientation({vote(0, 1, 1.4f, 0.0f)}), 0);
+  // Weights: 0° has 5 + 5 = 10 of 16, 180° has 6: a majority for 0°.
+  EXPECT_EQ(image_orientation({vote(1, 0, 5, 0), vote(1, 0, 5, 0), vote(1, 0, 6, 1)}), 0);
+  // 0° 5, 90° 5, 180° 6 of 16: no majority, so upright.
+  EXPECT_EQ(image_orientation({vote(1, 0, 5, 0), vote(0, 1, 5, 0), vote(-1, 0, 6, 0)}), 0);
+  // A weight counts at most 25: a 100:1 line at 90° (25) loses to two 15:1 lines at 270° (30).
+  EXPECT_EQ(image_orientation({vote(0, 1, 100, 0), vote(0, -1, 15, 0), vote(0, -1, 15, 0)}), 270);
+}
+
+TEST(OcrOrientation, TurnUprightAndBackMapsEveryPixelToItself) {
+  cv::Mat turned(3, 5, CV_16U);  // 5 wide, 3 high, every pixel a distinct value
+  for (int y = 0; y < turned.rows; ++y) {
+    for (int x = 0; x < turned.cols; ++x) turned.at<uint16_t>(y, x) = static_cast<uint16_t>(10 * y + x);
+  }
+  for (int degrees : {0, 90, 180, 270}) {
+    const cv::Mat upright = turn_upright(turned, degrees);
+    EXPECT_EQ(upright.size(), degrees % 180 == 0 ? turned.size() : cv::Size(turned.rows, turned.cols));
+    for (int y = 0; y < upright.rows; ++y) {
+      for (int x = 0; x < upright.cols; ++x) {
+        const Point p = quad_in_turned_image({Point{float(x), float(y)}, {}, {}, {}}, degrees, turned.size())[0];
+        ASSERT_EQ(turned.at<uint16_t>(static_cast<int>(p.y), static_cast<int>(p.x)), upright.at<uint16_t>(y, x))
+            << degrees << "° at " << x << "," << y;
+      }
+    }
+  }
+  // An upright image turned 90° clockwise: its top-left pixel is now at the top right.
+  const Quad q = quad_in_turned_image({Point{0, 0}, Point{4, 0}, Point{4, 2}, Point{0, 2}}, 90, cv::Size(3, 5));
+  EXPECT_EQ(q[0].x, 2);
+  EXPECT_EQ(q[0].y, 0);
+  EXPECT_EQ(q[1].x, 2);
+  EXPECT_EQ(q[1].y, 4);
 }
 
 }  // namespace

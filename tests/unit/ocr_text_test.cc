@@ -106,6 +106,47 @@ TEST(Ctc, DecodesOneLineOfABatchTensor) {
             StatusCode::kInvalidArgument);
 }
 
+// Class table with PP-OCR's trailing space class: blank, "a", "b", "中", " ".
+const std::vector<std::string> kSpacedTable = {"", "a", "b", "中", " "};
+
+CtcLine decode_spaced(const std::vector<std::vector<float>>& rows, float space_threshold) {
+  const std::vector<float> probs = matrix(rows);
+  Expected<CtcLine> line =
+      ctc_greedy_decode(probs.data(), static_cast<int64_t>(rows.size()), 5, kSpacedTable, space_threshold);
+  EXPECT_TRUE(line.has_value()) << line.status().to_string();
+  return line.has_value() ? *line : CtcLine{"<error>", -1};
+}
+
+TEST(Ctc, SpaceThresholdPutsASpaceWhereABlankStepLeansToIt) {
+  // a, blank (space 0.3), b: argmax decoding reads "ab"; with a threshold of 0.2 or 0.3, "a b".
+  // The score stays that of the kept characters (the space adds none).
+  const std::vector<std::vector<float>> rows = {
+      {0.05f, 0.9f, 0.0f, 0.0f, 0.05f}, {0.6f, 0.05f, 0.05f, 0.0f, 0.3f}, {0.05f, 0.0f, 0.9f, 0.0f, 0.05f}};
+  EXPECT_EQ(decode_spaced(rows, 1.0f).text, "ab");
+  EXPECT_EQ(decode_spaced(rows, 0.35f).text, "ab");
+  EXPECT_EQ(decode_spaced(rows, 0.3f).text, "a b");
+  const CtcLine spaced = decode_spaced(rows, 0.2f);
+  EXPECT_EQ(spaced.text, "a b");
+  EXPECT_FLOAT_EQ(spaced.score, 0.9f);
+}
+
+TEST(Ctc, SpaceThresholdNeverSpacesChineseDoublesOrEdges) {
+  const std::vector<float> leaning = {0.6f, 0.05f, 0.05f, 0.0f, 0.3f};  // blank, space 0.3
+  // Next to a multi-byte character (中) no space is added.
+  EXPECT_EQ(decode_spaced({{0.1f, 0.9f, 0.0f, 0.0f, 0.0f}, leaning, {0.1f, 0.0f, 0.0f, 0.9f, 0.0f}}, 0.2f).text, "a中");
+  // Where the space itself wins a step, it is kept once.
+  EXPECT_EQ(decode_spaced({{0.1f, 0.9f, 0.0f, 0.0f, 0.0f},
+                           leaning,
+                           {0.2f, 0.0f, 0.0f, 0.0f, 0.8f},
+                           leaning,
+                           {0.1f, 0.0f, 0.9f, 0.0f, 0.0f}},
+                          0.2f)
+                .text,
+            "a b");
+  // Leaning blanks before the first and after the last character add nothing.
+  EXPECT_EQ(decode_spaced({leaning, {0.1f, 0.9f, 0.0f, 0.0f, 0.0f}, leaning}, 0.2f).text, "a");
+}
+
 TEST(Ctc, LoadsThePpOcrV4Dictionary) {
   Expected<std::vector<std::string>> table =
       load_ctc_dictionary(std::string(edgemm::testing::source_dir()) + "/models/ppocrv4/ppocr_keys_v1.txt");
@@ -250,9 +291,24 @@ TEST(OcrMetrics, EditDistance) {
 
 TEST(OcrMetrics, NormalizationTrimsAndCollapsesWhitespace) {
   EXPECT_EQ(normalize_ocr_text(U"  edge \t\n mm\u3000ocr\u00A0 "), U"edge mm ocr");
-  EXPECT_EQ(normalize_ocr_text(U"中文 识别"), U"中文 识别");
   EXPECT_EQ(normalize_ocr_text(U" \t\u3000"), U"");
   EXPECT_EQ(normalize_ocr_text(U""), U"");
+}
+
+TEST(OcrMetrics, NormalizationFoldsWidthsLigaturesQuotesAndDashes) {
+  // NFKC: full-width ASCII (U+FF08, U+FF41, U+FF0C, U+FF09), the fi ligature U+FB01, U+2026.
+  EXPECT_EQ(normalize_ocr_text(U"\uFF08\uFF41\uFF0Cb\uFF09 \uFB01le\u2026"), U"(a,b) file...");
+  EXPECT_EQ(normalize_ocr_text(U"\u2018x\u2019 \u201Cy\u201D Maintainers\u2019"), U"'x' \"y\" Maintainers'");
+  EXPECT_EQ(normalize_ocr_text(U"a\u2013b\u2014c\u2212d\u2010e"), U"a-b-c-d-e");
+  EXPECT_EQ(normalize_ocr_text(U"\u2022 one \u30FB two \u00B7 three"), U"\u00B7 one \u00B7 two \u00B7 three");
+}
+
+TEST(OcrMetrics, NormalizationDropsSpacesNextToChinese) {
+  EXPECT_EQ(normalize_ocr_text(U"中文 识别"), U"中文识别");
+  EXPECT_EQ(normalize_ocr_text(U"此 软 件 包"), U"此软件包");
+  EXPECT_EQ(normalize_ocr_text(U"使用 make 命令。 Debian"), U"使用make命令。Debian");
+  // A full-width comma becomes "," under NFKC: the space after it stays only between Latin text.
+  EXPECT_EQ(normalize_ocr_text(U"程序\uFF0C 比如 a, b"), U"程序,比如a, b");
 }
 
 using Quad = std::array<Point, 4>;
@@ -260,72 +316,127 @@ using Quad = std::array<Point, 4>;
 // Axis-aligned rectangle [x0, x1] × [y0, y1], clockwise on screen (y down) from the top-left.
 Quad rect(float x0, float y0, float x1, float y1) { return {{{x0, y0}, {x1, y0}, {x1, y1}, {x0, y1}}}; }
 
-TEST(OcrMetrics, PolygonIouOfSquares) {
-  EXPECT_EQ(polygon_iou(rect(0, 0, 1, 1), rect(0, 0, 1, 1)), 1.0);
-  EXPECT_EQ(polygon_iou(rect(0, 0, 1, 1), rect(2, 0, 3, 1)), 0.0);
-  EXPECT_EQ(polygon_iou(rect(0, 0, 1, 1), rect(1, 0, 2, 1)), 0.0);  // touching edges
-  // Overlap 0.5, union 1.5.
-  EXPECT_DOUBLE_EQ(polygon_iou(rect(0, 0, 1, 1), rect(0.5f, 0, 1.5f, 1)), 1.0 / 3.0);
+TEST(OcrMetrics, PolygonAreas) {
+  EXPECT_DOUBLE_EQ(polygon_area(rect(0, 0, 2, 3)), 6.0);
+  EXPECT_DOUBLE_EQ(intersection_area(rect(0, 0, 1, 1), rect(0.5f, 0, 1.5f, 1)), 0.5);
+  EXPECT_EQ(intersection_area(rect(0, 0, 1, 1), rect(1, 0, 2, 1)), 0.0);  // touching edges
   // Winding does not matter.
-  const Quad a = rect(0, 0, 1, 1);
   const Quad b = rect(0.5f, 0, 1.5f, 1);
-  EXPECT_DOUBLE_EQ(polygon_iou(a, {b[3], b[2], b[1], b[0]}), 1.0 / 3.0);
+  EXPECT_DOUBLE_EQ(intersection_area(rect(0, 0, 1, 1), {b[3], b[2], b[1], b[0]}), 0.5);
+  EXPECT_DOUBLE_EQ(polygon_area({b[3], b[2], b[1], b[0]}), 1.0);
 }
 
-TEST(OcrMetrics, PolygonIouOfRotatedSquare) {
-  // Square [0,2]² (area 4) and a diamond of half-diagonal 1.5 around (1, 1) (area 4.5). The
-  // diamond cuts a right triangle with legs 0.5 (area 0.125) off each corner of the square:
-  // intersection 4 - 0.5 = 3.5, union 4 + 4.5 - 3.5 = 5, IoU 0.7.
+TEST(OcrMetrics, PolygonAreasOfRotatedAndNonConvexQuads) {
+  // Square [0,2]² and a diamond of half-diagonal 1.5 around (1, 1) (area 4.5): the diamond cuts
+  // a right triangle with legs 0.5 (area 0.125) off each corner of the square: 4 - 0.5 = 3.5.
   const Quad diamond = {{{1, -0.5f}, {2.5f, 1}, {1, 2.5f}, {-0.5f, 1}}};
-  EXPECT_DOUBLE_EQ(polygon_iou(rect(0, 0, 2, 2), diamond), 0.7);
-  EXPECT_DOUBLE_EQ(polygon_iou(diamond, rect(0, 0, 2, 2)), 0.7);
-}
-
-TEST(OcrMetrics, PolygonIouOfNonConvexQuad) {
-  // Dart with a reflex corner at (1, 1), shoelace area 4, inside the square [0,4]² (area 16):
-  // IoU 0.25 (its convex hull, area 8, would give 0.5).
+  EXPECT_DOUBLE_EQ(polygon_area(diamond), 4.5);
+  EXPECT_DOUBLE_EQ(intersection_area(rect(0, 0, 2, 2), diamond), 3.5);
+  // Dart with a reflex corner at (1, 1): shoelace area 4 (its convex hull would have 8).
   const Quad dart = {{{0, 0}, {4, 0}, {1, 1}, {0, 4}}};
-  EXPECT_DOUBLE_EQ(polygon_iou(dart, rect(0, 0, 4, 4)), 0.25);
+  EXPECT_DOUBLE_EQ(polygon_area(dart), 4.0);
+  EXPECT_DOUBLE_EQ(intersection_area(dart, rect(0, 0, 4, 4)), 4.0);
 }
 
-TEST(OcrMetrics, PolygonIouOfDegeneratePolygonsIsZero) {
+TEST(OcrMetrics, DegeneratePolygonsHaveNoArea) {
   const Quad line = {{{0, 0}, {1, 1}, {2, 2}, {3, 3}}};
   const Quad point = {{{1, 1}, {1, 1}, {1, 1}, {1, 1}}};
-  EXPECT_EQ(polygon_iou(line, line), 0.0);
-  EXPECT_EQ(polygon_iou(point, point), 0.0);
-  EXPECT_EQ(polygon_iou(line, rect(0, 0, 3, 3)), 0.0);
-  EXPECT_EQ(polygon_iou(rect(0, 0, 3, 3), point), 0.0);
+  EXPECT_EQ(polygon_area(line), 0.0);
+  EXPECT_EQ(polygon_area(point), 0.0);
+  EXPECT_EQ(intersection_area(line, rect(0, 0, 3, 3)), 0.0);
   const float nan = std::numeric_limits<float>::quiet_NaN();
-  EXPECT_EQ(polygon_iou(rect(0, 0, nan, 1), rect(0, 0, 1, 1)), 0.0);
-  EXPECT_EQ(polygon_iou(rect(0, 0, 1e12f, 1), rect(0, 0, 1, 1)), 0.0);
+  EXPECT_EQ(polygon_area(rect(0, 0, nan, 1)), 0.0);
+  EXPECT_EQ(polygon_area(rect(0, 0, 1e12f, 1)), 0.0);
 }
 
-// Two truths and three predictions, all rows y in [0, 10], so IoU is that of the x intervals.
-// T0 [0,10] "你好 世界", T1 [5,15] "edge  mm"; P0 [3,13] " edge mn ", P1 [0,9] "你好世界",
-// P2 [20,30] "noise". IoUs: T0-P0 7/13, T0-P1 9/10, T1-P0 8/12, T1-P1 4/15, P2 none.
-// Highest first: T0-P1 (0.9), then T1-P0 (2/3). Matching in index order with the first
-// IoU ≥ 0.5 would instead pair T0-P0 and leave T1 unmatched.
-TEST(OcrMetrics, GreedyMatchingTakesTheHighestIouFirst) {
-  const std::vector<TruthLine> truth = {{rect(0, 0, 10, 10), "你好 世界"}, {rect(5, 0, 15, 10), "edge  mm"}};
+TEST(OcrMetrics, OneToOneWhenEveryLineHasOnePrediction) {
+  // T0 "你好 世界" read as "你好世界" (the space next to Chinese does not count), T1 "edge  mm"
+  // read as " edge mn " (1 edit), P2 lies on nothing.
+  const std::vector<TruthLine> truth = {{rect(0, 0, 40, 10), "你好 世界"}, {rect(50, 0, 90, 10), "edge  mm"}};
   const std::vector<PredictedLine> predicted = {
-      {rect(3, 0, 13, 10), " edge mn "}, {rect(0, 0, 9, 10), "你好世界"}, {rect(20, 0, 30, 10), "noise"}};
+      {rect(52, -1, 90, 11), " edge mn "}, {rect(0, 0, 39, 10), "你好世界"}, {rect(0, 30, 30, 40), "noise"}};
   Expected<OcrImageScore> score = score_image(truth, predicted);
   ASSERT_TRUE(score.has_value()) << score.status().to_string();
-  ASSERT_EQ(score->matches.size(), 2u);
-  EXPECT_EQ(score->matches[0].truth, 0);
-  EXPECT_EQ(score->matches[0].predicted, 1);
-  EXPECT_DOUBLE_EQ(score->matches[0].iou, 0.9);
-  EXPECT_EQ(score->matches[0].edits, 1);        // the space
-  EXPECT_EQ(score->matches[0].truth_chars, 5);  // "你好 世界"
-  EXPECT_EQ(score->matches[1].truth, 1);
-  EXPECT_EQ(score->matches[1].predicted, 0);
-  EXPECT_DOUBLE_EQ(score->matches[1].iou, 8.0 / 12.0);
-  EXPECT_EQ(score->matches[1].edits, 1);        // "edge mm" vs "edge mn"
-  EXPECT_EQ(score->matches[1].truth_chars, 7);  // "edge mm"
+  ASSERT_EQ(score->groups.size(), 2u);
+  EXPECT_EQ(score->groups[0].truth, std::vector<int>{0});
+  EXPECT_EQ(score->groups[0].predicted, std::vector<int>{1});
+  EXPECT_EQ(score->groups[0].edits, 0);
+  EXPECT_EQ(score->groups[0].truth_chars, 4);  // "你好世界"
+  EXPECT_EQ(score->groups[1].truth, std::vector<int>{1});
+  EXPECT_EQ(score->groups[1].predicted, std::vector<int>{0});
+  EXPECT_EQ(score->groups[1].edits, 1);
+  EXPECT_EQ(score->groups[1].truth_chars, 7);  // "edge mm"
   EXPECT_TRUE(score->unmatched_truth.empty());
   EXPECT_EQ(score->unmatched_predicted, std::vector<int>{2});
-  EXPECT_EQ(score->truth_chars, 12);
-  EXPECT_EQ(score->edits, 2);
+  EXPECT_EQ(score->truth_lines, 2);
+  EXPECT_EQ(score->truth_chars, 11);
+  EXPECT_EQ(score->edits, 1);
+}
+
+TEST(OcrMetrics, ALineSplitInTwoIsJoinedAlongTheRow) {
+  // One true line, read as two boxes (listed right one first): "hello" + "big world".
+  const std::vector<TruthLine> truth = {{rect(0, 0, 100, 10), "hello big world"}};
+  const std::vector<PredictedLine> predicted = {{rect(45, 0, 100, 10), "big world"}, {rect(0, 0, 40, 10), "hello"}};
+  Expected<OcrImageScore> score = score_image(truth, predicted);
+  ASSERT_TRUE(score.has_value()) << score.status().to_string();
+  ASSERT_EQ(score->groups.size(), 1u);
+  EXPECT_EQ(score->groups[0].predicted, (std::vector<int>{1, 0}));
+  EXPECT_EQ(score->groups[0].edits, 0);
+  EXPECT_EQ(score->edits, 0);
+  OcrScoreTotals totals;
+  totals.add(*score);
+  EXPECT_EQ(totals.precision(), 1.0);
+  EXPECT_EQ(totals.recall(), 1.0);
+}
+
+TEST(OcrMetrics, TwoCellsOfARowReadAsOneLineAreJoined) {
+  // Turned 180°: the text's top-left corner comes first and lies at the bottom right, so the
+  // row runs right to left on screen and "abc" is the right-hand cell.
+  const Quad left = {{{40, 10}, {0, 10}, {0, 0}, {40, 0}}};
+  const Quad right = {{{90, 10}, {50, 10}, {50, 0}, {90, 0}}};
+  const std::vector<TruthLine> truth = {{left, "def"}, {right, "abc"}};
+  const std::vector<PredictedLine> predicted = {{{{{90, 10}, {0, 10}, {0, 0}, {90, 0}}}, "abc dxf"}};
+  Expected<OcrImageScore> score = score_image(truth, predicted);
+  ASSERT_TRUE(score.has_value()) << score.status().to_string();
+  ASSERT_EQ(score->groups.size(), 1u);
+  EXPECT_EQ(score->groups[0].truth, (std::vector<int>{1, 0}));
+  EXPECT_EQ(score->groups[0].truth_chars, 7);  // "abc def"
+  EXPECT_EQ(score->groups[0].edits, 1);
+}
+
+TEST(OcrMetrics, APredictionDoesNotJoinTheRowsAroundIt) {
+  // P0 is taller than its line and covers half of the line below: the rows stay apart.
+  const std::vector<TruthLine> truth = {{rect(0, 0, 100, 10), "top"}, {rect(0, 12, 100, 22), "bottom"}};
+  const std::vector<PredictedLine> predicted = {{rect(0, 0, 100, 17), "top"}, {rect(0, 12, 100, 22), "bottom"}};
+  Expected<OcrImageScore> score = score_image(truth, predicted);
+  ASSERT_TRUE(score.has_value()) << score.status().to_string();
+  ASSERT_EQ(score->groups.size(), 2u);
+  EXPECT_EQ(score->groups[0].truth, std::vector<int>{0});
+  EXPECT_EQ(score->groups[0].predicted, std::vector<int>{0});
+  EXPECT_EQ(score->groups[1].truth, std::vector<int>{1});
+  EXPECT_EQ(score->groups[1].predicted, std::vector<int>{1});
+  EXPECT_EQ(score->edits, 0);
+}
+
+TEST(OcrMetrics, IgnoredLinesNeitherCountNorPenalize) {
+  TruthLine tiny{rect(0, 0, 20, 5), "tiny", true};
+  const std::vector<TruthLine> truth = {tiny, {rect(0, 10, 40, 20), "real"}};
+  // P0 reads the ignored line (left out), P1 misses the real one's text, P2 is a stray box.
+  const std::vector<PredictedLine> predicted = {
+      {rect(0, 0, 20, 6), "tmy"}, {rect(0, 10, 40, 20), "rea"}, {rect(60, 0, 70, 5), "x"}};
+  Expected<OcrImageScore> score = score_image(truth, predicted);
+  ASSERT_TRUE(score.has_value()) << score.status().to_string();
+  EXPECT_EQ(score->ignored_predicted, std::vector<int>{0});
+  EXPECT_EQ(score->unmatched_predicted, std::vector<int>{2});
+  EXPECT_TRUE(score->unmatched_truth.empty());
+  EXPECT_EQ(score->truth_lines, 1);
+  EXPECT_EQ(score->truth_chars, 4);
+  EXPECT_EQ(score->edits, 1);
+  OcrScoreTotals totals;
+  totals.add(*score);
+  EXPECT_EQ(totals.predicted_lines, 2);
+  EXPECT_DOUBLE_EQ(totals.precision(), 0.5);
+  EXPECT_EQ(totals.recall(), 1.0);
 }
 
 TEST(OcrMetrics, UnmatchedTruthCountsAllItsCharacters) {
@@ -334,40 +445,25 @@ TEST(OcrMetrics, UnmatchedTruthCountsAllItsCharacters) {
   const std::vector<PredictedLine> predicted = {{rect(0, 0, 10, 10), "abd"}};
   Expected<OcrImageScore> score = score_image(truth, predicted);
   ASSERT_TRUE(score.has_value()) << score.status().to_string();
-  ASSERT_EQ(score->matches.size(), 1u);
-  EXPECT_EQ(score->matches[0].edits, 1);
+  ASSERT_EQ(score->groups.size(), 1u);
+  EXPECT_EQ(score->groups[0].edits, 1);
   EXPECT_EQ(score->unmatched_truth, std::vector<int>{1});
   EXPECT_TRUE(score->unmatched_predicted.empty());
   EXPECT_EQ(score->truth_chars, 5);
   EXPECT_EQ(score->edits, 3);
 }
 
-TEST(OcrMetrics, ThresholdIsInclusiveAndTiesGoToLowerIndices) {
-  // IoU exactly 0.5 matches at threshold 0.5 but not at 0.6.
+TEST(OcrMetrics, OverlapThresholdIsInclusive) {
+  // A prediction as large as the line, shifted by half its width: it shares 50 of
+  // min(100, 100) square pixels, an overlap of exactly 0.5.
   const std::vector<TruthLine> truth = {{rect(0, 0, 10, 10), "a"}};
-  Expected<OcrImageScore> score = score_image(truth, {{rect(0, 0, 5, 10), "a"}}, 0.5);
+  Expected<OcrImageScore> score = score_image(truth, {{rect(5, 0, 15, 10), "a"}}, 0.5);
   ASSERT_TRUE(score.has_value());
-  EXPECT_EQ(score->matches.size(), 1u);
-  score = score_image(truth, {{rect(0, 0, 5, 10), "a"}}, 0.6);
+  EXPECT_EQ(score->groups.size(), 1u);
+  score = score_image(truth, {{rect(5, 0, 15, 10), "a"}}, 0.6);
   ASSERT_TRUE(score.has_value());
-  EXPECT_TRUE(score->matches.empty());
+  EXPECT_TRUE(score->groups.empty());
   EXPECT_EQ(score->edits, 1);
-
-  // Two identical predictions: the first one matches.
-  score = score_image(truth, {{rect(0, 0, 10, 10), "x"}, {rect(0, 0, 10, 10), "a"}});
-  ASSERT_TRUE(score.has_value());
-  ASSERT_EQ(score->matches.size(), 1u);
-  EXPECT_EQ(score->matches[0].predicted, 0);
-  EXPECT_EQ(score->matches[0].edits, 1);
-  EXPECT_EQ(score->unmatched_predicted, std::vector<int>{1});
-
-  // Two identical truths: the first one is matched.
-  score = score_image({{rect(0, 0, 10, 10), "ab"}, {rect(0, 0, 10, 10), "abc"}}, {{rect(0, 0, 10, 10), "abc"}});
-  ASSERT_TRUE(score.has_value());
-  ASSERT_EQ(score->matches.size(), 1u);
-  EXPECT_EQ(score->matches[0].truth, 0);
-  EXPECT_EQ(score->unmatched_truth, std::vector<int>{1});
-  EXPECT_EQ(score->edits, 1 + 3);
 }
 
 TEST(OcrMetrics, RefusesBadThresholdsAndInvalidUtf8) {
@@ -390,10 +486,10 @@ TEST(OcrMetrics, TotalsOverImages) {
   EXPECT_EQ(totals.precision(), 1.0);
   EXPECT_EQ(totals.recall(), 1.0);
 
-  // Image 1: 2 truths (12 chars), 2 matched with 1 edit each, 1 stray prediction.
-  Expected<OcrImageScore> image1 =
-      score_image({{rect(0, 0, 10, 10), "你好 世界"}, {rect(5, 0, 15, 10), "edge  mm"}},
-                  {{rect(3, 0, 13, 10), " edge mn "}, {rect(0, 0, 9, 10), "你好世界"}, {rect(20, 0, 30, 10), "noise"}});
+  // Image 1: 2 truths (4 + 7 chars), both read (0 + 1 edit), 1 stray prediction.
+  Expected<OcrImageScore> image1 = score_image(
+      {{rect(0, 0, 40, 10), "你好 世界"}, {rect(50, 0, 90, 10), "edge  mm"}},
+      {{rect(52, -1, 90, 11), " edge mn "}, {rect(0, 0, 39, 10), "你好世界"}, {rect(0, 30, 30, 40), "noise"}});
   // Image 2: 2 truths (5 chars), 1 matched with 1 edit, 1 missed (2 edits).
   Expected<OcrImageScore> image2 =
       score_image({{rect(0, 0, 10, 10), "abc"}, {rect(20, 0, 30, 10), "de"}}, {{rect(0, 0, 10, 10), "abd"}});
@@ -408,10 +504,11 @@ TEST(OcrMetrics, TotalsOverImages) {
   totals.add(*image3);
   EXPECT_EQ(totals.truth_lines, 4);
   EXPECT_EQ(totals.predicted_lines, 5);
-  EXPECT_EQ(totals.matched, 3);
-  EXPECT_EQ(totals.truth_chars, 17);
-  EXPECT_EQ(totals.edits, 5);
-  EXPECT_DOUBLE_EQ(totals.cer(), 5.0 / 17.0);
+  EXPECT_EQ(totals.matched_truth, 3);
+  EXPECT_EQ(totals.matched_predicted, 3);
+  EXPECT_EQ(totals.truth_chars, 16);
+  EXPECT_EQ(totals.edits, 4);
+  EXPECT_DOUBLE_EQ(totals.cer(), 4.0 / 16.0);
   EXPECT_DOUBLE_EQ(totals.precision(), 0.6);
   EXPECT_DOUBLE_EQ(totals.recall(), 0.75);
 }

@@ -25,7 +25,7 @@ struct EvalArgs {
   std::string set;
   std::string predictions;
   std::string save_predictions;
-  double iou = 0.5;
+  double min_overlap = 0.5;
   bool json = false;
   OcrPipelineArgs pipeline;
 };
@@ -63,6 +63,7 @@ Expected<std::vector<LabelledImage>> read_labels(const std::string& set_dir) {
           throw std::invalid_argument("a polygon of '" + labelled.file + "' is not 4 finite [x, y] points");
         }
         for (size_t k = 0; k < 4; ++k) truth.polygon[k] = {polygon[k][0].get<float>(), polygon[k][1].get<float>()};
+        truth.ignore = line.value("ignore", false);
         labelled.lines.push_back(std::move(truth));
       }
       images.push_back(std::move(labelled));
@@ -142,15 +143,47 @@ std::map<std::string, const PredictedImage*> match_files(const std::vector<Label
   return matched;
 }
 
+/// The orientation subset of an image from its tags: "upside_down" (make_ocr_set.py) or
+/// "turned_90", "turned_180", "turned_270" (tools/datasets/turn_set.py: clockwise degrees);
+/// "upright" without any.
+std::string orientation_subset(const std::vector<std::string>& tags) {
+  for (const std::string& tag : tags) {
+    if (tag == "upside_down") return "turned_180";
+    if (tag.rfind("turned_", 0) == 0) return tag;
+  }
+  return "upright";
+}
+
 nlohmann::json totals_json(const ocr::OcrScoreTotals& t) {
   return {{"cer", t.cer()},
           {"precision", t.precision()},
           {"recall", t.recall()},
           {"truth_lines", t.truth_lines},
           {"predicted_lines", t.predicted_lines},
-          {"matched_lines", t.matched},
+          {"matched_truth_lines", t.matched_truth},
+          {"matched_predicted_lines", t.matched_predicted},
           {"truth_chars", t.truth_chars},
           {"edits", t.edits}};
+}
+
+/// The groups of `score` read with errors and the true lines not read: {"truth", "read", "edits"}
+/// with the lines' texts joined along their row, as score_image compared them.
+nlohmann::json mistakes_json(const std::vector<ocr::TruthLine>& truth, const std::vector<ocr::PredictedLine>& predicted,
+                             const ocr::OcrImageScore& score) {
+  auto joined = [](const std::vector<int>& indices, auto text_of) {
+    std::string text;
+    for (int i : indices) text += (text.empty() ? "" : " ") + text_of(i);
+    return text;
+  };
+  nlohmann::json mistakes = nlohmann::json::array();
+  for (const ocr::LineGroup& group : score.groups) {
+    if (group.edits == 0) continue;
+    mistakes.push_back({{"truth", joined(group.truth, [&](int i) { return truth[i].text; })},
+                        {"read", joined(group.predicted, [&](int i) { return predicted[i].text; })},
+                        {"edits", group.edits}});
+  }
+  for (int t : score.unmatched_truth) mistakes.push_back({{"truth", truth[t].text}, {"read", nullptr}});
+  return mistakes;
 }
 
 /// Mean of each stage's time over the images that report it.
@@ -202,7 +235,7 @@ Status eval_command(EvalArgs& args, int& exit_code) {
   const std::vector<PredictedImage>& predicted = predictions.images;
 
   ocr::OcrScoreTotals overall;
-  std::map<std::string, ocr::OcrScoreTotals> subsets;  // "normal" / "upside_down"
+  std::map<std::string, ocr::OcrScoreTotals> subsets;  // by orientation: "upright", "turned_90", ...
   std::map<std::string, ocr::OcrScoreTotals> by_tag;
   nlohmann::json per_image = nlohmann::json::array();
   std::vector<std::string> failed_files;
@@ -214,14 +247,14 @@ Status eval_command(EvalArgs& args, int& exit_code) {
       for (const ocr::OcrLine& line : it->second->result.lines) lines.push_back({line.polygon, line.text});
     }
     if (!error.empty()) failed_files.push_back(image.file + ": " + error);
-    EDGEMM_ASSIGN_OR_RETURN(ocr::OcrImageScore score, ocr::score_image(image.lines, lines, args.iou));
+    EDGEMM_ASSIGN_OR_RETURN(ocr::OcrImageScore score, ocr::score_image(image.lines, lines, args.min_overlap));
     overall.add(score);
-    const bool upside_down = std::find(image.tags.begin(), image.tags.end(), "upside_down") != image.tags.end();
-    subsets[upside_down ? "upside_down" : "normal"].add(score);
+    subsets[orientation_subset(image.tags)].add(score);
     for (const std::string& tag : image.tags) by_tag[tag].add(score);
     ocr::OcrScoreTotals one;
     one.add(score);
     nlohmann::json entry = totals_json(one);
+    entry["mistakes"] = mistakes_json(image.lines, lines, score);
     entry["file"] = image.file;
     entry["tags"] = image.tags;
     if (!error.empty()) entry["error"] = error;
@@ -230,7 +263,7 @@ Status eval_command(EvalArgs& args, int& exit_code) {
 
   nlohmann::json report = {{"set", args.set},
                            {"tool", tool},
-                           {"iou_threshold", args.iou},
+                           {"min_overlap", args.min_overlap},
                            {"images", images.size()},
                            {"failed_images", failed_files.size()},
                            {"ignored_predictions", unused},
@@ -250,7 +283,7 @@ Status eval_command(EvalArgs& args, int& exit_code) {
   }
   std::cout << std::fixed << std::setprecision(2) << "OCR evaluation of " << tool
             << (document.contains("backend") ? " (backend " + document["backend"].get<std::string>() + ")" : "")
-            << " on " << args.set << " (" << images.size() << " images, IoU >= " << args.iou << ")\n";
+            << " on " << args.set << " (" << images.size() << " images, overlap >= " << args.min_overlap << ")\n";
   std::cout << std::left << std::setw(22) << "subset" << std::right << std::setw(8) << "CER %" << std::setw(12)
             << "precision" << std::setw(9) << "recall" << std::setw(8) << "lines" << std::setw(8) << "chars\n";
   auto row = [](const std::string& name, const ocr::OcrScoreTotals& t) {
@@ -282,7 +315,9 @@ void add_eval_command(CLI::App& app, int& exit_code) {
                   "score this predictions file (edgemm ocr --json, or tools/reference/guten_ocr.js) instead of "
                   "running edgemm");
   cmd->add_option("--save-predictions", args->save_predictions, "write edgemm's predictions (ocr --json schema)");
-  cmd->add_option("--iou", args->iou, "IoU at which a predicted line matches a true line")
+  cmd->add_option("--min-overlap", args->min_overlap,
+                  "share of the smaller of a predicted and a true line's areas that they must have in common to match "
+                  "(docs/ocr.md)")
       ->check(finite_range(0.01, 1.0))
       ->capture_default_str();
   cmd->add_flag("--json", args->json, "print a JSON report");

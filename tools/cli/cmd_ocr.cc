@@ -18,7 +18,6 @@ namespace {
 struct OcrArgs {
   std::vector<std::string> images;
   std::string draw;
-  std::string score_mode = "fast";
   bool json = false;
   OcrPipelineArgs pipeline;
 };
@@ -85,7 +84,6 @@ void print_text(const OcrArgs& args, const std::string& image, const ocr::OcrRes
 /// drawing is reported but does not discard the image's text.
 int ocr_command(OcrArgs& args) {
   ocr::OcrOptions options = args.pipeline.resolved();
-  options.score_mode = args.score_mode == "slow" ? ocr::ScoreMode::kSlow : ocr::ScoreMode::kFast;
   Expected<std::vector<std::string>> drawings = plan_drawings(args);
   if (!drawings.has_value()) return report_error("ocr", drawings.status(), args.json);
   auto pipeline = ocr::OcrPipeline::create(options);
@@ -142,27 +140,6 @@ void add_ocr_command(CLI::App& app, int& exit_code) {
                   "write the image with numbered boxes to this .png/.jpg/... file (one image only), or to "
                   "FOLDER/<stem>.ocr.png when the path is an existing folder or ends in '/'");
   add_ocr_pipeline_options(cmd, args->pipeline);
-  cmd->add_option("--det-threshold", args->pipeline.options.det_threshold, "DB binarization threshold")
-      ->check(CLI::Range(0.0, 1.0))
-      ->capture_default_str();
-  cmd->add_option("--box-threshold", args->pipeline.options.box_threshold, "drop boxes scoring below this")
-      ->check(CLI::Range(0.0, 1.0))
-      ->capture_default_str();
-  cmd->add_option("--unclip-ratio", args->pipeline.options.unclip_ratio,
-                  "box expansion: distance = area × ratio / perimeter")
-      ->check(CLI::Range(0.01, 10.0))
-      ->capture_default_str();
-  cmd->add_option("--score-mode", args->score_mode, "box score: fast (inside the box) or slow (inside the contour)")
-      ->check(CLI::IsMember({"fast", "slow"}))
-      ->capture_default_str();
-  cmd->add_option("--cls-threshold", args->pipeline.options.cls_threshold,
-                  "turn a line 180° when the classifier says so with at least this score")
-      ->check(CLI::Range(0.0, 1.0))
-      ->capture_default_str();
-  cmd->add_option("--rec-threshold", args->pipeline.options.rec_score_threshold,
-                  "drop lines whose confidence is below this")
-      ->check(CLI::Range(0.0, 1.0))
-      ->capture_default_str();
   cmd->callback([args, &exit_code] { exit_code = ocr_command(*args); });
 }
 

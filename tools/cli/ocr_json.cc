@@ -21,6 +21,7 @@ nlohmann::json ocr_image_json(const std::string& file, const ocr::OcrResult& res
   return {{"file", file},
           {"width", result.width},
           {"height", result.height},
+          {"orientation", result.orientation},
           {"lines", lines},
           {"timings_ms",
            {{"decode", t.decode_ms},
@@ -51,6 +52,7 @@ ocr::OcrResult result_from_json(const nlohmann::json& image) {
   ocr::OcrResult result;
   result.width = image.value("width", 0);
   result.height = image.value("height", 0);
+  result.orientation = image.value("orientation", 0);
   if (!image.at("lines").is_array()) throw std::invalid_argument("\"lines\" must be an array");
   for (const nlohmann::json& line : image["lines"]) {
     ocr::OcrLine out;

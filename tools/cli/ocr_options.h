@@ -10,16 +10,19 @@
 
 namespace edgemm::cli {
 
-/// --models, --no-cls, --threads, --det-limit-side and the backend options, and the pipeline
-/// options they set.
+/// --models, --no-cls, --no-orientation, --threads, the detection, classifier and recognition
+/// thresholds and the backend options, and the pipeline options they set.
 struct OcrPipelineArgs {
   std::string models;  ///< empty: default_ocr_models_dir()
   bool no_cls = false;
+  bool no_orientation = false;
   bool no_optimize = false;
+  std::string score_mode = "fast";
   ocr::OcrOptions options;
   BackendArgs backend;
 
-  /// `options` with models_dir, use_cls and the backend filled in from --models, --no-cls and
+  /// `options` with models_dir, use_cls, detect_orientation, score_mode and the backend filled
+  /// in from --models, --no-cls, --no-orientation, --score-mode and
   /// --backend/--device/--precision/--plugin.
   ocr::OcrOptions resolved() const;
 };

@@ -1,5 +1,6 @@
 #include "pipelines/ocr/ctc.h"
 
+#include <algorithm>
 #include <fstream>
 
 #include "pipelines/ocr/metrics.h"
@@ -34,7 +35,7 @@ Expected<std::vector<std::string>> load_ctc_dictionary(const std::string& path) 
 }
 
 Expected<CtcLine> ctc_greedy_decode(const float* probs, int64_t steps, int64_t classes,
-                                    const std::vector<std::string>& table) {
+                                    const std::vector<std::string>& table, float space_threshold) {
   if (table.empty()) return make_error(StatusCode::kInvalidArgument, "the CTC class table is empty");
   if (classes != static_cast<int64_t>(table.size())) {
     return make_error(StatusCode::kInvalidArgument, "CTC output has " + std::to_string(classes) +
@@ -44,20 +45,29 @@ Expected<CtcLine> ctc_greedy_decode(const float* probs, int64_t steps, int64_t c
   if (steps < 0) {
     return make_error(StatusCode::kInvalidArgument, "CTC output has a negative step count " + std::to_string(steps));
   }
+  const int64_t space = table.back() == " " ? classes - 1 : -1;
+  // A one-byte (ASCII) class other than the blank and the space: where words are spaced.
+  auto is_ascii_char = [&](int64_t c) { return c > 0 && c != space && table[c].size() == 1; };
   CtcLine line;
   double kept_sum = 0;
   int64_t kept = 0;
   int64_t previous = -1;
+  int64_t last_kept = -1;
+  float space_evidence = 0;  // the largest space probability on blank steps since last_kept
   for (int64_t t = 0; t < steps; ++t) {
     const float* row = probs + t * classes;
     int64_t best = 0;
     for (int64_t c = 1; c < classes; ++c) {
       if (row[c] > row[best]) best = c;
     }
+    if (best == 0 && space >= 0) space_evidence = std::max(space_evidence, row[space]);
     if (best != 0 && best != previous) {
+      if (is_ascii_char(best) && is_ascii_char(last_kept) && space_evidence >= space_threshold) line.text += " ";
       line.text += table[best];
       kept_sum += row[best];
       ++kept;
+      last_kept = best;
+      space_evidence = 0;
     }
     previous = best;
   }
@@ -65,7 +75,8 @@ Expected<CtcLine> ctc_greedy_decode(const float* probs, int64_t steps, int64_t c
   return line;
 }
 
-Expected<CtcLine> ctc_greedy_decode(const Tensor& probs, int64_t batch, const std::vector<std::string>& table) {
+Expected<CtcLine> ctc_greedy_decode(const Tensor& probs, int64_t batch, const std::vector<std::string>& table,
+                                    float space_threshold) {
   if (probs.dtype() != DataType::kFloat32 || probs.rank() != 3) {
     return make_error(StatusCode::kInvalidArgument, std::string("CTC output must be float32 [N, T, C], got ") +
                                                         dtype_name(probs.dtype()) + " " +
@@ -77,7 +88,7 @@ Expected<CtcLine> ctc_greedy_decode(const Tensor& probs, int64_t batch, const st
   }
   const int64_t steps = probs.dim(1);
   const int64_t classes = probs.dim(2);
-  return ctc_greedy_decode(probs.data<float>() + batch * steps * classes, steps, classes, table);
+  return ctc_greedy_decode(probs.data<float>() + batch * steps * classes, steps, classes, table, space_threshold);
 }
 
 }  // namespace edgemm::ocr

@@ -49,15 +49,21 @@ struct CtcLine {
 /// `probs` is float32 [steps, classes], row-major, one softmax distribution a row (the
 /// PP-OCRv4 rec output ends in a softmax); values are expected to be finite.
 /// `table` is the class table from load_ctc_dictionary().
+/// `space_threshold` below 1 adds one step to PaddleOCR's: a space is put between two kept
+/// one-byte (ASCII) characters when, on a blank step between them, the space class (the
+/// table's last entry, " ") has at least this probability. PP-OCRv4's Chinese recognizer
+/// often leaves the blank on top where English words are spaced; OcrOptions::space_threshold
+/// and docs/ocr.md give the measurement. At 1 (the default) decoding is PaddleOCR's.
 /// Errors: kInvalidArgument when `table` is empty, `classes != table.size()` (the message
 /// names both) or `steps < 0`.
 Expected<CtcLine> ctc_greedy_decode(const float* probs, int64_t steps, int64_t classes,
-                                    const std::vector<std::string>& table);
+                                    const std::vector<std::string>& table, float space_threshold = 1.0f);
 
 /// Decodes line `batch` of a float32 [N, T, C] rec output (as ctc_greedy_decode() above on
 /// the [T, C] slice `batch`).
 /// Errors: kInvalidArgument when `probs` is not float32 of rank 3, `batch` is outside
 /// [0, N), or C != table.size().
-Expected<CtcLine> ctc_greedy_decode(const Tensor& probs, int64_t batch, const std::vector<std::string>& table);
+Expected<CtcLine> ctc_greedy_decode(const Tensor& probs, int64_t batch, const std::vector<std::string>& table,
+                                    float space_threshold = 1.0f);
 
 }  // namespace edgemm::ocr

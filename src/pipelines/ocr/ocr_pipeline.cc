@@ -3,9 +3,11 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <opencv2/core.hpp>
+#include <opencv2/imgproc.hpp>
 
 #include "edgemm/inferencer.h"
 #include "edgemm/pipelines/ocr.h"
@@ -13,6 +15,7 @@
 #include "pipelines/ocr/crop.h"
 #include "pipelines/ocr/ctc.h"
 #include "pipelines/ocr/det.h"
+#include "pipelines/ocr/orientation.h"
 #include "pipelines/ocr/recognize.h"
 
 namespace edgemm::ocr {
@@ -34,6 +37,9 @@ Status validate(const OcrOptions& o) {
   if (!in_unit(o.det_threshold)) return bad("det_threshold must be in [0, 1], got " + std::to_string(o.det_threshold));
   if (!in_unit(o.box_threshold)) return bad("box_threshold must be in [0, 1], got " + std::to_string(o.box_threshold));
   if (!in_unit(o.cls_threshold)) return bad("cls_threshold must be in [0, 1], got " + std::to_string(o.cls_threshold));
+  if (!in_unit(o.space_threshold)) {
+    return bad("space_threshold must be in [0, 1], got " + std::to_string(o.space_threshold));
+  }
   if (!in_unit(o.rec_score_threshold)) {
     return bad("rec_score_threshold must be in [0, 1], got " + std::to_string(o.rec_score_threshold));
   }
@@ -149,7 +155,7 @@ class NativeOcrPipeline final : public OcrPipeline {
     const cv::Size fixed_size(static_cast<int>(fixed.width), static_cast<int>(fixed.height));
     EDGEMM_ASSIGN_OR_RETURN(Tensor input, det_preprocess(bgr, options_.det_limit_side, fixed_size));
     EDGEMM_ASSIGN_OR_RETURN(std::vector<Tensor> outputs, run_single_input(*det_, std::move(input)));
-    timings.det_ms = elapsed_ms(start);
+    timings.det_ms += elapsed_ms(start);
     start = Clock::now();
     const Tensor& map = outputs.at(0);
     if (map.dtype() != DataType::kFloat32 || map.rank() != 4 || map.dim(0) != 1 || map.dim(1) != 1) {
@@ -173,41 +179,84 @@ class NativeOcrPipeline final : public OcrPipeline {
     }
     std::vector<DetectedBox> boxes = db_postprocess(prob, bgr.size(), params, content);
     sort_reading_order(boxes, options_.line_tolerance);
-    timings.post_ms = elapsed_ms(start);
+    timings.post_ms += elapsed_ms(start);
     return boxes;
+  }
+
+  /// The lines detected on one image, their crops and, with the classifier, each crop's
+  /// probability of being upside down.
+  struct Reading {
+    std::vector<DetectedBox> boxes;
+    std::vector<cv::Mat> crops;
+    std::vector<float> p180;  // empty without the classifier
+  };
+
+  Expected<Reading> read_lines(const cv::Mat& bgr, OcrTimings& timings) const {
+    Reading reading;
+    EDGEMM_ASSIGN_OR_RETURN(reading.boxes, detect(bgr, timings));
+    Clock::time_point start = Clock::now();
+    for (const DetectedBox& box : reading.boxes) reading.crops.push_back(crop_text_region(bgr, box.quad));
+    timings.post_ms += elapsed_ms(start);
+    if (cls_ != nullptr && !reading.crops.empty()) {
+      start = Clock::now();
+      EDGEMM_ASSIGN_OR_RETURN(reading.p180, classify_180(*cls_, reading.crops, options_.cls_batch));
+      timings.cls_ms += elapsed_ms(start);
+    }
+    return reading;
+  }
+
+  /// Clockwise degrees the image is turned by (image_orientation over the reading's lines).
+  static int orientation_of(const Reading& reading) {
+    std::vector<OrientationVote> votes;
+    for (size_t i = 0; i < reading.boxes.size(); ++i)
+      votes.push_back(orientation_vote(reading.boxes[i].quad, reading.p180[i]));
+    return image_orientation(votes);
   }
 
   Expected<OcrResult> recognize_image(const cv::Mat& bgr) const {
     OcrResult result;
     result.width = bgr.cols;
     result.height = bgr.rows;
-    EDGEMM_ASSIGN_OR_RETURN(std::vector<DetectedBox> boxes, detect(bgr, result.timings));
-    Clock::time_point start = Clock::now();
-    std::vector<cv::Mat> crops;
-    crops.reserve(boxes.size());
-    for (const DetectedBox& box : boxes) crops.push_back(crop_text_region(bgr, box.quad));
-    result.timings.post_ms += elapsed_ms(start);
-
-    std::vector<bool> flipped(crops.size(), false);
-    if (cls_ != nullptr && !crops.empty()) {
-      start = Clock::now();
-      EDGEMM_ASSIGN_OR_RETURN(flipped, classify_and_flip(*cls_, crops, options_.cls_batch, options_.cls_threshold));
-      result.timings.cls_ms = elapsed_ms(start);
+    EDGEMM_ASSIGN_OR_RETURN(Reading reading, read_lines(bgr, result.timings));
+    if (cls_ != nullptr && options_.detect_orientation && !reading.boxes.empty()) {
+      result.orientation = orientation_of(reading);
+      if (result.orientation != 0) {
+        EDGEMM_ASSIGN_OR_RETURN(reading, read_lines(turn_upright(bgr, result.orientation), result.timings));
+      }
     }
-    start = Clock::now();
+    // A line the classifier finds upside down is read both ways; the more confident reading
+    // wins, so that short upright words the classifier gets wrong are not read turned. The
+    // turned copies are recognized apart, so the other lines' batches stay as without them.
+    const Clock::time_point start = Clock::now();
     std::vector<CtcLine> texts;
-    if (!crops.empty()) {
-      EDGEMM_ASSIGN_OR_RETURN(texts, ocr::recognize(*rec_, crops, options_.rec_batch, table_));
+    if (!reading.crops.empty()) {
+      EDGEMM_ASSIGN_OR_RETURN(
+          texts, ocr::recognize(*rec_, reading.crops, options_.rec_batch, table_, options_.space_threshold));
+    }
+    std::vector<size_t> turned_of(reading.crops.size(), 0);  // 1 + index into turned_texts, 0: none
+    std::vector<cv::Mat> turned_crops;
+    for (size_t i = 0; i < reading.p180.size(); ++i) {
+      if (reading.p180[i] <= options_.cls_threshold) continue;
+      turned_crops.emplace_back();
+      cv::rotate(reading.crops[i], turned_crops.back(), cv::ROTATE_180);
+      turned_of[i] = turned_crops.size();
+    }
+    std::vector<CtcLine> turned_texts;
+    if (!turned_crops.empty()) {
+      EDGEMM_ASSIGN_OR_RETURN(
+          turned_texts, ocr::recognize(*rec_, turned_crops, options_.rec_batch, table_, options_.space_threshold));
     }
     result.timings.rec_ms = elapsed_ms(start);
-    for (size_t i = 0; i < boxes.size(); ++i) {
-      if (texts[i].score < options_.rec_score_threshold) continue;
+    for (size_t i = 0; i < reading.boxes.size(); ++i) {
+      const bool turned = turned_of[i] != 0 && turned_texts[turned_of[i] - 1].score > texts[i].score;
+      CtcLine& text = turned ? turned_texts[turned_of[i] - 1] : texts[i];
+      if (text.score < options_.rec_score_threshold) continue;
       OcrLine line;
-      line.polygon = boxes[i].quad;
-      line.text = std::move(texts[i].text);
-      line.score = texts[i].score;
-      line.box_score = boxes[i].score;
-      line.rotated_180 = flipped[i];
+      line.polygon = quad_in_turned_image(reading.boxes[i].quad, result.orientation, bgr.size());
+      line.text = std::move(text.text);
+      line.score = text.score;
+      line.box_score = reading.boxes[i].score;
+      line.rotated_180 = turned;
       result.lines.push_back(std::move(line));
     }
     return result;

@@ -60,9 +60,8 @@ Expected<Tensor> line_batch_input(const std::vector<cv::Mat>& crops, const std::
   return input;
 }
 
-Expected<std::vector<bool>> classify_and_flip(const Inferencer& cls, std::vector<cv::Mat>& crops, int batch,
-                                              float threshold) {
-  std::vector<bool> flipped(crops.size(), false);
+Expected<std::vector<float>> classify_180(const Inferencer& cls, const std::vector<cv::Mat>& crops, int batch) {
+  std::vector<float> p180(crops.size(), 0.0f);
   const std::vector<size_t> order = order_by_aspect_ratio(crops);
   const FixedGeometry fixed = fixed_geometry(cls);
   const size_t step = fixed.batch > 0 ? static_cast<size_t>(fixed.batch) : static_cast<size_t>(batch);
@@ -78,19 +77,13 @@ Expected<std::vector<bool>> classify_and_flip(const Inferencer& cls, std::vector
                                                    shape_to_string(probs.shape()) + "; expected float [" +
                                                    std::to_string(rows) + ", 2] (0° and 180° probabilities)");
     }
-    for (size_t i = begin; i < end; ++i) {
-      const float* row = probs.data<float>() + 2 * (i - begin);
-      if (row[1] > row[0] && row[1] > threshold) {
-        cv::rotate(crops[order[i]], crops[order[i]], cv::ROTATE_180);
-        flipped[order[i]] = true;
-      }
-    }
+    for (size_t i = begin; i < end; ++i) p180[order[i]] = probs.data<float>()[2 * (i - begin) + 1];
   }
-  return flipped;
+  return p180;
 }
 
 Expected<std::vector<CtcLine>> recognize(const Inferencer& rec, const std::vector<cv::Mat>& crops, int batch,
-                                         const std::vector<std::string>& table) {
+                                         const std::vector<std::string>& table, float space_threshold) {
   std::vector<CtcLine> lines(crops.size());
   const std::vector<size_t> order = order_by_aspect_ratio(crops);
   const FixedGeometry fixed = fixed_geometry(rec);
@@ -113,7 +106,7 @@ Expected<std::vector<CtcLine>> recognize(const Inferencer& rec, const std::vecto
     const int64_t classes = probs.dim(2);
     for (size_t i = begin; i < end; ++i) {
       EDGEMM_ASSIGN_OR_RETURN(lines[order[i]], ctc_greedy_decode(probs.data<float>() + (i - begin) * steps * classes,
-                                                                 steps, classes, table));
+                                                                 steps, classes, table, space_threshold));
     }
   }
   return lines;

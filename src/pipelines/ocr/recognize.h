@@ -47,19 +47,18 @@ Expected<Tensor> line_batch_input(const std::vector<cv::Mat>& crops, const std::
 std::vector<size_t> order_by_aspect_ratio(const std::vector<cv::Mat>& crops);
 
 /// Runs the angle classifier over `crops` in batches of `batch` (the model's static batch size
-/// when it has one; its static width replaces kClsWidth) and rotates by 180° (in
-/// place) every crop classified "180" with a score above `threshold`. Returns, per crop,
-/// whether it was flipped. Errors: from the classifier's run, or kInvalidModel when its
-/// output is not [n, 2].
-Expected<std::vector<bool>> classify_and_flip(const Inferencer& cls, std::vector<cv::Mat>& crops, int batch,
-                                              float threshold);
+/// when it has one; its static width replaces kClsWidth) and returns, per crop, the probability
+/// of its "180" class (the crop is upside down), in [0, 1]. Errors: from the classifier's run,
+/// or kInvalidModel when its output is not [n, 2].
+Expected<std::vector<float>> classify_180(const Inferencer& cls, const std::vector<cv::Mat>& crops, int batch);
 
 /// Recognizes every crop: batches of `batch` crops of similar aspect ratio, each batch
 /// `48 × max(320 / 48, widest ratio in the batch)` wide (a model with a static batch or width
 /// gets exactly those; wider crops are squeezed to the width), then CTC greedy decoding with
-/// `table`. Returns one line per crop, in the crops' order. Errors: from the recognizer's
-/// run, or kInvalidModel when its output is not [n, T, table.size()].
+/// `table` and `space_threshold` (ctc_greedy_decode). Returns one line per crop, in the
+/// crops' order. Errors: from the recognizer's run, or kInvalidModel when its output is not
+/// [n, T, table.size()].
 Expected<std::vector<CtcLine>> recognize(const Inferencer& rec, const std::vector<cv::Mat>& crops, int batch,
-                                         const std::vector<std::string>& table);
+                                         const std::vector<std::string>& table, float space_threshold);
 
 }  // namespace edgemm::ocr
