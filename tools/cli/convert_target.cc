@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -15,6 +16,7 @@
 #include "core/npy.h"
 #include "ir/onnx_export.h"
 #include "ir/onnx_import.h"
+#include "ocr_calibration.h"
 #include "pipelines/image.h"
 #include "quant/quantize.h"
 #include "target_report.h"
@@ -35,7 +37,8 @@ struct CalibrationImages {
 
 /// What the calibration step wrote.
 struct CalibrationResult {
-  int written = 0;
+  int written = 0;                   ///< samples
+  int images = 0;                    ///< images that gave at least one sample
   std::vector<std::string> skipped;  ///< "file: reason"
 };
 
@@ -98,33 +101,97 @@ Expected<CalibrationImages> calibration_images(const std::string& dir, int count
   return chosen;
 }
 
-/// One preprocessed sample: resized to the input, in the recipe's color order and layout;
-/// float32 normalized with mean/std, or the raw 8-bit pixels.
-Tensor preprocess(const cv::Mat& bgr, const InputGeometry& g, const targets::CalibrationFormat& f,
-                  const TargetConvertArgs& args) {
+/// Per-channel values given in R, G, B order, in the model's channel order.
+std::array<float, 3> model_order(std::array<float, 3> v, bool bgr) {
+  if (bgr) std::swap(v[0], v[2]);
+  return v;
+}
+
+/// Index of channel `c` (the tensor's order), row `y`, column `x` in a [1, 3, H, W] or [1, H, W, 3] tensor.
+int64_t at(const InputGeometry& g, int c, int64_t y, int64_t x) {
+  return g.nchw ? (c * g.height + y) * g.width + x : (y * g.width + x) * 3 + c;
+}
+
+/// One image as the model takes it without --stage: resized to the input's H x W (stretched:
+/// the aspect ratio is not kept), float32 in the model's layout and channel order (--bgr),
+/// (pixel - mean) / std with --mean / --std.
+Tensor stretched_input(const cv::Mat& bgr, const InputGeometry& g, const TargetConvertArgs& args) {
   cv::Mat resized;
   cv::resize(bgr, resized, cv::Size(static_cast<int>(g.width), static_cast<int>(g.height)), 0, 0, cv::INTER_LINEAR);
-  const bool rgb = f.color != "BGR";
-  const bool nchw = f.layout == "NCHW";
-  const bool u8 = f.format == "raw_uint8";
-  const Shape shape = nchw ? Shape{1, 3, g.height, g.width} : Shape{1, g.height, g.width, 3};
-  Tensor t = Tensor::create(u8 ? DataType::kUInt8 : DataType::kFloat32, shape).value();
+  const Shape shape = g.nchw ? Shape{1, 3, g.height, g.width} : Shape{1, g.height, g.width, 3};
+  Tensor t = Tensor::create(DataType::kFloat32, shape).value();
+  const std::array<float, 3> mean = model_order(args.mean, args.bgr), std = model_order(args.std, args.bgr);
   for (int64_t y = 0; y < g.height; ++y) {
     const uint8_t* row = resized.ptr<uint8_t>(static_cast<int>(y));
     for (int64_t x = 0; x < g.width; ++x) {
-      for (int c = 0; c < 3; ++c) {  // c in the output's color order; mean/std are RGB
-        const uint8_t pixel = row[x * 3 + (rgb ? 2 - c : c)];
-        const int rgb_index = rgb ? c : 2 - c;
-        const int64_t at = nchw ? (c * g.height + y) * g.width + x : (y * g.width + x) * 3 + c;
-        if (u8) {
-          t.data<uint8_t>()[at] = pixel;
-        } else {
-          t.data<float>()[at] = (pixel - args.mean[rgb_index]) / args.std[rgb_index];
-        }
+      for (int c = 0; c < 3; ++c) {  // c in the model's order; the image is B, G, R
+        t.data<float>()[at(g, c, y, x)] = (row[x * 3 + (args.bgr ? c : 2 - c)] - mean[c]) / std[c];
       }
     }
   }
   return t;
+}
+
+/// The calibration inputs of an image as the model takes them (float32, the model's layout and
+/// channel order, normalized): with --stage, every input the OCR pipeline feeds the stage's
+/// model, `model` standing in for it (ocr_calibration.h); else one stretched_input. Errors:
+/// those of ocr_stage_feeds.
+Expected<quant::FeedSource> model_feed_source(const TargetConvertArgs& args, const InputGeometry& g,
+                                              const std::string& input, const std::string& model) {
+  if (!args.stage.empty()) {
+    OcrStageOptions options;
+    options.stage = args.stage;
+    options.models_dir = args.ocr_models;
+    options.stage_model = model;
+    options.threads = args.threads;
+    return ocr_stage_feeds(options, input);
+  }
+  return quant::FeedSource([args, g, input](const quant::CalibrationSample& s) -> Expected<std::vector<quant::Feed>> {
+    EDGEMM_ASSIGN_OR_RETURN(cv::Mat bgr, pipelines::read_image_bgr(s.path));
+    return std::vector<quant::Feed>{{{input, stretched_input(bgr, g, args)}}};
+  });
+}
+
+/// `t` (float32 as the model takes it) back to the 8-bit pixels it was normalized from:
+/// round(v * std + mean) clamped to 0..255, same layout and channel order. A value between two
+/// pixel levels (rec's right padding, 0 = pixel 127.5) rounds half away from zero.
+Tensor to_pixels(const Tensor& t, const InputGeometry& g, const TargetConvertArgs& args) {
+  const std::array<float, 3> mean = model_order(args.mean, args.bgr), std = model_order(args.std, args.bgr);
+  Tensor out = Tensor::create(DataType::kUInt8, t.shape()).value();
+  for (int c = 0; c < 3; ++c) {
+    for (int64_t y = 0; y < g.height; ++y) {
+      for (int64_t x = 0; x < g.width; ++x) {
+        const float v = std::round(t.data<float>()[at(g, c, y, x)] * std[c] + mean[c]);
+        out.data<uint8_t>()[at(g, c, y, x)] = static_cast<uint8_t>(std::clamp(v, 0.0f, 255.0f));
+      }
+    }
+  }
+  return out;
+}
+
+/// Whether the run makes calibration inputs: --calib given, and samples to write or --int8.
+bool calibrates(const TargetConvertArgs& args, const targets::Recipe& recipe) {
+  return !args.calib.empty() && (recipe.calibration.format != "none" || args.int8);
+}
+
+/// The channel order of the recipe's samples: its fixed order, or the model's ("model").
+std::string sample_color(const targets::CalibrationFormat& f, bool bgr) {
+  if (f.color == "model") return bgr ? "BGR" : "RGB";
+  return f.color.empty() ? "RGB" : f.color;
+}
+
+/// `t` with channels 0 and 2 swapped (R, G, B <-> B, G, R), any element type of 1 or 4 bytes.
+Tensor swap_red_blue(const Tensor& t, const InputGeometry& g) {
+  Tensor out = t.clone().value();
+  const size_t size = dtype_size(t.dtype());
+  const auto* src = static_cast<const uint8_t*>(t.raw_data());
+  auto* dst = static_cast<uint8_t*>(out.raw_data());
+  for (int64_t y = 0; y < g.height; ++y) {
+    for (int64_t x = 0; x < g.width; ++x) {
+      for (int c = 0; c < 3; ++c) std::memcpy(dst + at(g, c, y, x) * size, src + at(g, 2 - c, y, x) * size, size);
+    }
+  }
+  return out;
 }
 
 Status write_bytes(const fs::path& path, const void* data, size_t size) {
@@ -134,51 +201,70 @@ Status write_bytes(const fs::path& path, const void* data, size_t size) {
   return Status::ok();
 }
 
-/// The form edgemm writes samples in: the recipe's, except that the float samples edgemm
-/// normalizes itself follow the model's channel order (--bgr).
-targets::CalibrationFormat sample_form(const targets::CalibrationFormat& f, const TargetConvertArgs& args) {
-  targets::CalibrationFormat form = f;
-  if (f.format == "raw_float32" || f.format == "npy") form.color = args.bgr ? "BGR" : "RGB";
-  return form;
+/// Writes sample `t` (float32 as the model takes it) in the recipe's form to `dir`/`stem` plus
+/// the format's extension: image_list an 8-bit PNG of the pixels it was normalized from (true
+/// colors: the vendor tool reads and normalizes it itself), raw_uint8 those pixels, raw_float32
+/// and npy `t` itself, each in sample_color's order. Returns the file name.
+Expected<std::string> write_sample(const Tensor& t, const std::string& stem, const targets::CalibrationFormat& f,
+                                   const InputGeometry& g, const TargetConvertArgs& args, const fs::path& dir) {
+  const bool u8 = f.format == "image_list" || f.format == "raw_uint8";
+  Tensor sample = u8 ? to_pixels(t, g, args) : t.clone().value();
+  const bool to_bgr = f.format == "image_list" || sample_color(f, args.bgr) == "BGR";
+  if (to_bgr != args.bgr) sample = swap_red_blue(sample, g);
+  if (f.format == "image_list") {
+    cv::Mat bgr(static_cast<int>(g.height), static_cast<int>(g.width), CV_8UC3);
+    for (int64_t y = 0; y < g.height; ++y) {
+      for (int64_t x = 0; x < g.width; ++x) {
+        for (int c = 0; c < 3; ++c)
+          bgr.ptr<uint8_t>(static_cast<int>(y))[x * 3 + c] = sample.data<uint8_t>()[at(g, c, y, x)];
+      }
+    }
+    const std::string name = stem + ".png";
+    if (!cv::imwrite((dir / name).string(), bgr))
+      return Status(StatusCode::kIo, "cannot write '" + (dir / name).string() + "'");
+    return name;
+  }
+  const std::string name = stem + (f.format == "npy" ? ".npy" : ".bin");
+  if (f.format == "npy") {
+    EDGEMM_RETURN_IF_ERROR(write_npy((dir / name).string(), sample));
+  } else {
+    EDGEMM_RETURN_IF_ERROR(write_bytes(dir / name, sample.raw_data(), sample.byte_size()));
+  }
+  return name;
 }
 
-Expected<CalibrationResult> write_calibration(const TargetConvertArgs& args,
-                                              const targets::CalibrationFormat& recipe_form,
-                                              const CalibrationImages& chosen, const ValueInfo& input,
+/// Writes the calibration samples of the chosen images (numbered, so that a.png and a.jpg stay
+/// two samples) and the recipe's list file. With --stage an image gives one sample per model
+/// run (a line crop each for cls and rec); an image in which the pipeline finds no text line
+/// gives none and is listed as skipped. Errors: kInternal when a sample's shape is not the
+/// input's, those of `source` and of the writes.
+Expected<CalibrationResult> write_calibration(const TargetConvertArgs& args, const targets::CalibrationFormat& f,
+                                              const CalibrationImages& chosen, const InputGeometry& g,
+                                              const ValueInfo& input, const quant::FeedSource& source,
                                               const fs::path& out) {
   CalibrationResult result;
-  if (args.calib.empty() || recipe_form.format == "none") return result;
-  const targets::CalibrationFormat f = sample_form(recipe_form, args);
+  if (args.calib.empty() || f.format == "none") return result;
   result.skipped = chosen.skipped;
-  EDGEMM_ASSIGN_OR_RETURN(const InputGeometry g, input_geometry(input));
   fs::create_directories(out / f.dir);
   std::string list;
   for (const fs::path& image : chosen.images) {
-    auto bgr = pipelines::read_image_bgr(image.string());
-    if (!bgr) return Status(StatusCode::kIo, "cannot read '" + image.string() + "' again: " + bgr.status().message());
-    // Numbered, so that a.png and a.jpg stay two samples.
-    char number[16];
-    std::snprintf(number, sizeof number, "%04d_", result.written);
-    std::string name = number + image.stem().string();
-    if (f.format == "image_list") {  // resized to the input: the vendor tools do not all resize
-      cv::Mat resized;
-      cv::resize(*bgr, resized, cv::Size(static_cast<int>(g.width), static_cast<int>(g.height)), 0, 0,
-                 cv::INTER_LINEAR);
-      name += ".png";
-      if (!cv::imwrite((out / f.dir / name).string(), resized)) {
-        return Status(StatusCode::kIo, "cannot write '" + (out / f.dir / name).string() + "'");
+    EDGEMM_ASSIGN_OR_RETURN(const std::vector<quant::Feed> feeds, source({image.string(), "default"}));
+    if (feeds.empty()) result.skipped.push_back(image.filename().string() + ": the OCR pipeline found no text line");
+    for (const quant::Feed& feed : feeds) {
+      const Tensor& t = feed.front().second;
+      if (dims_to_string(input.shape) != shape_to_string(t.shape())) {
+        return Status(StatusCode::kInternal, "a calibration sample of '" + image.string() + "' is " +
+                                                 shape_to_string(t.shape()) + ", not input '" + input.name + "' " +
+                                                 dims_to_string(input.shape));
       }
-    } else {
-      const Tensor t = preprocess(*bgr, g, f, args);
-      name += f.format == "npy" ? ".npy" : ".bin";
-      if (f.format == "npy") {
-        EDGEMM_RETURN_IF_ERROR(write_npy((out / f.dir / name).string(), t));
-      } else {
-        EDGEMM_RETURN_IF_ERROR(write_bytes(out / f.dir / name, t.raw_data(), t.byte_size()));
-      }
+      char number[16];
+      std::snprintf(number, sizeof number, "%04d_", result.written);
+      EDGEMM_ASSIGN_OR_RETURN(const std::string name,
+                              write_sample(t, number + image.stem().string(), f, g, args, out / f.dir));
+      list += f.dir + "/" + name + "\n";
+      ++result.written;
     }
-    list += f.dir + "/" + name + "\n";
-    ++result.written;
+    result.images += feeds.empty() ? 0 : 1;
   }
   if (!f.list_file.empty()) EDGEMM_RETURN_IF_ERROR(write_text_file((out / f.list_file).string(), list));
   return result;
@@ -192,34 +278,17 @@ struct Int8Result {
   std::optional<Int8VerifyReport> verified;  ///< null with --no-verify
 };
 
-/// The --calib images as the model takes them: float32 in the model's layout and channel order
-/// (--bgr), normalized with --mean / --std.
-quant::FeedSource model_feed_source(const TargetConvertArgs& args, const targets::CalibrationFormat& f,
-                                    const InputGeometry& g, const std::string& input) {
-  targets::CalibrationFormat model_form = f;
-  model_form.format = "npy";
-  model_form.layout = g.nchw ? "NCHW" : "NHWC";
-  model_form.color = args.bgr ? "BGR" : "RGB";
-  return [args, model_form, g, input](const quant::CalibrationSample& s) -> Expected<std::vector<quant::Feed>> {
-    EDGEMM_ASSIGN_OR_RETURN(cv::Mat bgr, pipelines::read_image_bgr(s.path));
-    return std::vector<quant::Feed>{{{input, preprocess(bgr, g, model_form, args)}}};
-  };
-}
-
 /// Quantizes the rewritten model (`converted`) to int8 QDQ for NPUs, which run int8 everywhere:
 /// every eligible Conv/MatMul/Gemm (depthwise included, no CPU speed check), 8-bit per-channel
-/// weights; writes model.int8.onnx, checks it against the profile and measures its error on the
-/// first calibration image with edgemm and ONNX Runtime. Errors: those of quant::quantize_int8,
-/// of the export and of the verification setup.
+/// weights, calibrated on `source`'s inputs; writes model.int8.onnx, checks it against the
+/// profile and measures its error on the first calibration input with edgemm and ONNX Runtime.
+/// Errors: those of quant::quantize_int8, of the export and of the verification setup.
 Expected<Int8Result> write_int8(const TargetConvertArgs& args, const targets::PlatformProfile& profile,
-                                const targets::Recipe& recipe, const CalibrationImages& chosen,
+                                const CalibrationImages& chosen, const quant::FeedSource& source,
                                 const std::string& converted, const fs::path& out, const VerifyOptions* verify) {
   EDGEMM_ASSIGN_OR_RETURN(ir::Model model, ir::import_onnx_file(converted));
-  const ValueInfo input = model.graph.inputs.front();
-  EDGEMM_ASSIGN_OR_RETURN(const InputGeometry g, input_geometry(input));
   std::vector<quant::CalibrationSample> samples;
   for (const fs::path& p : chosen.images) samples.push_back({p.string(), "default"});
-  const quant::FeedSource source = model_feed_source(args, recipe.calibration, g, input.name);
   quant::Int8QuantizeOptions options;
   EDGEMM_ASSIGN_OR_RETURN(options.method, quant::parse_method(args.int8_method));
   options.speed_check = false;
@@ -240,7 +309,7 @@ Expected<Int8Result> write_int8(const TargetConvertArgs& args, const targets::Pl
   if (verify == nullptr) return result;
   for (const quant::CalibrationSample& sample : samples) {
     auto feeds = source(sample);
-    if (!feeds) continue;  // undecodable: counted in the calibration report
+    if (!feeds || feeds->empty()) continue;  // undecodable or no text line: counted in the calibration report
     EDGEMM_ASSIGN_OR_RETURN(result.verified, verify_int8(converted, path, feeds->front(), *verify));
     break;
   }
@@ -292,19 +361,18 @@ std::string int8_readme(const Int8Result& r, const TargetConvertArgs& args) {
     << " Conv / MatMul / Gemm nodes; per-channel 8-bit weights, uint8 activations) with activation ranges from "
        "edgemm's `"
     << args.int8_method << "` calibration on " << r.quantized.samples_used
-    << " of the --calib images, fed as the model takes them. The recipe above still converts model.onnx with the "
-       "vendor's own quantizer; whether the vendor converter imports a pre-quantized QDQ model was not checked "
-       "here. edgemm and ONNX Runtime run it on a CPU.\n\n"
-    << "NPU-eligible nodes: " << r.target.npu_nodes << " of " << r.target.npu_nodes + r.target.cpu_nodes
-    << " (QuantizeLinear / DequantizeLinear count as nodes).\n";
+    << " of the --calib images, fed as the model takes them (see Calibration). The recipe above still converts "
+       "model.onnx with the vendor's own quantizer; whether the vendor converter imports a pre-quantized QDQ model "
+       "was not checked here. edgemm and ONNX Runtime run it on a CPU.\n\n"
+    << placement_summary(r.target) << " (QuantizeLinear / DequantizeLinear count as nodes).\n";
   if (!r.quantized.plan.skipped.empty()) {
     s << "\nKept in float: " << r.quantized.plan.skipped.size()
       << " nodes (`report.json`, `int8.float_nodes`, gives each reason).\n";
   }
   if (!r.verified) return s.str() + "\nError not measured (--no-verify).\n";
-  s << "\nError against model.onnx on the first calibration image (SQNR of all outputs). **In-sample**: that\n"
-       "image also set the ranges, so this is a sanity check, not the model's accuracy; measure that on held-out\n"
-       "data (e.g. `edgemm eval`).\n\n";
+  s << "\nError against model.onnx on the first calibration input, preprocessed as in Calibration (SQNR of all\n"
+       "outputs). **In-sample**: that input also set the ranges, so this is a sanity check, not the model's\n"
+       "accuracy; measure that on held-out data (e.g. `edgemm eval`).\n\n";
   for (const Int8EngineCheck& c : r.verified->checks) {
     s << "- " << c.engine << ": "
       << (!c.skipped.empty()  ? "skipped (" + c.skipped + ")"
@@ -322,12 +390,6 @@ std::string int8_readme(const Int8Result& r, const TargetConvertArgs& args) {
          "--int8-method, or keep sensitive nodes in float with `edgemm quantize --scheme mixed`.\n";
   }
   return s.str();
-}
-
-/// Per-channel values given in R, G, B order, in the model's channel order.
-std::array<float, 3> model_order(std::array<float, 3> v, bool bgr) {
-  if (bgr) std::swap(v[0], v[2]);
-  return v;
 }
 
 std::string joined(const std::array<float, 3>& v, bool inverse) {
@@ -361,7 +423,8 @@ std::map<std::string, std::string> placeholder_values(const ValueInfo& input, co
           {"calib_count", std::to_string(calib_count)},
           {"quantize", quantize ? "True" : "False"},
           {"quantize_flag", quantize ? "1" : "0"},
-          {"rgb2bgr", args.bgr ? "True" : "False"}};
+          {"rgb2bgr", args.bgr ? "True" : "False"},
+          {"input_color", args.bgr ? "bgr" : "rgb"}};
 }
 
 Expected<std::string> read_template(const targets::RecipeTemplate& t) {
@@ -377,6 +440,22 @@ Expected<std::string> render(const targets::RecipeTemplate& t, const std::map<st
   return targets::render_template(text, values, t.template_file);
 }
 
+/// How the calibration inputs were made, for the README and report.json.
+std::string preprocessing_text(const TargetConvertArgs& args, const ValueInfo& input) {
+  const std::string size = dims_text(input.shape, input.rank_known);
+  if (args.stage == "det") {
+    return "the OCR pipeline's own (--stage ocr-det): each image letterboxed into the static input " + size +
+           " (aspect ratio kept, padded with the mean color; pipelines/ocr/det.h det_preprocess)";
+  }
+  if (!args.stage.empty()) {
+    return "the OCR pipeline's own (--stage ocr-" + args.stage + "): the text lines the detector finds, cut out" +
+           (args.stage == "rec" ? ", turned upright by the angle classifier" : "") +
+           ", resized to 48 pixels high and right-padded to the input " + size + ", one sample per line";
+  }
+  return "assumed, as edgemm does not know this model's own: each image stretched to the input " + size +
+         " (aspect ratio not kept), then (pixel - mean) / std";
+}
+
 std::string readme(const TargetConvertArgs& args, const targets::PlatformProfile& profile,
                    const targets::Recipe& recipe, const targets::ConversionPlan& plan,
                    const targets::TargetReport& before, const targets::TargetReport& after,
@@ -389,13 +468,17 @@ std::string readme(const TargetConvertArgs& args, const targets::PlatformProfile
     << "## Rewrites applied to model.onnx\n\n";
   for (const std::string& step : plan.steps) s << "- " << step << "\n";
   s << "\n## NPU eligibility (edgemm inspect --target " << profile.name << ")\n\n"
-    << "| | NPU-eligible nodes | CPU fallback nodes | NPU / CPU partitions | crossing tensors "
-       "|\n|---|---|---|---|---|\n";
+    << "| | NPU-eligible nodes | CPU fallback nodes | support unknown | NPU / CPU / unknown partitions | "
+       "NPU<->CPU tensors |\n|---|---|---|---|---|---|\n";
   for (const auto* r : {&before, &after}) {
+    using targets::Placement;
     s << "| " << (r == &before ? "input model" : "model.onnx") << " | " << r->npu_nodes << " | " << r->cpu_nodes
-      << " | " << r->partition_count(true) << " / " << r->partition_count(false) << " | " << r->crossings.size()
-      << " |\n";
+      << " | " << r->unknown_nodes << " | " << r->partition_count(Placement::kNpu) << " / "
+      << r->partition_count(Placement::kCpu) << " / " << r->partition_count(Placement::kUnknown) << " | "
+      << r->crossing_count(true) << " |\n";
   }
+  s << "\n\"Support unknown\": the documentation cited in the profile does not say whether the converter takes "
+       "these nodes; they are counted neither as NPU nor as CPU.\n";
   s << "\nPer-node reasons: `report.json` (`after.nodes`).\n\n## Verification\n\n";
   if (!verified) s << "Skipped (--no-verify).\n";
   for (const EngineCheck& c : verified ? verified->checks : std::vector<EngineCheck>{}) {
@@ -409,19 +492,24 @@ std::string readme(const TargetConvertArgs& args, const targets::PlatformProfile
   }
   s << "\n## Calibration\n\n"
     << "Input normalization in the recipe: mean " << joined(args.mean, false) << ", std " << joined(args.std, false)
-    << " (RGB, 0-255 units)"
+    << " (R, G, B order, 0-255 units; the model takes " << (args.bgr ? "B, G, R" : "R, G, B") << ")"
     << (args.normalization_given ? ""
                                  : ": the defaults (raw pixels), as no --mean/--std was given; set them to the model's")
     << ".\n\n";
+  if (calibrates(args, recipe)) {
+    s << "Preprocessing of the calibration inputs: " << preprocessing_text(args, graph.inputs.front()) << ".\n\n";
+  }
   if (calib.written == 0) {
     s << (recipe.calibration.format == "none" ? "None: the " + recipe.target + " recipe takes no calibration files"
                                               : std::string("None written: no --calib given"))
       << "; the recipe builds without quantization.\n";
   } else {
-    s << calib.written << " samples in `" << recipe.calibration.dir << "/` (" << recipe.calibration.format
-      << (recipe.calibration.layout.empty() ? "" : ", " + recipe.calibration.layout)
+    s << calib.written << " samples from " << calib.images << " images in `" << recipe.calibration.dir << "/` ("
+      << recipe.calibration.format << (recipe.calibration.layout.empty() ? "" : ", " + recipe.calibration.layout)
+      << ", " << sample_color(recipe.calibration, args.bgr)
       << (recipe.calibration.list_file.empty() ? "" : ", listed in `" + recipe.calibration.list_file + "`") << "), "
-      << calib.skipped.size() << " images skipped (undecodable).\n";
+      << calib.skipped.size() << " images skipped:\n\n";
+    for (const std::string& skipped : calib.skipped) s << "- " << skipped << "\n";
   }
   if (graph.inputs.size() > 1) {
     s << "\n**The recipe configures only the first input, `" << graph.inputs.front().name << "`**; this model has "
@@ -457,7 +545,7 @@ Status check_calibration_input(const ir::Graph& g, const ValueInfo& input, const
                       " but the recipe writes " + f.layout + " samples and declares " + f.layout +
                       " to the converter: export the model with an " + f.layout + " input");
   }
-  if (args.bgr && f.format == "raw_uint8") {
+  if (args.bgr && f.format == "raw_uint8" && f.color != "model") {
     return Status(StatusCode::kInvalidArgument,
                   "--bgr: this recipe's converter reads " + (f.color.empty() ? std::string("RGB") : f.color) +
                       " pixels and normalizes them itself; its channel order is set in the recipe, not by edgemm");
@@ -518,8 +606,21 @@ Status check_recipe_inputs(const ir::Graph& g, const TargetConvertArgs& args, co
       return Status(StatusCode::kInvalidArgument, "--int8 calibrates on --calib images: give --calib DIR");
     EDGEMM_RETURN_IF_ERROR(quant::parse_method(args.int8_method).status());
   }
-  if (!args.calib.empty() && (recipe.calibration.format != "none" || args.int8))
+  if (!args.stage.empty() && args.calib.empty()) {
+    return Status(StatusCode::kInvalidArgument,
+                  "--stage makes the calibration samples from --calib images through the OCR pipeline: give --calib "
+                  "DIR");
+  }
+  if (calibrates(args, recipe)) {
     EDGEMM_RETURN_IF_ERROR(check_calibration_input(g, input, args, recipe.calibration));
+    if (!args.normalization_given) {
+      return Status(StatusCode::kInvalidArgument,
+                    "--calib: the calibration samples and the recipe need the model's input normalization: give "
+                    "--mean and --std (R, G, B, 0-255 units; --mean 0,0,0 --std 1,1,1 for a model that takes raw "
+                    "pixels, --bgr for a model that takes B, G, R), or --stage ocr-det|ocr-cls|ocr-rec for a PP-OCR "
+                    "model (the OCR pipeline's own preprocessing)");
+    }
+  }
   for (const targets::RecipeTemplate& t : recipe.templates) {
     EDGEMM_RETURN_IF_ERROR(render(t, placeholder_values(input, args, recipe.calibration, 0)).status());
   }
@@ -596,12 +697,20 @@ Expected<int> write_folder(const TargetConvertArgs& args, Prepared& p, const Ver
     EDGEMM_ASSIGN_OR_RETURN(verified, verify_conversion(args.model, converted, *verify));
   }
   const ValueInfo& input = written.graph.inputs.front();
-  if (!args.calib.empty() && !args.normalization_given) {
-    std::cerr << "edgemm convert: warning: no --mean/--std: the recipe and calibration samples assume the model takes "
-                 "raw 0-255 pixels (mean 0, std 1)"
-              << std::endl;
+  InputGeometry geometry;
+  quant::FeedSource source;
+  if (calibrates(args, recipe)) {
+    EDGEMM_ASSIGN_OR_RETURN(geometry, input_geometry(input));
+    EDGEMM_ASSIGN_OR_RETURN(source, model_feed_source(args, geometry, input.name, converted));
+    if (args.stage.empty()) {
+      std::cerr << "edgemm convert: warning: calibration preprocessing " << preprocessing_text(args, input)
+                << "; if the model's own preprocessing differs (letterbox, crop, padding) the calibration does not "
+                   "see what inference sees (PP-OCR models: --stage ocr-det|ocr-cls|ocr-rec)"
+                << std::endl;
+    }
   }
-  EDGEMM_ASSIGN_OR_RETURN(CalibrationResult calib, write_calibration(args, recipe.calibration, p.chosen, input, out));
+  EDGEMM_ASSIGN_OR_RETURN(CalibrationResult calib,
+                          write_calibration(args, recipe.calibration, p.chosen, geometry, input, source, out));
   const auto values = placeholder_values(input, args, recipe.calibration, calib.written);
   targets::Recipe shown = recipe;  // the README quotes the recipe's notes filled in
   for (std::string& note : shown.unknown) {
@@ -614,7 +723,7 @@ Expected<int> write_folder(const TargetConvertArgs& args, Prepared& p, const Ver
   std::optional<Int8Result> int8;
   if (args.int8) {
     std::cerr << "edgemm convert: quantizing to int8 QDQ..." << std::endl;
-    EDGEMM_ASSIGN_OR_RETURN(int8, write_int8(args, profile, recipe, p.chosen, converted, out, verify));
+    EDGEMM_ASSIGN_OR_RETURN(int8, write_int8(args, profile, p.chosen, source, converted, out, verify));
   }
   EDGEMM_RETURN_IF_ERROR(write_text_file(
       (out / "README.md").string(), readme(args, profile, shown, plan, before, after, calib, verified, written.graph) +
@@ -632,7 +741,15 @@ Expected<int> write_folder(const TargetConvertArgs& args, Prepared& p, const Ver
   j["before"] = target_report_json(before, profile, args.model);
   j["after"] = target_report_json(after, profile, converted);
   j["verification"] = verified ? verify_json(*verified) : nlohmann::json();
-  j["calibration"] = {{"format", recipe.calibration.format}, {"written", calib.written}, {"skipped", calib.skipped}};
+  j["calibration"] = {
+      {"format", recipe.calibration.format},
+      {"color", recipe.calibration.format == "none" ? nlohmann::json()
+                                                    : nlohmann::json(sample_color(recipe.calibration, args.bgr))},
+      {"stage", args.stage.empty() ? nlohmann::json() : nlohmann::json("ocr-" + args.stage)},
+      {"preprocessing", calibrates(args, recipe) ? nlohmann::json(preprocessing_text(args, input)) : nlohmann::json()},
+      {"written", calib.written},
+      {"images", calib.images},
+      {"skipped", calib.skipped}};
   j["int8"] = int8 ? int8_json(*int8, args, profile) : nlohmann::json();
   j["files"] = nlohmann::json::array({"model.onnx", "README.md", "report.json"});
   if (int8) j["files"].push_back("model.int8.onnx");
@@ -645,10 +762,10 @@ Expected<int> write_folder(const TargetConvertArgs& args, Prepared& p, const Ver
   } else {
     std::cout << "wrote " << args.output_dir << " for " << profile.title << ":\n";
     for (const std::string& step : plan.steps) std::cout << "  " << step << "\n";
-    std::cout << "  NPU-eligible nodes: " << before.npu_nodes << " of " << before.npu_nodes + before.cpu_nodes
-              << " before, " << after.npu_nodes << " of " << after.npu_nodes + after.cpu_nodes << " after\n";
+    std::cout << "  before: " << placement_summary(before) << "\n  after:  " << placement_summary(after) << "\n";
     if (recipe.calibration.format != "none") {
-      std::cout << "  calibration samples: " << calib.written << " (" << calib.skipped.size() << " skipped)\n";
+      std::cout << "  calibration samples: " << calib.written << " from " << calib.images << " images ("
+                << calib.skipped.size() << " images skipped)\n";
     }
     if (verified) std::cout << "  verification: " << (verified->passed ? "passed" : "FAILED") << "\n";
     for (const EngineCheck& c : verified ? verified->checks : std::vector<EngineCheck>{}) {
