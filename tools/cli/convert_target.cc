@@ -250,7 +250,7 @@ std::string readme(const TargetConvertArgs& args, const targets::PlatformProfile
       << recipe.calibration.format << (recipe.calibration.layout.empty() ? "" : ", " + recipe.calibration.layout)
       << ", " << sample_color(recipe.calibration, args.bgr)
       << (recipe.calibration.list_file.empty() ? "" : ", listed in `" + recipe.calibration.list_file + "`") << "), "
-      << calib.skipped.size() << " images skipped:\n\n";
+      << calib.skipped.size() << " images skipped" << (calib.skipped.empty() ? ".\n" : ":\n\n");
     for (const std::string& skipped : calib.skipped) s << "- " << skipped << "\n";
   }
   if (graph.inputs.size() > 1) {
