@@ -82,6 +82,7 @@ expect_eq det-qualcomm-crossings "$(json "(j['summary']['crossings'], j['summary
 check det-horizon 0 "$bin" inspect "$det" --target horizon-j5 --shape x=1,3,640,640 --json
 expect_eq det-horizon-split "$(json "(j['summary']['npu_nodes'], j['summary']['cpu_nodes'], j['summary']['unknown_nodes'])")" \
   "(0, 0, 330)"
+expect_eq det-horizon-schema "$(json "j['schema']")" "edgemm.target_report/2"
 check det-horizon-text 0 "$bin" inspect "$det" --target horizon-j5 --shape x=1,3,640,640
 expect_text det-horizon-text-split "$tmp/out" "NPU-eligible: 0 of 330 nodes; CPU fallback: 0; support unknown: 330"
 

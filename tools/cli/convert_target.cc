@@ -472,7 +472,7 @@ Expected<int> write_folder(const TargetConvertArgs& args, Prepared& p, const Ver
                                         (int8 ? int8_readme(*int8, args) : "")));
 
   nlohmann::json j;
-  j["schema"] = "edgemm.convert_target/1";
+  j["schema"] = "edgemm.convert_target/2";
   j["model"] = args.model;
   j["output_dir"] = args.output_dir;
   j["target"] = profile.name;

@@ -45,7 +45,7 @@ Expected<targets::PlatformProfile> load_platform(const std::string& dir, const s
 nlohmann::json target_report_json(const TargetReport& report, const targets::PlatformProfile& profile,
                                   const std::string& model) {
   nlohmann::json j;
-  j["schema"] = "edgemm.target_report/1";
+  j["schema"] = "edgemm.target_report/2";
   j["model"] = model;
   j["target"] = report.target;
   j["title"] = report.title;

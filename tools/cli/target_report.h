@@ -1,7 +1,7 @@
 #pragma once
 /// \file target_report.h
 /// `edgemm inspect --target` and `edgemm convert --target`: loading a platform profile by name and
-/// printing targets::TargetReport as text or JSON (schema edgemm.target_report/1).
+/// printing targets::TargetReport as text or JSON (schema edgemm.target_report/2).
 
 #include <nlohmann/json.hpp>
 #include <string>
