@@ -156,13 +156,30 @@ bool attribute_holds(const Constraint& c, const AttrValue& v) {
   return true;
 }
 
+/// NPU without reasons; unknown when the documentation is silent on every reason; else CPU.
+Placement placement_of(const std::vector<Reason>& reasons) {
+  if (reasons.empty()) return Placement::kNpu;
+  const bool silent =
+      std::all_of(reasons.begin(), reasons.end(), [](const Reason& r) { return r.kind == Reason::Kind::kUnknown; });
+  return silent ? Placement::kUnknown : Placement::kCpu;
+}
+
+/// Whether Conv `node` is depthwise: weight (input 1) [group, 1, kH, kW] with a static shape,
+/// so that input channels = output channels = group.
+bool depthwise(const ir::Node& node, const AttrValue& group, const Values& values) {
+  if (node.inputs.size() < 2 || group.numbers.size() != 1) return false;
+  const ValueInfo* w = values.find(node.inputs[1]);
+  if (!Values::fully_static(w) || w->shape.size() < 3) return false;
+  return w->shape[1].value == 1 && static_cast<double>(w->shape[0].value) == group.numbers[0];
+}
+
 class Checker {
  public:
   Checker(const ir::Model& model, const PlatformProfile& profile, const Values& values)
       : model_(model), profile_(profile), values_(values), foldable_(foldable_values(model.graph, values_)) {}
 
   NodeVerdict check(const ir::Node& node) const {
-    NodeVerdict v{node.name, node.op_type, node.domain, false, false, {}, -1};
+    NodeVerdict v{node.name, node.op_type, node.domain, Placement::kCpu, false, {}, -1};
     if (node.op_type == "Constant" && node.domain.empty()) {
       v.constant = true;
       return v;
@@ -175,7 +192,7 @@ class Checker {
     if (folds) {
       for (Reason& r : v.reasons) r.fix = kFoldedAway;
     }
-    v.npu = v.reasons.empty();
+    v.placement = placement_of(v.reasons);
     return v;
   }
 
@@ -239,7 +256,13 @@ class Checker {
     };
     if (c.subject == Constraint::Subject::kAttribute) {
       const AttrValue v = attribute_value(node, c.attr, opset);
-      if (v.present && !attribute_holds(c, v)) fail(Reason::Kind::kAttribute, "'" + c.attr + "' = " + v.text, "");
+      if (v.present && !attribute_holds(c, v) && !(c.or_depthwise && depthwise(node, v, values_))) {
+        fail(Reason::Kind::kAttribute, "'" + c.attr + "' = " + v.text, "");
+      }
+      return;
+    }
+    if (c.subject == Constraint::Subject::kModelBatch) {
+      batch_reasons(c, fail);
       return;
     }
     const bool input = c.subject == Constraint::Subject::kInput;
@@ -277,6 +300,26 @@ class Checker {
             kind,
             what + " dim " + std::to_string(axis) + " = " + std::to_string(d.value) + " " + dims_to_string(info->shape),
             "");
+      }
+    }
+  }
+
+  /// The model batch (dim 0 of every model input of rank >= 2) against `c`'s bounds; `fail`
+  /// records a reason naming the input.
+  template <typename Fail>
+  void batch_reasons(const Constraint& c, const Fail& fail) const {
+    for (const ValueInfo& in : model_.graph.inputs) {
+      if (values_.constant(in.name)) continue;
+      const std::string what = "model input '" + in.name + "'";
+      if (!in.rank_known) {
+        fail(Reason::Kind::kDynamicShape, what + " has an unknown rank, so its batch is unknown", kInferShapes);
+      } else if (in.shape.size() < 2) {
+        continue;  // a scalar or a vector has no batch axis
+      } else if (!in.shape[0].is_static()) {
+        fail(Reason::Kind::kDynamicShape, what + " has a symbolic batch " + dims_to_string(in.shape), kFixShapes);
+      } else if ((c.min && in.shape[0].value < *c.min) || (c.max && in.shape[0].value > *c.max)) {
+        fail(Reason::Kind::kInput,
+             what + " has batch " + std::to_string(in.shape[0].value) + " " + dims_to_string(in.shape), "");
       }
     }
   }
@@ -321,16 +364,17 @@ void partition(const ir::Graph& g, const Values& values, TargetReport& report) {
   }
   std::vector<int> parent(n);
   std::iota(parent.begin(), parent.end(), 0);
-  std::set<std::string> crossed;
+  std::set<std::pair<std::string, Placement>> crossed;  // a tensor read on two other placements crosses twice
   for (int i = 0; i < n; ++i) {
     if (report.nodes[i].constant) continue;
     for (const std::string& in : g.nodes[i].inputs) {
       auto p = producer.find(in);
       if (p == producer.end() || report.nodes[p->second].constant) continue;  // graph inputs, initializers
-      if (report.nodes[p->second].npu == report.nodes[i].npu) {
+      const Placement from = report.nodes[p->second].placement, to = report.nodes[i].placement;
+      if (from == to) {
         parent[root(parent, i)] = root(parent, p->second);
-      } else if (crossed.insert(in).second) {
-        report.crossings.push_back({in, report.nodes[p->second].npu, std::nullopt});
+      } else if (crossed.insert({in, to}).second) {
+        report.crossings.push_back({in, from, to, std::nullopt});
       }
     }
   }
@@ -339,7 +383,7 @@ void partition(const ir::Graph& g, const Values& values, TargetReport& report) {
     if (report.nodes[i].constant) continue;
     const int r = root(parent, i);
     auto [it, added] = index.emplace(r, static_cast<int>(report.partitions.size()));
-    if (added) report.partitions.push_back({report.nodes[i].npu, 0});
+    if (added) report.partitions.push_back({report.nodes[i].placement, 0});
     report.nodes[i].partition = it->second;
     ++report.partitions[it->second].nodes;
   }
@@ -352,6 +396,8 @@ void partition(const ir::Graph& g, const Values& values, TargetReport& report) {
     if (!overflow) c.bytes = bytes;
   }
 }
+
+bool known_crossing(const Crossing& c) { return c.from != Placement::kUnknown && c.to != Placement::kUnknown; }
 
 }  // namespace
 
@@ -375,9 +421,32 @@ const char* reason_kind_name(Reason::Kind kind) {
   return "no_kernel";
 }
 
-int TargetReport::partition_count(bool npu) const {
-  return static_cast<int>(
-      std::count_if(partitions.begin(), partitions.end(), [npu](const Partition& p) { return p.npu == npu; }));
+const char* placement_name(Placement placement) {
+  switch (placement) {
+    case Placement::kNpu:
+      return "npu";
+    case Placement::kCpu:
+      return "cpu";
+    case Placement::kUnknown:
+      break;
+  }
+  return "unknown";
+}
+
+int TargetReport::partition_count(Placement placement) const {
+  return static_cast<int>(std::count_if(partitions.begin(), partitions.end(),
+                                        [placement](const Partition& p) { return p.placement == placement; }));
+}
+
+int TargetReport::crossing_count(bool known) const {
+  return static_cast<int>(std::count_if(crossings.begin(), crossings.end(),
+                                        [known](const Crossing& c) { return known_crossing(c) == known; }));
+}
+
+int64_t TargetReport::crossing_bytes() const {
+  int64_t total = 0;
+  for (const Crossing& c : crossings) total += known_crossing(c) ? c.bytes.value_or(0) : 0;
+  return total;
 }
 
 TargetReport check_model(const ir::Model& model, const PlatformProfile& profile) {
@@ -401,7 +470,13 @@ TargetReport check_model(const ir::Model& model, const PlatformProfile& profile)
   std::map<std::string, int> fixes;
   for (const ir::Node& node : model.graph.nodes) {
     NodeVerdict v = checker.check(node);
-    (v.constant ? report.constant_nodes : v.npu ? report.npu_nodes : report.cpu_nodes)++;
+    if (v.constant) {
+      ++report.constant_nodes;
+    } else {
+      ++(v.placement == Placement::kNpu   ? report.npu_nodes
+         : v.placement == Placement::kCpu ? report.cpu_nodes
+                                          : report.unknown_nodes);
+    }
     for (const Reason& r : v.reasons) {
       if (!r.fix.empty()) ++fixes[r.fix];
     }

@@ -1,9 +1,10 @@
 #pragma once
 /// \file eligibility.h
 /// Applies a platform profile (profile.h) to a model: for each node of the main graph, whether
-/// the target's NPU converter takes it or it falls back to the CPU and why; the NPU / CPU
-/// partitions (connected groups of nodes with the same placement) and the tensors crossing
-/// between them; and the edgemm rewrites that would remove each reason (`edgemm convert
+/// the target's NPU converter takes it, it falls back to the CPU (and why), or the documentation
+/// does not say (support unknown, counted apart from both); the partitions (connected groups of
+/// nodes with the same placement) and the tensors crossing between them; and the edgemm rewrites that would remove each
+/// reason (`edgemm convert
 /// --target`). Nothing here runs a vendor tool: verdicts are what the vendor documents say.
 
 #include <optional>
@@ -32,10 +33,18 @@ struct Reason {
 /// "op", "unknown", "attribute", "input", "output", "dynamic_shape" or "no_kernel".
 const char* reason_kind_name(Reason::Kind kind);
 
+/// Where a node goes: the NPU (no reasons), the CPU (at least one reason that is not
+/// kUnknown: a documented refusal, a failed constraint, a shape to fix), or unknown (every
+/// reason is kUnknown: the documentation is silent, so neither is promised).
+enum class Placement { kNpu, kCpu, kUnknown };
+
+/// "npu", "cpu" or "unknown".
+const char* placement_name(Placement placement);
+
 /// The verdict of one node.
 struct NodeVerdict {
   std::string node, op_type, domain;
-  bool npu = false;       ///< the NPU takes it (no reasons)
+  Placement placement = Placement::kCpu;
   bool constant = false;  ///< a Constant node: data like an initializer, not placed
   std::vector<Reason> reasons;
   int partition = -1;  ///< index into TargetReport::partitions (-1 for constants)
@@ -43,15 +52,15 @@ struct NodeVerdict {
 
 /// A connected group of nodes with the same placement.
 struct Partition {
-  bool npu = false;
+  Placement placement = Placement::kCpu;
   int nodes = 0;
 };
 
-/// A tensor produced by a node on one side and read by a node on the other (graph inputs and
+/// A tensor produced by a node of one placement and read by a node of another (graph inputs and
 /// outputs, which always go through the host, are not listed).
 struct Crossing {
   std::string tensor;
-  bool from_npu = false;         ///< producer on the NPU (else CPU)
+  Placement from = Placement::kNpu, to = Placement::kCpu;
   std::optional<int64_t> bytes;  ///< when the shape and dtype are static
 };
 
@@ -64,13 +73,18 @@ struct TargetReport {
   std::vector<NodeVerdict> nodes;  ///< in graph order
   std::vector<Partition> partitions;
   std::vector<Crossing> crossings;
-  int npu_nodes = 0, cpu_nodes = 0;  ///< Constant nodes are in neither count
+  /// Nodes per placement; they add up to the non-Constant nodes (Constant nodes are in none).
+  int npu_nodes = 0, cpu_nodes = 0, unknown_nodes = 0;
   int constant_nodes = 0;
   /// Distinct fixes named by the reasons, with how many node reasons each removes.
   std::vector<std::pair<std::string, int>> fixes;
 
-  /// Partitions placed on the NPU (`npu`) or on the CPU.
-  int partition_count(bool npu) const;
+  /// Partitions of `placement`.
+  int partition_count(Placement placement) const;
+  /// Crossings between the NPU and the CPU (`known`), or with an unknown side (!`known`).
+  int crossing_count(bool known) const;
+  /// Bytes of the NPU<->CPU crossings with static shapes.
+  int64_t crossing_bytes() const;
 };
 
 /// Checks every node of `model`'s main graph against `profile`. Shapes come from the model's

@@ -16,10 +16,10 @@ namespace {
 namespace fs = std::filesystem;
 using Json = nlohmann::json;
 
-/// Error for line `line` of `path`.
 /// Profiles are a few hundred lines; anything far larger is not one.
 constexpr uintmax_t kMaxProfileBytes = uintmax_t{16} << 20;
 
+/// Error for line `line` of `path`.
 Status line_error(const std::string& path, int line, const std::string& message) {
   return Status(StatusCode::kInvalidModel, path + ":" + std::to_string(line) + ": " + message);
 }
@@ -123,43 +123,72 @@ Status check_dtypes(const LineReader& r, const std::vector<std::string>& dtypes)
   return Status::ok();
 }
 
+/// The checks of an attribute constraint ({"attr": A, "in" | "min"/"max", "or_depthwise"}).
+Status parse_attribute_constraint(const LineReader& r, const Json& c, Constraint& k) {
+  k.subject = Constraint::Subject::kAttribute;
+  EDGEMM_ASSIGN_OR_RETURN(k.attr, r.string(c, "attr", true));
+  for (const char* key : {"axis", "rank_min", "rank_max", "dtype_in", "constant"}) {
+    if (c.contains(key)) return r.error(std::string("'") + key + "' applies to an input or output, not to 'attr'");
+  }
+  if (auto in = c.find("in"); in != c.end()) {
+    if (!in->is_array() || in->empty()) return r.error("'in' must be a non-empty list");
+    for (const Json& v : *in) {
+      if (v.is_number_integer()) {
+        k.one_of.emplace_back(v.get<int64_t>());
+      } else if (v.is_string()) {
+        k.one_of.emplace_back(v.get<std::string>());
+      } else {
+        return r.error("'in' holds integers or strings");
+      }
+    }
+  }
+  if (auto d = c.find("or_depthwise"); d != c.end()) {
+    if (!d->is_boolean()) return r.error("'or_depthwise' must be true or false");
+    k.or_depthwise = d->get<bool>();
+    if (k.or_depthwise && (k.attr != "group" || k.one_of.empty())) {
+      return r.error("'or_depthwise' applies to a constraint on 'group' with 'in'");
+    }
+  }
+  if (k.one_of.empty() && !k.min && !k.max) {
+    return r.error("constraint on '" + k.attr + "' has no 'in', 'min' or 'max'");
+  }
+  if (!k.one_of.empty() && (k.min || k.max)) return r.error("a constraint has either 'in' or 'min'/'max', not both");
+  if (k.min && k.max && *k.min > *k.max) return r.error("'min' is above 'max'");
+  return Status::ok();
+}
+
+/// The checks of a model-batch constraint ({"model_batch": true, "min"/"max"}).
+Status parse_batch_constraint(const LineReader& r, const Json& c, Constraint& k) {
+  k.subject = Constraint::Subject::kModelBatch;
+  if (c.at("model_batch") != true) return r.error("'model_batch' must be true");
+  for (const char* key : {"in", "axis", "rank_min", "rank_max", "dtype_in", "constant", "or_depthwise"}) {
+    if (c.contains(key)) return r.error(std::string("'") + key + "' does not apply to 'model_batch'");
+  }
+  if (!k.min && !k.max) return r.error("'model_batch' needs 'min' or 'max'");
+  if (k.min && k.max && *k.min > *k.max) return r.error("'min' is above 'max'");
+  return Status::ok();
+}
+
 Expected<Constraint> parse_constraint(const LineReader& r, const Json& c) {
   if (!c.is_object()) return r.error("a constraint must be a JSON object");
-  EDGEMM_RETURN_IF_ERROR(r.only_keys(
-      c,
-      {"attr", "input", "output", "in", "min", "max", "axis", "rank_min", "rank_max", "dtype_in", "constant", "note"},
-      "a constraint"));
+  EDGEMM_RETURN_IF_ERROR(r.only_keys(c,
+                                     {"attr", "input", "output", "model_batch", "in", "min", "max", "axis", "rank_min",
+                                      "rank_max", "dtype_in", "constant", "or_depthwise", "note"},
+                                     "a constraint"));
   Constraint k;
   k.line = r.line();
   const int subjects = static_cast<int>(c.contains("attr")) + static_cast<int>(c.contains("input")) +
-                       static_cast<int>(c.contains("output"));
-  if (subjects != 1) return r.error("a constraint needs exactly one of 'attr', 'input', 'output'");
+                       static_cast<int>(c.contains("output")) + static_cast<int>(c.contains("model_batch"));
+  if (subjects != 1) return r.error("a constraint needs exactly one of 'attr', 'input', 'output', 'model_batch'");
   EDGEMM_ASSIGN_OR_RETURN(k.note, r.string(c, "note", false));
   EDGEMM_ASSIGN_OR_RETURN(k.min, r.number(c, "min"));
   EDGEMM_ASSIGN_OR_RETURN(k.max, r.number(c, "max"));
   if (c.contains("attr")) {
-    k.subject = Constraint::Subject::kAttribute;
-    EDGEMM_ASSIGN_OR_RETURN(k.attr, r.string(c, "attr", true));
-    for (const char* key : {"axis", "rank_min", "rank_max", "dtype_in", "constant"}) {
-      if (c.contains(key)) return r.error(std::string("'") + key + "' applies to an input or output, not to 'attr'");
-    }
-    if (auto in = c.find("in"); in != c.end()) {
-      if (!in->is_array() || in->empty()) return r.error("'in' must be a non-empty list");
-      for (const Json& v : *in) {
-        if (v.is_number_integer()) {
-          k.one_of.emplace_back(v.get<int64_t>());
-        } else if (v.is_string()) {
-          k.one_of.emplace_back(v.get<std::string>());
-        } else {
-          return r.error("'in' holds integers or strings");
-        }
-      }
-    }
-    if (k.one_of.empty() && !k.min && !k.max) {
-      return r.error("constraint on '" + k.attr + "' has no 'in', 'min' or 'max'");
-    }
-    if (!k.one_of.empty() && (k.min || k.max)) return r.error("a constraint has either 'in' or 'min'/'max', not both");
-    if (k.min && k.max && *k.min > *k.max) return r.error("'min' is above 'max'");
+    EDGEMM_RETURN_IF_ERROR(parse_attribute_constraint(r, c, k));
+    return k;
+  }
+  if (c.contains("model_batch")) {
+    EDGEMM_RETURN_IF_ERROR(parse_batch_constraint(r, c, k));
     return k;
   }
   const bool input = c.contains("input");
@@ -168,6 +197,7 @@ Expected<Constraint> parse_constraint(const LineReader& r, const Json& c) {
   if (!index || *index < 0) return r.error(std::string("'") + (input ? "input" : "output") + "' must be an index >= 0");
   k.index = static_cast<int>(*index);
   if (c.contains("in")) return r.error("'in' applies to 'attr' constraints");
+  if (c.contains("or_depthwise")) return r.error("'or_depthwise' applies to 'attr' constraints");
   EDGEMM_ASSIGN_OR_RETURN(k.axis, r.integer(c, "axis"));
   EDGEMM_ASSIGN_OR_RETURN(k.rank_min, r.integer(c, "rank_min"));
   EDGEMM_ASSIGN_OR_RETURN(k.rank_max, r.integer(c, "rank_max"));
@@ -305,6 +335,9 @@ std::string Constraint::describe() const {
       }
       out << "]";
     }
+    if (or_depthwise) out << " or depthwise (group = input channels = output channels)";
+  } else if (subject == Subject::kModelBatch) {
+    out << "model batch (dim 0 of the model's inputs)";
   } else {
     out << (subject == Subject::kInput ? "input " : "output ") << index;
     if (constant) out << " constant";

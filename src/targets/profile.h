@@ -23,23 +23,29 @@ enum class Verdict { kSupported, kUnsupported, kUnknown, kNative };
 const char* verdict_name(Verdict verdict);
 
 /// One condition a node must meet for the NPU to take it (all of an op's must hold).
-/// Exactly one subject: an attribute (`attr`), or input / output `index` of the node.
+/// Exactly one subject: an attribute (`attr`), input / output `index` of the node, or the
+/// model's batch (dim 0 of every model input of rank >= 2, the axis RKNN's rknn_batch_size
+/// scales and its op table's "batchsize: 1" remarks refer to).
 struct Constraint {
-  enum class Subject { kAttribute, kInput, kOutput };
+  enum class Subject { kAttribute, kInput, kOutput, kModelBatch };
   Subject subject = Subject::kAttribute;
   std::string attr;  ///< kAttribute: the ONNX attribute name
   int index = 0;     ///< kInput / kOutput: position in the node's inputs / outputs
   /// kAttribute: the value (every element of a list) must be one of these (ints or strings).
   std::vector<std::variant<int64_t, std::string>> one_of;
-  std::optional<double> min, max;  ///< bounds: attribute value/elements, or dim `axis`
+  std::optional<double> min, max;  ///< bounds: attribute value/elements, dim `axis`, or the model batch
   std::optional<int64_t> axis;     ///< kInput / kOutput: the bounded dimension
   std::optional<int64_t> rank_min, rank_max;
   std::vector<std::string> dtypes;  ///< kInput / kOutput: allowed ONNX element types
   bool constant = false;            ///< kInput: must be an initializer (or Constant output)
+  /// kAttribute 'group' only: a depthwise convolution also passes (group = input channels =
+  /// output channels: weight [group, 1, kH, kW]) when the value is not in `one_of`.
+  bool or_depthwise = false;
   std::string note;
   int line = 0;  ///< line in the profile file, for messages
 
-  /// "attribute 'group' in [1]", "input 1 constant", "input 0 rank <= 4", ... for reports.
+  /// "attribute 'group' in [1]", "input 1 constant", "input 0 rank <= 4", "model batch <= 1", ...
+  /// for reports.
   std::string describe() const;
 };
 

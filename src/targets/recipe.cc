@@ -56,8 +56,8 @@ Expected<CalibrationFormat> parse_calibration(const Json& j, const std::string& 
     if (!required->is_boolean()) return bad(path, "calibration 'required' must be true or false");
     c.required = required->get<bool>();
   }
-  if (!c.color.empty() && c.color != "RGB" && c.color != "BGR")
-    return bad(path, "calibration color must be RGB or BGR");
+  if (!c.color.empty() && c.color != "RGB" && c.color != "BGR" && c.color != "model")
+    return bad(path, "calibration color must be RGB, BGR or model");
   if (c.format != "none" && c.dir.empty()) return bad(path, "calibration format '" + c.format + "' needs 'dir'");
   for (const std::string* name : {&c.list_file, &c.dir}) {
     if (name->find('/') != std::string::npos || *name == "..") return bad(path, "'" + *name + "' must be a plain name");

@@ -16,15 +16,17 @@ namespace edgemm::targets {
 inline const std::vector<std::string> kRecipePlaceholders = {
     "model_file",  "model_stem",     "input_name",  "input_shape",   "input_shape_list", "input_height",
     "input_width", "input_channels", "mean_values", "std_values",    "scale_values",     "calib_list",
-    "calib_dir",   "calib_count",    "quantize",    "quantize_flag", "rgb2bgr"};
+    "calib_dir",   "calib_count",    "quantize",    "quantize_flag", "rgb2bgr",          "input_color"};
 
 /// How the vendor tool wants calibration samples.
 struct CalibrationFormat {
   /// "image_list" (the list names image files, the tool preprocesses), "raw_float32" / "raw_uint8"
   /// (headerless preprocessed tensors), "npy" (preprocessed .npy), or "none".
   std::string format = "none";
-  std::string layout;     ///< "NCHW" or "NHWC" for preprocessed formats
-  std::string color;      ///< "RGB" or "BGR" (empty: RGB)
+  std::string layout;  ///< "NCHW" or "NHWC" for preprocessed formats
+  /// Channel order of the samples: "RGB", "BGR" (empty: RGB), or "model" (the order the model
+  /// was trained on, `convert --bgr`; the converter is told the same order).
+  std::string color;
   bool required = false;  ///< the converter always quantizes: --calib images are needed
   std::string list_file;  ///< written in the folder when non-empty
   std::string dir;        ///< folder of the samples inside the deployment folder

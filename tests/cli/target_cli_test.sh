@@ -7,10 +7,12 @@
 #   Conv of which 14 depthwise), input pinned to 1x3x640x640:
 #   rk3588: every op listed supported, Resize mode nearest allowed -> 0 CPU; opset 11 is below the
 #     profile's 12..19 -> one whole-model issue fixed by "convert --opset 12".
-#   ascend310p: Conv requires group 1 -> the 14 depthwise Conv on CPU (attribute), nothing else.
+#   ascend310p: Conv takes group 1 or depthwise (group = input = output channels; CANN's
+#     "Convolution (DepthwiseConv, ConvolutionDepthwise)" spec: "group==num_output", filter W/H
+#     1~255) -> the 14 depthwise Conv (group = channels, 3x3 or 5x5 kernels) on the NPU, 0 CPU.
 #   qualcomm-htp: GlobalAveragePool 10, HardSigmoid 10, Mul 86, Relu 12, Resize 6, Sigmoid 1 are
-#     "unknown" -> 125 CPU.
-#   horizon-j5: no op list (all unknown) -> every one of the 330 non-Constant nodes on CPU.
+#     "unknown" -> 125 of support unknown, 0 CPU fallback (unknown is counted apart).
+#   horizon-j5: no op list (all unknown) -> all 330 non-Constant nodes of unknown support, 0 CPU.
 #   generic-cpu: edgemm has a kernel for every op -> 0 CPU.
 # - tests/fixtures/transformer_block.onnx (opset 17) pinned to x=1x16x32, qualcomm-htp: Add 7,
 #   Concat 4, Div 3, Cast 2, Clip 1 supported (no constraints) -> 17 NPU; the other 40 unknown.
@@ -50,26 +52,93 @@ expect_eq det-rk3588-partitions "$(json "(j['summary']['npu_partitions'], j['sum
 expect_eq det-rk3588-opset "$(json "[i['fix'] for i in j['model_issues']]")" "['convert opset (convert --opset 12)']"
 
 check det-ascend 0 "$bin" inspect "$det" --target ascend310p --shape x=1,3,640,640 --json
-expect_eq det-ascend-cpu "$(json "sorted(set((n['op_type'], r['kind']) for n in j['nodes'] for r in n['reasons']))")" \
-  "[('Conv', 'attribute')]"
-expect_eq det-ascend-count "$(json "j['summary']['cpu_nodes']")" 14
-expect_eq det-ascend-text "$(json "j['nodes'][[n['placement'] for n in j['nodes']].index('cpu')]['reasons'][0]['text'].split(';')[0].split(' = ')[0]")" \
-  "'group'"
+expect_eq det-ascend-count "$(json "(j['summary']['npu_nodes'], j['summary']['cpu_nodes'], j['summary']['unknown_nodes'])")" \
+  "(330, 0, 0)"
+# The depthwise Conv of det, found with the onnx package (group = weight dim 0, weight dim 1 = 1):
+# 14 of them, all on the NPU (before: all 14 on the CPU for 'group').
+/usr/bin/python3 - "$det" >"$tmp/depthwise" <<'PY'
+import sys, onnx
+m = onnx.load(sys.argv[1])
+weights = {i.name: list(i.dims) for i in m.graph.initializer}  # Paddle exports weights as Constant nodes:
+weights.update({n.output[0]: list(n.attribute[0].t.dims) for n in m.graph.node if n.op_type == 'Constant'})
+for n in m.graph.node:
+    if n.op_type != 'Conv': continue
+    group = next((a.i for a in n.attribute if a.name == 'group'), 1)
+    w = weights.get(n.input[1])
+    if group > 1 and w and w[0] == group and w[1] == 1: print(n.name)
+PY
+expect_eq det-ascend-depthwise "$(json "sorted(n['placement'] for n in j['nodes'] if n['node'] in open('$tmp/depthwise').read().split())")" \
+  "$(/usr/bin/python3 -c "print(['npu'] * 14)")"
 
 check det-qualcomm 0 "$bin" inspect "$det" --target qualcomm-htp --shape x=1,3,640,640 --json
-expect_eq det-qualcomm-cpu "$(json "j['summary']['cpu_nodes']")" 125
-expect_eq det-qualcomm-ops "$(json "sorted(set(n['op_type'] for n in j['nodes'] if n['placement'] == 'cpu'))")" \
+expect_eq det-qualcomm-split "$(json "(j['summary']['unknown_nodes'], j['summary']['cpu_nodes'])")" "(125, 0)"
+expect_eq det-qualcomm-ops "$(json "sorted(set(n['op_type'] for n in j['nodes'] if n['placement'] == 'unknown'))")" \
   "['GlobalAveragePool', 'HardSigmoid', 'Mul', 'Relu', 'Resize', 'Sigmoid']"
 expect_eq det-qualcomm-kind "$(json "sorted(set(r['kind'] for n in j['nodes'] for r in n['reasons']))")" "['unknown']"
+expect_eq det-qualcomm-crossings "$(json "(j['summary']['crossings'], j['summary']['unknown_crossings'] > 0)")" "(0, True)"
 
+# Unknown is not fallback: horizon-j5 has no op list, so every node is of unknown support, in
+# every total (JSON summary, text, convert's report and README below).
 check det-horizon 0 "$bin" inspect "$det" --target horizon-j5 --shape x=1,3,640,640 --json
-expect_eq det-horizon-cpu "$(json "(j['summary']['cpu_nodes'], j['summary']['npu_nodes'])")" "(330, 0)"
+expect_eq det-horizon-split "$(json "(j['summary']['npu_nodes'], j['summary']['cpu_nodes'], j['summary']['unknown_nodes'])")" \
+  "(0, 0, 330)"
+expect_eq det-horizon-schema "$(json "j['schema']")" "edgemm.target_report/2"
+check det-horizon-text 0 "$bin" inspect "$det" --target horizon-j5 --shape x=1,3,640,640
+expect_text det-horizon-text-split "$tmp/out" "NPU-eligible: 0 of 330 nodes; CPU fallback: 0; support unknown: 330"
 
 check det-generic 0 "$bin" inspect "$det" --target generic-cpu --json
 expect_eq det-generic-cpu "$(json "j['summary']['cpu_nodes']")" 0
 
 check block-qualcomm 0 "$bin" inspect "$block" --target qualcomm-htp --shape x=1,16,32 --json
-expect_eq block-qualcomm-split "$(json "(j['summary']['npu_nodes'], j['summary']['cpu_nodes'])")" "(17, 40)"
+expect_eq block-qualcomm-split "$(json "(j['summary']['npu_nodes'], j['summary']['cpu_nodes'], j['summary']['unknown_nodes'])")" \
+  "(17, 0, 40)"
+
+# Small models for single rules (made with the onnx package):
+# - attention.onnx: x [1,16,32] -> Reshape [16,4,8] -> Transpose [4,16,8] (heads, tokens, dim) ->
+#   Softmax. rk3588's op table says Softmax "batchsize: 1": the model's batch (dim 0 of its
+#   inputs, which rknn.build(rknn_batch_size) scales) is 1, so the Softmax is taken although its
+#   own input's dim 0 is 4 (heads).
+# - batch2_softmax.onnx: x [2,3,8,8] -> Softmax: batch 2 -> CPU, the reason naming input 'x' and
+#   the Softmax line.
+# - grouped.onnx: x [1,4,8,8] -> Conv group 2 (w [4,2,3,3]); wide.onnx: depthwise Conv with a 1x256
+#   kernel. ascend310p: group 2 is neither 1 nor depthwise -> CPU; the depthwise 1x256 breaks
+#   "Filter_W 1~255" -> CPU.
+/usr/bin/python3 - "$tmp" <<'PY'
+import sys, onnx
+import numpy as np
+from onnx import helper, numpy_helper, TensorProto
+out = sys.argv[1]
+def save(name, nodes, x, y, inits=()):
+    g = helper.make_graph(nodes, 'g', [helper.make_tensor_value_info('x', TensorProto.FLOAT, x)],
+                          [helper.make_tensor_value_info('y', TensorProto.FLOAT, y)],
+                          [numpy_helper.from_array(a, n) for n, a in inits])
+    onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid('', 13)]), f'{out}/{name}.onnx')
+save('attention', [helper.make_node('Reshape', ['x', 's'], ['r']),
+                   helper.make_node('Transpose', ['r'], ['t'], perm=[1, 0, 2]),
+                   helper.make_node('Softmax', ['t'], ['y'], axis=-1)],
+     [1, 16, 32], [4, 16, 8], [('s', np.array([16, 4, 8], np.int64))])
+save('batch2_softmax', [helper.make_node('Softmax', ['x'], ['y'], axis=1)], [2, 3, 8, 8], [2, 3, 8, 8])
+save('grouped', [helper.make_node('Conv', ['x', 'w'], ['y'], group=2, pads=[1, 1, 1, 1])],
+     [1, 4, 8, 8], [1, 4, 8, 8], [('w', np.full((4, 2, 3, 3), 0.1, np.float32))])
+save('wide', [helper.make_node('Conv', ['x', 'w'], ['y'], group=4, pads=[0, 128, 0, 127])],
+     [1, 4, 8, 8], [1, 4, 8, 8], [('w', np.full((4, 1, 1, 256), 0.1, np.float32))])
+PY
+check attention-rk3588 0 "$bin" inspect "$tmp/attention.onnx" --target rk3588 --json
+expect_eq attention-softmax-npu "$(json "[(n['op_type'], n['placement']) for n in j['nodes']]")" \
+  "[('Reshape', 'npu'), ('Transpose', 'npu'), ('Softmax', 'npu')]"
+softmax_line=$(grep -n '"op": "Softmax",' "$root/platforms/rk3588.jsonl" | cut -d: -f1)
+check batch2-rk3588 0 "$bin" inspect "$tmp/batch2_softmax.onnx" --target rk3588 --json
+expect_eq batch2-softmax-cpu "$(json "[(r['kind'], r['text'].split(';')[0], r['profile_line']) for r in j['nodes'][0]['reasons']]")" \
+  "[('input', \"model input 'x' has batch 2 [2,3,8,8]\", $softmax_line)]"
+expect_eq batch2-softmax-cites "$(json "'batchsize: 1' in j['nodes'][0]['reasons'][0]['text'] and 'RKNNToolKit2_OP_Support-v2.1.0.md' in j['nodes'][0]['reasons'][0]['source']")" True
+conv_line=$(grep -n '"op": "Conv",' "$root/platforms/ascend310p.jsonl" | cut -d: -f1)
+check grouped-ascend 0 "$bin" inspect "$tmp/grouped.onnx" --target ascend310p --json
+expect_eq grouped-ascend-cpu "$(json "[(r['kind'], r['text'].split(' (')[0], r['profile_line']) for r in j['nodes'][0]['reasons']]")" \
+  "[('attribute', \"'group' = 2; profile: attribute 'group' in [1] or depthwise\", $conv_line)]"
+check wide-ascend 0 "$bin" inspect "$tmp/wide.onnx" --target ascend310p --json
+expect_eq wide-ascend-cpu "$(json "[r['text'].split(';')[0] for r in j['nodes'][0]['reasons']]")" \
+  "[\"input 1 'w' dim 3 = 256 [4,1,1,256]\"]"
+expect_eq wide-ascend-cites "$(json "'operatorlist_00110' in j['nodes'][0]['reasons'][0]['source']")" True
 
 # Dynamic shapes: the published det on rk3588 has CPU fallbacks for its symbolic dims.
 check det-dynamic 0 "$bin" inspect "$det" --target rk3588 --json
@@ -101,8 +170,11 @@ check converted-rk3588 0 "$bin" inspect "$tmp/rk/model.onnx" --target rk3588 --j
 expect_eq converted-fewer "$(json "j['summary']['cpu_nodes'] < $dynamic_cpu and not j['model_issues']")" True
 
 check convert-horizon 0 "$bin" convert "$det" --target horizon-j5 -o "$tmp/hz" --fix-shape x=1,3,640,640 \
-  --calib "$tmp/calib" --no-verify --json
+  --calib "$tmp/calib" --stage ocr-det --no-verify --json
 expect_eq horizon-raw "$(stat -c %s "$tmp/hz/calib/0000_a.bin")" $((3 * 640 * 640))
+expect_eq horizon-report-unknown "$(json "[(j[k]['summary']['cpu_nodes'], j[k]['summary']['unknown_nodes'] > 0) for k in ('before', 'after')]")" \
+  "[(0, True), (0, True)]"
+expect_text horizon-readme-unknown "$tmp/hz/README.md" "| CPU fallback nodes | support unknown |"
 
 # convert --target --int8: model.int8.onnx, QDQ calibrated on the --calib images. Golden: the 62
 # Conv of det are quantized (ConvTranspose is not a QDQ op type; depthwise is included for NPUs).
@@ -154,15 +226,31 @@ print(f'ORT float vs int8: {100 * binarized:.2f} % of pixels binarized alike; OR
       f'{100 * share:.3f} % within one step', file=sys.stderr)
 sys.exit(0 if binarized >= 0.98 and share >= 0.995 else 1)
 PY
-# Raw 0-255 pixels into a model trained on normalized ones (no --mean/--std): the int8 error is
-# huge, and the run says so (stderr and README) instead of passing silently.
+# Raw 0-255 pixels into a model trained on normalized ones (--mean 0,0,0 --std 1,1,1, said on
+# purpose): the int8 error is huge, and the run says so (stderr and README).
 check int8-poor 0 "$bin" convert "$det" --target generic-cpu -o "$tmp/i8p" --fix-shape x=1,3,416,640 \
-  --calib "$tmp/calib" --int8 --no-verify
+  --calib "$tmp/calib" --mean 0,0,0 --std 1,1,1 --int8 --no-verify
 expect_text int8-poor-readme "$tmp/i8p/README.md" "Error not measured"
 check int8-poor-verified 0 "$bin" convert "$det" --target generic-cpu -o "$tmp/i8v" --fix-shape x=1,3,416,640 \
-  --calib "$tmp/calib" --int8
+  --calib "$tmp/calib" --mean 0,0,0 --std 1,1,1 --int8
 expect_text int8-poor-warns "$tmp/err" "warning: model.int8.onnx's outputs are far from float's"
 expect_text int8-poor-readme-warns "$tmp/i8v/README.md" "Warning: the int8 outputs are far from float's"
+# A missing normalization is an error, not raw pixels calibrated in silence (before, the samples and
+# the int8 check were raw 0-255 pixels with a one-line warning).
+check calib-no-normalization 2 "$bin" convert "$det" --target rk3588 -o "$tmp/nn" --fix-shape x=1,3,640,640 \
+  --calib "$tmp/calib" --no-verify
+expect_text calib-no-normalization-why "$tmp/err" "give --mean and --std .* or --stage ocr-det|ocr-cls|ocr-rec"
+[ ! -e "$tmp/nn" ] && passed=$((passed + 1)) || { failed=$((failed + 1)); echo "FAIL calib-no-normalization wrote"; }
+check int8-no-normalization 2 "$bin" convert "$det" --target generic-cpu -o "$tmp/i8x" --fix-shape x=1,3,416,640 \
+  --calib "$tmp/calib" --int8 --no-verify
+check stage-and-mean 2 "$bin" convert "$det" --target ascend310p -o "$tmp/sm" --fix-shape x=1,3,640,640 \
+  --calib "$tmp/calib" --stage ocr-det --mean 1,2,3 --std 1,1,1 --no-verify
+expect_text stage-and-mean-why "$tmp/err" "drop --mean, --std and --bgr"
+check stage-no-calib 2 "$bin" convert "$det" --target ascend310p -o "$tmp/sc" --fix-shape x=1,3,640,640 \
+  --stage ocr-det --no-verify
+check stage-bad 2 "$bin" convert "$det" --target ascend310p -o "$tmp/sb" --fix-shape x=1,3,640,640 \
+  --calib "$tmp/calib" --stage det --no-verify
+expect_text stage-bad-why "$tmp/err" "must be ocr-det, ocr-cls or ocr-rec"
 check int8-no-calib 2 "$bin" convert "$det" --target generic-cpu -o "$tmp/i8n" --fix-shape x=1,3,640,640 --int8
 expect_text int8-no-calib-why "$tmp/err" "--int8 calibrates on --calib images"
 check int8-bad-method 2 "$bin" convert "$det" --target generic-cpu -o "$tmp/i8m" --fix-shape x=1,3,640,640 \
@@ -269,11 +357,8 @@ check dynamic-script 2 "$bin" convert "$tmp/dynamic.onnx" --target qualcomm-htp 
 expect_text dynamic-script-why "$tmp/err" "recipe writes the input shape: pass --fix-shape x="
 check horizon-no-calib 2 "$bin" convert "$det" --target horizon-j5 -o "$tmp/hn" --fix-shape x=1,3,640,640 --no-verify
 expect_text horizon-no-calib-why "$tmp/err" "always quantizes"
-# --bgr: horizon-j5's hb_mapper reads uint8 RGB itself (refused); on rk3588 the script swaps the
-# calibration images (quant_img_RGB2BGR=True, the toolkit's Caffe example) and lists mean/std in
-# the model's B, G, R order.
-check bgr-vendor-color 2 "$bin" convert "$det" --target horizon-j5 -o "$tmp/bg" --fix-shape x=1,3,640,640 \
-  --calib "$tmp/calib" --bgr --no-verify
+# --bgr on rk3588: the script swaps the calibration images (quant_img_RGB2BGR=True, the toolkit's
+# Caffe example) and lists mean/std in the model's B, G, R order.
 check bgr-rk3588 0 "$bin" convert "$det" --target rk3588 -o "$tmp/bgr_rk" --fix-shape x=1,3,640,640 \
   --calib "$tmp/calib" --mean 123.675,116.28,103.53 --std 58.395,57.12,57.375 --bgr --no-verify
 expect_text bgr-rk3588-swap "$tmp/bgr_rk/convert_rknn.py" "quant_img_RGB2BGR=True"
@@ -286,11 +371,11 @@ check empty-out 2 "$bin" convert "$det" --target rk3588 -o "" --fix-shape x=1,3,
 # --calib-count counts decodable images: c.png (undecodable) is passed over, not counted.
 mkdir -p "$tmp/badfirst" && printf 'bad' >"$tmp/badfirst/0.png" && cp "$tmp/calib/a.png" "$tmp/badfirst/1.png"
 check calib-count-decodable 0 "$bin" convert "$det" --target ascend310p -o "$tmp/bf" --fix-shape x=1,3,640,640 \
-  --calib "$tmp/badfirst" --calib-count 1 --no-verify --json
+  --calib "$tmp/badfirst" --calib-count 1 --mean 0,0,0 --std 1,1,1 --no-verify --json
 expect_eq calib-count-decodable-n "$(json "(j['calibration']['written'], len(j['calibration']['skipped']))")" "(1, 1)"
 # --bgr: the float samples edgemm normalizes follow the model's channel order (B first).
 check bgr-samples 0 "$bin" convert "$tmp/image.onnx" --target ascend310p -o "$tmp/bs" \
-  --calib "$tmp/badfirst" --bgr --no-verify
+  --calib "$tmp/badfirst" --mean 0,0,0 --std 1,1,1 --bgr --no-verify
 check bgr-order 0 /usr/bin/python3 - "$tmp/bs/calib" "$tmp/calib/a.png" <<'PY'
 import glob, sys
 import numpy as np
@@ -304,4 +389,106 @@ print('sample channel means', means, 'image B,G,R means', want, file=sys.stderr)
 as_bgr, as_rgb = np.abs(means - want).max(), np.abs(means - want[::-1]).max()
 sys.exit(0 if as_bgr < 12 and as_bgr < as_rgb / 3 else 1)
 PY
+# Calibration through the OCR pipeline's own preprocessing (--stage). Oracles: pixels computed by
+# hand from images drawn here, and PaddleOCR's preprocessing as documented (det: ImageNet
+# mean/std applied to B, G, R, (p / 255 - mean) / std; cls/rec: 48 pixels high, (p / 255 - 0.5)
+# / 0.5, right-padded with 0).
+# two.png: 320x160, left half R,G,B = 30,200,10, right half 220,40,100. Letterboxed into 640x640
+# (det_preprocess) it is scaled by min(640/320, 640/160) = 2 to 640x320 at the top; rows 320-639
+# are the mean color round(255 * (0.485, 0.456, 0.406)) = B,G,R 124,116,104. Stretched (the old
+# samples) it would fill all 640 rows.
+# lines.png: a white 640x360 page with two lines drawn, "HELLO" and "WORLD 42".
+mkdir -p "$tmp/two" "$tmp/lines"
+/usr/bin/python3 - "$tmp" <<'PY'
+import sys
+from PIL import Image, ImageDraw, ImageFont
+out = sys.argv[1]
+im = Image.new('RGB', (320, 160), (30, 200, 10))
+im.paste((220, 40, 100), (160, 0, 320, 160))
+im.save(out + '/two/two.png')
+page = Image.new('RGB', (640, 360), (255, 255, 255))
+d = ImageDraw.Draw(page)
+font = ImageFont.truetype('/usr/share/fonts/truetype/dejavu/DejaVuSans-Bold.ttf', 48)
+d.text((40, 60), 'HELLO', font=font, fill=(0, 0, 0))
+d.text((40, 220), 'WORLD 42', font=font, fill=(0, 0, 0))
+page.save(out + '/lines/lines.png')
+PY
+check stage-det 0 "$bin" convert "$det" --target ascend310p -o "$tmp/sd" --fix-shape x=1,3,640,640 \
+  --calib "$tmp/two" --stage ocr-det --no-verify --json
+expect_eq stage-det-report "$(json "(j['calibration']['stage'], j['calibration']['written'], j['calibration']['color'])")" \
+  "('ocr-det', 1, 'BGR')"
+check stage-det-letterboxed 0 /usr/bin/python3 - "$tmp/sd/calib/0000_two.bin" <<'PY'
+import sys
+import numpy as np
+x = np.fromfile(sys.argv[1], dtype=np.float32).reshape(3, 640, 640)
+mean, std = np.array([0.485, 0.456, 0.406]), np.array([0.229, 0.224, 0.225])
+def normalized(bgr): return (np.array(bgr) / 255 - mean) / std
+want = {'left half': ((100, 100), normalized([10, 200, 30])), 'right half': ((200, 500), normalized([100, 40, 220])),
+        'padding': ((500, 300), normalized([124, 116, 104]))}
+errors = {k: float(np.abs(x[:, y, c] - v).max()) for k, ((y, c), v) in want.items()}
+pad = np.abs(x - normalized([124, 116, 104])[:, None, None]).max(axis=(0, 2)) < 1e-5
+print('max abs error', errors, 'padding rows', np.nonzero(pad)[0][[0, -1]], file=sys.stderr)
+sys.exit(0 if max(errors.values()) < 1e-5 and pad[320:].all() and not pad[:320].any() else 1)
+PY
+expect_text stage-det-readme "$tmp/sd/README.md" "letterboxed into the static input \[1,3,640,640\]"
+rec="$root/models/ppocrv4/ch_PP-OCRv4_rec_infer.onnx"
+cls="$root/models/ppocrv4/ch_ppocr_mobile_v2.0_cls_infer.onnx"
+check stage-rec 0 "$bin" convert "$rec" --target ascend310p -o "$tmp/sr" --fix-shape x=1,3,48,320 \
+  --calib "$tmp/lines" --stage ocr-rec --no-verify --json
+expect_eq stage-rec-samples "$(json "(j['calibration']['images'], j['calibration']['written'])")" "(1, 2)"
+check stage-rec-crops 0 /usr/bin/python3 - "$tmp/sr/calib" <<'PY'
+import glob, sys
+import numpy as np
+files = sorted(glob.glob(sys.argv[1] + '/*.bin'))
+xs = [np.fromfile(f, dtype=np.float32).reshape(3, 48, 320) for f in files]  # fails unless 48 high
+ok = len(xs) == 2
+for x in xs:
+    ok &= x.min() >= -1.0001 and x.max() <= 1.0001 and (x > 0.99).any() and (x < -0.5).any()  # white page, dark text
+padded = [int((np.abs(x).max(axis=(0, 1)) == 0)[::-1].argmin()) for x in xs]  # zero columns at the right
+print('samples', len(xs), 'zero columns at the right', padded, file=sys.stderr)
+sys.exit(0 if ok and max(padded) > 0 else 1)
+PY
+check stage-cls 0 "$bin" convert "$cls" --target rk3588 -o "$tmp/sl" --fix-shape x=1,3,48,192 \
+  --calib "$tmp/lines" --stage ocr-cls --no-verify
+expect_eq stage-cls-crops "$(/usr/bin/python3 -c "
+import sys
+from PIL import Image
+print([Image.open('$tmp/sl/' + l.strip()).size for l in open('$tmp/sl/dataset.txt')])")" "[(192, 48), (192, 48)]"
+expect_text stage-cls-mean "$tmp/sl/convert_rknn.py" "mean_values=\[\[127.5,127.5,127.5\]\]"
+expect_text stage-cls-swap "$tmp/sl/convert_rknn.py" "quant_img_RGB2BGR=True"
+# --int8 with --stage: the ranges and the SQNR check use the letterboxed inputs of the samples.
+check stage-int8 0 "$bin" convert "$det" --target generic-cpu -o "$tmp/si" --fix-shape x=1,3,640,640 \
+  --calib "$tmp/two" --stage ocr-det --int8 --int8-method minmax --json
+expect_eq stage-int8-feeds "$(json "(j['int8']['samples_used'], j['calibration']['stage'])")" "(1, 'ocr-det')"
+expect_text stage-int8-readme "$tmp/si/README.md" "first calibration input, preprocessed as in Calibration"
+
+# horizon-j5 passes the channel order through: hb_mapper's input_type_train (Horizon's YAML
+# template: "the data formats in network training, available options: rgb/bgr/gray/featuremap/
+# yuv444") is bgr for a B, G, R model (PP-OCRv4 det with --bgr, or --stage ocr-det), with
+# mean_value in that order and calibration files in it (J5 calibration page: samples have "the
+# dtype of input_type_train"); rgb for an R, G, B one. hb_mapper.sh runs with a stub hb_mapper
+# that records its arguments, and the YAML it wrote is read with PyYAML.
+mkdir -p "$tmp/stub" && printf '#!/bin/sh\necho "$*" >>"$(dirname "$0")/calls"\n' >"$tmp/stub/hb_mapper"
+chmod +x "$tmp/stub/hb_mapper"
+yaml_input() {  # yaml_input FOLDER: input_type_train, input_type_rt, mean_value of the YAML hb_mapper.sh writes
+  (cd "$1" && PATH="$tmp/stub:$PATH" sh hb_mapper.sh >/dev/null) &&
+    /usr/bin/python3 -c "import yaml; p = yaml.safe_load(open('$1/model_hb_mapper.yaml'))['input_parameters']; \
+print(p['input_type_train'], p['input_type_rt'], p['mean_value'])"
+}
+check horizon-bgr 0 "$bin" convert "$det" --target horizon-j5 -o "$tmp/hb" --fix-shape x=1,3,640,640 \
+  --calib "$tmp/two" --mean 103.53,116.28,123.675 --std 57.375,57.12,58.395 --bgr --no-verify
+expect_eq horizon-bgr-yaml "$(yaml_input "$tmp/hb")" "bgr bgr 123.675 116.28 103.53"
+check horizon-stage 0 "$bin" convert "$det" --target horizon-j5 -o "$tmp/hs" --fix-shape x=1,3,640,640 \
+  --calib "$tmp/two" --stage ocr-det --no-verify
+expect_eq horizon-stage-yaml "$(yaml_input "$tmp/hs")" "bgr bgr 123.675 116.28 103.53"
+expect_eq horizon-stage-pixels "$(/usr/bin/python3 -c "
+import numpy as np
+x = np.fromfile('$tmp/hs/calib/0000_two.bin', dtype=np.uint8).reshape(3, 640, 640)
+print(x[:, 100, 100].tolist(), x[:, 500, 300].tolist())")" "[10, 200, 30] [124, 116, 104]"
+check horizon-rgb 0 "$bin" convert "$tmp/image.onnx" --target horizon-j5 -o "$tmp/hr" --calib "$tmp/two" \
+  --mean 1,2,3 --std 1,1,1 --no-verify
+expect_eq horizon-rgb-yaml "$(yaml_input "$tmp/hr")" "rgb rgb 1 2 3"
+expect_eq horizon-rgb-pixels "$(/usr/bin/python3 -c "
+import numpy as np
+print(np.fromfile('$tmp/hr/calib/0000_two.bin', dtype=np.uint8).reshape(3, 32, 32)[:, 16, 4].tolist())")" "[30, 200, 10]"
 report_and_exit

@@ -51,7 +51,7 @@ TEST(TargetProfile, SchemaErrorsNameTheLine) {
   EXPECT_NE(load_error("# comment\n\nnot json").find("npu.jsonl:4: not a JSON object"), std::string::npos);
   EXPECT_NE(load_error(R"({"kind":"op","op":"Conv","verdict":"supported","source":"d",)"
                        R"("constraints":[{"attr":"group","input":1,"in":[1]}]})")
-                .find("exactly one of 'attr', 'input', 'output'"),
+                .find("exactly one of 'attr', 'input', 'output', 'model_batch'"),
             std::string::npos);
   EXPECT_NE(load_error(R"({"kind":"op","op":"Conv","verdict":"supported","source":"d",)"
                        R"("constraints":[{"input":0,"dtype_in":["float33"]}]})")
@@ -128,30 +128,31 @@ TEST(TargetCheck, HandWorkedExample) {
   const targets::PlatformProfile profile = example_profile();
   const targets::TargetReport r = targets::check_model(example_model(1), profile);
   ASSERT_EQ(r.nodes.size(), 4u);
-  EXPECT_TRUE(r.nodes[0].npu);
-  ASSERT_FALSE(r.nodes[1].npu);
+  EXPECT_EQ(r.nodes[0].placement, targets::Placement::kNpu);
+  ASSERT_EQ(r.nodes[1].placement, targets::Placement::kCpu);
   ASSERT_EQ(r.nodes[1].reasons.size(), 1u);
   EXPECT_EQ(r.nodes[1].reasons[0].kind, targets::Reason::Kind::kAttribute);
   EXPECT_NE(r.nodes[1].reasons[0].text.find("'group' = 4"), std::string::npos) << r.nodes[1].reasons[0].text;
   EXPECT_EQ(r.nodes[1].reasons[0].line, 5);
-  ASSERT_FALSE(r.nodes[2].npu);
+  ASSERT_EQ(r.nodes[2].placement, targets::Placement::kCpu);
   ASSERT_EQ(r.nodes[2].reasons.size(), 1u);
   EXPECT_EQ(r.nodes[2].reasons[0].kind, targets::Reason::Kind::kOp);
   EXPECT_EQ(r.nodes[2].reasons[0].source, "doc 6");
   EXPECT_EQ(r.nodes[2].reasons[0].fix, "decompose LayerNormalization (convert --opset 16)");
-  EXPECT_TRUE(r.nodes[3].npu);
+  EXPECT_EQ(r.nodes[3].placement, targets::Placement::kNpu);
   EXPECT_EQ(r.npu_nodes, 2);
   EXPECT_EQ(r.cpu_nodes, 2);
+  EXPECT_EQ(r.unknown_nodes, 0);
   // Components: {conv1} NPU, {conv2, ln} CPU, {relu} NPU; a crosses NPU→CPU, c CPU→NPU.
   ASSERT_EQ(r.partitions.size(), 3u);
   EXPECT_EQ(r.nodes[1].partition, r.nodes[2].partition);
   EXPECT_NE(r.nodes[0].partition, r.nodes[3].partition);
   ASSERT_EQ(r.crossings.size(), 2u);
   EXPECT_EQ(r.crossings[0].tensor, "a");
-  EXPECT_TRUE(r.crossings[0].from_npu);
+  EXPECT_EQ(r.crossings[0].from, targets::Placement::kNpu);
   EXPECT_EQ(r.crossings[0].bytes.value_or(-1), 4 * 8 * 8 * 4);
   EXPECT_EQ(r.crossings[1].tensor, "c");
-  EXPECT_FALSE(r.crossings[1].from_npu);
+  EXPECT_EQ(r.crossings[1].from, targets::Placement::kCpu);
   ASSERT_EQ(r.model_issues.size(), 1u);
   EXPECT_NE(r.model_issues[0].text.find("model opset 17 is outside the converter's 7..15"), std::string::npos);
   EXPECT_EQ(r.model_issues[0].fix, "convert opset (convert --opset 15)");
@@ -166,7 +167,7 @@ TEST(TargetCheck, DynamicShapesNeedFixing) {
   const targets::PlatformProfile profile = example_profile();
   const ir::Model model = example_model(-1);
   const targets::TargetReport r = targets::check_model(model, profile);
-  ASSERT_FALSE(r.nodes[0].npu);
+  ASSERT_EQ(r.nodes[0].placement, targets::Placement::kCpu);
   EXPECT_EQ(r.nodes[0].reasons[0].kind, targets::Reason::Kind::kDynamicShape);
   EXPECT_EQ(r.nodes[0].reasons[0].fix, "fix shapes (convert --fix-shape)");
   auto plan = targets::plan_conversion(model, profile, r, {});
@@ -176,6 +177,113 @@ TEST(TargetCheck, DynamicShapesNeedFixing) {
   plan = targets::plan_conversion(model, profile, r, {{"x", {1, 3, 8, 8}}});
   ASSERT_TRUE(plan.has_value()) << plan.status().message();
   EXPECT_EQ(plan->options.fixed_shapes.at("x"), (Shape{1, 3, 8, 8}));
+}
+
+/// A profile (unlisted ops unknown) whose Conv takes group 1 or depthwise, with weight H and W
+/// at most 255 (as platforms/ascend310p.jsonl encodes CANN's Conv pages); Softmax takes a model
+/// batch of 1 (as platforms/rk3588.jsonl encodes RKNN's "batchsize: 1"); Relu is listed unknown.
+targets::PlatformProfile rules_profile() {
+  const auto dir = testing::temp_dir("targets_rules");
+  const std::string text = std::string(kTarget) + "\n" + R"({"kind":"unlisted_ops","verdict":"unknown","source":"doc 1"}
+{"kind":"op","op":"Conv","verdict":"supported","constraints":[{"attr":"group","in":[1],"or_depthwise":true},{"input":1,"axis":3,"max":255}],"source":"doc 2"}
+{"kind":"op","op":"Softmax","verdict":"supported","constraints":[{"model_batch":true,"max":1,"note":"batchsize: 1"}],"source":"doc 3"}
+{"kind":"op","op":"Relu","verdict":"unknown","source":"doc 4"}
+{"kind":"op","op":"Reshape","verdict":"supported","source":"doc 5"}
+)";
+  auto p = targets::load_profile(write_profile(dir, "npu", text));
+  EXPECT_TRUE(p.has_value()) << p.status().message();
+  return p ? *p : targets::PlatformProfile{};
+}
+
+/// x [batch,4,8,8] → Conv group 4 (depthwise, w [4,1,3,3]) → a → Conv group 2 (w [4,2,3,3]) → b
+/// → Conv depthwise with a 1×256 kernel → c → Relu → d → Reshape [batch*4, 8, 8] → e → Softmax → y.
+ir::Model rules_model(int64_t batch) {
+  ModelBuilder b(13);
+  b.input("x", onnx::TensorProto::FLOAT, {batch, 4, 8, 8}).output("y", onnx::TensorProto::FLOAT, {batch * 4, 8, 8});
+  b.initializer_floats("w_dw", {4, 1, 3, 3}, std::vector<float>(36, 0.1f));
+  b.initializer_floats("w_g2", {4, 2, 3, 3}, std::vector<float>(72, 0.1f));
+  b.initializer_floats("w_wide", {4, 1, 1, 256}, std::vector<float>(1024, 0.1f));
+  b.initializer_int64s("shape", {3}, {batch * 4, 8, 8});
+  auto* dw = b.node("Conv", {"x", "w_dw"}, {"a"}, "depthwise");
+  testing::set_ints(dw, "pads", {1, 1, 1, 1});
+  testing::set_int(dw, "group", 4);
+  auto* g2 = b.node("Conv", {"a", "w_g2"}, {"b"}, "grouped");
+  testing::set_ints(g2, "pads", {1, 1, 1, 1});
+  testing::set_int(g2, "group", 2);
+  auto* wide = b.node("Conv", {"b", "w_wide"}, {"c"}, "wide");
+  testing::set_ints(wide, "pads", {0, 128, 0, 127});
+  testing::set_int(wide, "group", 4);
+  b.node("Relu", {"c"}, {"d"}, "relu");
+  b.node("Reshape", {"d", "shape"}, {"e"}, "reshape");
+  b.node("Softmax", {"e"}, {"y"}, "softmax");
+  const auto path = b.save(testing::temp_dir("targets_rules_model") / "m.onnx");
+  auto m = ir::import_onnx_file(path);
+  EXPECT_TRUE(m.has_value()) << m.status().message();
+  return std::move(m).value();
+}
+
+// Depthwise Conv (group = input channels = output channels) passes "group in [1] or depthwise";
+// a group-2 Conv does not; a depthwise Conv still meets the weight-size limit (1x256 > 255).
+TEST(TargetCheck, DepthwiseConvPassesTheGroupRule) {
+  const targets::TargetReport r = targets::check_model(rules_model(1), rules_profile());
+  ASSERT_EQ(r.nodes.size(), 6u);
+  EXPECT_EQ(r.nodes[0].placement, targets::Placement::kNpu) << r.nodes[0].reasons.size();
+  ASSERT_EQ(r.nodes[1].placement, targets::Placement::kCpu);
+  ASSERT_EQ(r.nodes[1].reasons.size(), 1u);
+  EXPECT_NE(r.nodes[1].reasons[0].text.find("'group' = 2; profile: attribute 'group' in [1] or depthwise"),
+            std::string::npos)
+      << r.nodes[1].reasons[0].text;
+  ASSERT_EQ(r.nodes[2].placement, targets::Placement::kCpu);
+  ASSERT_EQ(r.nodes[2].reasons.size(), 1u);
+  EXPECT_NE(r.nodes[2].reasons[0].text.find("input 1 'w_wide' dim 3 = 256"), std::string::npos)
+      << r.nodes[2].reasons[0].text;
+}
+
+// "batchsize: 1" is the model's batch: at batch 1 a Softmax over a [4, 8, 8] tensor (leading dim
+// 4, e.g. attention heads) is taken; at batch 2 every Softmax falls back, naming the model input.
+TEST(TargetCheck, BatchRuleReadsTheModelInputs) {
+  const targets::PlatformProfile profile = rules_profile();
+  targets::TargetReport r = targets::check_model(rules_model(1), profile);
+  EXPECT_EQ(r.nodes[5].placement, targets::Placement::kNpu);
+  r = targets::check_model(rules_model(2), profile);
+  ASSERT_EQ(r.nodes[5].placement, targets::Placement::kCpu);
+  ASSERT_EQ(r.nodes[5].reasons.size(), 1u);
+  EXPECT_EQ(r.nodes[5].reasons[0].kind, targets::Reason::Kind::kInput);
+  EXPECT_NE(r.nodes[5].reasons[0].text.find("model input 'x' has batch 2 [2,4,8,8]; profile: model batch (dim 0 of "
+                                            "the model's inputs) <= 1 (batchsize: 1)"),
+            std::string::npos)
+      << r.nodes[5].reasons[0].text;
+  EXPECT_EQ(r.nodes[5].reasons[0].line, 4);
+}
+
+// A node the documentation is silent on is "unknown": counted apart from NPU and CPU, in its own
+// partition, and the tensors into and out of it are not NPU<->CPU crossings.
+TEST(TargetCheck, UnknownIsNotFallback) {
+  const targets::TargetReport r = targets::check_model(rules_model(1), rules_profile());
+  EXPECT_EQ(r.nodes[3].placement, targets::Placement::kUnknown);
+  EXPECT_EQ(r.npu_nodes, 3);
+  EXPECT_EQ(r.cpu_nodes, 2);
+  EXPECT_EQ(r.unknown_nodes, 1);
+  EXPECT_EQ(r.partition_count(targets::Placement::kUnknown), 1);
+  // a (NPU → CPU) is a crossing; c (CPU → unknown) and d (unknown → NPU) have an unknown side.
+  EXPECT_EQ(r.crossing_count(true), 1);
+  EXPECT_EQ(r.crossing_count(false), 2);
+  EXPECT_EQ(r.crossing_bytes(), 4 * 8 * 8 * 4);
+}
+
+TEST(TargetProfile, NewConstraintFormsAreChecked) {
+  EXPECT_NE(load_error(R"({"kind":"op","op":"Conv","verdict":"supported","source":"d",)"
+                       R"("constraints":[{"attr":"strides","in":[1],"or_depthwise":true}]})")
+                .find("'or_depthwise' applies to a constraint on 'group' with 'in'"),
+            std::string::npos);
+  EXPECT_NE(load_error(R"({"kind":"op","op":"Softmax","verdict":"supported","source":"d",)"
+                       R"("constraints":[{"model_batch":true}]})")
+                .find("'model_batch' needs 'min' or 'max'"),
+            std::string::npos);
+  EXPECT_NE(load_error(R"({"kind":"op","op":"Softmax","verdict":"supported","source":"d",)"
+                       R"("constraints":[{"model_batch":true,"axis":0,"max":1}]})")
+                .find("'axis' does not apply to 'model_batch'"),
+            std::string::npos);
 }
 
 TEST(TargetRecipe, RendersOnlyKnownPlaceholders) {

@@ -15,6 +15,7 @@
 #include "core/npy.h"
 #include "ir/onnx_export.h"
 #include "ir/onnx_import.h"
+#include "ocr_calibration.h"
 
 namespace edgemm::cli {
 
@@ -50,6 +51,8 @@ struct ConvertArgs {
   bool bgr = false;
   std::vector<float> mean;  ///< empty: 0 (with std 1: the model takes raw 0-255 pixels)
   std::vector<float> std;
+  std::string stage;  ///< --stage ocr-det|ocr-cls|ocr-rec
+  std::string ocr_models;
 };
 
 void progress(const ConvertArgs& args, const std::string& step) {
@@ -166,9 +169,27 @@ Expected<int> convert_target_command(const ConvertArgs& args) {
   t.bgr = args.bgr;
   t.int8 = args.int8;
   t.int8_method = args.int8_method;
+  t.threads = args.threads;
+  t.ocr_models = args.ocr_models;
   if (!args.mean.empty()) {
     std::copy(args.mean.begin(), args.mean.end(), t.mean.begin());
     std::copy(args.std.begin(), args.std.end(), t.std.begin());
+    t.normalization_given = true;
+  }
+  if (!args.ocr_models.empty() && args.stage.empty()) {
+    return Status(StatusCode::kInvalidArgument, "--ocr-models needs --stage");
+  }
+  if (!args.stage.empty()) {
+    EDGEMM_ASSIGN_OR_RETURN(t.stage, ocr_stage(args.stage));
+    if (t.normalization_given || args.bgr) {
+      return Status(StatusCode::kInvalidArgument,
+                    "--stage takes the input normalization and channel order from the OCR pipeline's own "
+                    "preprocessing: drop --mean, --std and --bgr");
+    }
+    const StageNormalization n = ocr_stage_normalization(t.stage);  // B, G, R; t.mean/std are R, G, B
+    t.mean = {n.mean_bgr[2], n.mean_bgr[1], n.mean_bgr[0]};
+    t.std = {n.std_bgr[2], n.std_bgr[1], n.std_bgr[0]};
+    t.bgr = true;
     t.normalization_given = true;
   }
   t.json = args.json;
@@ -182,8 +203,9 @@ Expected<int> convert_command(const ConvertArgs& args) {
   if (args.target_given && args.target.empty()) return Status(StatusCode::kInvalidArgument, "--target needs a name");
   if (!args.target.empty()) return convert_target_command(args);
   if (!args.calib.empty() || !args.mean.empty() || !args.std.empty() || !args.platforms.empty() || args.int8 ||
-      args.bgr) {
-    return Status(StatusCode::kInvalidArgument, "--calib, --mean, --std, --bgr, --int8 and --platforms need --target");
+      args.bgr || !args.stage.empty() || !args.ocr_models.empty()) {
+    return Status(StatusCode::kInvalidArgument,
+                  "--calib, --mean, --std, --bgr, --stage, --ocr-models, --int8 and --platforms need --target");
   }
   EDGEMM_RETURN_IF_ERROR(check_output_path(args.output, {args.model}));
   convert::ConvertOptions options;
@@ -267,6 +289,12 @@ void add_convert_command(CLI::App& app, int& exit_code) {
       "rewrites chosen from the profile, report, calibration samples, converter recipe (docs/platforms.md)");
   cmd->add_option("--platforms", args->platforms, "folder of the target profiles and recipes (default: platforms/)");
   cmd->add_option("--calib", args->calib, "--target: folder of calibration images for the converter's quantization");
+  cmd->add_option("--stage", args->stage,
+                  "--target --calib: the model is this PP-OCR stage (ocr-det, ocr-cls or ocr-rec): calibration "
+                  "inputs are what the OCR pipeline feeds it (det letterboxed, cls/rec on line crops), with its "
+                  "normalization and B,G,R order");
+  cmd->add_option("--ocr-models", args->ocr_models,
+                  "--stage: float PP-OCR models that run the other stages (default: models/ppocrv4)");
   cmd->add_option("--calib-count", args->calib_count, "--target: at most this many calibration images (name order)")
       ->check(CLI::Range(1, 100000))
       ->capture_default_str();
@@ -277,7 +305,9 @@ void add_convert_command(CLI::App& app, int& exit_code) {
   cmd->add_option("--int8-method", args->int8_method,
                   "--target --int8: activation ranges: minmax, percentile, entropy or mse")
       ->capture_default_str();
-  cmd->add_option("--mean", args->mean, "--target: the model's input mean per channel, RGB, 0-255 units")
+  cmd->add_option("--mean", args->mean,
+                  "--target: the model's input mean per channel, RGB, 0-255 units (required with --calib, "
+                  "unless --stage)")
       ->expected(3)
       ->delimiter(',');
   cmd->add_option("--std", args->std, "--target: the model's input std per channel, RGB, 0-255 units")

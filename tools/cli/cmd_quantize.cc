@@ -14,10 +14,10 @@
 #include "cli_common.h"
 #include "commands.h"
 #include "core/npy.h"
-#include "edgemm/pipelines/ocr.h"
 #include "ir/onnx_export.h"
 #include "ir/onnx_import.h"
 #include "kernels/cpu_features.h"
+#include "ocr_calibration.h"
 #include "quant/histogram_io.h"
 #include "quant/quantize.h"
 
@@ -83,12 +83,6 @@ int64_t file_bytes(const std::string& path) {
   return ec ? 0 : static_cast<int64_t>(n);
 }
 
-/// The stage of the OCR pipeline whose inputs an image sample stands for ("det", "cls", "rec").
-Expected<std::string> ocr_stage(const std::string& stage) {
-  if (stage == "ocr-det" || stage == "ocr-cls" || stage == "ocr-rec") return stage.substr(4);
-  return make_error(StatusCode::kInvalidArgument, "--stage must be ocr-det, ocr-cls or ocr-rec, got '" + stage + "'");
-}
-
 /// Feeds from .npy samples: each file is the model's single input.
 Expected<quant::FeedSource> npy_source(const ir::Model& model) {
   if (model.graph.inputs.size() != 1) {
@@ -103,36 +97,17 @@ Expected<quant::FeedSource> npy_source(const ir::Model& model) {
   });
 }
 
-/// Feeds from images through the float OCR pipeline: the inputs it gives `stage`'s model.
-struct OcrSource {
-  std::unique_ptr<ocr::OcrPipeline> pipeline;
-  std::shared_ptr<std::vector<Tensor>> captured = std::make_shared<std::vector<Tensor>>();
-};
-
+/// Feeds from images through the float OCR pipeline: the inputs it gives --stage's model.
 Expected<quant::FeedSource> ocr_source(const QuantizeArgs& args, const ir::Model& model) {
-  EDGEMM_ASSIGN_OR_RETURN(const std::string stage, ocr_stage(args.stage));
+  OcrStageOptions options;
+  EDGEMM_ASSIGN_OR_RETURN(options.stage, ocr_stage(args.stage));
   if (model.graph.inputs.size() != 1) {
-    return make_error(StatusCode::kInvalidArgument, "an OCR " + stage + " model has one input; this one has " +
+    return make_error(StatusCode::kInvalidArgument, "an OCR " + options.stage + " model has one input; this one has " +
                                                         std::to_string(model.graph.inputs.size()));
   }
-  auto source = std::make_shared<OcrSource>();
-  ocr::OcrOptions options;
-  options.models_dir = args.ocr_models.empty() ? default_ocr_models_dir() : args.ocr_models;
+  options.models_dir = args.ocr_models;
   options.threads = args.threads;
-  options.use_cls = stage != "det";
-  options.input_observer = [stage, captured = source->captured](const std::string& s, const Tensor& t) {
-    if (s == stage) captured->push_back(t.clone().value());
-  };
-  EDGEMM_ASSIGN_OR_RETURN(source->pipeline, ocr::OcrPipeline::create(options));
-  const std::string input = model.graph.inputs[0].name;
-  return quant::FeedSource([source, input](const quant::CalibrationSample& s) -> Expected<std::vector<quant::Feed>> {
-    source->captured->clear();
-    EDGEMM_RETURN_IF_ERROR(source->pipeline->run_file(s.path).status());
-    std::vector<quant::Feed> feeds;
-    for (Tensor& t : *source->captured) feeds.push_back({{input, std::move(t)}});
-    source->captured->clear();
-    return feeds;
-  });
+  return ocr_stage_feeds(options, model.graph.inputs[0].name);
 }
 
 bool all_npy(const std::vector<quant::CalibrationSample>& samples) {

@@ -2,20 +2,16 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
-#include <opencv2/imgcodecs.hpp>
-#include <opencv2/imgproc.hpp>
 #include <sstream>
 
 #include "cli_common.h"
 #include "convert/convert.h"
-#include "core/npy.h"
+#include "convert_calibration.h"
 #include "ir/onnx_export.h"
 #include "ir/onnx_import.h"
-#include "pipelines/image.h"
 #include "quant/quantize.h"
 #include "target_report.h"
 #include "targets/plan.h"
@@ -27,161 +23,9 @@ namespace {
 
 namespace fs = std::filesystem;
 
-/// The calibration images chosen from --calib, before anything is written.
-struct CalibrationImages {
-  std::vector<fs::path> images;      ///< decodable, in name order, at most --calib-count
-  std::vector<std::string> skipped;  ///< "file: reason" for the undecodable ones met before
-};
-
-/// What the calibration step wrote.
-struct CalibrationResult {
-  int written = 0;
-  std::vector<std::string> skipped;  ///< "file: reason"
-};
-
-/// The first input's layout: NCHW when dim 1 is 1 or 3 (the convention of the ONNX exports we
-/// meet), else NHWC; height, width and channels from it.
-struct InputGeometry {
-  bool nchw = true;
-  int64_t channels = 3, height = 0, width = 0;
-};
-
-Expected<InputGeometry> input_geometry(const ValueInfo& input) {
-  if (input.dtype != DataType::kFloat32 || input.shape.size() != 4 ||
-      std::any_of(input.shape.begin(), input.shape.end(), [](const Dim& d) { return !d.is_static(); })) {
-    return Status(StatusCode::kInvalidArgument, "calibration images need a static float32 4-D image input; '" +
-                                                    input.name + "' is " + dtype_name(input.dtype) + " " +
-                                                    dims_text(input.shape, input.rank_known));
-  }
-  InputGeometry g;
-  g.nchw = input.shape[1].value == 1 || input.shape[1].value == 3;
-  g.channels = g.nchw ? input.shape[1].value : input.shape[3].value;
-  g.height = g.nchw ? input.shape[2].value : input.shape[1].value;
-  g.width = g.nchw ? input.shape[3].value : input.shape[2].value;
-  if (g.channels != 3) {
-    return Status(StatusCode::kInvalidArgument, "calibration samples are 3-channel images; input '" + input.name +
-                                                    "' has " + std::to_string(g.channels) + " channels");
-  }
-  return g;
-}
-
-/// The first `count` images of `dir` (png, jpg, jpeg, bmp; name order) that decode; those that
-/// do not are skipped with the reason. Errors: kIo when `dir` is not a folder, kInvalidArgument
-/// when it holds no image or none decodes.
-Expected<CalibrationImages> calibration_images(const std::string& dir, int count) {
-  if (!fs::is_directory(dir)) return Status(StatusCode::kIo, "--calib '" + dir + "' is not a folder of images");
-  std::vector<fs::path> files;
-  std::error_code ec;
-  for (const auto& e : fs::directory_iterator(dir, ec)) {
-    std::string ext = e.path().extension().string();
-    std::transform(ext.begin(), ext.end(), ext.begin(), [](unsigned char c) { return std::tolower(c); });
-    if (e.is_regular_file() && (ext == ".png" || ext == ".jpg" || ext == ".jpeg" || ext == ".bmp")) {
-      files.push_back(e.path());
-    }
-  }
-  std::sort(files.begin(), files.end());
-  if (files.empty()) return Status(StatusCode::kInvalidArgument, "--calib '" + dir + "' holds no images");
-  CalibrationImages chosen;
-  for (const fs::path& file : files) {
-    if (static_cast<int>(chosen.images.size()) == count) break;
-    auto bgr = pipelines::read_image_bgr(file.string());
-    if (bgr) {
-      chosen.images.push_back(file);
-    } else {
-      chosen.skipped.push_back(file.filename().string() + ": " + bgr.status().message());
-    }
-  }
-  if (chosen.images.empty()) {
-    return Status(StatusCode::kInvalidArgument,
-                  "none of the " + std::to_string(files.size()) + " images in --calib '" + dir + "' could be decoded");
-  }
-  return chosen;
-}
-
-/// One preprocessed sample: resized to the input, in the recipe's color order and layout;
-/// float32 normalized with mean/std, or the raw 8-bit pixels.
-Tensor preprocess(const cv::Mat& bgr, const InputGeometry& g, const targets::CalibrationFormat& f,
-                  const TargetConvertArgs& args) {
-  cv::Mat resized;
-  cv::resize(bgr, resized, cv::Size(static_cast<int>(g.width), static_cast<int>(g.height)), 0, 0, cv::INTER_LINEAR);
-  const bool rgb = f.color != "BGR";
-  const bool nchw = f.layout == "NCHW";
-  const bool u8 = f.format == "raw_uint8";
-  const Shape shape = nchw ? Shape{1, 3, g.height, g.width} : Shape{1, g.height, g.width, 3};
-  Tensor t = Tensor::create(u8 ? DataType::kUInt8 : DataType::kFloat32, shape).value();
-  for (int64_t y = 0; y < g.height; ++y) {
-    const uint8_t* row = resized.ptr<uint8_t>(static_cast<int>(y));
-    for (int64_t x = 0; x < g.width; ++x) {
-      for (int c = 0; c < 3; ++c) {  // c in the output's color order; mean/std are RGB
-        const uint8_t pixel = row[x * 3 + (rgb ? 2 - c : c)];
-        const int rgb_index = rgb ? c : 2 - c;
-        const int64_t at = nchw ? (c * g.height + y) * g.width + x : (y * g.width + x) * 3 + c;
-        if (u8) {
-          t.data<uint8_t>()[at] = pixel;
-        } else {
-          t.data<float>()[at] = (pixel - args.mean[rgb_index]) / args.std[rgb_index];
-        }
-      }
-    }
-  }
-  return t;
-}
-
-Status write_bytes(const fs::path& path, const void* data, size_t size) {
-  std::ofstream out(path, std::ios::binary);
-  out.write(static_cast<const char*>(data), static_cast<std::streamsize>(size));
-  if (!out) return Status(StatusCode::kIo, "cannot write '" + path.string() + "'");
-  return Status::ok();
-}
-
-/// The form edgemm writes samples in: the recipe's, except that the float samples edgemm
-/// normalizes itself follow the model's channel order (--bgr).
-targets::CalibrationFormat sample_form(const targets::CalibrationFormat& f, const TargetConvertArgs& args) {
-  targets::CalibrationFormat form = f;
-  if (f.format == "raw_float32" || f.format == "npy") form.color = args.bgr ? "BGR" : "RGB";
-  return form;
-}
-
-Expected<CalibrationResult> write_calibration(const TargetConvertArgs& args,
-                                              const targets::CalibrationFormat& recipe_form,
-                                              const CalibrationImages& chosen, const ValueInfo& input,
-                                              const fs::path& out) {
-  CalibrationResult result;
-  if (args.calib.empty() || recipe_form.format == "none") return result;
-  const targets::CalibrationFormat f = sample_form(recipe_form, args);
-  result.skipped = chosen.skipped;
-  EDGEMM_ASSIGN_OR_RETURN(const InputGeometry g, input_geometry(input));
-  fs::create_directories(out / f.dir);
-  std::string list;
-  for (const fs::path& image : chosen.images) {
-    auto bgr = pipelines::read_image_bgr(image.string());
-    if (!bgr) return Status(StatusCode::kIo, "cannot read '" + image.string() + "' again: " + bgr.status().message());
-    // Numbered, so that a.png and a.jpg stay two samples.
-    char number[16];
-    std::snprintf(number, sizeof number, "%04d_", result.written);
-    std::string name = number + image.stem().string();
-    if (f.format == "image_list") {  // resized to the input: the vendor tools do not all resize
-      cv::Mat resized;
-      cv::resize(*bgr, resized, cv::Size(static_cast<int>(g.width), static_cast<int>(g.height)), 0, 0,
-                 cv::INTER_LINEAR);
-      name += ".png";
-      if (!cv::imwrite((out / f.dir / name).string(), resized)) {
-        return Status(StatusCode::kIo, "cannot write '" + (out / f.dir / name).string() + "'");
-      }
-    } else {
-      const Tensor t = preprocess(*bgr, g, f, args);
-      name += f.format == "npy" ? ".npy" : ".bin";
-      if (f.format == "npy") {
-        EDGEMM_RETURN_IF_ERROR(write_npy((out / f.dir / name).string(), t));
-      } else {
-        EDGEMM_RETURN_IF_ERROR(write_bytes(out / f.dir / name, t.raw_data(), t.byte_size()));
-      }
-    }
-    list += f.dir + "/" + name + "\n";
-    ++result.written;
-  }
-  if (!f.list_file.empty()) EDGEMM_RETURN_IF_ERROR(write_text_file((out / f.list_file).string(), list));
-  return result;
+/// Whether the run makes calibration inputs: --calib given, and samples to write or --int8.
+bool calibrates(const TargetConvertArgs& args, const targets::Recipe& recipe) {
+  return !args.calib.empty() && (recipe.calibration.format != "none" || args.int8);
 }
 
 /// What the int8 step wrote.
@@ -192,34 +36,17 @@ struct Int8Result {
   std::optional<Int8VerifyReport> verified;  ///< null with --no-verify
 };
 
-/// The --calib images as the model takes them: float32 in the model's layout and channel order
-/// (--bgr), normalized with --mean / --std.
-quant::FeedSource model_feed_source(const TargetConvertArgs& args, const targets::CalibrationFormat& f,
-                                    const InputGeometry& g, const std::string& input) {
-  targets::CalibrationFormat model_form = f;
-  model_form.format = "npy";
-  model_form.layout = g.nchw ? "NCHW" : "NHWC";
-  model_form.color = args.bgr ? "BGR" : "RGB";
-  return [args, model_form, g, input](const quant::CalibrationSample& s) -> Expected<std::vector<quant::Feed>> {
-    EDGEMM_ASSIGN_OR_RETURN(cv::Mat bgr, pipelines::read_image_bgr(s.path));
-    return std::vector<quant::Feed>{{{input, preprocess(bgr, g, model_form, args)}}};
-  };
-}
-
 /// Quantizes the rewritten model (`converted`) to int8 QDQ for NPUs, which run int8 everywhere:
 /// every eligible Conv/MatMul/Gemm (depthwise included, no CPU speed check), 8-bit per-channel
-/// weights; writes model.int8.onnx, checks it against the profile and measures its error on the
-/// first calibration image with edgemm and ONNX Runtime. Errors: those of quant::quantize_int8,
-/// of the export and of the verification setup.
+/// weights, calibrated on `source`'s inputs; writes model.int8.onnx, checks it against the
+/// profile and measures its error on the first calibration input with edgemm and ONNX Runtime.
+/// Errors: those of quant::quantize_int8, of the export and of the verification setup.
 Expected<Int8Result> write_int8(const TargetConvertArgs& args, const targets::PlatformProfile& profile,
-                                const targets::Recipe& recipe, const CalibrationImages& chosen,
+                                const CalibrationImages& chosen, const quant::FeedSource& source,
                                 const std::string& converted, const fs::path& out, const VerifyOptions* verify) {
   EDGEMM_ASSIGN_OR_RETURN(ir::Model model, ir::import_onnx_file(converted));
-  const ValueInfo input = model.graph.inputs.front();
-  EDGEMM_ASSIGN_OR_RETURN(const InputGeometry g, input_geometry(input));
   std::vector<quant::CalibrationSample> samples;
   for (const fs::path& p : chosen.images) samples.push_back({p.string(), "default"});
-  const quant::FeedSource source = model_feed_source(args, recipe.calibration, g, input.name);
   quant::Int8QuantizeOptions options;
   EDGEMM_ASSIGN_OR_RETURN(options.method, quant::parse_method(args.int8_method));
   options.speed_check = false;
@@ -240,7 +67,7 @@ Expected<Int8Result> write_int8(const TargetConvertArgs& args, const targets::Pl
   if (verify == nullptr) return result;
   for (const quant::CalibrationSample& sample : samples) {
     auto feeds = source(sample);
-    if (!feeds) continue;  // undecodable: counted in the calibration report
+    if (!feeds || feeds->empty()) continue;  // undecodable or no text line: counted in the calibration report
     EDGEMM_ASSIGN_OR_RETURN(result.verified, verify_int8(converted, path, feeds->front(), *verify));
     break;
   }
@@ -292,19 +119,18 @@ std::string int8_readme(const Int8Result& r, const TargetConvertArgs& args) {
     << " Conv / MatMul / Gemm nodes; per-channel 8-bit weights, uint8 activations) with activation ranges from "
        "edgemm's `"
     << args.int8_method << "` calibration on " << r.quantized.samples_used
-    << " of the --calib images, fed as the model takes them. The recipe above still converts model.onnx with the "
-       "vendor's own quantizer; whether the vendor converter imports a pre-quantized QDQ model was not checked "
-       "here. edgemm and ONNX Runtime run it on a CPU.\n\n"
-    << "NPU-eligible nodes: " << r.target.npu_nodes << " of " << r.target.npu_nodes + r.target.cpu_nodes
-    << " (QuantizeLinear / DequantizeLinear count as nodes).\n";
+    << " of the --calib images, fed as the model takes them (see Calibration). The recipe above still converts "
+       "model.onnx with the vendor's own quantizer; whether the vendor converter imports a pre-quantized QDQ model "
+       "was not checked here. edgemm and ONNX Runtime run it on a CPU.\n\n"
+    << placement_summary(r.target) << " (QuantizeLinear / DequantizeLinear count as nodes).\n";
   if (!r.quantized.plan.skipped.empty()) {
     s << "\nKept in float: " << r.quantized.plan.skipped.size()
       << " nodes (`report.json`, `int8.float_nodes`, gives each reason).\n";
   }
   if (!r.verified) return s.str() + "\nError not measured (--no-verify).\n";
-  s << "\nError against model.onnx on the first calibration image (SQNR of all outputs). **In-sample**: that\n"
-       "image also set the ranges, so this is a sanity check, not the model's accuracy; measure that on held-out\n"
-       "data (e.g. `edgemm eval`).\n\n";
+  s << "\nError against model.onnx on the first calibration input, preprocessed as in Calibration (SQNR of all\n"
+       "outputs). **In-sample**: that input also set the ranges, so this is a sanity check, not the model's\n"
+       "accuracy; measure that on held-out data (e.g. `edgemm eval`).\n\n";
   for (const Int8EngineCheck& c : r.verified->checks) {
     s << "- " << c.engine << ": "
       << (!c.skipped.empty()  ? "skipped (" + c.skipped + ")"
@@ -322,12 +148,6 @@ std::string int8_readme(const Int8Result& r, const TargetConvertArgs& args) {
          "--int8-method, or keep sensitive nodes in float with `edgemm quantize --scheme mixed`.\n";
   }
   return s.str();
-}
-
-/// Per-channel values given in R, G, B order, in the model's channel order.
-std::array<float, 3> model_order(std::array<float, 3> v, bool bgr) {
-  if (bgr) std::swap(v[0], v[2]);
-  return v;
 }
 
 std::string joined(const std::array<float, 3>& v, bool inverse) {
@@ -361,7 +181,8 @@ std::map<std::string, std::string> placeholder_values(const ValueInfo& input, co
           {"calib_count", std::to_string(calib_count)},
           {"quantize", quantize ? "True" : "False"},
           {"quantize_flag", quantize ? "1" : "0"},
-          {"rgb2bgr", args.bgr ? "True" : "False"}};
+          {"rgb2bgr", args.bgr ? "True" : "False"},
+          {"input_color", args.bgr ? "bgr" : "rgb"}};
 }
 
 Expected<std::string> read_template(const targets::RecipeTemplate& t) {
@@ -389,13 +210,17 @@ std::string readme(const TargetConvertArgs& args, const targets::PlatformProfile
     << "## Rewrites applied to model.onnx\n\n";
   for (const std::string& step : plan.steps) s << "- " << step << "\n";
   s << "\n## NPU eligibility (edgemm inspect --target " << profile.name << ")\n\n"
-    << "| | NPU-eligible nodes | CPU fallback nodes | NPU / CPU partitions | crossing tensors "
-       "|\n|---|---|---|---|---|\n";
+    << "| | NPU-eligible nodes | CPU fallback nodes | support unknown | NPU / CPU / unknown partitions | "
+       "NPU<->CPU tensors |\n|---|---|---|---|---|---|\n";
   for (const auto* r : {&before, &after}) {
+    using targets::Placement;
     s << "| " << (r == &before ? "input model" : "model.onnx") << " | " << r->npu_nodes << " | " << r->cpu_nodes
-      << " | " << r->partition_count(true) << " / " << r->partition_count(false) << " | " << r->crossings.size()
-      << " |\n";
+      << " | " << r->unknown_nodes << " | " << r->partition_count(Placement::kNpu) << " / "
+      << r->partition_count(Placement::kCpu) << " / " << r->partition_count(Placement::kUnknown) << " | "
+      << r->crossing_count(true) << " |\n";
   }
+  s << "\n\"Support unknown\": the documentation cited in the profile does not say whether the converter takes "
+       "these nodes; they are counted neither as NPU nor as CPU.\n";
   s << "\nPer-node reasons: `report.json` (`after.nodes`).\n\n## Verification\n\n";
   if (!verified) s << "Skipped (--no-verify).\n";
   for (const EngineCheck& c : verified ? verified->checks : std::vector<EngineCheck>{}) {
@@ -409,19 +234,24 @@ std::string readme(const TargetConvertArgs& args, const targets::PlatformProfile
   }
   s << "\n## Calibration\n\n"
     << "Input normalization in the recipe: mean " << joined(args.mean, false) << ", std " << joined(args.std, false)
-    << " (RGB, 0-255 units)"
+    << " (R, G, B order, 0-255 units; the model takes " << (args.bgr ? "B, G, R" : "R, G, B") << ")"
     << (args.normalization_given ? ""
                                  : ": the defaults (raw pixels), as no --mean/--std was given; set them to the model's")
     << ".\n\n";
+  if (calibrates(args, recipe)) {
+    s << "Preprocessing of the calibration inputs: " << preprocessing_text(args, graph.inputs.front()) << ".\n\n";
+  }
   if (calib.written == 0) {
     s << (recipe.calibration.format == "none" ? "None: the " + recipe.target + " recipe takes no calibration files"
                                               : std::string("None written: no --calib given"))
       << "; the recipe builds without quantization.\n";
   } else {
-    s << calib.written << " samples in `" << recipe.calibration.dir << "/` (" << recipe.calibration.format
-      << (recipe.calibration.layout.empty() ? "" : ", " + recipe.calibration.layout)
+    s << calib.written << " samples from " << calib.images << " images in `" << recipe.calibration.dir << "/` ("
+      << recipe.calibration.format << (recipe.calibration.layout.empty() ? "" : ", " + recipe.calibration.layout)
+      << ", " << sample_color(recipe.calibration, args.bgr)
       << (recipe.calibration.list_file.empty() ? "" : ", listed in `" + recipe.calibration.list_file + "`") << "), "
-      << calib.skipped.size() << " images skipped (undecodable).\n";
+      << calib.skipped.size() << " images skipped" << (calib.skipped.empty() ? ".\n" : ":\n\n");
+    for (const std::string& skipped : calib.skipped) s << "- " << skipped << "\n";
   }
   if (graph.inputs.size() > 1) {
     s << "\n**The recipe configures only the first input, `" << graph.inputs.front().name << "`**; this model has "
@@ -457,7 +287,7 @@ Status check_calibration_input(const ir::Graph& g, const ValueInfo& input, const
                       " but the recipe writes " + f.layout + " samples and declares " + f.layout +
                       " to the converter: export the model with an " + f.layout + " input");
   }
-  if (args.bgr && f.format == "raw_uint8") {
+  if (args.bgr && f.format == "raw_uint8" && f.color != "model") {
     return Status(StatusCode::kInvalidArgument,
                   "--bgr: this recipe's converter reads " + (f.color.empty() ? std::string("RGB") : f.color) +
                       " pixels and normalizes them itself; its channel order is set in the recipe, not by edgemm");
@@ -518,8 +348,21 @@ Status check_recipe_inputs(const ir::Graph& g, const TargetConvertArgs& args, co
       return Status(StatusCode::kInvalidArgument, "--int8 calibrates on --calib images: give --calib DIR");
     EDGEMM_RETURN_IF_ERROR(quant::parse_method(args.int8_method).status());
   }
-  if (!args.calib.empty() && (recipe.calibration.format != "none" || args.int8))
+  if (!args.stage.empty() && args.calib.empty()) {
+    return Status(StatusCode::kInvalidArgument,
+                  "--stage makes the calibration samples from --calib images through the OCR pipeline: give --calib "
+                  "DIR");
+  }
+  if (calibrates(args, recipe)) {
     EDGEMM_RETURN_IF_ERROR(check_calibration_input(g, input, args, recipe.calibration));
+    if (!args.normalization_given) {
+      return Status(StatusCode::kInvalidArgument,
+                    "--calib: the calibration samples and the recipe need the model's input normalization: give "
+                    "--mean and --std (R, G, B, 0-255 units; --mean 0,0,0 --std 1,1,1 for a model that takes raw "
+                    "pixels, --bgr for a model that takes B, G, R), or --stage ocr-det|ocr-cls|ocr-rec for a PP-OCR "
+                    "model (the OCR pipeline's own preprocessing)");
+    }
+  }
   for (const targets::RecipeTemplate& t : recipe.templates) {
     EDGEMM_RETURN_IF_ERROR(render(t, placeholder_values(input, args, recipe.calibration, 0)).status());
   }
@@ -596,12 +439,20 @@ Expected<int> write_folder(const TargetConvertArgs& args, Prepared& p, const Ver
     EDGEMM_ASSIGN_OR_RETURN(verified, verify_conversion(args.model, converted, *verify));
   }
   const ValueInfo& input = written.graph.inputs.front();
-  if (!args.calib.empty() && !args.normalization_given) {
-    std::cerr << "edgemm convert: warning: no --mean/--std: the recipe and calibration samples assume the model takes "
-                 "raw 0-255 pixels (mean 0, std 1)"
-              << std::endl;
+  InputGeometry geometry;
+  quant::FeedSource source;
+  if (calibrates(args, recipe)) {
+    EDGEMM_ASSIGN_OR_RETURN(geometry, input_geometry(input));
+    EDGEMM_ASSIGN_OR_RETURN(source, model_feed_source(args, geometry, input.name, converted));
+    if (args.stage.empty()) {
+      std::cerr << "edgemm convert: warning: calibration preprocessing " << preprocessing_text(args, input)
+                << "; if the model's own preprocessing differs (letterbox, crop, padding) the calibration does not "
+                   "see what inference sees (PP-OCR models: --stage ocr-det|ocr-cls|ocr-rec)"
+                << std::endl;
+    }
   }
-  EDGEMM_ASSIGN_OR_RETURN(CalibrationResult calib, write_calibration(args, recipe.calibration, p.chosen, input, out));
+  EDGEMM_ASSIGN_OR_RETURN(CalibrationResult calib,
+                          write_calibration(args, recipe.calibration, p.chosen, geometry, input, source, out));
   const auto values = placeholder_values(input, args, recipe.calibration, calib.written);
   targets::Recipe shown = recipe;  // the README quotes the recipe's notes filled in
   for (std::string& note : shown.unknown) {
@@ -614,14 +465,14 @@ Expected<int> write_folder(const TargetConvertArgs& args, Prepared& p, const Ver
   std::optional<Int8Result> int8;
   if (args.int8) {
     std::cerr << "edgemm convert: quantizing to int8 QDQ..." << std::endl;
-    EDGEMM_ASSIGN_OR_RETURN(int8, write_int8(args, profile, recipe, p.chosen, converted, out, verify));
+    EDGEMM_ASSIGN_OR_RETURN(int8, write_int8(args, profile, p.chosen, source, converted, out, verify));
   }
   EDGEMM_RETURN_IF_ERROR(write_text_file(
       (out / "README.md").string(), readme(args, profile, shown, plan, before, after, calib, verified, written.graph) +
                                         (int8 ? int8_readme(*int8, args) : "")));
 
   nlohmann::json j;
-  j["schema"] = "edgemm.convert_target/1";
+  j["schema"] = "edgemm.convert_target/2";
   j["model"] = args.model;
   j["output_dir"] = args.output_dir;
   j["target"] = profile.name;
@@ -632,7 +483,15 @@ Expected<int> write_folder(const TargetConvertArgs& args, Prepared& p, const Ver
   j["before"] = target_report_json(before, profile, args.model);
   j["after"] = target_report_json(after, profile, converted);
   j["verification"] = verified ? verify_json(*verified) : nlohmann::json();
-  j["calibration"] = {{"format", recipe.calibration.format}, {"written", calib.written}, {"skipped", calib.skipped}};
+  j["calibration"] = {
+      {"format", recipe.calibration.format},
+      {"color", recipe.calibration.format == "none" ? nlohmann::json()
+                                                    : nlohmann::json(sample_color(recipe.calibration, args.bgr))},
+      {"stage", args.stage.empty() ? nlohmann::json() : nlohmann::json("ocr-" + args.stage)},
+      {"preprocessing", calibrates(args, recipe) ? nlohmann::json(preprocessing_text(args, input)) : nlohmann::json()},
+      {"written", calib.written},
+      {"images", calib.images},
+      {"skipped", calib.skipped}};
   j["int8"] = int8 ? int8_json(*int8, args, profile) : nlohmann::json();
   j["files"] = nlohmann::json::array({"model.onnx", "README.md", "report.json"});
   if (int8) j["files"].push_back("model.int8.onnx");
@@ -645,10 +504,10 @@ Expected<int> write_folder(const TargetConvertArgs& args, Prepared& p, const Ver
   } else {
     std::cout << "wrote " << args.output_dir << " for " << profile.title << ":\n";
     for (const std::string& step : plan.steps) std::cout << "  " << step << "\n";
-    std::cout << "  NPU-eligible nodes: " << before.npu_nodes << " of " << before.npu_nodes + before.cpu_nodes
-              << " before, " << after.npu_nodes << " of " << after.npu_nodes + after.cpu_nodes << " after\n";
+    std::cout << "  before: " << placement_summary(before) << "\n  after:  " << placement_summary(after) << "\n";
     if (recipe.calibration.format != "none") {
-      std::cout << "  calibration samples: " << calib.written << " (" << calib.skipped.size() << " skipped)\n";
+      std::cout << "  calibration samples: " << calib.written << " from " << calib.images << " images ("
+                << calib.skipped.size() << " images skipped)\n";
     }
     if (verified) std::cout << "  verification: " << (verified->passed ? "passed" : "FAILED") << "\n";
     for (const EngineCheck& c : verified ? verified->checks : std::vector<EngineCheck>{}) {

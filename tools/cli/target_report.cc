@@ -1,5 +1,6 @@
 #include "target_report.h"
 
+#include <algorithm>
 #include <iomanip>
 #include <iostream>
 
@@ -9,8 +10,15 @@ namespace edgemm::cli {
 
 namespace {
 
+using targets::Placement;
 using targets::Reason;
 using targets::TargetReport;
+
+/// "NPU" for "npu".
+std::string upper(std::string text) {
+  std::transform(text.begin(), text.end(), text.begin(), [](unsigned char c) { return std::toupper(c); });
+  return text;
+}
 
 nlohmann::json reason_json(const Reason& r) {
   nlohmann::json j = {{"kind", targets::reason_kind_name(r.kind)}, {"text", r.text}};
@@ -18,12 +26,6 @@ nlohmann::json reason_json(const Reason& r) {
   j["source"] = r.source.empty() ? nlohmann::json() : nlohmann::json(r.source);
   j["profile_line"] = r.line > 0 ? nlohmann::json(r.line) : nlohmann::json();
   return j;
-}
-
-int64_t crossing_bytes(const TargetReport& r) {
-  int64_t total = 0;
-  for (const targets::Crossing& c : r.crossings) total += c.bytes.value_or(0);
-  return total;
 }
 
 std::string node_label(const targets::NodeVerdict& v) {
@@ -43,7 +45,7 @@ Expected<targets::PlatformProfile> load_platform(const std::string& dir, const s
 nlohmann::json target_report_json(const TargetReport& report, const targets::PlatformProfile& profile,
                                   const std::string& model) {
   nlohmann::json j;
-  j["schema"] = "edgemm.target_report/1";
+  j["schema"] = "edgemm.target_report/2";
   j["model"] = model;
   j["target"] = report.target;
   j["title"] = report.title;
@@ -54,11 +56,14 @@ nlohmann::json target_report_json(const TargetReport& report, const targets::Pla
   for (const Reason& r : report.model_issues) j["model_issues"].push_back(reason_json(r));
   j["summary"] = {{"npu_nodes", report.npu_nodes},
                   {"cpu_nodes", report.cpu_nodes},
+                  {"unknown_nodes", report.unknown_nodes},
                   {"constant_nodes", report.constant_nodes},
-                  {"npu_partitions", report.partition_count(true)},
-                  {"cpu_partitions", report.partition_count(false)},
-                  {"crossings", report.crossings.size()},
-                  {"crossing_bytes", crossing_bytes(report)}};
+                  {"npu_partitions", report.partition_count(Placement::kNpu)},
+                  {"cpu_partitions", report.partition_count(Placement::kCpu)},
+                  {"unknown_partitions", report.partition_count(Placement::kUnknown)},
+                  {"crossings", report.crossing_count(true)},
+                  {"unknown_crossings", report.crossing_count(false)},
+                  {"crossing_bytes", report.crossing_bytes()}};
   j["fixes"] = nlohmann::json::array();
   for (const auto& [fix, count] : report.fixes) j["fixes"].push_back({{"fix", fix}, {"reasons", count}});
   j["nodes"] = nlohmann::json::array();
@@ -66,9 +71,7 @@ nlohmann::json target_report_json(const TargetReport& report, const targets::Pla
     nlohmann::json n = {{"node", v.node},
                         {"op_type", v.op_type},
                         {"domain", v.domain},
-                        {"placement", v.constant ? "constant"
-                                      : v.npu    ? "npu"
-                                                 : "cpu"},
+                        {"placement", v.constant ? "constant" : targets::placement_name(v.placement)},
                         {"partition", v.partition}};
     n["reasons"] = nlohmann::json::array();
     for (const Reason& r : v.reasons) n["reasons"].push_back(reason_json(r));
@@ -77,8 +80,8 @@ nlohmann::json target_report_json(const TargetReport& report, const targets::Pla
   j["crossings"] = nlohmann::json::array();
   for (const targets::Crossing& c : report.crossings) {
     j["crossings"].push_back({{"tensor", c.tensor},
-                              {"from", c.from_npu ? "npu" : "cpu"},
-                              {"to", c.from_npu ? "cpu" : "npu"},
+                              {"from", targets::placement_name(c.from)},
+                              {"to", targets::placement_name(c.to)},
                               {"bytes", c.bytes ? nlohmann::json(*c.bytes) : nlohmann::json()}});
   }
   return j;
@@ -88,32 +91,41 @@ void print_target_report(const TargetReport& report, const targets::PlatformProf
                          const std::string& model) {
   std::cout << model << " on " << report.target << ": " << report.title << " (converter " << profile.converter
             << "; profile " << profile.path << ")\n";
-  std::cout << "  NPU-eligible: " << report.npu_nodes << " of " << report.npu_nodes + report.cpu_nodes
-            << " nodes; CPU fallback: " << report.cpu_nodes << " (" << report.constant_nodes
-            << " Constant nodes not counted)\n";
-  std::cout << "  partitions: " << report.partition_count(true) << " NPU, " << report.partition_count(false) << " CPU; "
-            << report.crossings.size() << " tensors cross NPU<->CPU";
-  if (const int64_t bytes = crossing_bytes(report); bytes > 0) {
+  std::cout << "  " << placement_summary(report) << " (" << report.constant_nodes << " Constant nodes not counted)\n";
+  std::cout << "  partitions: " << report.partition_count(Placement::kNpu) << " NPU, "
+            << report.partition_count(Placement::kCpu) << " CPU, " << report.partition_count(Placement::kUnknown)
+            << " unknown; " << report.crossing_count(true) << " tensors cross NPU<->CPU";
+  if (const int64_t bytes = report.crossing_bytes(); bytes > 0) {
     std::cout << " (" << std::fixed << std::setprecision(2) << bytes / 1048576.0 << " MiB with static shapes)";
+  }
+  if (const int unknown = report.crossing_count(false); unknown > 0) {
+    std::cout << ", " << unknown << " more to or from nodes of unknown support";
   }
   std::cout << "\n";
   for (const Reason& r : report.model_issues) {
     std::cout << "  whole model: " << r.text << " [fix: " << r.fix << "] (" << r.source << ")\n";
   }
-  if (report.cpu_nodes > 0) std::cout << "  CPU fallbacks:\n";
-  for (const targets::NodeVerdict& v : report.nodes) {
-    if (v.npu || v.constant) continue;
-    std::cout << "    " << node_label(v) << "\n";
-    for (const Reason& r : v.reasons) {
-      std::cout << "      " << targets::reason_kind_name(r.kind) << ": " << r.text;
-      if (!r.fix.empty()) std::cout << " [fix: " << r.fix << "]";
-      if (r.line > 0) std::cout << " (profile line " << r.line << ")";
-      std::cout << "\n";
+  for (const Placement placement : {Placement::kCpu, Placement::kUnknown}) {
+    const int count = placement == Placement::kCpu ? report.cpu_nodes : report.unknown_nodes;
+    if (count > 0) {
+      std::cout << (placement == Placement::kCpu ? "  CPU fallbacks:\n"
+                                                 : "  support unknown (the documentation does not say):\n");
+    }
+    for (const targets::NodeVerdict& v : report.nodes) {
+      if (v.constant || v.placement != placement) continue;
+      std::cout << "    " << node_label(v) << "\n";
+      for (const Reason& r : v.reasons) {
+        std::cout << "      " << targets::reason_kind_name(r.kind) << ": " << r.text;
+        if (!r.fix.empty()) std::cout << " [fix: " << r.fix << "]";
+        if (r.line > 0) std::cout << " (profile line " << r.line << ")";
+        std::cout << "\n";
+      }
     }
   }
   if (!report.crossings.empty()) std::cout << "  crossing tensors:\n";
   for (const targets::Crossing& c : report.crossings) {
-    std::cout << "    " << c.tensor << " " << (c.from_npu ? "NPU->CPU" : "CPU->NPU");
+    std::cout << "    " << c.tensor << " " << upper(targets::placement_name(c.from)) << "->"
+              << upper(targets::placement_name(c.to));
     if (c.bytes) std::cout << " " << *c.bytes << " bytes";
     std::cout << "\n";
   }
@@ -121,6 +133,13 @@ void print_target_report(const TargetReport& report, const targets::PlatformProf
             << "):" << (report.fixes.empty() ? " none" : "") << "\n";
   for (const auto& [fix, count] : report.fixes) std::cout << "    " << fix << ": " << count << "\n";
   std::cout << "  No NPU was run: verdicts encode the vendor documentation cited in the profile.\n";
+}
+
+std::string placement_summary(const TargetReport& report) {
+  const int total = report.npu_nodes + report.cpu_nodes + report.unknown_nodes;
+  return "NPU-eligible: " + std::to_string(report.npu_nodes) + " of " + std::to_string(total) +
+         " nodes; CPU fallback: " + std::to_string(report.cpu_nodes) +
+         "; support unknown: " + std::to_string(report.unknown_nodes);
 }
 
 }  // namespace edgemm::cli

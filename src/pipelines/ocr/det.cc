@@ -10,9 +10,6 @@
 namespace edgemm::ocr {
 namespace {
 
-constexpr std::array<float, 3> kDetMean = {0.485f, 0.456f, 0.406f};
-constexpr std::array<float, 3> kDetStd = {0.229f, 0.224f, 0.225f};
-
 double polygon_area(const Quad& quad) {
   double twice = 0;
   for (int i = 0; i < 4; ++i) {

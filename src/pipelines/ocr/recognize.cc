@@ -10,9 +10,6 @@
 namespace edgemm::ocr {
 namespace {
 
-constexpr std::array<float, 3> kLineMean = {0.5f, 0.5f, 0.5f};
-constexpr std::array<float, 3> kLineStd = {0.5f, 0.5f, 0.5f};
-
 double aspect_ratio(const cv::Mat& crop) { return static_cast<double>(crop.cols) / crop.rows; }
 
 }  // namespace

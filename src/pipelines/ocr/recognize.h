@@ -4,6 +4,7 @@
 /// tools/infer/predict_cls.py) and CTC text recognition (PP-OCRv4 SVTR_LCNet rec,
 /// tools/infer/predict_rec.py). Crops are 8-bit BGR images from crop_text_region().
 
+#include <array>
 #include <opencv2/core.hpp>
 #include <string>
 #include <vector>
@@ -19,6 +20,9 @@ inline constexpr int kLineHeight = 48;
 inline constexpr int kClsWidth = 192;
 /// Smallest recognizer input width (PP-OCRv4 rec_image_shape 3,48,320).
 inline constexpr int kRecMinWidth = 320;
+/// cls and rec input normalization, (pixel / 255 - mean) / std on every channel: to [-1, 1].
+inline constexpr std::array<float, 3> kLineMean = {0.5f, 0.5f, 0.5f};
+inline constexpr std::array<float, 3> kLineStd = {0.5f, 0.5f, 0.5f};
 
 /// Extents a model's first input fixes ([N, C, H, W]); 0 where the axis is symbolic.
 struct FixedGeometry {
