@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <sstream>
 
+#include "ir/memory_estimate.h"
 #include "ir/onnx_import.h"
 
 namespace edgemm::bench {
@@ -149,6 +150,13 @@ Expected<std::vector<BenchPoint>> bench_model(const ModelBenchOptions& options) 
   const std::vector<ValueInfo> declared = model.graph.inputs;
   std::vector<int64_t> sweep_values = options.sweep.values;
   if (options.sweep.key.empty()) sweep_values = {0};
+  for (int64_t value : sweep_values) {  // every point's shapes, before anything is measured
+    InputSpec spec = options.inputs;
+    if (!options.sweep.key.empty()) {
+      EDGEMM_ASSIGN_OR_RETURN(spec, apply_sweep(declared, options.inputs, options.sweep.key, value));
+    }
+    EDGEMM_RETURN_IF_ERROR(ir::check_shapes_fit_memory(options.model, spec.shapes));
+  }
   const int count = static_cast<int>(sweep_values.size() * options.threads.size());
   std::vector<BenchPoint> points;
   for (int64_t value : sweep_values) {

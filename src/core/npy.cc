@@ -4,6 +4,8 @@
 #include <fstream>
 #include <sstream>
 
+#include "core/atomic_file.h"
+
 namespace edgemm {
 
 namespace {
@@ -13,10 +15,9 @@ struct DescrEntry {
   DataType dtype;
 };
 constexpr DescrEntry kDescrs[] = {
-    {"<f4", DataType::kFloat32}, {"<f8", DataType::kFloat64}, {"<f2", DataType::kFloat16},
-    {"|i1", DataType::kInt8},    {"<i2", DataType::kInt16},   {"<i4", DataType::kInt32},
-    {"<i8", DataType::kInt64},   {"|u1", DataType::kUInt8},   {"<u2", DataType::kUInt16},
-    {"<u4", DataType::kUInt32},  {"<u8", DataType::kUInt64},  {"|b1", DataType::kBool},
+    {"<f4", DataType::kFloat32}, {"<f8", DataType::kFloat64}, {"<f2", DataType::kFloat16}, {"|i1", DataType::kInt8},
+    {"<i2", DataType::kInt16},   {"<i4", DataType::kInt32},   {"<i8", DataType::kInt64},   {"|u1", DataType::kUInt8},
+    {"<u2", DataType::kUInt16},  {"<u4", DataType::kUInt32},  {"<u8", DataType::kUInt64},  {"|b1", DataType::kBool},
 };
 
 Status bad(const std::string& path, const std::string& why) {
@@ -43,6 +44,10 @@ std::string dict_value(const std::string& header, const std::string& key) {
 }  // namespace
 
 Expected<Tensor> read_npy(const std::string& path) {
+  if (path == "-") {
+    return make_error(StatusCode::kInvalidArgument,
+                      "a .npy tensor cannot be read from standard input ('-'): give a file");
+  }
   std::ifstream in(path, std::ios::binary);
   if (!in) return make_error(StatusCode::kIo, "cannot open '" + path + "'");
   char magic[8] = {};
@@ -114,16 +119,14 @@ Status write_npy(const std::string& path, const Tensor& tensor) {
   const size_t total = 10 + header.size() + 1;
   header.append((64 - total % 64) % 64, ' ');
   header += '\n';
-  std::ofstream out(path, std::ios::binary);
-  if (!out) return make_error(StatusCode::kIo, "cannot write '" + path + "'");
+  EDGEMM_ASSIGN_OR_RETURN(AtomicFile out, AtomicFile::create(path));
   out.write("\x93NUMPY\x01\x00", 8);
   const uint16_t len = static_cast<uint16_t>(header.size());
   const char len_bytes[2] = {static_cast<char>(len & 0xff), static_cast<char>(len >> 8)};
   out.write(len_bytes, 2);
-  out << header;
-  out.write(static_cast<const char*>(tensor.raw_data()), static_cast<std::streamsize>(tensor.byte_size()));
-  if (!out) return make_error(StatusCode::kIo, "failed writing '" + path + "'");
-  return Status::ok();
+  out.write(header);
+  out.write(tensor.raw_data(), tensor.byte_size());
+  return out.commit();
 }
 
 }  // namespace edgemm

@@ -4,12 +4,12 @@
 
 #include <algorithm>
 #include <bit>
-#include <cerrno>
 #include <climits>
-#include <cstring>
 #include <filesystem>
-#include <fstream>
+#include <optional>
 #include <vector>
+
+#include "core/atomic_file.h"
 
 namespace edgemm::ir {
 
@@ -218,39 +218,30 @@ void collect_tensors(onnx::GraphProto& graph, std::vector<onnx::TensorProto*>& o
   }
 }
 
-/// kIo naming `path`, with the reason the failed stream operation left in errno.
-Status io_error(const std::string& what, const std::string& path) {
-  const int error = errno;
-  return make_error(StatusCode::kIo, "cannot write " + what + " '" + path +
-                                         "': " + (error != 0 ? std::strerror(error) : "the write failed"));
-}
-
 void add_entry(onnx::TensorProto* tensor, const std::string& key, const std::string& value) {
   auto* entry = tensor->add_external_data();
   entry->set_key(key);
   entry->set_value(value);
 }
 
-/// Moves the raw_data of tensors of at least `threshold` bytes to `data_path` (location
-/// `location`, relative to the model's folder). Creates the file only when a tensor qualifies;
-/// returns whether it did.
-Expected<bool> move_to_external_data(onnx::ModelProto& proto, const std::string& data_path, const std::string& location,
-                                     int64_t threshold) {
+/// Moves the raw_data of tensors of at least `threshold` bytes to a temporary of `data_path`
+/// (location `location`, relative to the model's folder), returned uncommitted; std::nullopt
+/// (and no file) when no tensor qualifies.
+Expected<std::optional<AtomicFile>> move_to_external_data(onnx::ModelProto& proto, const std::string& data_path,
+                                                          const std::string& location, int64_t threshold) {
   std::vector<onnx::TensorProto*> tensors;
   collect_tensors(*proto.mutable_graph(), tensors);
   std::erase_if(tensors,
                 [&](const onnx::TensorProto* t) { return static_cast<int64_t>(t->raw_data().size()) < threshold; });
-  if (tensors.empty()) return false;
-  errno = 0;
-  std::ofstream out(data_path, std::ios::binary | std::ios::trunc);
-  if (!out) return io_error("external data file", data_path);
+  if (tensors.empty()) return std::optional<AtomicFile>();
+  EDGEMM_ASSIGN_OR_RETURN(AtomicFile out, AtomicFile::create(data_path));
   int64_t offset = 0;
   const std::string padding(kExternalDataAlignment, '\0');
   for (onnx::TensorProto* tensor : tensors) {
     const int64_t pad = (kExternalDataAlignment - offset % kExternalDataAlignment) % kExternalDataAlignment;
     const std::string& raw = tensor->raw_data();
-    out.write(padding.data(), pad);
-    out.write(raw.data(), static_cast<std::streamsize>(raw.size()));
+    out.write(padding.data(), static_cast<size_t>(pad));
+    out.write(raw);
     offset += pad;
     add_entry(tensor, "location", location);
     add_entry(tensor, "offset", std::to_string(offset));
@@ -259,20 +250,7 @@ Expected<bool> move_to_external_data(onnx::ModelProto& proto, const std::string&
     tensor->set_data_location(onnx::TensorProto::EXTERNAL);
     tensor->clear_raw_data();
   }
-  out.close();
-  if (!out) return io_error("external data file", data_path);
-  return true;
-}
-
-Status write_model_file(const onnx::ModelProto& proto, const std::string& path) {
-  EDGEMM_ASSIGN_OR_RETURN(std::string bytes, serialize(proto));
-  errno = 0;
-  std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  if (!out) return io_error("ONNX model", path);
-  out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
-  out.close();
-  if (!out) return io_error("ONNX model", path);
-  return Status::ok();
+  return std::optional<AtomicFile>(std::move(out));
 }
 
 }  // namespace
@@ -289,17 +267,22 @@ Status export_onnx_file(const Model& model, const std::string& path, const Expor
                                                         " is negative (0 writes every tensor inline)");
   }
   EDGEMM_ASSIGN_OR_RETURN(onnx::ModelProto proto, model_to_proto(model));
-  const std::string data_path = path + ".data";
-  bool wrote_data = false;
+  std::optional<AtomicFile> data;
   if (options.external_data_threshold > 0) {
     const std::string location = fs::path(path).filename().string() + ".data";
-    EDGEMM_ASSIGN_OR_RETURN(wrote_data,
-                            move_to_external_data(proto, data_path, location, options.external_data_threshold));
+    EDGEMM_ASSIGN_OR_RETURN(data,
+                            move_to_external_data(proto, path + ".data", location, options.external_data_threshold));
   }
-  const Status written = write_model_file(proto, path);
-  if (!written.is_ok() && wrote_data) {
+  EDGEMM_ASSIGN_OR_RETURN(std::string bytes, serialize(proto));
+  EDGEMM_ASSIGN_OR_RETURN(AtomicFile file, AtomicFile::create(path));
+  file.write(bytes);
+  // The data file and the model that points into it are renamed together: a signal waits.
+  auto lock = lock_outputs();
+  if (data) EDGEMM_RETURN_IF_ERROR(data->commit());
+  const Status written = file.commit();
+  if (!written.is_ok() && data) {
     std::error_code ec;
-    fs::remove(data_path, ec);  // a data file without its model is of no use
+    fs::remove(path + ".data", ec);  // a data file without its model is of no use
   }
   return written;
 }

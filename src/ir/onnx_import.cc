@@ -501,6 +501,11 @@ Expected<Model> import_onnx_bytes(const std::string& bytes, const std::string& b
 }
 
 Expected<Model> import_onnx_file(const std::string& path, const ImportOptions& options) {
+  if (path == "-") {
+    return Status(StatusCode::kInvalidArgument,
+                  "a model cannot be read from standard input ('-'): give its file path (external data is found "
+                  "beside it)");
+  }
   EDGEMM_ASSIGN_OR_RETURN(std::string bytes, read_file(path, "model"));
   std::string base = fs::path(path).parent_path().string();
   if (base.empty()) base = ".";

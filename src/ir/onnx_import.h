@@ -26,7 +26,8 @@ struct ImportOptions {
 
 /// Reads and converts a model file. External data is resolved relative to the model's folder;
 /// a `location` that is absolute or climbs out of that folder (`..`) is refused.
-/// Errors: kIo (unreadable model or data file), kInvalidModel (not a ModelProto, checker
+/// Errors: kInvalidArgument for "-" (standard input: a model is read by path, with its external
+/// data beside it), kIo (unreadable model or data file), kInvalidModel (not a ModelProto, checker
 /// failure, data ranges outside the file, inconsistent tensors), kUnsupported (opset outside
 /// 7–17 for the default domain, string tensors).
 Expected<Model> import_onnx_file(const std::string& path, const ImportOptions& options = {});

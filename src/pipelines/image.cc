@@ -1,16 +1,25 @@
 #include "pipelines/image.h"
 
+#include <unistd.h>
+
 #include <algorithm>
+#include <cerrno>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <mutex>
 #include <opencv2/imgcodecs.hpp>
 #include <opencv2/imgproc.hpp>
+#include <optional>
 #include <vector>
 
 #include "pipelines/jpeg_check.h"
 
 namespace edgemm::pipelines {
 namespace {
+
+/// Most bytes read from standard input for one image (an endless pipe is refused, not buffered).
+constexpr size_t kMaxStandardInputBytes = size_t{1} << 31;
 
 Status check_pixel_count(int64_t width, int64_t height, const std::string& what) {
   if (width <= 0 || height <= 0) {
@@ -118,9 +127,9 @@ bool jpeg_has_end_marker(const std::vector<uint8_t>& bytes) {
   return false;
 }
 
-}  // namespace
-
-Expected<cv::Mat> read_image_bgr(const std::string& path, Alpha alpha) {
+/// The bytes of an image file. Errors: kIo (missing, a directory, unreadable),
+/// kInvalidArgument (a pipe, device or socket: it could block or never end).
+Expected<std::vector<uint8_t>> read_file_bytes(const std::string& path) {
   std::error_code ec;
   const std::filesystem::file_status status = std::filesystem::status(path, ec);
   if (status.type() == std::filesystem::file_type::not_found) {
@@ -130,7 +139,6 @@ Expected<cv::Mat> read_image_bgr(const std::string& path, Alpha alpha) {
     return Status(StatusCode::kIo, "image '" + path + "' is a directory");
   }
   if (!ec && status.type() != std::filesystem::file_type::regular) {
-    // A FIFO or device would block or never end; images are files.
     return Status(StatusCode::kInvalidArgument, "image '" + path + "' is not a regular file (pipe, device or socket)");
   }
   std::ifstream file(path, std::ios::binary | std::ios::ate);
@@ -140,32 +148,109 @@ Expected<cv::Mat> read_image_bgr(const std::string& path, Alpha alpha) {
   if (!file.read(reinterpret_cast<char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()))) {
     return Status(StatusCode::kIo, "cannot read image '" + path + "'");
   }
-  if (bytes.empty()) return Status(StatusCode::kInvalidArgument, "image '" + path + "' is an empty (zero-byte) file");
+  return bytes;
+}
+
+/// Standard input to its end, read on the first call and kept: an image given as "-" is read
+/// again by `ocr --draw`. Errors: kInvalidArgument when standard input is a terminal (nothing
+/// was piped in), kIo when reading fails.
+Expected<std::vector<uint8_t>> standard_input_bytes() {
+  static std::mutex mutex;
+  static std::optional<Expected<std::vector<uint8_t>>> cached;
+  std::lock_guard<std::mutex> lock(mutex);
+  if (cached) return *cached;
+  if (isatty(STDIN_FILENO) == 1) {
+    return Status(StatusCode::kInvalidArgument,
+                  "the image '-' is read from standard input, which is a terminal: pipe or redirect an image into it");
+  }
+  std::vector<uint8_t> bytes;
+  uint8_t buffer[1 << 16];
+  for (;;) {
+    const ssize_t n = ::read(STDIN_FILENO, buffer, sizeof buffer);
+    if (n == 0) break;
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) {
+      cached =
+          Status(StatusCode::kIo, std::string("cannot read the image from standard input: ") + std::strerror(errno));
+      return *cached;
+    }
+    if (bytes.size() + static_cast<size_t>(n) > kMaxStandardInputBytes) {
+      cached = Status(StatusCode::kInvalidArgument, "the image on standard input is larger than " +
+                                                        std::to_string(kMaxStandardInputBytes) + " bytes");
+      return *cached;
+    }
+    bytes.insert(bytes.end(), buffer, buffer + n);
+  }
+  cached = bytes;
+  return *cached;
+}
+
+bool is_png(const std::vector<uint8_t>& b) {
+  static constexpr uint8_t kPng[8] = {0x89, 'P', 'N', 'G', '\r', '\n', 0x1a, '\n'};
+  return b.size() >= 8 && std::equal(kPng, kPng + 8, b.begin());
+}
+
+/// The PNG without the ancillary chunks OpenCV's decoder does not use (color profiles, text,
+/// times, physical size ...), whose oddities libpng reports as warnings on stderr ("iCCP: known
+/// incorrect sRGB profile") although the pixels decode correctly. Critical chunks (IHDR, PLTE,
+/// IDAT, IEND, any unknown uppercase one) and tRNS (transparency, which makes the alpha channel)
+/// are kept, so a damaged image still fails to decode. The walk stops at a chunk whose length
+/// runs past the data, leaving the rest to libpng (PNG 1.2 spec, sections 3.2-3.3: a chunk is
+/// length, type, data, CRC; bit 5 of the type's first byte set = ancillary).
+std::vector<uint8_t> without_unused_png_chunks(const std::vector<uint8_t>& b) {
+  std::vector<uint8_t> out(b.begin(), b.begin() + 8);
+  size_t at = 8;
+  while (at + 12 <= b.size()) {
+    const size_t length = big_endian(b, at, 4);
+    if (length > b.size() - at - 12) break;
+    const bool ancillary = (b[at + 4] & 0x20) != 0;
+    const bool transparency = std::equal(b.begin() + at + 4, b.begin() + at + 8, "tRNS");
+    if (!ancillary || transparency) out.insert(out.end(), b.begin() + at, b.begin() + at + 12 + length);
+    at += 12 + length;
+  }
+  out.insert(out.end(), b.begin() + at, b.end());
+  return out;
+}
+
+}  // namespace
+
+Expected<cv::Mat> read_image_bgr(const std::string& path, Alpha alpha) {
+  std::vector<uint8_t> bytes;
+  if (path == "-") {
+    EDGEMM_ASSIGN_OR_RETURN(bytes, standard_input_bytes());
+  } else {
+    EDGEMM_ASSIGN_OR_RETURN(bytes, read_file_bytes(path));
+  }
+  const std::string what = path == "-" ? "image on standard input" : "image '" + path + "'";
+  if (bytes.empty()) {
+    return Status(StatusCode::kInvalidArgument, what + (path == "-" ? " is empty" : " is an empty (zero-byte) file"));
+  }
   if (const auto [width, height] = declared_size(bytes); width * height > kMaxImagePixels) {
-    EDGEMM_RETURN_IF_ERROR(check_pixel_count(width, height, "image '" + path + "'"));
+    EDGEMM_RETURN_IF_ERROR(check_pixel_count(width, height, what));
   }
   const bool jpeg = bytes.size() > 2 && bytes[0] == 0xFF && bytes[1] == 0xD8;
   if (jpeg && !jpeg_has_end_marker(bytes)) {
     return Status(StatusCode::kInvalidArgument,
-                  "image '" + path + "' is a truncated or corrupt JPEG: its last scan has no end-of-image marker");
+                  what + " is a truncated or corrupt JPEG: its last scan has no end-of-image marker");
   }
-  if (jpeg) EDGEMM_RETURN_IF_ERROR(check_jpeg_data(bytes, "image '" + path + "'"));
+  if (jpeg) EDGEMM_RETURN_IF_ERROR(check_jpeg_data(bytes, what));
+  if (is_png(bytes)) bytes = without_unused_png_chunks(bytes);
   cv::Mat decoded;
   try {
     // JPEG has no alpha and may carry an EXIF orientation, which IMREAD_COLOR applies (phones
     // store portrait photos sideways); everything else is decoded as stored, alpha included.
     decoded = cv::imdecode(bytes, jpeg ? cv::IMREAD_COLOR : cv::IMREAD_UNCHANGED);
   } catch (const cv::Exception& e) {
-    return Status(StatusCode::kInvalidArgument, "cannot decode image '" + path + "': " + e.what());
+    return Status(StatusCode::kInvalidArgument, "cannot decode " + what + ": " + e.what());
   }
   if (decoded.empty()) {
     return Status(StatusCode::kInvalidArgument,
-                  "cannot decode image '" + path + "': not an image format OpenCV reads, or corrupt data");
+                  "cannot decode " + what + ": not an image format OpenCV reads, or corrupt data");
   }
-  EDGEMM_RETURN_IF_ERROR(check_pixel_count(decoded.cols, decoded.rows, "image '" + path + "'"));
+  EDGEMM_RETURN_IF_ERROR(check_pixel_count(decoded.cols, decoded.rows, what));
   if (decoded.channels() != 1 && decoded.channels() != 3 && decoded.channels() != 4) {
     return Status(StatusCode::kInvalidArgument,
-                  "image '" + path + "' has " + std::to_string(decoded.channels()) + " channels; expected 1, 3 or 4");
+                  what + " has " + std::to_string(decoded.channels()) + " channels; expected 1, 3 or 4");
   }
   return to_bgr8(decoded, alpha);
 }

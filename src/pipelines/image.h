@@ -18,12 +18,17 @@ namespace edgemm::pipelines {
 /// refused before decoding so a hostile header cannot make us allocate gigabytes.
 inline constexpr int64_t kMaxImagePixels = int64_t{1} << 28;
 
-/// Reads and decodes an image file into an 8-bit, 3-channel BGR matrix.
+/// Reads and decodes an image file into an 8-bit, 3-channel BGR matrix; the path "-" reads
+/// standard input (to its end, at most 2 GiB; read once, later calls get the same bytes).
+/// PNG ancillary chunks other than tRNS are dropped before decoding (libpng's warnings about
+/// them, e.g. "iCCP: known incorrect sRGB profile", would go to stderr; they do not change the
+/// pixels OpenCV decodes).
 /// Gray is expanded to BGR, 16-bit samples are scaled to 8 bits (v / 257), an alpha channel is
 /// composited onto white, or onto black when the visible pixels are mostly light (white text
 /// on a transparent background), and a JPEG's EXIF orientation is applied. Multi-page files
 /// give their first page.
-/// Errors: kIo (missing or unreadable file, directory), kInvalidArgument (zero-byte file, not a
+/// Errors: kIo (missing or unreadable file, directory), kInvalidArgument (standard input that is
+/// a terminal, zero-byte file, not a
 /// regular file, data OpenCV cannot decode, a truncated or corrupt JPEG (check_jpeg_data), more
 /// than kMaxImagePixels pixels), naming the path.
 /// With `alpha` kDrop the alpha channel is discarded instead (what transformers.js' RawImage.rgb()

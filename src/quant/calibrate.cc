@@ -81,6 +81,8 @@ Expected<CalibrationResult> observe(const ir::Model& model, const std::vector<st
   CalibrationResult result;
   for (size_t s = 0; s < samples.size(); ++s) {
     Expected<std::vector<Feed>> feeds = source(samples[s]);
+    // A sample the source cannot read is skipped; running out of memory stops the calibration.
+    if (!feeds && feeds.status().code() == StatusCode::kOutOfMemory) return feeds.status();
     if (!feeds) {
       ++result.samples_skipped;
       if (result.skipped.size() < 10) result.skipped.push_back(samples[s].path + ": " + feeds.status().message());

@@ -25,7 +25,8 @@ using Feed = std::vector<std::pair<std::string, Tensor>>;
 
 /// The runs one sample stands for (e.g. one det input per image; one rec input per text-line
 /// batch of the image), built by the same preprocessing as inference. An error skips the sample
-/// (counted and reported), e.g. an image that does not decode.
+/// (counted and reported), e.g. an image that does not decode; kOutOfMemory (a sample whose
+/// shapes cannot fit, ir::check_shapes_fit_memory) stops the calibration with that error.
 using FeedSource = std::function<Expected<std::vector<Feed>>(const CalibrationSample&)>;
 
 /// Settings of a calibration run.
@@ -64,7 +65,8 @@ Expected<CalibrationResult> observe(const ir::Model& model, const std::vector<st
 /// and adds each of `values` (float32 tensors) to its histogram. The model is compiled with
 /// edgemm's passes, which keep every graph output's value.
 /// Errors: kInvalidArgument when a value is not in the graph or not float32 at run time, when
-/// every sample was skipped (the message gives the first reasons); errors of the model's runs
+/// every sample was skipped (the message gives the first reasons); kOutOfMemory from the source;
+/// errors of the model's runs
 /// (a feed the model refuses is a setup error, not a bad sample).
 Expected<CalibrationResult> calibrate(const ir::Model& model, const std::vector<std::string>& values,
                                       const std::vector<CalibrationSample>& samples, const FeedSource& source,

@@ -6,6 +6,8 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
+#include "core/atomic_file.h"
+
 namespace edgemm::quant {
 
 namespace {
@@ -22,11 +24,7 @@ Status write_histograms(const std::string& path, const std::map<std::string, Ten
                      {"max", h.max()}, {"non_finite", h.non_finite()}, {"bins", h.bins()}};
   }
   const nlohmann::json j = {{"format", kFormat}, {"version", kVersion}, {"tensors", tensors}};
-  std::ofstream out(path);
-  out << j.dump() << "\n";
-  out.close();
-  if (!out) return Status(StatusCode::kIo, "cannot write histograms to '" + path + "'");
-  return Status::ok();
+  return write_file_atomically(path, j.dump() + "\n");
 }
 
 Expected<std::map<std::string, TensorHistogram>> read_histograms(const std::string& path) {

@@ -9,13 +9,13 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
-#include <fstream>
 #include <map>
 #include <mutex>
 #include <unordered_map>
 
 #include "backends/backend.h"
 #include "backends/partition.h"
+#include "core/atomic_file.h"
 #include "ir/onnx_import.h"
 #include "kernels/cpu/matmul_panels.h"
 #include "kernels/cpu_features.h"
@@ -443,10 +443,7 @@ class NativeInferencer final : public Inferencer {
 
   Status write_profile(const runtime::Profiler& profiler) const {
     std::lock_guard<std::mutex> lock(mutex_);
-    std::ofstream out(config_.profile_path);
-    out << runtime::chrome_trace_json(profiler.events());
-    if (!out) return make_error(StatusCode::kIo, "cannot write the profile to '" + config_.profile_path + "'");
-    return Status::ok();
+    return write_file_atomically(config_.profile_path, runtime::chrome_trace_json(profiler.events()));
   }
 
   /// Plans kept per model. Each holds arenas of its shape's planned size, so with dynamic

@@ -104,7 +104,7 @@ check symbolic-without-shape 2 "$bin" bench "$cls" --iters 1
 expect_text symbolic-message "$tmp/err" "is symbolic"
 check wrong-input-name 2 "$bin" bench "$cls" --shape image=1,3,48,192
 check bad-sweep 2 "$bin" bench "$cls" --shape x=1,3,48,192 --sweep depth=1,2
-check zero-threads 2 "$bin" bench "$cls" --shape x=1,3,48,192 --threads 0
+check negative-threads 2 "$bin" bench "$cls" --shape x=1,3,48,192 --threads -1  # 0 = all cores (guards_cli)
 check absurd-shape 5 "$bin" bench "$cls" --shape x=1,3,100000,100000
 check pipeline-with-sweep 2 "$bin" bench --pipeline ocr --set "$tmp/set" --sweep size=320,640
 check model-with-set 2 "$bin" bench "$cls" --shape x=1,3,48,192 --set "$tmp/set"

@@ -1,5 +1,6 @@
 #include "cli_common.h"
 
+#include <omp.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -9,6 +10,8 @@
 #include <cstring>
 #include <filesystem>
 #include <iostream>
+
+#include "core/atomic_file.h"
 
 namespace edgemm::cli {
 
@@ -57,6 +60,8 @@ Expected<std::map<std::string, Shape>> parse_named_shapes(const std::vector<std:
   }
   return shapes;
 }
+
+int resolve_threads(int threads) { return threads > 0 ? threads : omp_get_num_procs(); }
 
 std::string json_text(const nlohmann::json& j) {
   return j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace);
@@ -162,6 +167,9 @@ std::string npy_file_name(const std::string& value_name) {
 Status check_output_path(const std::string& path, const std::vector<std::string>& inputs) {
   namespace fs = std::filesystem;
   if (path.empty()) return make_error(StatusCode::kInvalidArgument, "an output file name is empty");
+  if (path == "-") {
+    return make_error(StatusCode::kInvalidArgument, "this output cannot go to standard output ('-'): give a file name");
+  }
   std::error_code ec;
   for (const auto& input : inputs) {
     if (!input.empty() && fs::exists(path, ec) && fs::equivalent(path, input, ec)) {
@@ -177,19 +185,7 @@ Status check_output_path(const std::string& path, const std::vector<std::string>
   return Status::ok();
 }
 
-Status write_text_file(const std::string& path, const std::string& text) {
-  errno = 0;
-  std::FILE* f = std::fopen(path.c_str(), "w");
-  if (f == nullptr) return make_error(StatusCode::kIo, "cannot write '" + path + "': " + std::strerror(errno));
-  const bool written = std::fwrite(text.data(), 1, text.size(), f) == text.size();
-  const int write_errno = errno;
-  const bool closed = std::fclose(f) == 0;
-  if (!written || !closed) {
-    return make_error(StatusCode::kIo,
-                      "cannot write '" + path + "': " + std::strerror(write_errno != 0 ? write_errno : errno));
-  }
-  return Status::ok();
-}
+Status write_text_file(const std::string& path, const std::string& text) { return write_file_atomically(path, text); }
 
 namespace {
 std::string& invocation_text() {

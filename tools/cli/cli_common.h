@@ -26,11 +26,12 @@ Expected<std::pair<std::string, std::string>> split_assignment(const std::string
 
 /// Checks, before any long work, that `path` can be written (a missing file is created and
 /// removed again; an existing one is left as is) and is not one of `inputs` (a report must
-/// never overwrite the model it measures). Errors: kInvalidArgument for an input or an empty
-/// path, kIo naming the path and the OS error.
+/// never overwrite the model it measures). Errors: kInvalidArgument for an input, an empty
+/// path or "-" (standard output is not a file here), kIo naming the path and the OS error.
 Status check_output_path(const std::string& path, const std::vector<std::string>& inputs);
 
-/// Writes `text` to `path` (replacing it). Errors: kIo naming the path and the OS error.
+/// Writes `text` to `path`, replacing it whole or not at all (core/atomic_file.h). Errors: kIo
+/// naming the path and the OS error.
 Status write_text_file(const std::string& path, const std::string& text);
 
 /// Records the command line (called once by main) for reports that say how they were made.
@@ -64,6 +65,10 @@ CLI::Validator finite_range(double lo, double hi);
 
 /// Most intra-op threads a command accepts (more only thrashes; thousands crash OpenMP).
 inline constexpr int kMaxThreads = 256;
+
+/// A --threads value as used: 0 (every command's "all cores") becomes the number of processors
+/// OpenMP may use (omp_get_num_procs), anything else stays.
+int resolve_threads(int threads);
 
 /// JSON text indented by 2; strings that are not valid UTF-8 (e.g. Latin-1 file names) get
 /// U+FFFD for the invalid bytes instead of throwing.

@@ -133,8 +133,12 @@ Expected<std::vector<bench::BenchPoint>> measure(const BenchArgs& args, bench::C
 /// Options of the other mode are refused rather than ignored.
 Status resolve_defaults(BenchArgs& args) {
   for (size_t i = 0; i < args.threads.size(); ++i) {
+    const bool all_cores = args.threads[i] == 0;
+    args.threads[i] = resolve_threads(args.threads[i]);
     if (std::count(args.threads.begin(), args.threads.begin() + i, args.threads[i])) {
-      return make_error(StatusCode::kInvalidArgument, "--threads lists " + std::to_string(args.threads[i]) + " twice");
+      return make_error(StatusCode::kInvalidArgument,
+                        "--threads lists " + std::to_string(args.threads[i]) + " twice" +
+                            (all_cores ? " (0 = all " + std::to_string(args.threads[i]) + " cores)" : ""));
     }
   }
   if (!std::isfinite(args.seconds)) {
@@ -246,9 +250,9 @@ void add_bench_command(CLI::App& app, int& exit_code) {
   cmd->add_option("model", args->model, "ONNX model file (or use --pipeline)");
   cmd->add_option("-s,--shape", args->shapes, "input shape name=1,3,640,640 (also pinned in edgemm at load)");
   cmd->add_option("-i,--input", args->inputs, "input from a file, name=file.npy (default: seeded synthetic data)");
-  cmd->add_option("-t,--threads", args->threads, "intra-op thread counts, e.g. 1,2 (one point each)")
+  cmd->add_option("-t,--threads", args->threads, "intra-op thread counts, e.g. 1,2 (one point each; 0 = all cores)")
       ->delimiter(',')
-      ->check(CLI::Range(1, kMaxThreads));
+      ->check(CLI::Range(0, kMaxThreads));
   cmd->add_option("--warmup", args->warmup,
                   "untimed runs after the cold run (default 2; pipelines: the rest of one pass)")
       ->check(CLI::Range(0, 100000));

@@ -6,6 +6,7 @@
 // status is the first failure's.
 #include <unistd.h>
 
+#include <algorithm>
 #include <iostream>
 #include <string>
 #include <vector>
@@ -28,6 +29,10 @@ struct ChatArgs {
 /// Runs the session; returns the exit code (0, or the first failed turn's, already reported) or a
 /// fatal error (the model does not load).
 Expected<int> run_chat(const ChatArgs& args) {
+  const Status stdin_image(StatusCode::kInvalidArgument,
+                           "an image cannot come from standard input ('-') in chat: standard input carries the "
+                           "conversation; give an image file");
+  if (std::count(args.images.begin(), args.images.end(), "-") > 0) return stdin_image;
   EDGEMM_ASSIGN_OR_RETURN(vlm::VlmModel model, args.vlm.load());
   vlm::ChatSession chat(model);
   const vlm::GenerateOptions gen = args.vlm.generate_options();
@@ -41,7 +46,12 @@ Expected<int> run_chat(const ChatArgs& args) {
     if (!std::getline(std::cin, line) || line == "/quit") break;
     if (line.empty()) continue;
     if (line.rfind("/image ", 0) == 0) {
-      pending.push_back(line.substr(7));
+      if (line.substr(7) != "-") {
+        pending.push_back(line.substr(7));
+      } else {
+        if (first_error.is_ok()) first_error = stdin_image;
+        std::cerr << "edgemm chat: error: " << stdin_image.to_string() << "\n";
+      }
       continue;
     }
     if (line == "/reset") {

@@ -13,6 +13,7 @@
 #include "convert_target.h"
 #include "convert_verify.h"
 #include "core/npy.h"
+#include "ir/memory_estimate.h"
 #include "ir/onnx_export.h"
 #include "ir/onnx_import.h"
 #include "ocr_calibration.h"
@@ -119,7 +120,7 @@ Expected<VerifyOptions> verify_options(const ConvertArgs& args, const std::map<s
   options.seed = args.seed;
   options.tolerance = args.tolerance;
   options.opencv = args.verify_opencv;
-  options.threads = args.threads;
+  options.threads = resolve_threads(args.threads);
   options.reference_dir =
       args.reference_dir.empty() ? default_repo_dir("EDGEMM_REFERENCE_DIR", "tools/reference") : args.reference_dir;
   options.progress = [&args](const std::string& step) { progress(args, step); };
@@ -225,8 +226,9 @@ Expected<int> convert_command(const ConvertArgs& args) {
   std::optional<VerifyOptions> verify;
   if (!args.no_verify) {
     EDGEMM_ASSIGN_OR_RETURN(verify, verify_options(args, options.fixed_shapes));
-    EDGEMM_RETURN_IF_ERROR(check_verify_inputs(args.model, *verify));
   }
+  EDGEMM_RETURN_IF_ERROR(ir::check_shapes_fit_memory(args.model, verify ? verify->shapes : options.fixed_shapes));
+  if (verify) EDGEMM_RETURN_IF_ERROR(check_verify_inputs(args.model, *verify));
   progress(args, "converting");
   convert::ConvertReport report;
   EDGEMM_RETURN_IF_ERROR(convert::convert_model(model, options, report));
@@ -279,8 +281,8 @@ void add_convert_command(CLI::App& app, int& exit_code) {
       ->capture_default_str();
   cmd->add_option("--seed", args->seed, "seed of the random verification inputs")->capture_default_str();
   cmd->add_flag("--verify-opencv", args->verify_opencv, "also run the converted model with OpenCV DNN");
-  cmd->add_option("-t,--threads", args->threads, "threads for edgemm and OpenCV in the verification")
-      ->check(CLI::Range(1, kMaxThreads))
+  cmd->add_option("-t,--threads", args->threads, "threads for edgemm and OpenCV in the verification (0 = all cores)")
+      ->check(CLI::Range(0, kMaxThreads))
       ->capture_default_str();
   cmd->add_option("--reference-dir", args->reference_dir, "folder of ort_run.js (default: tools/reference)");
   cmd->add_option(

@@ -209,18 +209,15 @@ Status eval_command(EvalArgs& args, int& exit_code) {
                   "--save-predictions keeps edgemm's own predictions; it cannot be combined with --predictions");
   }
   EDGEMM_ASSIGN_OR_RETURN(std::vector<LabelledImage> images, read_labels(args.set));
-  std::ofstream save;
-  if (!args.save_predictions.empty()) {
-    save.open(args.save_predictions);  // opened before the run: an unwritable path fails fast
-    if (!save) return Status(StatusCode::kIo, "cannot write predictions to '" + args.save_predictions + "'");
+  if (!args.save_predictions.empty()) {  // checked before the run: an unwritable path fails fast
+    EDGEMM_RETURN_IF_ERROR(check_output_path(args.save_predictions, {args.set}));
   }
   OcrPredictions predictions;
   nlohmann::json document;  // edgemm's own run: its predictions, backend and placement
   if (args.predictions.empty()) {
     EDGEMM_ASSIGN_OR_RETURN(predictions, run_edgemm(args, images, document));
-    if (save.is_open()) {
-      save << json_text(document) << "\n";
-      if (!save) return Status(StatusCode::kIo, "cannot write predictions to '" + args.save_predictions + "'");
+    if (!args.save_predictions.empty()) {
+      EDGEMM_RETURN_IF_ERROR(write_text_file(args.save_predictions, json_text(document) + "\n"));
     }
   } else {
     EDGEMM_ASSIGN_OR_RETURN(predictions, read_ocr_predictions(args.predictions));

@@ -6,7 +6,9 @@
 #include "cli_common.h"
 #include "commands.h"
 #include "convert/convert.h"
+#include "core/memory_limit.h"
 #include "ir/flops.h"
+#include "ir/memory_estimate.h"
 #include "ir/onnx_import.h"
 #include "kernels/cpu_features.h"
 #include "passes/passes.h"
@@ -38,6 +40,22 @@ Expected<std::map<std::string, Shape>> inspect_shapes(const InspectArgs& args) {
   EDGEMM_ASSIGN_OR_RETURN(ir::Model model, ir::import_onnx_file(args.model, options));
   EDGEMM_RETURN_IF_ERROR(convert::validate_fixed_shapes(model.graph, shapes, "--shape"));
   return shapes;
+}
+
+/// JSON of a memory estimate with the limit it is compared with.
+nlohmann::json memory_json(const ir::MemoryEstimate& m) {
+  const MemoryLimit limit = process_memory_limit();
+  return {{"weight_bytes", m.weight_bytes}, {"input_bytes", m.input_bytes}, {"activation_bytes", m.activation_bytes},
+          {"total_bytes", m.total()},       {"limit_bytes", limit.bytes},   {"limit_source", limit.source}};
+}
+
+void print_memory(const ir::MemoryEstimate& m) {
+  const MemoryLimit limit = process_memory_limit();
+  std::cout << "  memory of one run: an estimated " << bytes_text(m.total()) << " (weights "
+            << bytes_text(m.weight_bytes) << ", inputs " << bytes_text(m.input_bytes) << ", intermediate tensors "
+            << bytes_text(m.activation_bytes) << " at their peak); this process may use " << bytes_text(limit.bytes)
+            << " (" << limit.source << ")"
+            << (m.total() > limit.bytes ? ": run, bench and profile refuse these shapes" : "") << "\n";
 }
 
 bool all_inputs_static(const ir::Graph& g) {
@@ -135,6 +153,9 @@ Status inspect_command(const InspectArgs& args) {
   }
   EDGEMM_ASSIGN_OR_RETURN(const auto shapes, inspect_shapes(args));
   if (!args.target.empty()) return inspect_target(args, shapes);
+  if (args.optimized || args.backend.backend != "native") {  // these load or fold at those shapes
+    EDGEMM_RETURN_IF_ERROR(ir::check_shapes_fit_memory(args.model, shapes));
+  }
   nlohmann::json placement;
   if (args.backend.backend != "native") {
     EDGEMM_ASSIGN_OR_RETURN(placement, backend_placement(args, shapes));
@@ -146,6 +167,7 @@ Status inspect_command(const InspectArgs& args) {
   ir::ImportOptions options;
   options.fixed_input_shapes = shapes;
   EDGEMM_ASSIGN_OR_RETURN(ir::Model model, ir::import_onnx_file(args.model, options));
+  const ir::MemoryEstimate memory = ir::estimate_memory(model.graph);  // of the file's graph
   passes::PassReport report;
   if (args.optimized) passes::optimize(model, report, passes::kernel_pass_options());
   const ir::Graph& g = model.graph;
@@ -190,6 +212,7 @@ Status inspect_command(const InspectArgs& args) {
   } else {
     j["flops"] = nullptr;
   }
+  j["memory"] = shapes_known ? memory_json(memory) : nlohmann::json(nullptr);
   if (!placement.is_null()) j["placement"] = placement;
   if (args.json) {
     std::cout << json_text(j) << std::endl;
@@ -216,6 +239,7 @@ Status inspect_command(const InspectArgs& args) {
   } else {
     std::cout << "  FLOPs: unknown (symbolic input dims; pass --shape name=1,3,640,640)\n";
   }
+  if (shapes_known) print_memory(memory);
   std::vector<std::pair<std::string, int>> ops(histogram.begin(), histogram.end());
   std::sort(ops.begin(), ops.end(), [](const auto& a, const auto& b) {
     return a.second != b.second ? a.second > b.second : a.first < b.first;

@@ -1,5 +1,3 @@
-#include <omp.h>
-
 #include <algorithm>
 #include <cctype>
 #include <fstream>
@@ -13,6 +11,7 @@
 #include "cli_common.h"
 #include "commands.h"
 #include "edgemm/inferencer.h"
+#include "ir/memory_estimate.h"
 #include "runtime/executor.h"
 
 namespace edgemm::cli {
@@ -96,13 +95,14 @@ Status profile_command(const ProfileArgs& args) {
   EDGEMM_ASSIGN_OR_RETURN(config.fixed_input_shapes, parse_named_shapes(args.shapes));
   spec.shapes = config.fixed_input_shapes;
   EDGEMM_ASSIGN_OR_RETURN(spec.npy_files, parse_npy_files(args.inputs));
+  EDGEMM_RETURN_IF_ERROR(ir::check_shapes_fit_memory(args.model, spec.shapes));
   EDGEMM_ASSIGN_OR_RETURN(auto inferencer, Inferencer::create(config));
   EDGEMM_ASSIGN_OR_RETURN(bench::NamedTensors inputs, bench::make_inputs(inferencer->inputs(), spec));
   EDGEMM_ASSIGN_OR_RETURN(auto samples, bench::collect_profiles(*inferencer, inputs, args.warmup, args.iterations));
   EDGEMM_ASSIGN_OR_RETURN(bench::ProfileReport report, bench::aggregate_profiles(samples));
   report.model = args.model;
   report.inputs = bench::describe_inputs(inputs);
-  report.threads = args.threads > 0 ? args.threads : omp_get_num_procs();
+  report.threads = resolve_threads(args.threads);
   report.warmup = args.warmup;
   if (!args.trace.empty()) {
     const auto& nodes = samples[bench::median_sample(samples)].nodes;

@@ -9,11 +9,14 @@
 #include <fstream>
 #include <iomanip>
 #include <iostream>
+#include <map>
+#include <memory>
 
 #include "bench/memory.h"
 #include "cli_common.h"
 #include "commands.h"
 #include "core/npy.h"
+#include "ir/memory_estimate.h"
 #include "ir/onnx_export.h"
 #include "ir/onnx_import.h"
 #include "kernels/cpu_features.h"
@@ -83,18 +86,26 @@ int64_t file_bytes(const std::string& path) {
   return ec ? 0 : static_cast<int64_t>(n);
 }
 
-/// Feeds from .npy samples: each file is the model's single input.
-Expected<quant::FeedSource> npy_source(const ir::Model& model) {
+/// Feeds from .npy samples: each file is the model's single input. Each new shape is checked
+/// against the memory limit (ir::check_shapes_fit_memory) before it runs.
+Expected<quant::FeedSource> npy_source(const std::string& model_path, const ir::Model& model) {
   if (model.graph.inputs.size() != 1) {
     return make_error(StatusCode::kInvalidArgument,
                       ".npy calibration samples feed a model with one input; this one has " +
                           std::to_string(model.graph.inputs.size()));
   }
   const std::string input = model.graph.inputs[0].name;
-  return quant::FeedSource([input](const quant::CalibrationSample& s) -> Expected<std::vector<quant::Feed>> {
-    EDGEMM_ASSIGN_OR_RETURN(Tensor t, read_npy(s.path));
-    return std::vector<quant::Feed>{{{input, std::move(t)}}};
-  });
+  auto checked = std::make_shared<std::map<Shape, Status>>();  // shape → its memory check
+  return quant::FeedSource(
+      [model_path, input, checked](const quant::CalibrationSample& s) -> Expected<std::vector<quant::Feed>> {
+        EDGEMM_ASSIGN_OR_RETURN(Tensor t, read_npy(s.path));
+        auto known = checked->find(t.shape());
+        if (known == checked->end()) {
+          known = checked->emplace(t.shape(), ir::check_shapes_fit_memory(model_path, {{input, t.shape()}})).first;
+        }
+        EDGEMM_RETURN_IF_ERROR(known->second);
+        return std::vector<quant::Feed>{{{input, std::move(t)}}};
+      });
 }
 
 /// Feeds from images through the float OCR pipeline: the inputs it gives --stage's model.
@@ -120,7 +131,7 @@ bool all_npy(const std::vector<quant::CalibrationSample>& samples) {
 Expected<quant::FeedSource> feed_source(const QuantizeArgs& args, const ir::Model& model,
                                         const std::vector<quant::CalibrationSample>& samples) {
   if (!args.stage.empty()) return ocr_source(args, model);
-  if (all_npy(samples)) return npy_source(model);
+  if (all_npy(samples)) return npy_source(args.model, model);
   return make_error(StatusCode::kInvalidArgument,
                     "the calibration set has images: say which model they feed with --stage ocr-det, ocr-cls or "
                     "ocr-rec (or give .npy model inputs)");

@@ -3,11 +3,14 @@
 #include <filesystem>
 #include <iomanip>
 #include <iostream>
+#include <optional>
 
 #include "cli_common.h"
 #include "commands.h"
 #include "core/npy.h"
 #include "edgemm/inferencer.h"
+#include "ir/memory_estimate.h"
+#include "output_folder.h"
 
 namespace edgemm::cli {
 
@@ -37,6 +40,18 @@ Expected<std::vector<std::pair<std::string, Tensor>>> load_inputs(const std::vec
   return inputs;
 }
 
+/// What the reported time is: " (median of N runs)", and whether the first run after load, with
+/// its one-time setup (memory planning, weight packing), is among the timed ones.
+std::string timing_note(int repeat, int warmup) {
+  if (warmup > 0) return repeat > 1 ? " (median of " + std::to_string(repeat) + " runs)" : "";
+  if (repeat > 1) {
+    return " (median of " + std::to_string(repeat) +
+           " runs; the first, right after load, includes one-time setup: --warmup 1 leaves it out)";
+  }
+  return " (one run, the first after load: it includes one-time setup such as memory planning; --warmup 1 times a "
+         "warm run)";
+}
+
 Status run_command(const RunArgs& args) {
   InferencerConfig config;
   config.model_path = args.model;
@@ -50,16 +65,15 @@ Status run_command(const RunArgs& args) {
     input_files.push_back(kv.second);
   }
   if (!args.profile.empty()) EDGEMM_RETURN_IF_ERROR(check_output_path(args.profile, input_files));
-  EDGEMM_ASSIGN_OR_RETURN(auto inputs, load_inputs(args.inputs));
-  EDGEMM_ASSIGN_OR_RETURN(auto inferencer, Inferencer::create(config));
+  std::optional<OutputFolder> output_dir;
   if (!args.output_dir.empty()) {
-    std::error_code ec;
-    std::filesystem::create_directories(args.output_dir, ec);
-    for (const ValueInfo& out : inferencer->outputs()) {
-      const auto path = std::filesystem::path(args.output_dir) / npy_file_name(out.name);
-      EDGEMM_RETURN_IF_ERROR(check_output_path(path.string(), input_files));
-    }
+    EDGEMM_ASSIGN_OR_RETURN(output_dir, OutputFolder::claim(args.output_dir, input_files));
   }
+  EDGEMM_ASSIGN_OR_RETURN(auto inputs, load_inputs(args.inputs));
+  std::map<std::string, Shape> shapes = config.fixed_input_shapes;
+  for (const auto& [name, t] : inputs) shapes.emplace(name, t.shape());
+  EDGEMM_RETURN_IF_ERROR(ir::check_shapes_fit_memory(args.model, shapes));
+  EDGEMM_ASSIGN_OR_RETURN(auto inferencer, Inferencer::create(config));
   std::vector<Tensor> outputs;
   for (int r = 0; r < args.warmup; ++r) {
     EDGEMM_ASSIGN_OR_RETURN(outputs, inferencer->run(inputs));
@@ -73,11 +87,12 @@ Status run_command(const RunArgs& args) {
   std::vector<double> sorted = times_ms;
   std::sort(sorted.begin(), sorted.end());
   const double median_ms = sorted[sorted.size() / 2];
-  if (!args.output_dir.empty()) {
+  if (output_dir) {
     for (size_t i = 0; i < outputs.size(); ++i) {
-      const auto path = std::filesystem::path(args.output_dir) / npy_file_name(inferencer->outputs()[i].name);
+      const auto path = output_dir->staging() / npy_file_name(inferencer->outputs()[i].name);
       EDGEMM_RETURN_IF_ERROR(write_npy(path.string(), outputs[i]));
     }
+    EDGEMM_RETURN_IF_ERROR(output_dir->commit());
   }
   const MemoryReport mem = inferencer->memory_report();
   nlohmann::json j;
@@ -86,7 +101,8 @@ Status run_command(const RunArgs& args) {
   j["min_ms"] = sorted.front();
   j["times_ms"] = times_ms;
   j["warmup"] = args.warmup;
-  j["threads"] = args.threads;
+  j["first_run_timed"] = args.warmup == 0;
+  j["threads"] = resolve_threads(args.threads);
   j["planned_peak_bytes"] = mem.planned_peak_bytes;
   j["unplanned_bytes"] = mem.unplanned_bytes;
   j["placement"] = placement_json(*inferencer);
@@ -108,9 +124,9 @@ Status run_command(const RunArgs& args) {
     return Status::ok();
   }
   std::cout << std::fixed << std::setprecision(2) << "ran " << args.model << " in " << median_ms << " ms"
-            << (args.repeat > 1 ? " (median of " + std::to_string(args.repeat) + " runs)" : "")
-            << ", planned activation memory " << mem.planned_peak_bytes / 1048576.0 << " MiB (without reuse "
-            << mem.unplanned_bytes / 1048576.0 << " MiB)\n";
+            << timing_note(args.repeat, args.warmup) << ", planned activation memory "
+            << mem.planned_peak_bytes / 1048576.0 << " MiB (without reuse " << mem.unplanned_bytes / 1048576.0
+            << " MiB)\n";
   if (inferencer->backend() != "native") {
     const int fallbacks = j["placement"]["fallback_nodes"].get<int>();
     std::cout << "backend " << inferencer->backend() << ": " << inferencer->placement().size() - fallbacks << " of "

@@ -23,6 +23,10 @@ struct VqaArgs {
 };
 
 Status run_vqa(const VqaArgs& args) {
+  if (args.question.find_first_not_of(" \t\r\n\v\f") == std::string::npos) {
+    return Status(StatusCode::kInvalidArgument,
+                  std::string(args.raw_prompt ? "the prompt" : "the question") + " is empty: ask something");
+  }
   EDGEMM_ASSIGN_OR_RETURN(vlm::VlmModel model, args.vlm.load());
   std::string question = args.question;
   nlohmann::json ocr_json = nullptr;

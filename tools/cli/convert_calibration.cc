@@ -9,6 +9,7 @@
 #include <opencv2/imgproc.hpp>
 
 #include "cli_common.h"
+#include "core/atomic_file.h"
 #include "core/npy.h"
 #include "ocr_calibration.h"
 #include "pipelines/image.h"
@@ -75,13 +76,6 @@ Tensor swap_red_blue(const Tensor& t, const InputGeometry& g) {
   return out;
 }
 
-Status write_bytes(const fs::path& path, const void* data, size_t size) {
-  std::ofstream out(path, std::ios::binary);
-  out.write(static_cast<const char*>(data), static_cast<std::streamsize>(size));
-  if (!out) return Status(StatusCode::kIo, "cannot write '" + path.string() + "'");
-  return Status::ok();
-}
-
 /// Writes sample `t` (float32 as the model takes it) in the recipe's form to `dir`/`stem` plus
 /// the format's extension: image_list an 8-bit PNG of the pixels it was normalized from (true
 /// colors: the vendor tool reads and normalizes it itself), raw_uint8 those pixels, raw_float32
@@ -109,7 +103,8 @@ Expected<std::string> write_sample(const Tensor& t, const std::string& stem, con
   if (f.format == "npy") {
     EDGEMM_RETURN_IF_ERROR(write_npy((dir / name).string(), sample));
   } else {
-    EDGEMM_RETURN_IF_ERROR(write_bytes(dir / name, sample.raw_data(), sample.byte_size()));
+    EDGEMM_RETURN_IF_ERROR(write_file_atomically(
+        (dir / name).string(), std::string_view(static_cast<const char*>(sample.raw_data()), sample.byte_size())));
   }
   return name;
 }
@@ -198,7 +193,8 @@ Expected<CalibrationResult> write_calibration(const TargetConvertArgs& args, con
   CalibrationResult result;
   if (args.calib.empty() || f.format == "none") return result;
   result.skipped = chosen.skipped;
-  fs::create_directories(out / f.dir);
+  std::error_code ec;                     // an error shows when the samples are written
+  fs::create_directory(out / f.dir, ec);  // not create_directories: never recreates a removed staging folder
   std::string list;
   for (const fs::path& image : chosen.images) {
     EDGEMM_ASSIGN_OR_RETURN(const std::vector<quant::Feed> feeds, source({image.string(), "default"}));

@@ -10,8 +10,10 @@
 #include "cli_common.h"
 #include "convert/convert.h"
 #include "convert_calibration.h"
+#include "ir/memory_estimate.h"
 #include "ir/onnx_export.h"
 #include "ir/onnx_import.h"
+#include "output_folder.h"
 #include "quant/quantize.h"
 #include "target_report.h"
 #include "targets/plan.h"
@@ -369,21 +371,6 @@ Status check_recipe_inputs(const ir::Graph& g, const TargetConvertArgs& args, co
   return Status::ok();
 }
 
-Status check_folder(const TargetConvertArgs& args, const std::vector<std::string>& inputs) {
-  std::error_code ec;
-  if (args.output_dir.empty()) return Status(StatusCode::kInvalidArgument, "-o needs a folder name");
-  if (fs::exists(args.output_dir, ec) && !fs::is_directory(args.output_dir, ec)) {
-    return Status(StatusCode::kInvalidArgument, "-o '" + args.output_dir + "' is a file; --target writes a folder");
-  }
-  if (fs::is_directory(args.output_dir, ec) && !fs::is_empty(args.output_dir, ec)) {
-    return Status(StatusCode::kInvalidArgument,
-                  "-o '" + args.output_dir + "' is not empty: give a new or empty folder (nothing is overwritten)");
-  }
-  fs::create_directories(args.output_dir, ec);
-  if (ec) return Status(StatusCode::kIo, "cannot create '" + args.output_dir + "': " + ec.message());
-  return check_output_path((fs::path(args.output_dir) / "model.onnx").string(), inputs);
-}
-
 }  // namespace
 
 /// Everything checked and chosen before the folder is written.
@@ -410,6 +397,7 @@ Expected<Prepared> prepare(const TargetConvertArgs& args, const VerifyOptions* v
   EDGEMM_RETURN_IF_ERROR(check_recipe_inputs(p.model.graph, args, p.recipe));
   p.before = targets::check_model(p.model, p.profile);
   EDGEMM_ASSIGN_OR_RETURN(p.plan, targets::plan_conversion(p.model, p.profile, p.before, args.fixed_shapes));
+  EDGEMM_RETURN_IF_ERROR(ir::check_shapes_fit_memory(args.model, verify ? verify->shapes : args.fixed_shapes));
   if (verify) EDGEMM_RETURN_IF_ERROR(check_verify_inputs(args.model, *verify));
   if (!args.calib.empty() && p.recipe.calibration.format == "none" && !args.int8) {
     std::cerr << "edgemm convert: warning: the " << p.recipe.target
@@ -420,12 +408,15 @@ Expected<Prepared> prepare(const TargetConvertArgs& args, const VerifyOptions* v
   return p;
 }
 
-Expected<int> write_folder(const TargetConvertArgs& args, Prepared& p, const VerifyOptions* verify) {
+/// Writes the folder's files into `folder`'s staging folder, commits it, and prints the summary.
+Expected<int> write_folder(const TargetConvertArgs& args, Prepared& p, const VerifyOptions* verify,
+                           OutputFolder& folder) {
   const targets::PlatformProfile& profile = p.profile;
   const targets::Recipe& recipe = p.recipe;
   const targets::ConversionPlan& plan = p.plan;
   const targets::TargetReport& before = p.before;
-  const fs::path out(args.output_dir);
+  const fs::path out = folder.staging();      // the files go here until commit()
+  const fs::path final_dir(args.output_dir);  // and paths in the report and messages name this
   const std::string converted = (out / "model.onnx").string();
   std::cerr << "edgemm convert: rewriting for " << profile.name << "..." << std::endl;
   convert::ConvertReport creport;
@@ -481,7 +472,7 @@ Expected<int> write_folder(const TargetConvertArgs& args, Prepared& p, const Ver
                   {"nodes", {{"before", creport.nodes_before}, {"after", creport.nodes_after}}},
                   {"rewrites", creport.rewrites}};
   j["before"] = target_report_json(before, profile, args.model);
-  j["after"] = target_report_json(after, profile, converted);
+  j["after"] = target_report_json(after, profile, (final_dir / "model.onnx").string());
   j["verification"] = verified ? verify_json(*verified) : nlohmann::json();
   j["calibration"] = {
       {"format", recipe.calibration.format},
@@ -498,6 +489,7 @@ Expected<int> write_folder(const TargetConvertArgs& args, Prepared& p, const Ver
   for (const targets::RecipeTemplate& t : recipe.templates) j["files"].push_back(t.output);
   j["npu_run"] = false;
   EDGEMM_RETURN_IF_ERROR(write_text_file((out / "report.json").string(), json_text(j) + "\n"));
+  EDGEMM_RETURN_IF_ERROR(folder.commit());
 
   if (args.json) {
     std::cout << json_text(j) << std::endl;
@@ -521,7 +513,7 @@ Expected<int> write_folder(const TargetConvertArgs& args, Prepared& p, const Ver
       }
       std::cout << "\n";
     }
-    std::cout << "  the vendor converter was not run here: see " << (out / "README.md").string() << "\n";
+    std::cout << "  the vendor converter was not run here: see " << (final_dir / "README.md").string() << "\n";
   }
   if (int8 && worst_sqnr(*int8) < quant::kPoorSqnrDb) {
     std::cerr << "edgemm convert: warning: model.int8.onnx's outputs are far from float's (SQNR "
@@ -534,7 +526,7 @@ Expected<int> write_folder(const TargetConvertArgs& args, Prepared& p, const Ver
     std::cerr << "edgemm convert: error: "
               << (ran ? "the rewritten model differs from the original beyond the tolerance"
                       : "the verification could not run a model (see the failed checks)")
-              << "; see " << (out / "report.json").string() << std::endl;
+              << "; see " << (final_dir / "report.json").string() << std::endl;
     return 1;
   }
   return 0;
@@ -542,17 +534,12 @@ Expected<int> write_folder(const TargetConvertArgs& args, Prepared& p, const Ver
 
 Expected<int> convert_for_target(const TargetConvertArgs& args, const VerifyOptions* verify) {
   EDGEMM_ASSIGN_OR_RETURN(Prepared prepared, prepare(args, verify));
+  if (args.output_dir.empty()) return Status(StatusCode::kInvalidArgument, "-o needs a folder name");
   std::vector<std::string> inputs = prepared.model.external_data_files;
   inputs.push_back(args.model);
-  std::error_code ec;
-  const bool existed = fs::exists(args.output_dir, ec);
-  EDGEMM_RETURN_IF_ERROR(check_folder(args, inputs));
-  auto result = write_folder(args, prepared, verify);
-  if (!result) {  // leave no half-written folder behind (it was new or empty)
-    for (const auto& e : fs::directory_iterator(args.output_dir, ec)) fs::remove_all(e.path(), ec);
-    if (!existed) fs::remove(args.output_dir, ec);
-  }
-  return result;
+  for (const fs::path& image : prepared.chosen.images) inputs.push_back(image.string());
+  EDGEMM_ASSIGN_OR_RETURN(OutputFolder folder, OutputFolder::claim(args.output_dir, inputs));
+  return write_folder(args, prepared, verify, folder);  // an error leaves the previous folder as it was
 }
 
 }  // namespace edgemm::cli

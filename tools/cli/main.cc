@@ -9,6 +9,7 @@
 #include "cli_common.h"
 #include "commands.h"
 #include "edgemm/status.h"
+#include "output_folder.h"
 
 namespace {
 
@@ -29,6 +30,7 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
   app.set_version_flag("--version", "edgemm " EDGEMM_VERSION);
   edgemm::cli::set_invocation(argc, argv);
+  edgemm::cli::install_interrupt_cleanup();
   int exit_code = 0;
   edgemm::cli::add_inspect_command(app, exit_code);
   edgemm::cli::add_run_command(app, exit_code);

@@ -2,7 +2,8 @@
 
 #include <fstream>
 #include <set>
-#include <thread>
+
+#include "cli_common.h"
 
 namespace edgemm::cli {
 
@@ -36,7 +37,7 @@ nlohmann::json ocr_document_json(const ocr::OcrOptions& options) {
   return {{"tool", "edgemm"},
           {"version", "0.1.0"},
           {"backend", options.backend},
-          {"threads", options.threads > 0 ? options.threads : static_cast<int>(std::thread::hardware_concurrency())},
+          {"threads", resolve_threads(options.threads)},
           {"models",
            {{"dir", options.models_dir},
             {"det", options.files.det},

@@ -168,8 +168,8 @@ class OcrPipeline {
 
 /// Writes `image_path` with every line of `result` drawn on it: its polygon outlined and its
 /// 1-based reading-order number at the top-left corner. The format follows the extension of
-/// `output_path` (.png, .jpg, ...). Errors: those of run_file() for the input, kIo when the
-/// output cannot be written, kInvalidArgument when the image size differs from the result's.
+/// `output_path` (.png, .jpg, ...); the file is written whole or not at all. Errors: those of run_file() for the input,
+/// kIo when the output cannot be written, kInvalidArgument when the image size differs from the result's.
 Status draw_result(const std::string& image_path, const OcrResult& result, const std::string& output_path);
 
 }  // namespace edgemm::ocr

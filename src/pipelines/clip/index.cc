@@ -7,6 +7,7 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
+#include "core/atomic_file.h"
 #include "edgemm/pipelines/clip.h"
 
 namespace edgemm::clip {
@@ -155,14 +156,11 @@ Status EmbeddingIndex::save(const std::string& path) const {
     put_u32(head, static_cast<uint32_t>(p.size()));
     head += p;
   }
-  std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  if (!out) return Status(StatusCode::kIo, "cannot write index '" + path + "': " + std::strerror(errno));
-  out.write(head.data(), static_cast<std::streamsize>(head.size()));
+  EDGEMM_ASSIGN_OR_RETURN(AtomicFile out, AtomicFile::create(path));
+  out.write(head);
   static_assert(sizeof(float) == 4);
-  out.write(reinterpret_cast<const char*>(vectors.data()), static_cast<std::streamsize>(vectors.size() * 4));
-  out.close();
-  if (!out) return Status(StatusCode::kIo, "cannot write index '" + path + "' (disk full?)");
-  return Status::ok();
+  out.write(vectors.data(), vectors.size() * 4);
+  return out.commit();
 }
 
 Expected<EmbeddingIndex> EmbeddingIndex::load(const std::string& path) {

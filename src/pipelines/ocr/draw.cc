@@ -2,9 +2,11 @@
 
 #include <algorithm>
 #include <cmath>
+#include <filesystem>
 #include <opencv2/imgcodecs.hpp>
 #include <opencv2/imgproc.hpp>
 
+#include "core/atomic_file.h"
 #include "edgemm/pipelines/ocr.h"
 #include "pipelines/image.h"
 
@@ -34,16 +36,17 @@ Status draw_result(const std::string& image_path, const OcrResult& result, const
     cv::putText(canvas, label, origin, cv::FONT_HERSHEY_SIMPLEX, font_scale, cv::Scalar(255, 255, 255), thickness,
                 cv::LINE_AA);
   }
-  bool written = false;
+  const std::string extension = std::filesystem::path(output_path).extension().string();
+  std::vector<uint8_t> encoded;
+  bool ok = false;
   try {
-    written = cv::imwrite(output_path, canvas);
+    ok = !extension.empty() && cv::imencode(extension, canvas, encoded);
   } catch (const cv::Exception& e) {
     return Status(StatusCode::kIo, "cannot write '" + output_path + "': " + e.what());
   }
-  if (!written) {
-    return Status(StatusCode::kIo, "cannot write '" + output_path + "' (unknown image extension or unwritable path)");
-  }
-  return Status::ok();
+  if (!ok) return Status(StatusCode::kIo, "cannot write '" + output_path + "': unknown image extension");
+  return write_file_atomically(output_path,
+                               std::string_view(reinterpret_cast<const char*>(encoded.data()), encoded.size()));
 }
 
 }  // namespace edgemm::ocr
