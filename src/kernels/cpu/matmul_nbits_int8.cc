@@ -18,7 +18,13 @@
 #include "kernels/cpu/matmul_nbits_int8.h"
 
 #if defined(__x86_64__)
+// GCC 12 reports false -Wmaybe-uninitialized inside the AVX-512 intrinsics that start from
+// _mm512_undefined_*() (GCC bug 105593, fixed in GCC 13).
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#pragma GCC diagnostic ignored "-Wuninitialized"
 #include <immintrin.h>
+#pragma GCC diagnostic pop
 #endif
 
 #include <algorithm>
@@ -232,9 +238,7 @@ EDGEMM_AVX512_VNNI inline __m512 lane_floats512(const float* col, int64_t first,
 
 // Zero points of the chunk's lanes for column n.
 template <int kBits>
-EDGEMM_AVX512_VNNI inline __m512 lane_zero_points512(const Job& job, int64_t n, int64_t first, int64_t count,
-                                                     __m512i index) {
-  const Walk& wk = job.walk;
+EDGEMM_AVX512_VNNI inline __m512 lane_zero_points512(const Job& job, int64_t n, int64_t first, __m512i index) {
   if (job.w.zero_points == nullptr) return _mm512_set1_ps(job.default_zp);
   const uint8_t* row = job.w.zero_points + n * job.zp_row;
   __m128i codes;
@@ -285,7 +289,7 @@ EDGEMM_AVX512_VNNI void columns512(const Job& job, int64_t r0, int64_t n0, int64
       }
       const int64_t first = wk.first_block(c), count = std::min(wk.chunk_blocks, wk.kb - first);
       const __m512 scale_w = lane_floats512(job.w.scales + n * wk.kb, first, count, index);
-      const __m512 zp = lane_zero_points512<kBits>(job, n, first, count, index);
+      const __m512 zp = lane_zero_points512<kBits>(job, n, first, index);
 #pragma GCC unroll 8
       for (int r = 0; r < MR; ++r) {
         const int64_t at = (r0 + r) * wk.chunks + c;
@@ -325,9 +329,7 @@ EDGEMM_AVX2_INT8 inline __m256 lane_floats256(const float* col, int64_t first, i
 }
 
 template <int kBits>
-EDGEMM_AVX2_INT8 inline __m256 lane_zero_points256(const Job& job, int64_t n, int64_t first, int64_t count,
-                                                   __m256i index) {
-  const Walk& wk = job.walk;
+EDGEMM_AVX2_INT8 inline __m256 lane_zero_points256(const Job& job, int64_t n, int64_t first, __m256i index) {
   if (job.w.zero_points == nullptr) return _mm256_set1_ps(job.default_zp);
   const uint8_t* row = job.w.zero_points + n * job.zp_row;
   __m128i codes;
@@ -381,7 +383,7 @@ EDGEMM_AVX2_INT8 void columns256(const Job& job, int64_t r0, int64_t n0, int64_t
       }
       const int64_t first = wk.first_block(c), count = std::min(wk.chunk_blocks, wk.kb - first);
       const __m256 scale_w = lane_floats256(job.w.scales + n * wk.kb, first, count, index);
-      const __m256 zp = lane_zero_points256<kBits>(job, n, first, count, index);
+      const __m256 zp = lane_zero_points256<kBits>(job, n, first, index);
 #pragma GCC unroll 8
       for (int r = 0; r < MR; ++r) {
         const int64_t at = (r0 + r) * wk.chunks + c;
