@@ -129,8 +129,10 @@ float apply_unary(const Step& s, float v) {
       return std::min(std::max(v, s.alpha), s.beta);
     case StepKind::kLinear:
       return s.alpha * v + s.beta;
-    case StepKind::kHardSigmoid:
-      return std::max(0.f, std::min(1.f, s.alpha * v + s.beta));
+    case StepKind::kHardSigmoid: {
+      const float y = s.alpha * v + s.beta;  // NaN passes (std::min(1.f, NaN) would give 1)
+      return y < 0 ? 0 : (y > 1 ? 1 : y);
+    }
     case StepKind::kHardSwish:
       return v * std::max(0.f, std::min(1.f, v / 6.f + 0.5f));
     case StepKind::kSigmoid:

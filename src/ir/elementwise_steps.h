@@ -15,6 +15,9 @@
 /// "gelu" (0.5·v·(1 + erf(v/√2))), "tanh", "exp", "sqrt", "abs", "neg".
 /// Binary kinds: "add" (v + o), "sub" (v - o), "rsub" (o - v), "mul" (v·o), "div" (v / o),
 /// "rdiv" (o / v), "max", "min", "pow" (v^o).
+/// NaN and infinities follow the ONNX ops as ONNX Runtime computes them: a NaN v passes every
+/// unary kind (Relu, Clip and HardSigmoid included), max and min give NaN when either side is
+/// NaN, sigmoid(±Inf) = 1 / 0, hardswish(-Inf) = NaN (-Inf·0), as the unfused graph gives.
 
 #include <string>
 #include <vector>

@@ -81,6 +81,12 @@ std::optional<int64_t> node_flops(const Node& node, const NodeShapes& inputs, co
     const bool bias = node.inputs.size() > 2 && !node.inputs[2].empty();
     return 2 * product(*out) * a->back() + (bias ? product(*out) : 0);
   }
+  // com.microsoft MatMulNBits: A [..., K] times the dequantized weight [N, K] (4- or 8-bit codes
+  // counted like float ones), plus the bias add when it has one (input 5).
+  if (op == "MatMulNBits" && node.domain == "com.microsoft" && a != nullptr && !a->empty()) {
+    const bool bias = node.inputs.size() > 5 && !node.inputs[5].empty();
+    return 2 * product(*out) * a->back() + (bias ? product(*out) : 0);
+  }
   if (op == "Gemm" && a != nullptr && a->size() == 2) {
     const Expected<int64_t> trans_a = node.attr_int("transA", 0);
     const int64_t k = (trans_a.has_value() && *trans_a) ? (*a)[0] : (*a)[1];

@@ -27,6 +27,7 @@ using NodeShapes = std::vector<std::optional<Shape>>;
 /// MatMul: 2 × |Y| × K (K = last axis of A); Gemm: 2 × |Y| × K (K from A's shape and transA);
 /// ConvInteger and MatMulInteger as Conv and MatMul (integer operations counted alike);
 /// QLinearConv (W is input 3) and QLinearMatMul as Conv and MatMul plus |Y| (requantization);
+/// com.microsoft MatMulNBits: 2 × |Y| × K (K = last axis of A), plus |Y| with a bias;
 /// every other op, or one of these with a needed shape unknown: |first output|.
 /// Returns std::nullopt when the first output's shape is unknown. Subgraphs are not counted.
 std::optional<int64_t> node_flops(const Node& node, const NodeShapes& inputs, const NodeShapes& outputs);

@@ -116,7 +116,10 @@ std::vector<std::string> kernel_selection() {
         "f32_conv_transpose_strided__edgemm");
   }
   const MatMulNBitsVariant nbits = onednn::enabled() ? matmul_nbits_best_variant() : MatMulNBitsVariant::kReference;
-  lines.push_back(std::string("MatMulNBits: ") + matmul_nbits_variant_name(nbits));
+  MatMulNBitsShape int8_a;
+  int8_a.accuracy_level = 4;
+  lines.push_back(std::string("MatMulNBits: ") + matmul_nbits_variant_name(nbits) + "; accuracy_level 4 (A in int8): " +
+                  matmul_nbits_kernel_name(nbits, int8_a));
   lines.push_back(onednn::enabled() && matmul_panels_available()
                       ? "MatMul with constant weights, up to 256 rows: f32_matmul__avx512_panels"
                       : "MatMul with constant weights: oneDNN or the reference loops");

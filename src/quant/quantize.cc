@@ -190,19 +190,20 @@ Expected<PackedWeight> add_packed_weight(ir::Graph& holder, const std::string& b
 }
 
 // Turns MatMul `node` into MatMulNBits reading `a` and the packed weight `w`.
-void make_matmul_nbits(ir::Node& node, const std::string& a, const PackedWeight& w, int64_t block_size) {
+void make_matmul_nbits(ir::Node& node, const std::string& a, const PackedWeight& w, const Int4Options& options) {
   node.domain = "com.microsoft";
   node.op_type = "MatMulNBits";
   node.inputs = {a, w.codes, w.scales, w.zero_points};
   node.attributes = {{"K", convert::int_attribute(w.k)},
                      {"N", convert::int_attribute(w.n)},
                      {"bits", convert::int_attribute(4)},
-                     {"block_size", convert::int_attribute(block_size)}};
+                     {"block_size", convert::int_attribute(options.block_size)}};
+  if (options.accuracy_level != 0) node.attributes["accuracy_level"] = convert::int_attribute(options.accuracy_level);
 }
 
 // Rewrites MatMul `node` (B a float32 [K, N] initializer) as MatMulNBits; with `awq` scales,
 // reads A / s through a new Mul and packs diag(s) · B.
-Status to_matmul_nbits(ir::Graph& graph, ir::Node& node, int64_t block_size, const std::vector<float>* awq,
+Status to_matmul_nbits(ir::Graph& graph, ir::Node& node, const Int4Options& options, const std::vector<float>* awq,
                        std::vector<ir::Node>& added) {
   const Tensor& b = graph.initializers.at(node.inputs[1]);
   const int64_t k = b.dim(0), n = b.dim(1);
@@ -224,8 +225,8 @@ Status to_matmul_nbits(ir::Graph& graph, ir::Node& node, int64_t block_size, con
     a = mul.outputs[0];
     added.push_back(std::move(mul));
   }
-  EDGEMM_ASSIGN_OR_RETURN(PackedWeight w, add_packed_weight(graph, node.inputs[1], weight, k, n, block_size));
-  make_matmul_nbits(node, a, w, block_size);
+  EDGEMM_ASSIGN_OR_RETURN(PackedWeight w, add_packed_weight(graph, node.inputs[1], weight, k, n, options.block_size));
+  make_matmul_nbits(node, a, w, options);
   return Status::ok();
 }
 
@@ -285,6 +286,10 @@ Status quantize_int4_weights(ir::Model& model, const Int4Options& options, Int4R
   if (bs != 16 && bs != 32 && bs != 64 && bs != 128) {
     return make_error(StatusCode::kInvalidArgument, "block size must be 16, 32, 64 or 128, got " + std::to_string(bs));
   }
+  if (options.accuracy_level < 0 || options.accuracy_level > 4) {
+    return make_error(StatusCode::kInvalidArgument,
+                      "accuracy level must be 0, 1, 2, 3 or 4, got " + std::to_string(options.accuracy_level));
+  }
   convert::ConvertOptions simplify;  // the opset stays: MatMulNBits lives in its own domain
   simplify.simplify = true;
   EDGEMM_RETURN_IF_ERROR(convert::convert_model(model, simplify, report.prepare));
@@ -321,7 +326,7 @@ Status quantize_int4_weights(ir::Model& model, const Int4Options& options, Int4R
       report.awq.push_back({node.name, choice->alpha, choice->error, choice->plain_error});
     }
     const bool scaled = choice && choice->alpha > 0;
-    EDGEMM_RETURN_IF_ERROR(to_matmul_nbits(graph, node, bs, scaled ? &choice->scales : nullptr, added));
+    EDGEMM_RETURN_IF_ERROR(to_matmul_nbits(graph, node, options, scaled ? &choice->scales : nullptr, added));
     report.quantized.push_back(node.describe());
   }
   std::map<std::string, PackedWeight> packed;  // main-graph weight name -> packed once, shared by the bodies
@@ -336,7 +341,7 @@ Status quantize_int4_weights(ir::Model& model, const Int4Options& options, Int4R
       EDGEMM_ASSIGN_OR_RETURN(PackedWeight w, add_packed_weight(graph, b_name, weight, k, n, bs));
       it = packed.emplace(b_name, std::move(w)).first;
     }
-    make_matmul_nbits(node, node.inputs[0], it->second, bs);
+    make_matmul_nbits(node, node.inputs[0], it->second, options);
     report.quantized.push_back(node.describe() + " (in " + m.where + ")");
   }
   for (ir::Node& n : added) graph.nodes.push_back(std::move(n));

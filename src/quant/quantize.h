@@ -82,7 +82,11 @@ Status quantize_int8(ir::Model& model, const std::vector<CalibrationSample>& sam
 
 /// Settings of int4 weight-only quantization.
 struct Int4Options {
-  int64_t block_size = 32;              ///< rows of K per scale and zero point: 16, 32, 64 or 128
+  int64_t block_size = 32;  ///< rows of K per scale and zero point: 16, 32, 64 or 128
+  /// MatMulNBits' accuracy_level (0-4): 4 lets edgemm and ONNX Runtime quantize A to int8 per
+  /// block (kernels/cpu/matmul_nbits_int8.h; several times faster for few rows, at int8's
+  /// accuracy); 0 (unset) keeps A float32.
+  int64_t accuracy_level = 0;
   std::set<std::string> exclude_nodes;  ///< MatMul node names kept in float
   /// Activation-aware scaling (awq.h) from calibration samples: a Mul by 1/s before each
   /// MatMulNBits whose weight gains from it.
@@ -113,10 +117,11 @@ struct Int4Report {
 /// asymmetric uint8-packed zero points: kernels::pack_matmul_nbits) that ONNX Runtime and
 /// edgemm's MatMulNBits kernel run. MatMuls inside the main graph's subgraphs (Optimum's merged
 /// decoders: both If branches) whose B is such a main-graph initializer are rewritten too, each
-/// weight packed once into the main graph (not with options.awq). Activations stay float. With options.awq, `samples`
-/// fed by `source` calibrate the activation-aware scales (unused otherwise). Errors: kInvalidArgument for a block size
-/// outside {16, 32, 64, 128} or a model without such a MatMul (the reasons by node); those of convert::convert_model
-/// and of calibration.
+/// weight packed once into the main graph (not with options.awq). The nodes carry options.accuracy_level (4: A is
+/// quantized to int8 per block when they run, 0: A stays float). With options.awq, `samples` fed by `source` calibrate
+/// the activation-aware scales (unused otherwise). Errors: kInvalidArgument for a block size outside
+/// {16, 32, 64, 128}, an accuracy level outside 0-4 or a model without such a MatMul (the reasons by node); those of
+/// convert::convert_model and of calibration.
 Status quantize_int4_weights(ir::Model& model, const Int4Options& options, Int4Report& report,
                              const std::vector<CalibrationSample>& samples = {}, const FeedSource& source = {});
 

@@ -112,6 +112,20 @@ check awq-needs-calib 2 "$bin" quantize "$models/ch_PP-OCRv4_rec_infer.onnx" -o 
 check awq-needs-int4 2 "$bin" quantize "$det" -o "$tmp/q.onnx" --awq --calib "$tmp/one" --stage ocr-det
 check int4-with-calib 2 "$bin" quantize "$models/ch_PP-OCRv4_rec_infer.onnx" -o "$tmp/q.onnx" --scheme int4-weight \
   --calib "$tmp/one"
+# accuracy_level: 0-4 only; 4 is written on every MatMulNBits and reported, the default leaves it unset (0).
+check int4-bad-accuracy 2 "$bin" quantize "$models/ch_PP-OCRv4_rec_infer.onnx" -o "$tmp/q.onnx" --scheme int4-weight \
+  --accuracy-level 5
+expect_text int4-bad-accuracy-says "$tmp/err" "accuracy level must be 0, 1, 2, 3 or 4, got 5"
+for level in 0 4; do
+  check "int4-accuracy-$level" 0 "$bin" quantize "$models/ch_PP-OCRv4_rec_infer.onnx" -o "$tmp/q$level.onnx" \
+    --scheme int4-weight --accuracy-level "$level" --json
+  expect_text "int4-accuracy-$level-reported" "$tmp/out" "\"accuracy_level\": $level"
+  check "int4-accuracy-$level-nodes" 0 "$py" -c "
+import onnx, sys
+levels = {a.i for n in onnx.load('$tmp/q$level.onnx').graph.node if n.op_type == 'MatMulNBits'
+          for a in n.attribute if a.name == 'accuracy_level'}
+sys.exit(0 if levels == ({4} if $level else set()) else f'accuracy_level attributes {levels}')"
+done
 
 # fp16 weights: about half the file; det's probability map within 0.05 (measured 0.032 max, 1.6e-5
 # mean: float16 weights through 60 convolutions, largest where the map crosses 0.5).

@@ -10,6 +10,7 @@
 #include "ir/flops.h"
 #include "ir/onnx_import.h"
 #include "model_builder.h"
+#include "source_dir.h"
 
 namespace edgemm {
 namespace {
@@ -175,6 +176,32 @@ TEST(BenchProfile, RuntimeFlopsAndBytesMatchHandComputedValues) {
   const ir::FlopsEstimate estimate = ir::estimate_flops(model->graph);
   EXPECT_EQ(estimate.by_op.at("Conv"), conv.flops);
   EXPECT_EQ(estimate.by_op.at("MatMul"), matmul.flops);
+}
+
+TEST(BenchProfile, MatMulNBitsFlopsAndBytes) {
+  // tests/fixtures/matmul_nbits/nbits_1.onnx: A [1, 3, 96], N = 17, 4 bits in blocks of 32
+  // (k_blocks 3, blob 16 bytes), packed zero points, bias. FLOPs: 2 × |Y| × K plus the bias add,
+  // 2 · 51 · 96 + 51 = 9843 (0 FLOPs before, so bench and profile showed 0.0 GFLOP/s). Bytes:
+  // A 288 · 4 + B 17 · 3 · 16 + scales 51 · 4 + zero points 17 · 2 + bias 17 · 4 + Y 51 · 4.
+  InferencerConfig config;
+  config.model_path = std::string(edgemm::testing::source_dir()) + "/tests/fixtures/matmul_nbits/nbits_1.onnx";
+  config.threads = 1;
+  auto inferencer = Inferencer::create(config);
+  ASSERT_TRUE(inferencer.has_value()) << inferencer.status().to_string();
+  auto inputs = bench::make_inputs((*inferencer)->inputs(), {});
+  ASSERT_TRUE(inputs.has_value()) << inputs.status().to_string();
+  auto run = (*inferencer)->run_profiled(*inputs);
+  ASSERT_TRUE(run.has_value()) << run.status().to_string();
+  ASSERT_EQ(run->nodes.size(), 1u);
+  EXPECT_EQ(run->nodes[0].op_type, "MatMulNBits");
+  EXPECT_EQ(run->nodes[0].flops, 2 * 51 * 96 + 51);
+  EXPECT_EQ(run->nodes[0].bytes, 1152 + 816 + 204 + 34 + 68 + 204);
+  // Without the bias input: no add.
+  ir::Node node;
+  node.op_type = "MatMulNBits";
+  node.domain = "com.microsoft";
+  node.inputs = {"A", "B", "scales"};
+  EXPECT_EQ(ir::node_flops(node, {Shape{1, 2048}}, {Shape{1, 2048}}), 2 * 2048 * 2048);
 }
 
 TEST(BenchProfile, ConcurrentProfiledRunsKeepTheirOwnEvents) {

@@ -168,6 +168,80 @@ TEST(ElementwiseChain, NaNPassesReluAndClipAndMaxMinPropagateIt) {
   expect_matches({binary(StepKind::kMin, 1)}, {x, o});
 }
 
+/// NaN, ±Inf, ±0 and ordinary values, the inputs of the ONNX Runtime table below.
+const std::vector<float> kSpecials = {NAN,   INFINITY, -INFINITY, 0.f,   -0.f,   1.5f,
+                                      -1.5f, 3.f,      -3.f,      100.f, -100.f, 1e30f};
+
+/// Expects `got` to equal `want` value by value: NaN where `want` is NaN, equal infinities and
+/// zeros, other values within 1e-6 relative.
+void expect_same_values(const std::vector<float>& got, const std::vector<float>& want, const std::string& what) {
+  ASSERT_EQ(got.size(), want.size()) << what;
+  for (size_t i = 0; i < want.size(); ++i) {
+    if (std::isnan(want[i])) {
+      EXPECT_TRUE(std::isnan(got[i])) << what << " at " << i << ": got " << got[i];
+    } else if (std::isinf(want[i]) || want[i] == 0) {
+      EXPECT_EQ(got[i], want[i]) << what << " at " << i;
+    } else {
+      EXPECT_NEAR(got[i], want[i], 1e-6f * std::fabs(want[i])) << what << " at " << i;
+    }
+  }
+}
+
+TEST(ElementwiseChain, NonFiniteValuesGiveWhatOnnxRuntimeGives) {
+  // Oracle: ONNX Runtime 1.30 (onnxruntime-node, CPU, graphOptimizationLevel disabled) running
+  // each ONNX op alone on kSpecials (HardSigmoid alpha 0.2 beta 0.5, Clip min -2 max 6); the
+  // exact values are 1 / (1 + e^-x), tanh x, e^x rounded to float. The chain kernel (the loop
+  // variant this CPU selects) and the reference formulas (ir::apply_unary) must both give them.
+  constexpr float kNaN = NAN, kInf = INFINITY;
+  const std::vector<std::pair<Step, std::vector<float>>> table = {
+      {unary(StepKind::kRelu), {kNaN, kInf, 0, 0, -0.f, 1.5f, 0, 3, 0, 100, 0, 1e30f}},
+      {unary(StepKind::kClip, -2, 6), {kNaN, 6, -2, 0, -0.f, 1.5f, -1.5f, 3, -2, 6, -2, 6}},
+      {unary(StepKind::kHardSigmoid, 0.2f, 0.5f), {kNaN, 1, 0, 0.5f, 0.5f, 0.8f, 0.2f, 1, 0, 1, 0, 1}},
+      {unary(StepKind::kHardSwish), {kNaN, kInf, kNaN, 0, -0.f, 1.125f, -0.375f, 3, -0.f, 100, -0.f, 1e30f}},
+      {unary(StepKind::kSigmoid),
+       {kNaN, 1, 0, 0.5f, 0.5f, 0.81757444f, 0.18242556f, 0.95257413f, 0.04742587f, 1, 0, 1}},
+      {unary(StepKind::kTanh), {kNaN, 1, -1, 0, -0.f, 0.9051482f, -0.9051482f, 0.9950547f, -0.9950547f, 1, -1, 1}},
+      {unary(StepKind::kExp),
+       {kNaN, kInf, 0, 1, 1, 4.481689f, 0.22313017f, 20.085537f, 0.049787067f, kInf, 3.7835059e-44f, kInf}},
+      {unary(StepKind::kSqrt), {kNaN, kInf, kNaN, 0, -0.f, 1.2247449f, kNaN, 1.7320508f, kNaN, 10, kNaN, 1e15f}},
+  };
+  // Three copies, so that the vector loops and their scalar tails both see every value.
+  std::vector<float> x;
+  for (int i = 0; i < 3; ++i) x.insert(x.end(), kSpecials.begin(), kSpecials.end());
+  for (const auto& [step, row] : table) {
+    std::vector<float> want, reference;
+    for (int i = 0; i < 3; ++i) want.insert(want.end(), row.begin(), row.end());
+    for (float v : x) reference.push_back(ir::apply_unary(step, v));
+    auto got = run_chain(chain_node({step}, 1), {testutil::f32({static_cast<int64_t>(x.size())}, x)});
+    ASSERT_TRUE(got.has_value()) << got.status().message();
+    expect_same_values(testutil::values<float>(*got), want, ir::describe_steps({step}));
+    expect_same_values(reference, want, "ir::apply_unary " + ir::describe_steps({step}));
+  }
+}
+
+TEST(ElementwiseChain, MaxAndMinPropagateNaNFromEitherSide) {
+  // ONNX Runtime 1.30's Max and Min on every pair of kSpecials: NaN when either side is NaN,
+  // otherwise the larger / smaller value.
+  std::vector<float> a, b;
+  for (float u : kSpecials) {
+    for (float v : kSpecials) {
+      a.push_back(u);
+      b.push_back(v);
+    }
+  }
+  const Shape shape{static_cast<int64_t>(a.size())};
+  for (StepKind kind : {StepKind::kMax, StepKind::kMin}) {
+    std::vector<float> want;
+    for (size_t i = 0; i < a.size(); ++i) {
+      const bool nan = std::isnan(a[i]) || std::isnan(b[i]);
+      want.push_back(nan ? NAN : kind == StepKind::kMax ? std::max(a[i], b[i]) : std::min(a[i], b[i]));
+    }
+    auto got = run_chain(chain_node({binary(kind, 1)}, 2), {testutil::f32(shape, a), testutil::f32(shape, b)});
+    ASSERT_TRUE(got.has_value()) << got.status().message();
+    expect_same_values(testutil::values<float>(*got), want, ir::step_name(kind));
+  }
+}
+
 TEST(ElementwiseChain, EveryBinaryKindMatchesTheReference) {
   const Shape shape{3, 5, 41};
   const Tensor x = seeded(shape, 3, 0.5f, 4.f);

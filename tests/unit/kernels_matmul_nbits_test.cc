@@ -10,7 +10,8 @@
 // (3) pack_matmul_nbits: the layout on a hand-made weight (codes, scales, zero-point packing for
 //     an odd block count), and pack -> kernel round trips within the quantization error bound.
 // (4) ONNX Runtime 1.30 as the oracle: models in tests/fixtures/matmul_nbits (4 and 8 bits,
-//     packed / float / default zero points, padded K, bias, rank-3 A) loaded through the importer
+//     packed / float / default zero points, padded K, bias, rank-3 A, accuracy_level 0 and 4: A
+//     quantized to int8 per block, kernels_matmul_nbits_int8_test.cc) loaded through the importer
 //     and run with the best kernel and the reference kernel, against ORT's outputs
 //     (tools/fixtures/make_matmul_nbits_fixture.sh).
 // (5) Errors: codes and messages naming the node, the input and the offending value.
@@ -332,7 +333,9 @@ TEST(MatMulNBits, NodeMatchesReferenceOnRandomInputs) {
 
 TEST(MatMulNBits, MatchesOnnxRuntimeFixtures) {
   const std::string dir = std::string(edgemm::testing::source_dir()) + "/tests/fixtures/matmul_nbits/nbits_";
-  for (int i = 1; i <= 6; ++i) {
+  // 1-6: float32 compute; 7-11: accuracy_level 4 (A quantized to int8 per block, in ONNX
+  // Runtime as in edgemm).
+  for (int i = 1; i <= 11; ++i) {
     const std::string stem = dir + std::to_string(i);
     auto a = read_npy(stem + "_a.npy");
     auto want = read_npy(stem + "_y.npy");

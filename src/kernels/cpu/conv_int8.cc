@@ -7,6 +7,7 @@
 #include "kernels/cpu/conv_int8.h"
 
 #include <algorithm>
+#include <cfloat>
 #include <cmath>
 #include <map>
 #include <mutex>
@@ -144,10 +145,15 @@ class Int8ConvKernel final : public Kernel {
     scaled_bias_.assign(static_cast<size_t>(m), 0.0f);
     weight_sums_.assign(static_cast<size_t>(m), 0);
     const int64_t per_channel = p_.weights.element_count() / std::max<int64_t>(m, 1);
+    // |Σ (x − zp) · w| <= 255 · 128 per product; the zero point folded into the bias adds as much.
+    const double max_sum = 2.0 * 255.0 * 128.0 * static_cast<double>(per_channel);
     for (int64_t c = 0; c < m; ++c) {
       output_scales_[c] = p_.q.x_scale * p_.q.w_scales[c];
       if (p_.bias.defined()) scaled_bias_[c] = p_.bias.data<float>()[c] / output_scales_[c];
       for (int64_t k = 0; k < per_channel; ++k) weight_sums_[c] += p_.weights.data<int8_t>()[c * per_channel + k];
+      const double bound = std::fabs(static_cast<double>(output_scales_[c])) *
+                           (max_sum + std::fabs(static_cast<double>(scaled_bias_[c])));
+      finite_result_ = finite_result_ && std::isfinite(scaled_bias_[c]) && bound < 0.5 * FLT_MAX;
     }
   }
 
@@ -277,7 +283,7 @@ class Int8ConvKernel final : public Kernel {
                     const memory::desc& float_dst_md, Int8Plan& p, dnnl::post_ops& ops) const {
     p.epilogue_in_primitive = steps.empty();
     if (steps.empty()) return true;
-    EpiloguePostOps post = make_post_ops(steps, shapes, y_shape, float_dst_md);
+    EpiloguePostOps post = make_post_ops(steps, shapes, y_shape, float_dst_md, finite_result_);
     // A full-shape operand is stored like the node's output: oneDNN reads it only when that
     // is oneDNN's own destination layout (NHWC).
     bool full = false;
@@ -398,6 +404,10 @@ class Int8ConvKernel final : public Kernel {
   }
 
   Int8ConvParams p_;
+  // Every convolution result (before the epilogue) is finite: int32 sums times normal scales
+  // plus a finite bias, bounded below FLT_MAX. Relu, Clip and the like may then run as
+  // post-ops (make_post_ops), since no NaN can reach them before an operand does.
+  bool finite_result_ = true;
   bool use_onednn_;
   std::vector<float> output_scales_;  // x_scale · w_scales[m]
   std::vector<float> scaled_bias_;    // B[m] / output_scales_[m]: oneDNN 2.6 adds the bias before scaling

@@ -66,9 +66,9 @@ EDGEMM_AVX2_CLONES void apply_unary_tile(const Step& s, float* v, int64_t n) {
       return map_values(v, n, [a, b](float x) { return a * x + b; });
     case StepKind::kHardSigmoid:
       return map_values(v, n, [a, b](float x) {
-        const float y = a * x + b;
-        const float lo = y < 1.f ? y : 1.f;
-        return lo > 0.f ? lo : 0.f;
+        const float y = a * x + b;  // comparisons false for NaN: it passes, as in ONNX Runtime
+        const float hi = y > 1.f ? 1.f : y;
+        return hi < 0.f ? 0.f : hi;
       });
     case StepKind::kHardSwish:
       return map_values(v, n, [](float x) {

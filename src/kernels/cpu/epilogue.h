@@ -52,9 +52,14 @@ std::vector<std::optional<Shape>> epilogue_operand_shapes(const std::vector<ir::
                                                           ActivationLayout layout);
 
 /// Builds post-ops for `steps` on an output of `output` shape whose oneDNN layout is `dst_md`.
-/// `operand_shapes[i]` is the shape of node input i (nullptr when absent).
+/// `operand_shapes[i]` is the shape of node input i (nullptr when absent). Steps whose oneDNN
+/// post-op would lose a NaN (Relu, Clip, HardSigmoid, Sigmoid, Tanh, Exp: oneDNN's clamps return
+/// the bound for NaN; Max, Min) leave the result unsupported (the loops run the epilogue then),
+/// unless `finite_input` says the primitive's result is always finite (Int8Conv: int32 sums
+/// times normal scales plus a finite bias) and only steps that keep finite values finite come
+/// before them, so that no NaN can reach them.
 EpiloguePostOps make_post_ops(const std::vector<ir::Step>& steps, const std::vector<const Shape*>& operand_shapes,
-                              const Shape& output, const dnnl::memory::desc& dst_md);
+                              const Shape& output, const dnnl::memory::desc& dst_md, bool finite_input = false);
 
 /// Finishes float32 `y` [N, M, ...] in place (stored in `layout`, kernels/cpu/layout.h: nChw8c
 /// [N, M/8, H, W, 8] or NHWC [N, H, W, M], and so are its full-shape operands, its per-channel

@@ -10,6 +10,7 @@
 #include <iostream>
 #include <string>
 
+#include "kernels/cpu/onednn.h"
 #include "kernels/cpu_features.h"
 
 #if defined(__x86_64__)
@@ -201,7 +202,7 @@ void quantize_u8_nchw_to_nhwc(const float* x, int64_t batch, int64_t channels, i
 }
 
 bool fits_pair_sums(const Tensor& weights) {
-  if (cpu_features().avx512_vnni) return true;
+  if (cpu_features().avx512_vnni && onednn::runs_avx512_vnni()) return true;
   const int8_t* v = weights.data<int8_t>();
   for (int64_t i = 0; i < weights.element_count(); ++i) {
     if (std::abs(static_cast<int>(v[i])) > kMaxWeightWithoutVnni) return false;

@@ -64,8 +64,9 @@ void quantize_u8(const float* x, int64_t count, float scale, int32_t zero_point,
 void quantize_u8_nchw_to_nhwc(const float* x, int64_t batch, int64_t channels, int64_t spatial, float scale,
                               int32_t zero_point, uint8_t* out, int threads);
 
-/// True when oneDNN's u8s8 kernels compute these int8 weights exactly on this CPU: always with
-/// AVX-512 VNNI; otherwise only weights within [−64, 64], whose uint8 × int8 pair sums fit
+/// True when oneDNN's u8s8 kernels compute these int8 weights exactly on this CPU: always when
+/// they run with AVX-512 VNNI (onednn::runs_avx512_vnni: not with ONEDNN_MAX_CPU_ISA=AVX2 on a
+/// VNNI CPU); otherwise only weights within [−64, 64], whose uint8 × int8 pair sums fit
 /// vpmaddubsw's int16 (oneDNN "Nuances of int8 Computations").
 bool fits_pair_sums(const Tensor& weights);
 

@@ -2,14 +2,15 @@
 /// The math of com.microsoft MatMulNBits-1 (ONNX Runtime docs/ContribOperators.md; layouts in
 /// matmul_nbits.h; the kernel that checks a node's inputs is matmul_nbits_kernel.cc): a float32
 /// A [..., K] times a weight [N, K] quantized block-wise along K to 4 or 8 bits, plus an optional
-/// bias [N]. accuracy_level is ignored (fp32 compute throughout);
-/// the deprecated g_idx input is refused.
+/// bias [N]. With accuracy_level 4 (and uint8 or default zero points) A is quantized to int8 per
+/// block and matmul_nbits_int8.cc computes the product; otherwise it is float32 throughout. The
+/// deprecated g_idx input is refused.
 ///
 /// Paths (chosen when the kernel is created; EDGEMM_ONEDNN=0, the switch that selects every
 /// reference kernel, selects the reference here too):
 /// - reference: the formula per element, fp32 accumulation in K order.
 /// - avx2 (AVX2 + FMA): for up to 4 rows (decode), codes are unpacked to fp32 in registers 16 at
-///   a time, dequantized with one FMA and multiplied into per-row accumulators (two columns at a
+///   a time, dequantized as (q - zero_point) * scale and multiplied into per-row accumulators (two columns at a
 ///   time for 1-2 rows), so the weights are read once and never stored as fp32. For more rows
 ///   (prefill, sequence models), tiles of 8 columns are dequantized into a per-thread fp32 panel
 ///   ([8, K_pad], in L1) and a 3x4 register tile of dot products runs over it, so each weight is
@@ -23,12 +24,14 @@
 ///   accumulators. Groups of 32 K indices are taken in [even k, odd k] order. For more than 4
 ///   rows the panels are dequantized the same way and the avx2 register tile runs over them.
 /// - neon (aarch64): for up to 4 rows, 16 codes at a time are unpacked (4 bits: nibbles split and
-///   zipped back into K order), widened to fp32, dequantized with one FMA and multiplied into the
+///   zipped back into K order), widened to fp32, dequantized as above and multiplied into the
 ///   row accumulators; more rows take the portable tiled path.
 /// - portable (other CPUs): the tiled path in plain loops the compiler vectorizes.
 /// A is zero-padded to whole blocks (K_pad = k_blocks * block_size) when K is not a multiple of
 /// block_size, so the padding codes of the last block multiply zeros. All paths split N over
-/// OpenMP threads.
+/// OpenMP threads. Every path dequantizes as (q - zero_point) * scale, which is exactly 0 where
+/// q equals the zero point (q * scale - zero_point * scale, one FMA, left ~1e-9 there, which
+/// turned an infinity in A into +-Inf where the formula gives NaN).
 
 #include "kernels/cpu/matmul_nbits.h"
 
@@ -45,6 +48,7 @@
 #include <string>
 
 #include "kernels/cpu/common.h"
+#include "kernels/cpu/matmul_nbits_int8.h"
 #include "kernels/cpu/onednn.h"
 #include "kernels/cpu/quant_common.h"
 #include "kernels/cpu_features.h"
@@ -141,16 +145,16 @@ void dequantize_tile_portable(const Problem& p, int64_t n0, int64_t count, float
     const int64_t n = n0 + c;
     for (int64_t j = 0; j < p.kb; ++j) {
       const float scale = p.w.scales[n * p.kb + j];
-      const float offset = -p.zero_point(n, j) * scale;
+      const float zp = p.zero_point(n, j);
       const uint8_t* codes = p.codes(n, j);
       float* out = panel + c * k_pad + j * bs;
       if constexpr (kBits == 4) {
         for (int64_t i = 0; i < bs / 2; ++i) {
-          out[2 * i] = static_cast<float>(codes[i] & 0x0F) * scale + offset;
-          out[2 * i + 1] = static_cast<float>(codes[i] >> 4) * scale + offset;
+          out[2 * i] = (static_cast<float>(codes[i] & 0x0F) - zp) * scale;
+          out[2 * i + 1] = (static_cast<float>(codes[i] >> 4) - zp) * scale;
         }
       } else {
-        for (int64_t i = 0; i < bs; ++i) out[i] = static_cast<float>(codes[i]) * scale + offset;
+        for (int64_t i = 0; i < bs; ++i) out[i] = (static_cast<float>(codes[i]) - zp) * scale;
       }
     }
   }
@@ -221,14 +225,14 @@ EDGEMM_AVX2 void dequantize_tile_avx2(const Problem& p, int64_t n0, int64_t coun
     for (int64_t j = 0; j < p.kb; ++j) {
       const float scale = p.w.scales[n * p.kb + j];
       const __m256 vs = _mm256_set1_ps(scale);
-      const __m256 vo = _mm256_set1_ps(-p.zero_point(n, j) * scale);
+      const __m256 vz = _mm256_set1_ps(p.zero_point(n, j));
       const uint8_t* codes = p.codes(n, j);
       float* out = panel + c * k_pad + j * bs;
       for (int64_t i = 0; i < bs; i += 16) {
         __m256 lo, hi;
         load16_avx2<kBits>(codes + i * kBits / 8, lo, hi);
-        _mm256_storeu_ps(out + i, _mm256_fmadd_ps(lo, vs, vo));
-        _mm256_storeu_ps(out + i + 8, _mm256_fmadd_ps(hi, vs, vo));
+        _mm256_storeu_ps(out + i, _mm256_mul_ps(_mm256_sub_ps(lo, vz), vs));
+        _mm256_storeu_ps(out + i + 8, _mm256_mul_ps(_mm256_sub_ps(hi, vz), vs));
       }
     }
   }
@@ -264,12 +268,12 @@ EDGEMM_AVX2 inline void gemv_columns_avx2(const Problem& p, const float* a, int6
     for (int c = 0; c < NC; ++c) acc0[r][c] = acc1[r][c] = _mm256_setzero_ps();
   }
   for (int64_t j = 0; j < p.kb; ++j) {
-    __m256 vs[NC], vo[NC];
+    __m256 vs[NC], vz[NC];
     const uint8_t* codes[NC];
     for (int c = 0; c < NC; ++c) {
       const float scale = p.w.scales[(n + c) * p.kb + j];
       vs[c] = _mm256_set1_ps(scale);
-      vo[c] = _mm256_set1_ps(-p.zero_point(n + c, j) * scale);
+      vz[c] = _mm256_set1_ps(p.zero_point(n + c, j));
       codes[c] = p.codes(n + c, j);
       _mm_prefetch(reinterpret_cast<const char*>(codes[c]) + kPrefetchBytes, _MM_HINT_T0);
     }
@@ -278,8 +282,8 @@ EDGEMM_AVX2 inline void gemv_columns_avx2(const Problem& p, const float* a, int6
       __m256 lo[NC], hi[NC];
       for (int c = 0; c < NC; ++c) {
         load16_avx2<kBits>(codes[c] + i * kBits / 8, lo[c], hi[c]);
-        lo[c] = _mm256_fmadd_ps(lo[c], vs[c], vo[c]);
-        hi[c] = _mm256_fmadd_ps(hi[c], vs[c], vo[c]);
+        lo[c] = _mm256_mul_ps(_mm256_sub_ps(lo[c], vz[c]), vs[c]);
+        hi[c] = _mm256_mul_ps(_mm256_sub_ps(hi[c], vz[c]), vs[c]);
       }
       for (int r = 0; r < MR; ++r) {
         const __m256 a0 = _mm256_loadu_ps(ak + r * lda + i), a1 = _mm256_loadu_ps(ak + r * lda + i + 8);
@@ -325,7 +329,7 @@ constexpr FastOps kAvx2Ops = {dequantize_tile_avx2<kBits>,
 EDGEMM_AVX512 inline __m512 block_table_avx512(const Problem& p, int64_t n, int64_t j) {
   const __m512 iota = _mm512_setr_ps(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
   const float scale = p.w.scales[n * p.kb + j];
-  return _mm512_fmadd_ps(iota, _mm512_set1_ps(scale), _mm512_set1_ps(-p.zero_point(n, j) * scale));
+  return _mm512_mul_ps(_mm512_sub_ps(iota, _mm512_set1_ps(p.zero_point(n, j))), _mm512_set1_ps(scale));
 }
 
 // The 32 weights of 16 code bytes: even codes (low nibbles) in `even`, odd codes in `odd`.
@@ -440,12 +444,12 @@ inline void gemv_columns_neon(const Problem& p, const float* a, int64_t lda, int
     }
   }
   for (int64_t j = 0; j < p.kb; ++j) {
-    float32x4_t vs[NC], vo[NC];
+    float32x4_t vs[NC], vz[NC];
     const uint8_t* codes[NC];
     for (int c = 0; c < NC; ++c) {
       const float scale = p.w.scales[(n + c) * p.kb + j];
       vs[c] = vdupq_n_f32(scale);
-      vo[c] = vdupq_n_f32(-p.zero_point(n + c, j) * scale);
+      vz[c] = vdupq_n_f32(p.zero_point(n + c, j));
       codes[c] = p.codes(n + c, j);
       __builtin_prefetch(codes[c] + kPrefetchBytes);
     }
@@ -454,7 +458,7 @@ inline void gemv_columns_neon(const Problem& p, const float* a, int64_t lda, int
       float32x4_t w[NC][4];
       for (int c = 0; c < NC; ++c) {
         load16_neon<kBits>(codes[c] + i * kBits / 8, w[c]);
-        for (int v = 0; v < 4; ++v) w[c][v] = vfmaq_f32(vo[c], w[c][v], vs[c]);
+        for (int v = 0; v < 4; ++v) w[c][v] = vmulq_f32(vsubq_f32(w[c][v], vz[c]), vs[c]);
       }
       for (int r = 0; r < MR; ++r) {
         for (int v = 0; v < 4; ++v) {
@@ -612,9 +616,26 @@ const char* matmul_nbits_variant_name(MatMulNBitsVariant variant) {
   return "f32_matmul_nbits__reference";
 }
 
+const char* matmul_nbits_kernel_name(MatMulNBitsVariant variant, const MatMulNBitsShape& shape) {
+  if (!shape.int8_activations()) return matmul_nbits_variant_name(variant);
+  switch (matmul_nbits_int8_path(variant, shape)) {
+    case Int8Path::kAvx512Vnni:
+      return "i8_matmul_nbits__avx512_vnni";
+    case Int8Path::kAvx2:
+      return "i8_matmul_nbits__avx2";
+    case Int8Path::kReference:
+      break;
+  }
+  return "i8_matmul_nbits__reference";
+}
+
 void matmul_nbits(MatMulNBitsVariant variant, const MatMulNBitsShape& shape, const MatMulNBitsWeights& w,
                   const float* a, int64_t m, float* y, int threads) {
   if (m <= 0 || shape.n <= 0) return;
+  if (shape.int8_activations() && w.float_zero_points == nullptr) {
+    matmul_nbits_int8(variant, shape, w, a, m, y, threads);
+    return;
+  }
   if (variant == MatMulNBitsVariant::kReference) {
     run_reference(Problem(shape, w), a, m, y, threads);
     return;

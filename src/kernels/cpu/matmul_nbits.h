@@ -25,12 +25,20 @@
 namespace edgemm::kernels {
 
 /// The attributes that fix the weight layout: K and N (> 0), bits (4 or 8 here; the spec also
-/// has 2), block_size (a power of two >= 16).
+/// has 2), block_size (a power of two >= 16); and accuracy_level, the minimum accuracy of A
+/// (0 unset, 1 fp32, 2 fp16, 3 bf16, 4 int8).
 struct MatMulNBitsShape {
   int64_t k = 0;
   int64_t n = 0;
   int64_t bits = 4;
   int64_t block_size = 32;
+  int64_t accuracy_level = 0;
+  /// The zero points are float32 (MatMulNBitsWeights::float_zero_points).
+  bool float_zero_points = false;
+  /// accuracy_level 4 with uint8 or default zero points: A is quantized to int8 per block
+  /// (matmul_nbits_int8.h), as ONNX Runtime 1.30 does; otherwise (float zero points included,
+  /// which ONNX Runtime 1.30 also computes in float32) the product is float32.
+  bool int8_activations() const { return accuracy_level == 4 && !float_zero_points; }
   /// ceil(K / block_size): blocks per output column.
   int64_t k_blocks() const { return (k + block_size - 1) / block_size; }
   /// block_size * bits / 8: bytes of one block of codes.
@@ -69,11 +77,18 @@ MatMulNBitsVariant matmul_nbits_best_variant();
 /// "__neon".
 const char* matmul_nbits_variant_name(MatMulNBitsVariant variant);
 
+/// Profile name of what matmul_nbits() runs for `shape` with `variant`: the variant's name, or
+/// with int8 activations "i8_matmul_nbits__avx512_vnni" (kAvx512 on a CPU with AVX-512 BW and
+/// VNNI), "__avx2" (kAvx2, or kAvx512 without VNNI) or "__reference" (every other case: kReference,
+/// kPortable, kNeon, 4-bit codes in blocks of 16).
+const char* matmul_nbits_kernel_name(MatMulNBitsVariant variant, const MatMulNBitsShape& shape);
+
 /// y[m, n] = sum_k a[m, k] * weight(n, k) (+ bias[n]) for `m` rows: a is float32 [m, K] and y
 /// float32 [m, N], both row-major. `shape` and `w` must be consistent (the kernel checks them);
-/// `variant` must be available. Parallel over N on up to `threads` OpenMP threads. Uses
-/// per-thread workspaces (onednn::thread_buffer slots kSrc and kWeights); allocates nothing
-/// after warm-up. Thread-safe.
+/// `variant` must be available. With shape.int8_activations(), A is quantized to int8 per block
+/// first (matmul_nbits_int8.h). Parallel over N on up to `threads` OpenMP threads. Uses
+/// per-thread workspaces (onednn::thread_buffer slots kSrc, kWeights and, for int8 activations,
+/// kExtra); allocates nothing after warm-up. Thread-safe.
 void matmul_nbits(MatMulNBitsVariant variant, const MatMulNBitsShape& shape, const MatMulNBitsWeights& w,
                   const float* a, int64_t m, float* y, int threads);
 

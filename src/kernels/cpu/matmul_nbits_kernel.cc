@@ -32,7 +32,7 @@ std::string count_text(const Tensor& t) {
 class MatMulNBitsKernel final : public Kernel {
  public:
   MatMulNBitsKernel(MatMulNBitsShape shape, MatMulNBitsVariant variant) : shape_(shape), variant_(variant) {}
-  const char* name() const override { return matmul_nbits_variant_name(variant_); }
+  const char* name() const override { return matmul_nbits_kernel_name(variant_, shape_); }
 
   Status run(KernelContext& ctx) const override {
     const ir::Node& node = ctx.node();
@@ -67,7 +67,9 @@ class MatMulNBitsKernel final : public Kernel {
     out.back() = shape_.n;
     EDGEMM_ASSIGN_OR_RETURN(Tensor * y, ctx.allocate_output(0, DataType::kFloat32, out));
     const int64_t m = a->element_count() / shape_.k;
-    matmul_nbits(variant_, shape_, w, a->data<float>(), m, y->data<float>(), ctx.threads());
+    MatMulNBitsShape shape = shape_;
+    shape.float_zero_points = w.float_zero_points != nullptr;
+    matmul_nbits(variant_, shape, w, a->data<float>(), m, y->data<float>(), ctx.threads());
     return Status::ok();
   }
 
@@ -131,6 +133,7 @@ Expected<std::unique_ptr<Kernel>> make_matmul_nbits(const KernelInfo& info) {
   EDGEMM_ASSIGN_OR_RETURN(s.n, required_attr(node, "N"));
   EDGEMM_ASSIGN_OR_RETURN(s.block_size, required_attr(node, "block_size"));
   EDGEMM_ASSIGN_OR_RETURN(s.bits, node.attr_int("bits", 4));
+  EDGEMM_ASSIGN_OR_RETURN(s.accuracy_level, node.attr_int("accuracy_level", 0));
   if (s.k < 1 || s.n < 1) {
     return invalid(node, StatusCode::kInvalidModel,
                    "attributes K = " + std::to_string(s.k) + " and N = " + std::to_string(s.n) + " must be >= 1");
@@ -143,6 +146,8 @@ Expected<std::unique_ptr<Kernel>> make_matmul_nbits(const KernelInfo& info) {
     return invalid(node, StatusCode::kInvalidModel,
                    "attribute block_size = " + std::to_string(s.block_size) + " is not a power of two >= 16");
   }
+  const Tensor* zp = info.constant_inputs.size() > kZeroPoints ? info.constant_inputs[kZeroPoints] : nullptr;
+  s.float_zero_points = zp != nullptr && zp->dtype() == DataType::kFloat32;  // for the kernel's name
   const MatMulNBitsVariant variant = onednn::enabled() ? matmul_nbits_best_variant() : MatMulNBitsVariant::kReference;
   return std::unique_ptr<Kernel>(std::make_unique<MatMulNBitsKernel>(s, variant));
 }

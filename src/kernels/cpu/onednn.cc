@@ -53,6 +53,15 @@ bool prefers_nhwc() {
 #endif
 }
 
+bool runs_avx512_vnni() {
+#if defined(__x86_64__)
+  const auto vnni = static_cast<unsigned>(dnnl::cpu_isa::avx512_core_vnni);  // ISA values are bit sets
+  return (static_cast<unsigned>(dnnl::get_effective_cpu_isa()) & vnni) == vnni;
+#else
+  return false;
+#endif
+}
+
 void set_enabled(bool on) { enabled_flag().store(on, std::memory_order_relaxed); }
 
 void set_threads(int threads) { omp_set_num_threads(threads < 1 ? 1 : threads); }

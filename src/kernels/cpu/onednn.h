@@ -39,6 +39,10 @@ bool enabled();
 /// (ONEDNN_VERBOSE). The environment variable EDGEMM_CHAIN_LAYOUT ("NHWC" or "nChw8c")
 /// overrides it, for measuring one against the other.
 bool prefers_nhwc();
+
+/// Whether oneDNN's int8 kernels run with AVX-512 VNNI here: the CPU has it and oneDNN's effective
+/// ISA (which the environment variable ONEDNN_MAX_CPU_ISA may cap, e.g. at AVX2) includes it.
+bool runs_avx512_vnni();
 /// Overrides enabled() for this process (tests use it to build reference kernels).
 void set_enabled(bool on);
 
