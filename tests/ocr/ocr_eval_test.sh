@@ -1,33 +1,79 @@
 #!/usr/bin/env bash
-# OCR accuracy on the committed labelled set (data/ocr_set, made by make_ocr_set.py --seed 1):
-#  - edgemm --no-cls is at most 1 CER point worse than the Guten OCR peer (same PP-OCRv4 model
-#    files on ONNX Runtime 1.30), overall and on the upright images;
-#  - with the angle classifier the upside-down images are read (the peer reads none of them);
-#  - regression: CERs stay within a stated margin of those measured when the pipeline landed.
+# OCR accuracy on the committed labelled sets, against the Guten OCR peer (the same PP-OCRv4
+# files on ONNX Runtime 1.30) and against edgemm itself in other orientations:
+#  - data/ocr_set (20 images) and every fourth page of the document set (data/doc_set, rendered
+#    by tools/datasets/make_doc_set.py into the build folder, checked against the committed
+#    labels): edgemm's CER is no worse than the peer's overall, on the upright images, on the
+#    page, photo and rotated tags and per language;
+#  - with the angle classifier, upright images read no worse than without it;
+#  - the same images turned by 90, 180 and 270 degrees read within 1 CER point of upright;
+#  - regression: CERs stay within a stated margin of those measured when this landed.
+# The peer's predictions are cached outside the build (EDGEMM_CACHE_DIR, default
+# ~/.cache/edgemm), keyed by the set's labels, the peer script, its npm lock file and the models.
 # Usage: ocr_eval_test.sh EDGEMM_BINARY REPO_ROOT OUT_DIR
 set -euo pipefail
 bin="$1"
 root="$2"
 out="$3"
 mkdir -p "$out"
-set_dir="$root/data/ocr_set"
 export EDGEMM_MODELS_DIR="$root/models/ppocrv4"
+py=/usr/bin/python3
+cache="${EDGEMM_CACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/edgemm}/peer"
+mkdir -p "$cache"
 
-node "$root/tools/reference/guten_ocr.js" --set "$set_dir" --out "$out/guten_predictions.json" 2>"$out/guten.log"
-"$bin" eval ocr --set "$set_dir" --predictions "$out/guten_predictions.json" --json >"$out/guten_eval.json"
-"$bin" eval ocr --set "$set_dir" --threads 2 --no-cls --json >"$out/edgemm_no_cls_eval.json"
-"$bin" eval ocr --set "$set_dir" --threads 2 --json >"$out/edgemm_eval.json"
+# Guten OCR's predictions for set $1 into $2, from the cache when the inputs are unchanged.
+peer_predictions() {
+  local key
+  key=$({
+    $py -c 'import json, sys; print(json.dumps(json.load(open(sys.argv[1]))["images"], sort_keys=True))' "$1/labels.json"
+    cat "$root/tools/reference/guten_ocr.js" "$root/tools/reference/package-lock.json" "$EDGEMM_MODELS_DIR"/*
+  } | sha256sum | cut -c1-24)
+  if [ ! -f "$cache/guten-$key.json" ]; then
+    echo "running the Guten OCR peer on $1 (cached afterwards as $cache/guten-$key.json)"
+    node "$root/tools/reference/guten_ocr.js" --set "$1" --out "$cache/guten-$key.json.tmp" 2>"$out/guten.log"
+    mv "$cache/guten-$key.json.tmp" "$cache/guten-$key.json"
+  fi
+  cp "$cache/guten-$key.json" "$2"
+}
 
-/usr/bin/python3 - "$out" <<'PY'
+# edgemm's evaluation of set $1 (extra options after $3) into $3.
+evaluate() {
+  local set="$1" report="$2"
+  shift 2
+  "$bin" eval ocr --set "$set" --threads 2 --json "$@" >"$report"
+}
+
+# The document set, made unless the build folder already holds it (labels equal to the committed ones).
+doc="$(dirname "$out")/doc_set"
+if ! cmp -s "$doc/labels.json" "$root/data/doc_set/labels.json"; then
+  $py "$root/tools/datasets/make_doc_set.py" --out "$doc" --check "$root/data/doc_set/labels.json" 2>"$out/make_doc_set.log"
+fi
+$py "$root/tools/datasets/pick_set.py" --set "$doc" --every 4 --out "$out/doc_ci"
+$py "$root/tools/datasets/pick_set.py" --set "$doc" --every 13 --first 4 --out "$out/doc_turn"
+for degrees in 90 180 270; do
+  $py "$root/tools/datasets/turn_set.py" --set "$root/data/ocr_set" --degrees "$degrees" --out "$out/ocr_set_$degrees" 2>/dev/null
+  $py "$root/tools/datasets/turn_set.py" --set "$out/doc_turn" --degrees "$degrees" --out "$out/doc_turn_$degrees" 2>/dev/null
+done
+
+for set in ocr_set doc_ci; do
+  dir="$root/data/ocr_set"
+  [ "$set" = doc_ci ] && dir="$out/doc_ci"
+  peer_predictions "$dir" "$out/${set}_guten_predictions.json"
+  "$bin" eval ocr --set "$dir" --predictions "$out/${set}_guten_predictions.json" --json >"$out/${set}_guten.json"
+  evaluate "$dir" "$out/${set}_edgemm_no_cls.json" --no-cls
+  evaluate "$dir" "$out/${set}_edgemm.json"
+done
+evaluate "$out/doc_turn" "$out/doc_turn_edgemm.json"
+for degrees in 90 180 270; do
+  evaluate "$out/ocr_set_$degrees" "$out/ocr_set_${degrees}_edgemm.json"
+  evaluate "$out/doc_turn_$degrees" "$out/doc_turn_${degrees}_edgemm.json"
+done
+
+$py - "$out" <<'PY'
 import json, sys
 out = sys.argv[1]
-guten = json.load(open(f"{out}/guten_eval.json"))
-no_cls = json.load(open(f"{out}/edgemm_no_cls_eval.json"))
-cls = json.load(open(f"{out}/edgemm_eval.json"))
+load = lambda name: json.load(open(f"{out}/{name}.json"))
 failures = []
-
-def cer(report, subset=None):
-    return (report["subsets"][subset] if subset else report["overall"])["cer"]
 
 def check(name, value, limit, below=True):
     ok = value <= limit if below else value >= limit
@@ -35,20 +81,41 @@ def check(name, value, limit, below=True):
     if not ok:
         failures.append(name)
 
-for report in (guten, no_cls, cls):
-    if report["failed_images"]:
-        failures.append(f"{report['tool']}: {report['failed_images']} images failed")
-# Against the peer (issue 3: at most the peer's CER + 1 point).
-check("no-cls CER overall vs Guten + 0.01", cer(no_cls), cer(guten) + 0.01)
-check("no-cls CER upright vs Guten + 0.01", cer(no_cls, "normal"), cer(guten, "normal") + 0.01)
-# The angle classifier reads upside-down images; without it (and for the peer) they are lost.
-check("cls CER upside-down", cer(cls, "upside_down"), 0.15)
-check("Guten CER upside-down (reads none)", cer(guten, "upside_down"), 0.9, below=False)
-check("no-cls CER upside-down (reads none)", cer(no_cls, "upside_down"), 0.9, below=False)
-# Regression: measured when the pipeline landed (docs/ocr.md), plus a stated margin of 1.5 points.
-check("regression no-cls CER upright (landed 0.0385)", cer(no_cls, "normal"), 0.0385 + 0.015)
-check("regression cls CER overall (landed 0.0509)", cer(cls), 0.0509 + 0.015)
-check("regression cls recall", cls["overall"]["recall"], 0.97, below=False)
-check("regression cls precision", cls["overall"]["precision"], 0.97, below=False)
+def cer(report, subset=None, tag=None):
+    if tag:
+        return report["by_tag"][tag]["cer"]
+    return (report["subsets"][subset] if subset else report["overall"])["cer"]
+
+for set_name in ("ocr_set", "doc_ci"):
+    guten, edgemm, no_cls = load(f"{set_name}_guten"), load(f"{set_name}_edgemm"), load(f"{set_name}_edgemm_no_cls")
+    for report in (guten, edgemm, no_cls):
+        if report["failed_images"]:
+            failures.append(f"{set_name} {report['tool']}: {report['failed_images']} images failed")
+    # No worse than the peer, overall, upright and on every tag.
+    check(f"{set_name}: CER vs Guten", cer(edgemm), cer(guten))
+    check(f"{set_name}: upright CER vs Guten", cer(edgemm, "upright"), cer(guten, "upright"))
+    # The subsets issue 28 names (page, photo, rotated) and the languages; the finer tags (blur,
+    # dpi_low, ...) are printed for the record (docs/ocr.md says where edgemm is behind).
+    for tag in sorted(guten["by_tag"]):
+        if tag in ("page", "photo", "rotated", "lang_en", "lang_zh"):
+            check(f"{set_name}: tag {tag} CER vs Guten", cer(edgemm, tag=tag), cer(guten, tag=tag))
+        else:
+            print(f"info {set_name}: tag {tag} CER {cer(edgemm, tag=tag):.4f}, Guten {cer(guten, tag=tag):.4f}")
+    # The classifier never makes upright images read worse (1e-4: rounding only).
+    check(f"{set_name}: upright CER with cls vs without", cer(edgemm, "upright"), cer(no_cls, "upright") + 1e-4)
+
+# Quarter and half turns read within 1 point of the same images upright.
+upright = {"ocr_set": load("ocr_set_edgemm"), "doc_turn": load("doc_turn_edgemm")}
+for set_name, report in upright.items():
+    for degrees in (90, 180, 270):
+        turned = load(f"{set_name}_{degrees}_edgemm")
+        check(f"{set_name} turned {degrees}: CER vs upright + 0.01", cer(turned), cer(report) + 0.01)
+
+# Regression: measured when this landed (docs/ocr.md), plus a stated margin.
+check("regression ocr_set CER (landed 0.0158)", cer(load("ocr_set_edgemm")), 0.0158 + 0.01)
+check("regression ocr_set upside-down CER (landed 0.0034)", cer(load("ocr_set_edgemm"), "turned_180"), 0.0034 + 0.02)
+check("regression doc_ci CER (landed 0.0192)", cer(load("doc_ci_edgemm")), 0.0192 + 0.005)
+check("regression ocr_set recall", load("ocr_set_edgemm")["overall"]["recall"], 0.97, below=False)
+check("regression doc_ci recall", load("doc_ci_edgemm")["overall"]["recall"], 0.97, below=False)
 sys.exit(1 if failures else 0)
 PY

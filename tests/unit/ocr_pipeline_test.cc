@@ -425,7 +425,7 @@ TEST(OcrStaticShapes, ARecognizerWithAnotherStaticLineHeightIsRefused) {
   options.models_dir = dir.string();
   options.use_cls = false;
   expect_error(OcrPipeline::create(options).status(), StatusCode::kInvalidArgument,
-               "recognizer input 'x' has a static height of 32; the pipeline feeds text lines 48 pixels high");
+               "recognizer 'ch_PP-OCRv4_rec_infer.onnx' input 'x' has a static height of 32; the pipeline feeds text lines 48 pixels high");
 }
 
 }  // namespace

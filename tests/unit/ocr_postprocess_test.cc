@@ -8,6 +8,7 @@
 #include "pipelines/ocr/crop.h"
 #include "pipelines/ocr/det.h"
 #include "pipelines/ocr/orientation.h"
+#include "pipelines/ocr/recognize.h"
 
 namespace edgemm::ocr {
 namespace {
@@ -247,6 +248,41 @@ TEST(OcrOrientation, TurnUprightAndBackMapsEveryPixelToItself) {
   EXPECT_EQ(q[0].y, 0);
   EXPECT_EQ(q[1].x, 2);
   EXPECT_EQ(q[1].y, 4);
+}
+
+// A 48-pixel-high line of black "words" on white: [5, 200), [215, 400), [403, 650), [670, 995).
+cv::Mat word_line() {
+  cv::Mat line(kLineHeight, 1000, CV_8UC3, cv::Scalar(255, 255, 255));
+  for (const auto& [begin, end] : std::vector<std::pair<int, int>>{{5, 200}, {215, 400}, {403, 650}, {670, 995}}) {
+    line(cv::Rect(begin, 10, end - begin, 28)).setTo(cv::Scalar(0, 0, 0));
+  }
+  return line;
+}
+
+TEST(OcrSplitLine, CutsThroughTheLongestGapInTheSecondHalfOfEachPiece) {
+  // Width 480: the first cut looks in [240, 480), where the only gap is [400, 403): cut at 401,
+  // narrower than a word gap. The next looks in [641, 881): gap [650, 670), cut at 660, a word
+  // gap. The rest, 340 wide, fits.
+  const std::vector<LinePiece> pieces = split_line(word_line(), 480);
+  ASSERT_EQ(pieces.size(), 3u);
+  EXPECT_EQ(pieces[0].crop.cols, 401);
+  EXPECT_EQ(pieces[1].crop.cols, 259);
+  EXPECT_EQ(pieces[2].crop.cols, 340);
+  EXPECT_FALSE(pieces[0].word_gap_before);
+  EXPECT_FALSE(pieces[1].word_gap_before);
+  EXPECT_TRUE(pieces[2].word_gap_before);
+  for (const LinePiece& piece : pieces) EXPECT_EQ(piece.crop.rows, kLineHeight);
+}
+
+TEST(OcrSplitLine, LinesThatFitStayWholeAndGaplessOnesAreCutAtTheWidth) {
+  EXPECT_EQ(split_line(word_line(), 1000).size(), 1u);
+  cv::Mat solid(kLineHeight, 1000, CV_8UC3, cv::Scalar(255, 255, 255));
+  solid(cv::Rect(0, 10, 1000, 28)).setTo(cv::Scalar(0, 0, 0));
+  const std::vector<LinePiece> pieces = split_line(solid, 480);
+  ASSERT_EQ(pieces.size(), 3u);
+  EXPECT_EQ(pieces[0].crop.cols, 480);
+  EXPECT_EQ(pieces[1].crop.cols, 480);
+  EXPECT_EQ(pieces[2].crop.cols, 40);
 }
 
 }  // namespace

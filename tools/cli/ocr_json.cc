@@ -43,6 +43,7 @@ nlohmann::json ocr_document_json(const ocr::OcrOptions& options) {
             {"det", options.files.det},
             {"cls", options.use_cls ? nlohmann::json(options.files.cls) : nlohmann::json(nullptr)},
             {"rec", options.files.rec},
+            {"rec_buckets", options.files.rec_buckets},
             {"dictionary", options.files.dictionary}}},
           {"images", nlohmann::json::array()}};
 }

@@ -28,6 +28,12 @@ struct OcrModelFiles {
   std::string det = "ch_PP-OCRv4_det_infer.onnx";
   std::string cls = "ch_ppocr_mobile_v2.0_cls_infer.onnx";
   std::string rec = "ch_PP-OCRv4_rec_infer.onnx";
+  /// More recognizers of the same model with static input widths, for runtimes that need
+  /// fixed shapes (NPUs: `edgemm convert REC --fix-shape x=1,3,48,W` for a few W such as 320,
+  /// 640, 960). Each line goes to the recognizer of smallest static width that holds it at 48
+  /// pixels high (`rec` too, when it is static; a dynamic one holds any line), instead of
+  /// being squeezed into one width; a line wider than all of them goes to the widest.
+  std::vector<std::string> rec_buckets;
   std::string dictionary = "ppocr_keys_v1.txt";  ///< UTF-8, one character a line
 };
 

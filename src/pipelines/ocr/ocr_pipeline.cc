@@ -84,6 +84,7 @@ class ObservedInferencer final : public Inferencer {
 /// dictionary, and cls when used), so that one run reports all of them.
 Status check_model_files(const OcrOptions& options) {
   std::vector<std::string> files = {options.files.det, options.files.rec, options.files.dictionary};
+  files.insert(files.end(), options.files.rec_buckets.begin(), options.files.rec_buckets.end());
   if (options.use_cls) files.push_back(options.files.cls);
   std::string missing;
   for (const std::string& file : files) {
@@ -114,11 +115,11 @@ Expected<std::unique_ptr<Inferencer>> load_model(const OcrOptions& options, cons
 class NativeOcrPipeline final : public OcrPipeline {
  public:
   NativeOcrPipeline(OcrOptions options, std::unique_ptr<Inferencer> det, std::unique_ptr<Inferencer> cls,
-                    std::unique_ptr<Inferencer> rec, std::vector<std::string> table)
+                    std::vector<std::unique_ptr<Inferencer>> recs, std::vector<std::string> table)
       : options_(std::move(options)),
         det_(std::move(det)),
         cls_(std::move(cls)),
-        rec_(std::move(rec)),
+        recs_(std::move(recs)),
         table_(std::move(table)) {}
 
   Expected<OcrResult> run_file(const std::string& path) const override {
@@ -144,7 +145,9 @@ class NativeOcrPipeline final : public OcrPipeline {
   std::vector<std::pair<std::string, const Inferencer*>> models() const override {
     std::vector<std::pair<std::string, const Inferencer*>> list = {{"det", det_.get()}};
     if (cls_ != nullptr) list.emplace_back("cls", cls_.get());
-    list.emplace_back("rec", rec_.get());
+    list.emplace_back("rec", recs_[0].get());
+    for (size_t k = 1; k < recs_.size(); ++k)
+      list.emplace_back("rec:" + options_.files.rec_buckets[k - 1], recs_[k].get());
     return list;
   }
 
@@ -213,6 +216,12 @@ class NativeOcrPipeline final : public OcrPipeline {
     return image_orientation(votes);
   }
 
+  Expected<std::vector<CtcLine>> recognize_lines(const std::vector<cv::Mat>& crops) const {
+    std::vector<const Inferencer*> recs;
+    for (const auto& rec : recs_) recs.push_back(rec.get());
+    return recognize_by_width(recs, crops, options_.rec_batch, table_, options_.space_threshold);
+  }
+
   Expected<OcrResult> recognize_image(const cv::Mat& bgr) const {
     OcrResult result;
     result.width = bgr.cols;
@@ -230,8 +239,7 @@ class NativeOcrPipeline final : public OcrPipeline {
     const Clock::time_point start = Clock::now();
     std::vector<CtcLine> texts;
     if (!reading.crops.empty()) {
-      EDGEMM_ASSIGN_OR_RETURN(
-          texts, ocr::recognize(*rec_, reading.crops, options_.rec_batch, table_, options_.space_threshold));
+      EDGEMM_ASSIGN_OR_RETURN(texts, recognize_lines(reading.crops));
     }
     std::vector<size_t> turned_of(reading.crops.size(), 0);  // 1 + index into turned_texts, 0: none
     std::vector<cv::Mat> turned_crops;
@@ -243,8 +251,7 @@ class NativeOcrPipeline final : public OcrPipeline {
     }
     std::vector<CtcLine> turned_texts;
     if (!turned_crops.empty()) {
-      EDGEMM_ASSIGN_OR_RETURN(
-          turned_texts, ocr::recognize(*rec_, turned_crops, options_.rec_batch, table_, options_.space_threshold));
+      EDGEMM_ASSIGN_OR_RETURN(turned_texts, recognize_lines(turned_crops));
     }
     result.timings.rec_ms = elapsed_ms(start);
     for (size_t i = 0; i < reading.boxes.size(); ++i) {
@@ -264,8 +271,8 @@ class NativeOcrPipeline final : public OcrPipeline {
 
   OcrOptions options_;
   std::unique_ptr<Inferencer> det_;
-  std::unique_ptr<Inferencer> cls_;  // null when options_.use_cls is false
-  std::unique_ptr<Inferencer> rec_;
+  std::unique_ptr<Inferencer> cls_;                // null when options_.use_cls is false
+  std::vector<std::unique_ptr<Inferencer>> recs_;  // files.rec, then files.rec_buckets
   std::vector<std::string> table_;
 };
 
@@ -282,22 +289,16 @@ Status check_rec_classes(const Inferencer& rec, size_t table_size, const std::st
   return Status::ok();
 }
 
-/// Warns (stderr) about static input shapes that cost accuracy, with what docs/ocr.md measured on
-/// the committed set: a det side below 960 loses small text, a rec width below 960 squeezes every
-/// line longer than width/48 : 1.
-void warn_about_static_shapes(const Inferencer& det, const Inferencer& rec) {
-  const FixedGeometry d = fixed_geometry(det), r = fixed_geometry(rec);
+/// Warns (stderr) about a static det input that costs accuracy, with what docs/ocr.md measured
+/// on the committed set: a side below 960 loses small text. (Static rec widths cost little:
+/// lines wider than every recognizer are cut at gaps and read in pieces, recognize_by_width.)
+void warn_about_static_det(const Inferencer& det) {
+  const FixedGeometry d = fixed_geometry(det);
   if (d.height > 0 && d.width > 0 && std::min(d.height, d.width) < 960) {
     std::fprintf(stderr,
                  "edgemm: warning: the detector's static input is %lldx%lld; images are letterboxed into it and "
                  "small text is lost (docs/ocr.md: line recall 0.92 at 640x640, 0.98 at 960x960)\n",
                  static_cast<long long>(d.width), static_cast<long long>(d.height));
-  }
-  if (r.width > 0 && r.width < 960) {
-    std::fprintf(stderr,
-                 "edgemm: warning: the recognizer's static input is %lld wide; lines longer than %.1f:1 are "
-                 "squeezed to that width and misread more (docs/ocr.md: CER 21.8%% at 48x320, 6.1%% at 48x960)\n",
-                 static_cast<long long>(r.width), static_cast<double>(r.width) / kLineHeight);
   }
 }
 
@@ -331,12 +332,18 @@ Expected<std::unique_ptr<OcrPipeline>> OcrPipeline::create(const OcrOptions& opt
     EDGEMM_ASSIGN_OR_RETURN(cls, load_model(options, options.files.cls, "cls"));
     EDGEMM_RETURN_IF_ERROR(check_line_height(*cls, "angle classifier"));
   }
-  EDGEMM_ASSIGN_OR_RETURN(std::unique_ptr<Inferencer> rec, load_model(options, options.files.rec, "rec"));
-  EDGEMM_RETURN_IF_ERROR(check_line_height(*rec, "recognizer"));
-  EDGEMM_RETURN_IF_ERROR(check_rec_classes(*rec, table.size(), dictionary));
-  warn_about_static_shapes(*det, *rec);
+  std::vector<std::string> rec_files = {options.files.rec};
+  rec_files.insert(rec_files.end(), options.files.rec_buckets.begin(), options.files.rec_buckets.end());
+  std::vector<std::unique_ptr<Inferencer>> recs;
+  for (const std::string& file : rec_files) {
+    EDGEMM_ASSIGN_OR_RETURN(std::unique_ptr<Inferencer> rec, load_model(options, file, "rec"));
+    EDGEMM_RETURN_IF_ERROR(check_line_height(*rec, "recognizer '" + file + "'"));
+    EDGEMM_RETURN_IF_ERROR(check_rec_classes(*rec, table.size(), dictionary));
+    recs.push_back(std::move(rec));
+  }
+  warn_about_static_det(*det);
   return std::unique_ptr<OcrPipeline>(
-      new NativeOcrPipeline(options, std::move(det), std::move(cls), std::move(rec), std::move(table)));
+      new NativeOcrPipeline(options, std::move(det), std::move(cls), std::move(recs), std::move(table)));
 }
 
 }  // namespace edgemm::ocr

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <numeric>
 #include <opencv2/imgproc.hpp>
 
@@ -105,6 +106,110 @@ Expected<std::vector<CtcLine>> recognize(const Inferencer& rec, const std::vecto
       EDGEMM_ASSIGN_OR_RETURN(lines[order[i]], ctc_greedy_decode(probs.data<float>() + (i - begin) * steps * classes,
                                                                  steps, classes, table, space_threshold));
     }
+  }
+  return lines;
+}
+
+std::vector<LinePiece> split_line(const cv::Mat& crop, int width) {
+  cv::Mat line;
+  const int resized_width = std::max(1, static_cast<int>(std::ceil(kLineHeight * aspect_ratio(crop))));
+  cv::resize(crop, line, cv::Size(resized_width, kLineHeight), 0, 0,
+             crop.rows > kLineHeight ? cv::INTER_AREA : cv::INTER_LANCZOS4);
+  if (line.cols <= width) return {{line, false}};
+  cv::Mat gray, binary;
+  cv::cvtColor(line, gray, cv::COLOR_BGR2GRAY);
+  cv::threshold(gray, binary, 0, 1, cv::THRESH_BINARY | cv::THRESH_OTSU);
+  // The background is the class of the top and bottom rows (the line's margins): ink = 1.
+  const int border = cv::countNonZero(binary.row(0)) + cv::countNonZero(binary.row(binary.rows - 1));
+  if (border > binary.cols) binary = 1 - binary;
+  std::vector<int> ink(line.cols, 0);
+  for (int y = 0; y < binary.rows; ++y) {
+    for (int x = 0; x < binary.cols; ++x) ink[x] += binary.at<uint8_t>(y, x);
+  }
+  std::vector<LinePiece> pieces;
+  int start = 0;
+  bool gap_before = false;
+  while (line.cols - start > width) {
+    int best_begin = -1, best_length = 0;
+    for (int x = start + width / 2; x < start + width;) {
+      if (ink[x] > 1) {
+        ++x;
+        continue;
+      }
+      int end = x;
+      while (end < start + width && ink[end] <= 1) ++end;
+      if (end - x >= best_length) {
+        best_begin = x;
+        best_length = end - x;
+      }
+      x = end;
+    }
+    const int cut = best_length > 0 ? best_begin + best_length / 2 : start + width;
+    pieces.push_back({line(cv::Rect(start, 0, cut - start, kLineHeight)).clone(), gap_before});
+    gap_before = best_length >= kWordGap;
+    start = cut;
+  }
+  pieces.push_back({line(cv::Rect(start, 0, line.cols - start, kLineHeight)).clone(), gap_before});
+  return pieces;
+}
+
+Expected<std::vector<CtcLine>> recognize_by_width(const std::vector<const Inferencer*>& recs,
+                                                  const std::vector<cv::Mat>& crops, int batch,
+                                                  const std::vector<std::string>& table, float space_threshold) {
+  // A dynamic width holds any line: order it after every static one.
+  auto capacity = [](const Inferencer* rec) {
+    const int64_t width = fixed_geometry(*rec).width;
+    return width > 0 ? width : std::numeric_limits<int64_t>::max();
+  };
+  std::vector<const Inferencer*> by_width = recs;
+  std::stable_sort(by_width.begin(), by_width.end(),
+                   [&](const Inferencer* a, const Inferencer* b) { return capacity(a) < capacity(b); });
+  // Crops too wide for the widest static recognizer are read in pieces there.
+  const int64_t widest = capacity(by_width.back());
+  std::vector<std::vector<LinePiece>> split(crops.size());
+  std::vector<cv::Mat> inputs;  // the crops, and each split crop's pieces in its place
+  std::vector<size_t> first_input(crops.size());
+  for (size_t i = 0; i < crops.size(); ++i) {
+    first_input[i] = inputs.size();
+    if (widest != std::numeric_limits<int64_t>::max() && kLineHeight * aspect_ratio(crops[i]) > widest) {
+      split[i] = split_line(crops[i], static_cast<int>(widest));
+      for (const LinePiece& piece : split[i]) inputs.push_back(piece.crop);
+    } else {
+      inputs.push_back(crops[i]);
+    }
+  }
+  std::vector<std::vector<size_t>> assigned(by_width.size());
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    const auto needed = static_cast<int64_t>(std::ceil(kLineHeight * aspect_ratio(inputs[i])));
+    size_t k = 0;
+    while (k + 1 < by_width.size() && capacity(by_width[k]) < needed) ++k;
+    assigned[k].push_back(i);
+  }
+  std::vector<CtcLine> read(inputs.size());
+  for (size_t k = 0; k < by_width.size(); ++k) {
+    if (assigned[k].empty()) continue;
+    std::vector<cv::Mat> subset;
+    for (size_t i : assigned[k]) subset.push_back(inputs[i]);
+    EDGEMM_ASSIGN_OR_RETURN(std::vector<CtcLine> lines, recognize(*by_width[k], subset, batch, table, space_threshold));
+    for (size_t j = 0; j < assigned[k].size(); ++j) read[assigned[k][j]] = std::move(lines[j]);
+  }
+  std::vector<CtcLine> lines(crops.size());
+  for (size_t i = 0; i < crops.size(); ++i) {
+    if (split[i].empty()) {
+      lines[i] = std::move(read[first_input[i]]);
+      continue;
+    }
+    double score = 0;
+    for (size_t p = 0; p < split[i].size(); ++p) {
+      const CtcLine& piece = read[first_input[i] + p];
+      const std::string& text = lines[i].text;
+      const bool ascii_join = !text.empty() && !piece.text.empty() && static_cast<unsigned char>(text.back()) < 0x80 &&
+                              static_cast<unsigned char>(piece.text.front()) < 0x80 && text.back() != ' ' &&
+                              piece.text.front() != ' ';
+      lines[i].text += (split[i][p].word_gap_before && ascii_join ? " " : "") + piece.text;
+      score += piece.score;
+    }
+    lines[i].score = static_cast<float>(score / static_cast<double>(split[i].size()));
   }
   return lines;
 }

@@ -65,4 +65,31 @@ Expected<std::vector<float>> classify_180(const Inferencer& cls, const std::vect
 Expected<std::vector<CtcLine>> recognize(const Inferencer& rec, const std::vector<cv::Mat>& crops, int batch,
                                          const std::vector<std::string>& table, float space_threshold);
 
+/// A piece of a text line cut by split_line().
+struct LinePiece {
+  cv::Mat crop;                  ///< 48 pixels high
+  bool word_gap_before = false;  ///< the cut before it ran through a gap at least kWordGap wide
+};
+
+/// Blank columns (at 48 pixels high) from which a cut counts as a gap between words.
+inline constexpr int kWordGap = 10;
+
+/// Cuts a line crop that needs more than `width` pixels at 48 high into pieces no wider than
+/// `width`, for recognizers with a static width (instead of squeezing the line). The crop is
+/// resized to 48 high (as line_batch_input does) and binarized (Otsu; the class of most pixels
+/// in the top and bottom rows is the background); each cut goes through the middle of the longest run of ink-free columns (at most one
+/// ink pixel) in the second half of the piece's reach, the later one on ties; where there is
+/// none, the piece is cut at `width`. A crop that fits is one piece. `width` must be ≥ 2.
+std::vector<LinePiece> split_line(const cv::Mat& crop, int width);
+
+/// Recognizes every crop as recognize() does, each with the recognizer of `recs` that suits its
+/// width: the one of smallest static input width W with W ≥ ceil(48 × crop width / crop height)
+/// (a recognizer without a static width holds any crop). A crop wider than every static width
+/// is cut by split_line() to the widest, its pieces read there and their texts joined (with a
+/// space across a word gap between two ASCII characters); its score is the pieces' mean.
+/// Results come in the crops' order. Errors: those of recognize().
+Expected<std::vector<CtcLine>> recognize_by_width(const std::vector<const Inferencer*>& recs,
+                                                  const std::vector<cv::Mat>& crops, int batch,
+                                                  const std::vector<std::string>& table, float space_threshold);
+
 }  // namespace edgemm::ocr
