@@ -142,7 +142,7 @@ expect_text estimate-says-refused "$tmp/out" '"limit_source"'
 # long enough to start a second writer or send a signal while it works.
 convert_rk() {  # convert_rk OUT [CALIB_COUNT]: the rk3588 folder of PP-OCRv4 det
   "$bin" convert "$det" --target rk3588 -o "$1" --fix-shape x=1,3,640,640 --calib "$root/data/ocr_set" \
-    --calib-count "${2:-4}"
+    --stage ocr-det --calib-count "${2:-4}"
 }
 valid_folder() {  # valid_folder NAME DIR: every file report.json lists, the manifest, verification passed
   check "$1-files" 0 $py -c '
