@@ -48,6 +48,7 @@
 #include <string>
 
 #include "kernels/cpu/common.h"
+#include "kernels/cpu/matmul_nbits_avx512.h"
 #include "kernels/cpu/matmul_nbits_int8.h"
 #include "kernels/cpu/onednn.h"
 #include "kernels/cpu/quant_common.h"
@@ -320,91 +321,6 @@ constexpr FastOps kAvx2Ops = {dequantize_tile_avx2<kBits>,
                               {gemv_avx2<kBits, 1>, gemv_avx2<kBits, 2>, gemv_avx2<kBits, 3>, gemv_avx2<kBits, 4>},
                               kBits == 4 ? 16 : 0};
 
-// ---------------------------------------------------------------------------------------------
-// avx512 (4 bits, block_size a multiple of 32)
-
-#define EDGEMM_AVX512 __attribute__((target("avx512f,avx2,fma")))
-
-// The lookup table of block j of column n: lane q holds (q - zero_point) * scale.
-EDGEMM_AVX512 inline __m512 block_table_avx512(const Problem& p, int64_t n, int64_t j) {
-  const __m512 iota = _mm512_setr_ps(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
-  const float scale = p.w.scales[n * p.kb + j];
-  return _mm512_mul_ps(_mm512_sub_ps(iota, _mm512_set1_ps(p.zero_point(n, j))), _mm512_set1_ps(scale));
-}
-
-// The 32 weights of 16 code bytes: even codes (low nibbles) in `even`, odd codes in `odd`.
-EDGEMM_AVX512 inline void lookup32_avx512(const uint8_t* bytes16, __m512 table, __m512& even, __m512& odd) {
-  const __m512i lanes = _mm512_cvtepu8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(bytes16)));
-  even = _mm512_permutexvar_ps(lanes, table);
-  odd = _mm512_permutexvar_ps(_mm512_srli_epi32(lanes, 4), table);
-}
-
-EDGEMM_AVX512 void dequantize_tile_avx512(const Problem& p, int64_t n0, int64_t count, float* panel, int64_t k_pad) {
-  const int64_t bs = p.s.block_size;
-  for (int64_t c = 0; c < count; ++c) {
-    for (int64_t j = 0; j < p.kb; ++j) {
-      const __m512 table = block_table_avx512(p, n0 + c, j);
-      const uint8_t* codes = p.codes(n0 + c, j);
-      float* out = panel + c * k_pad + j * bs;
-      for (int64_t i = 0; i < bs; i += 32) {
-        __m512 even, odd;
-        lookup32_avx512(codes + i / 2, table, even, odd);
-        _mm512_storeu_ps(out + i, even);
-        _mm512_storeu_ps(out + i + 16, odd);
-      }
-    }
-  }
-  const int64_t padded = round_up(count, kNr);
-  if (padded > count) std::memset(panel + count * k_pad, 0, static_cast<size_t>((padded - count) * k_pad) * 4);
-}
-
-// Columns [n, n + NC) for MR rows: per block, one lookup table per column; per 32 codes, the
-// looked-up weights are multiplied into the MR rows (two accumulators per row and column).
-template <int MR, int NC>
-EDGEMM_AVX512 inline void gemv_columns_avx512(const Problem& p, const float* a, int64_t lda, int64_t n, float* y) {
-  const int64_t bs = p.s.block_size, ldy = p.s.n;
-  __m512 acc0[MR][NC], acc1[MR][NC];
-  for (int r = 0; r < MR; ++r) {
-    for (int c = 0; c < NC; ++c) acc0[r][c] = acc1[r][c] = _mm512_setzero_ps();
-  }
-  for (int64_t j = 0; j < p.kb; ++j) {
-    __m512 table[NC];
-    for (int c = 0; c < NC; ++c) {
-      table[c] = block_table_avx512(p, n + c, j);
-      _mm_prefetch(reinterpret_cast<const char*>(p.codes(n + c, j)) + kPrefetchBytes, _MM_HINT_T0);
-    }
-    const float* ak = a + j * bs;
-    for (int64_t i = 0; i < bs; i += 32) {
-      __m512 even[NC], odd[NC];
-      for (int c = 0; c < NC; ++c) lookup32_avx512(p.codes(n + c, j) + i / 2, table[c], even[c], odd[c]);
-      for (int r = 0; r < MR; ++r) {
-        const __m512 a0 = _mm512_loadu_ps(ak + r * lda + i), a1 = _mm512_loadu_ps(ak + r * lda + i + 16);
-        for (int c = 0; c < NC; ++c) {
-          acc0[r][c] = _mm512_fmadd_ps(a0, even[c], acc0[r][c]);
-          acc1[r][c] = _mm512_fmadd_ps(a1, odd[c], acc1[r][c]);
-        }
-      }
-    }
-  }
-  for (int r = 0; r < MR; ++r) {
-    for (int c = 0; c < NC; ++c) y[r * ldy + n + c] = _mm512_reduce_add_ps(_mm512_add_ps(acc0[r][c], acc1[r][c]));
-  }
-}
-
-// Columns [n0, n1) for MR rows, two columns at a time where the registers allow (MR <= 2).
-template <int MR>
-EDGEMM_AVX512 void gemv_avx512(const Problem& p, const float* a, int64_t lda, int64_t n0, int64_t n1, float* y) {
-  constexpr int kCols = MR <= 2 ? 2 : 1;
-  int64_t n = n0;
-  for (; n + kCols <= n1; n += kCols) gemv_columns_avx512<MR, kCols>(p, a, lda, n, y);
-  for (; n < n1; ++n) gemv_columns_avx512<MR, 1>(p, a, lda, n, y);
-}
-
-constexpr FastOps kAvx512Ops = {dequantize_tile_avx512,
-                                {dot_tile_avx2<1>, dot_tile_avx2<2>, dot_tile_avx2<3>},
-                                {gemv_avx512<1>, gemv_avx512<2>, gemv_avx512<3>, gemv_avx512<4>},
-                                32};
-#undef EDGEMM_AVX512
 #undef EDGEMM_AVX2
 #endif
 
@@ -494,7 +410,6 @@ constexpr FastOps kNeonOps = {dequantize_tile_portable<kBits>,
 
 const FastOps& fast_ops(MatMulNBitsVariant variant, const MatMulNBitsShape& shape) {
 #if defined(__x86_64__)
-  if (variant == MatMulNBitsVariant::kAvx512 && shape.bits == 4 && shape.block_size % 32 == 0) return kAvx512Ops;
   if (variant == MatMulNBitsVariant::kAvx512 || variant == MatMulNBitsVariant::kAvx2) {
     return shape.bits == 8 ? kAvx2Ops<8> : kAvx2Ops<4>;
   }
@@ -638,6 +553,10 @@ void matmul_nbits(MatMulNBitsVariant variant, const MatMulNBitsShape& shape, con
   }
   if (variant == MatMulNBitsVariant::kReference) {
     run_reference(Problem(shape, w), a, m, y, threads);
+    return;
+  }
+  if (variant == MatMulNBitsVariant::kAvx512 && matmul_nbits_f32_avx512_supported(shape)) {
+    matmul_nbits_f32_avx512(shape, w, a, m, y, threads);
     return;
   }
   run_fast(fast_ops(variant, shape), Problem(shape, w), a, m, y, threads);

@@ -255,6 +255,28 @@ void run(const PackedPanels& b, const float* a, int64_t lda, int64_t m, const fl
 
 }  // namespace
 
+void pack_panel_rows(const float* a, int64_t lda, int64_t m, int64_t k, float* packed) {
+  const RowBlocks blocks{(m + kMaxTileRows - 1) / kMaxTileRows, m};
+  for (int64_t i = 0; i < blocks.count; ++i) pack_block<PanelFormat::kFloat32>(a, lda, k, blocks, i, packed);
+}
+
+void matmul_panel(const float* panel, int64_t k, int64_t cols, const float* packed_a, int64_t m, const float* bias,
+                  float* y, int64_t ldy) {
+  const RowBlocks blocks{(m + kMaxTileRows - 1) / kMaxTileRows, m};
+  __mmask16 masks[kPanelColumns / 16];
+  for (int64_t v = 0; v < kPanelColumns / 16; ++v) masks[v] = half_mask(cols - 16 * v);
+  const char* bytes = reinterpret_cast<const char*>(panel);
+  for (int64_t k0 = 0; k0 < k; k0 += kDepth) {
+    const int64_t depth = std::min(kDepth, k - k0);
+    const bool last = k0 + depth == k;
+    for (int64_t i = 0; i < blocks.count; ++i) {
+      const int64_t first = blocks.first(i), rows = blocks.rows(i);
+      kTiles<PanelFormat::kFloat32>[rows](packed_a + first * k + k0 * rows, bytes + k0 * kPanelStepBytes, depth, k0 > 0,
+                                          last ? bias : nullptr, y + first * ldy, ldy, masks, Prefetch{});
+    }
+  }
+}
+
 bool matmul_panels_available(PanelFormat format) {
   const CpuFeatures& f = cpu_features();
   return f.avx512f && f.fma && (format == PanelFormat::kFloat32 || f.avx512_bf16);
@@ -275,6 +297,10 @@ void matmul_panels(const PackedPanels& b, const float* a, int64_t lda, int64_t m
 bool matmul_panels_available(PanelFormat) { return false; }
 
 void matmul_panels(const PackedPanels&, const float*, int64_t, int64_t, const float*, float*, int) {}
+
+void pack_panel_rows(const float*, int64_t, int64_t, int64_t, float*) {}
+
+void matmul_panel(const float*, int64_t, int64_t, const float*, int64_t, const float*, float*, int64_t) {}
 
 #endif
 

@@ -1,0 +1,307 @@
+/// \file matmul_nbits_avx512.cc
+/// MatMulNBits' float32 product on AVX-512 for 4-bit codes in blocks of a multiple of 32
+/// (matmul_nbits_avx512.h). Per block and column, the 16 possible weights (q - zero_point) *
+/// scale form a one-register lookup table; 16 code bytes are widened to 32-bit lanes and looked up
+/// with vpermps (which reads only a lane's low 4 bits, so the low nibble needs no mask) as the 16
+/// even and the 16 odd K indices of 32 codes. A's rows are therefore read with every group of 32
+/// K indices in [even k, odd k] order (a dot product does not depend on the order of its terms),
+/// zero-padded to whole blocks so that the padding codes multiply zeros.
+///
+/// - Few rows (decode): a register tile of MR rows x NC columns walks B in its own layout; each
+///   32 codes of a column are looked up once and multiplied into the MR rows, so the codes are
+///   decoded once per call whatever MR is. MR x NC is kept at 8 or more independent accumulators
+///   (two per row and column below that) so the FMA latency is covered; the codes are
+///   prefetched 4 KB ahead.
+/// - More rows (prefill): 32 columns at a time are looked up into a per-thread float32 panel in
+///   the layout of matmul_panels.h (16 columns' 16 values transposed in registers per store), and
+///   matmul_panel() runs its register tiles (up to 14 rows x 32 columns) over it, so each code is
+///   decoded once and the FMAs run at the float GEMM's rate.
+
+#include "kernels/cpu/matmul_nbits_avx512.h"
+
+#if defined(__x86_64__)
+#include <immintrin.h>
+#endif
+
+#include <algorithm>
+#include <cstring>
+
+#include "kernels/cpu/matmul_panels.h"
+#include "kernels/cpu/onednn.h"
+
+namespace edgemm::kernels {
+
+bool matmul_nbits_f32_avx512_supported(const MatMulNBitsShape& shape) {
+  return shape.bits == 4 && shape.block_size % 32 == 0;
+}
+
+#if defined(__x86_64__)
+
+namespace {
+
+#define EDGEMM_AVX512 __attribute__((target("avx512f,avx2,fma")))
+
+constexpr int64_t kGroup = 32;            // K indices per [even, odd] group
+constexpr int64_t kPrefetchBytes = 4096;  // how far ahead of the codes being read they are prefetched
+constexpr int64_t kChunk = 32;            // columns per scheduling unit of the register-tile path
+
+// Where the zero points come from (a template parameter, so the inner loops do not branch on it).
+enum class Zp { kDefault, kPacked, kFloat };
+
+// The weights with per-column strides computed once.
+struct Codes {
+  Codes(const MatMulNBitsShape& s, const MatMulNBitsWeights& w)
+      : w(w), kb(s.k_blocks()), bs(s.block_size), blob(s.blob_size()), zp_row(s.zero_point_row_bytes()), n(s.n) {}
+  MatMulNBitsWeights w;
+  int64_t kb, bs, blob, zp_row, n;
+
+  const uint8_t* codes(int64_t col, int64_t j) const { return w.b + (col * kb + j) * blob; }
+
+  template <Zp Z>
+  float zero_point(int64_t col, int64_t j) const {
+    if constexpr (Z == Zp::kFloat) return w.float_zero_points[col * kb + j];
+    if constexpr (Z == Zp::kPacked)
+      return static_cast<float>((w.zero_points[col * zp_row + j / 2] >> ((j & 1) * 4)) & 15);
+    return 8.0f;
+  }
+
+  // Lane q holds (q - zero_point) * scale of block j of column `col`.
+  template <Zp Z>
+  EDGEMM_AVX512 __m512 table(int64_t col, int64_t j) const {
+    const __m512 iota = _mm512_setr_ps(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
+    return _mm512_mul_ps(_mm512_sub_ps(iota, _mm512_set1_ps(zero_point<Z>(col, j))),
+                         _mm512_set1_ps(w.scales[col * kb + j]));
+  }
+};
+
+// The 32 weights of 16 code bytes: even K indices (low nibbles) in `even`, odd ones in `odd`.
+EDGEMM_AVX512 inline void lookup32(const uint8_t* bytes16, __m512 table, __m512& even, __m512& odd) {
+  const __m512i lanes = _mm512_cvtepu8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(bytes16)));
+  even = _mm512_permutexvar_ps(lanes, table);
+  odd = _mm512_permutexvar_ps(_mm512_srli_epi32(lanes, 4), table);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Register tiles (few rows)
+
+// y[r, col + c] for r < MR, c < NC (without bias): per block, one table per column; per 32
+// codes, the looked-up weights are multiplied into the MR rows of A (lda = K_pad).
+template <Zp Z, int MR, int NC>
+EDGEMM_AVX512 void gemv_tile(const Codes& p, const float* a, int64_t lda, int64_t col, float* y) {
+  constexpr bool kTwo = MR * NC < 8;  // a second accumulator per row and column covers FMA latency
+  __m512 acc0[MR][NC], acc1[MR][NC];
+#pragma GCC unroll 8
+  for (int r = 0; r < MR; ++r) {
+#pragma GCC unroll 8
+    for (int c = 0; c < NC; ++c) acc0[r][c] = acc1[r][c] = _mm512_setzero_ps();
+  }
+  for (int64_t j = 0; j < p.kb; ++j) {
+    __m512 table[NC];
+    const uint8_t* codes[NC];
+#pragma GCC unroll 8
+    for (int c = 0; c < NC; ++c) {
+      table[c] = p.table<Z>(col + c, j);
+      codes[c] = p.codes(col + c, j);
+      _mm_prefetch(reinterpret_cast<const char*>(codes[c]) + kPrefetchBytes, _MM_HINT_T0);
+    }
+    const float* ak = a + j * p.bs;
+    for (int64_t i = 0; i < p.bs; i += kGroup) {
+      __m512 even[NC], odd[NC];
+#pragma GCC unroll 8
+      for (int c = 0; c < NC; ++c) lookup32(codes[c] + i / 2, table[c], even[c], odd[c]);
+#pragma GCC unroll 8
+      for (int r = 0; r < MR; ++r) {
+        const __m512 a0 = _mm512_loadu_ps(ak + r * lda + i), a1 = _mm512_loadu_ps(ak + r * lda + i + 16);
+#pragma GCC unroll 8
+        for (int c = 0; c < NC; ++c) {
+          acc0[r][c] = _mm512_fmadd_ps(a0, even[c], acc0[r][c]);
+          if constexpr (kTwo) {
+            acc1[r][c] = _mm512_fmadd_ps(a1, odd[c], acc1[r][c]);
+          } else {
+            acc0[r][c] = _mm512_fmadd_ps(a1, odd[c], acc0[r][c]);
+          }
+        }
+      }
+    }
+  }
+#pragma GCC unroll 8
+  for (int r = 0; r < MR; ++r) {
+#pragma GCC unroll 8
+    for (int c = 0; c < NC; ++c) {
+      const __m512 sum = kTwo ? _mm512_add_ps(acc0[r][c], acc1[r][c]) : acc0[r][c];
+      y[r * p.n + col + c] = _mm512_reduce_add_ps(sum);
+    }
+  }
+}
+
+// Columns per register tile for MR rows: at least 8 accumulators, at most 16, within 32 registers.
+constexpr int columns_for(int mr) { return mr == 1 ? 8 : mr <= 3 ? 4 : 2; }
+
+// Columns [n0, n1) of MR rows.
+template <Zp Z, int MR>
+EDGEMM_AVX512 void gemv_columns(const Codes& p, const float* a, int64_t lda, int64_t n0, int64_t n1, float* y) {
+  constexpr int kCols = columns_for(MR);
+  int64_t n = n0;
+  for (; n + kCols <= n1; n += kCols) gemv_tile<Z, MR, kCols>(p, a, lda, n, y);
+  for (; n < n1; ++n) gemv_tile<Z, MR, 1>(p, a, lda, n, y);
+}
+
+using GemvFn = void (*)(const Codes&, const float*, int64_t, int64_t, int64_t, float*);
+
+template <Zp Z>
+constexpr GemvFn kGemv[kAvx512GemvMaxRows] = {gemv_columns<Z, 1>, gemv_columns<Z, 2>, gemv_columns<Z, 3>,
+                                              gemv_columns<Z, 4>, gemv_columns<Z, 5>, gemv_columns<Z, 6>,
+                                              gemv_columns<Z, 7>, gemv_columns<Z, 8>};
+
+// ---------------------------------------------------------------------------------------------
+// Float32 panels (more rows)
+
+// Transposes 16 rows of 16 floats in place (r[i] lane c becomes r[c] lane i).
+EDGEMM_AVX512 inline void transpose16(__m512 r[16]) {
+  __m512 t[16];
+#pragma GCC unroll 8
+  for (int i = 0; i < 8; ++i) {
+    t[2 * i] = _mm512_unpacklo_ps(r[2 * i], r[2 * i + 1]);
+    t[2 * i + 1] = _mm512_unpackhi_ps(r[2 * i], r[2 * i + 1]);
+  }
+  // r[4i + q], 128-bit lane L: rows 4i..4i+3 of column 4L + q.
+#pragma GCC unroll 4
+  for (int i = 0; i < 4; ++i) {
+    const __m512d t0 = _mm512_castps_pd(t[4 * i]), t1 = _mm512_castps_pd(t[4 * i + 1]);
+    const __m512d t2 = _mm512_castps_pd(t[4 * i + 2]), t3 = _mm512_castps_pd(t[4 * i + 3]);
+    r[4 * i] = _mm512_castpd_ps(_mm512_unpacklo_pd(t0, t2));
+    r[4 * i + 1] = _mm512_castpd_ps(_mm512_unpackhi_pd(t0, t2));
+    r[4 * i + 2] = _mm512_castpd_ps(_mm512_unpacklo_pd(t1, t3));
+    r[4 * i + 3] = _mm512_castpd_ps(_mm512_unpackhi_pd(t1, t3));
+  }
+  __m512 out[16];
+#pragma GCC unroll 4
+  for (int q = 0; q < 4; ++q) {
+    const __m512 u0 = _mm512_shuffle_f32x4(r[q], r[4 + q], 0x88), u1 = _mm512_shuffle_f32x4(r[q], r[4 + q], 0xDD);
+    const __m512 u2 = _mm512_shuffle_f32x4(r[8 + q], r[12 + q], 0x88);
+    const __m512 u3 = _mm512_shuffle_f32x4(r[8 + q], r[12 + q], 0xDD);
+    out[q] = _mm512_shuffle_f32x4(u0, u2, 0x88);
+    out[8 + q] = _mm512_shuffle_f32x4(u0, u2, 0xDD);
+    out[4 + q] = _mm512_shuffle_f32x4(u1, u3, 0x88);
+    out[12 + q] = _mm512_shuffle_f32x4(u1, u3, 0xDD);
+  }
+#pragma GCC unroll 16
+  for (int i = 0; i < 16; ++i) r[i] = out[i];
+}
+
+// Columns [col0, col0 + cols) (cols <= 32) dequantized into `panel`: k_pad steps of 32 floats,
+// step s holding K index s of A's [even, odd] order; columns past `cols` are zero.
+template <Zp Z>
+EDGEMM_AVX512 void dequantize_panel(const Codes& p, int64_t col0, int64_t cols, float* panel) {
+  for (int64_t half = 0; half < 2; ++half) {
+    const int64_t c0 = col0 + 16 * half, count = std::clamp<int64_t>(cols - 16 * half, 0, 16);
+    float* out = panel + 16 * half;
+    for (int64_t j = 0; j < p.kb; ++j) {
+      __m512 table[16];
+      for (int64_t c = 0; c < count; ++c) table[c] = p.table<Z>(c0 + c, j);
+      for (int64_t i = 0; i < p.bs; i += kGroup) {
+        __m512 even[16], odd[16];
+        for (int64_t c = 0; c < 16; ++c) {
+          if (c < count) {
+            lookup32(p.codes(c0 + c, j) + i / 2, table[c], even[c], odd[c]);
+          } else {
+            even[c] = odd[c] = _mm512_setzero_ps();
+          }
+        }
+        transpose16(even);
+        transpose16(odd);
+        float* step = out + (j * p.bs + i) * kPanelColumns;
+#pragma GCC unroll 16
+        for (int s = 0; s < 16; ++s) {
+          _mm512_store_ps(step + s * kPanelColumns, even[s]);
+          _mm512_store_ps(step + (16 + s) * kPanelColumns, odd[s]);
+        }
+      }
+    }
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+
+// A's rows with every group of 32 K indices in [even k, odd k] order, zero past K up to k_pad,
+// in the calling thread's kSrc buffer.
+const float* prepare_a(const float* a, int64_t m, int64_t k, int64_t k_pad) {
+  float* out = static_cast<float*>(onednn::thread_buffer(onednn::Slot::kSrc, m * k_pad * sizeof(float)));
+  for (int64_t r = 0; r < m; ++r) {
+    const float* src = a + r * k;
+    float* dst = out + r * k_pad;
+    for (int64_t g = 0; g < k_pad; g += kGroup) {
+      if (g + kGroup <= k) {
+        for (int64_t i = 0; i < kGroup / 2; ++i) {
+          dst[g + i] = src[g + 2 * i];
+          dst[g + kGroup / 2 + i] = src[g + 2 * i + 1];
+        }
+        continue;
+      }
+      for (int64_t i = 0; i < kGroup / 2; ++i) {
+        const int64_t even = g + 2 * i, odd = even + 1;
+        dst[g + i] = even < k ? src[even] : 0.0f;
+        dst[g + kGroup / 2 + i] = odd < k ? src[odd] : 0.0f;
+      }
+    }
+  }
+  return out;
+}
+
+// Threads for `work` multiply-adds: one below ~32k (a parallel region costs more than that).
+int threads_for(int threads, int64_t work) { return work < 32768 || threads < 1 ? 1 : threads; }
+
+template <Zp Z>
+void run(const MatMulNBitsShape& s, const MatMulNBitsWeights& w, const float* a, int64_t m, float* y, int threads) {
+  const Codes p(s, w);
+  const int64_t k_pad = p.kb * p.bs, n_total = s.n;
+  const float* ap = prepare_a(a, m, s.k, k_pad);
+  const int t = threads_for(threads, m * k_pad * n_total);
+  if (m <= kAvx512GemvMaxRows) {
+    const GemvFn gemv = kGemv<Z>[m - 1];
+    const int64_t chunks = (n_total + kChunk - 1) / kChunk;
+#pragma omp parallel for num_threads(t) schedule(static)
+    for (int64_t ch = 0; ch < chunks; ++ch) gemv(p, ap, k_pad, ch * kChunk, std::min(n_total, (ch + 1) * kChunk), y);
+    if (w.bias != nullptr) {
+      for (int64_t r = 0; r < m; ++r) {
+        for (int64_t c = 0; c < n_total; ++c) y[r * n_total + c] += w.bias[c];
+      }
+    }
+    return;
+  }
+  float* packed_a = static_cast<float*>(onednn::thread_buffer(onednn::Slot::kDst, m * k_pad * sizeof(float)));
+  pack_panel_rows(ap, k_pad, m, k_pad, packed_a);
+  const int64_t panels = (n_total + kPanelColumns - 1) / kPanelColumns;
+#pragma omp parallel for num_threads(t) schedule(static)
+  for (int64_t pi = 0; pi < panels; ++pi) {
+    float* panel = static_cast<float*>(
+        onednn::thread_buffer(onednn::Slot::kWeights, static_cast<size_t>(k_pad * kPanelColumns) * sizeof(float)));
+    const int64_t col0 = pi * kPanelColumns, cols = std::min(kPanelColumns, n_total - col0);
+    dequantize_panel<Z>(p, col0, cols, panel);
+    matmul_panel(panel, k_pad, cols, packed_a, m, w.bias != nullptr ? w.bias + col0 : nullptr, y + col0, n_total);
+  }
+}
+
+#undef EDGEMM_AVX512
+
+}  // namespace
+
+void matmul_nbits_f32_avx512(const MatMulNBitsShape& shape, const MatMulNBitsWeights& w, const float* a, int64_t m,
+                             float* y, int threads) {
+  if (m <= 0) return;
+  if (w.float_zero_points != nullptr) {
+    run<Zp::kFloat>(shape, w, a, m, y, threads);
+  } else if (w.zero_points != nullptr) {
+    run<Zp::kPacked>(shape, w, a, m, y, threads);
+  } else {
+    run<Zp::kDefault>(shape, w, a, m, y, threads);
+  }
+}
+
+#else
+
+void matmul_nbits_f32_avx512(const MatMulNBitsShape&, const MatMulNBitsWeights&, const float*, int64_t, float*, int) {}
+
+#endif
+
+}  // namespace edgemm::kernels
