@@ -3,10 +3,12 @@
 // (1) Hand-computed cases, arithmetic in the comments: nibble order inside a byte, zero-point
 //     nibble order, the default zero point 2^(bits - 1), a padded last block, 8-bit codes,
 //     uint8 and float zero points, bias.
-// (2) Every variant (reference, portable, avx2 where the CPU has it) against an independent
-//     double-precision oracle written here from the spec's layout, on seeded random inputs over
-//     M, K (including K not a multiple of block_size), N, block sizes, zero-point kinds, bias,
-//     bits 4 and 8, and 1 and 2 threads.
+// (2) Every variant (reference, portable, avx2 / avx512 / neon where the CPU has them) against
+//     an independent double-precision oracle written here from the spec's layout, on seeded
+//     random inputs over M, K (including K not a multiple of block_size), N, block sizes,
+//     zero-point kinds, bias, bits 4 and 8, and 1 and 2 threads; and against the reference
+//     kernel over M = 1, 2, 3, 7, 8, 17, 64 (where the fast paths change strategy), odd N, 16+
+//     blocks, with an infinity and a NaN in A.
 // (3) pack_matmul_nbits: the layout on a hand-made weight (codes, scales, zero-point packing for
 //     an odd block count), and pack -> kernel round trips within the quantization error bound.
 // (4) ONNX Runtime 1.30 as the oracle: models in tests/fixtures/matmul_nbits (4 and 8 bits,
@@ -311,6 +313,63 @@ TEST(MatMulNBits, VariantsMatchOracle) {
     }
   }
   EXPECT_GT(checked, 0);
+}
+
+TEST(MatMulNBits, VariantsMatchReferenceKernelOverShapes) {
+  // Every variant against the plain reference kernel on the row counts where the fast paths
+  // change strategy (AVX-512: register tiles of 1-4 rows up to 16 rows, float32 panels above),
+  // an odd N (a partial 32-column panel and column tails of the 4- and 8-column tiles), K not a
+  // multiple of the block and long enough for 16+ blocks (zero points and scales transposed in
+  // groups of 16 blocks), every zero-point kind and block size. Row 0 of A holds +Inf and row 1
+  // a NaN: the products must be NaN or infinite exactly where the reference's are (NaN where the
+  // code equals the zero point, the weight being exactly 0).
+  const std::vector<MatMulNBitsVariant> variants = available_variants();
+  uint32_t seed = 500;
+  for (int64_t bits : {4, 8}) {
+    for (int64_t block : {16, 32, 64, 128}) {
+      const int64_t k = block == 128 ? 2100 : 600, n = 33;
+      for (ZpKind kind : {ZpKind::kNone, ZpKind::kPacked, ZpKind::kFloat}) {
+        const MatMulNBitsShape s{k, n, bits, block};
+        const RandomWeights w = random_weights(s, kind, ++seed);
+        for (int64_t m : {1, 2, 3, 7, 8, 17, 64}) {
+          if (bits == 8 && m > 17) continue;  // the 8-bit paths do not change with M above 4
+          Tensor a = random_f32({m, k}, ++seed);
+          float* pa = a.data<float>();
+          pa[5] = INFINITY;
+          if (m > 1) pa[k + 7] = NAN;
+          std::vector<float> want(static_cast<size_t>(m * n)), mag(want.size());
+          kernels::matmul_nbits(MatMulNBitsVariant::kReference, s, w.view(true), pa, m, want.data(), 1);
+          for (int64_t r = 0; r < m; ++r) {
+            for (int64_t c = 0; c < n; ++c) {
+              double abs_sum = std::abs(w.bias[c]);
+              for (int64_t kk = 0; kk < k; ++kk) abs_sum += std::abs(pa[r * k + kk] * w.weight(c, kk));
+              mag[r * n + c] = static_cast<float>(abs_sum);
+            }
+          }
+          for (MatMulNBitsVariant v : variants) {
+            for (int threads : {1, 2}) {
+              if (threads == 2 && m != 17) continue;
+              std::vector<float> y(want.size(), -12345.0f);
+              kernels::matmul_nbits(v, s, w.view(true), pa, m, y.data(), threads);
+              for (size_t i = 0; i < y.size(); ++i) {
+                const std::string where = std::string(kernels::matmul_nbits_variant_name(v)) + " bits " +
+                                          std::to_string(bits) + " block " + std::to_string(block) + " zp " +
+                                          std::to_string(static_cast<int>(kind)) + " M " + std::to_string(m) +
+                                          " threads " + std::to_string(threads) + " element " + std::to_string(i);
+                if (std::isnan(want[i])) {
+                  ASSERT_TRUE(std::isnan(y[i])) << where << ": " << y[i];
+                } else if (std::isinf(want[i])) {
+                  ASSERT_EQ(y[i], want[i]) << where;
+                } else {
+                  ASSERT_NEAR(y[i], want[i], 1e-5 * mag[i] + 1e-6) << where;
+                }
+              }
+            }
+          }
+        }
+      }
+    }
+  }
 }
 
 TEST(MatMulNBits, NodeMatchesReferenceOnRandomInputs) {

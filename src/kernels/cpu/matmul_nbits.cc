@@ -17,12 +17,9 @@
 ///   dequantized once per run. With 4 bits, each group of 16 K indices is taken in the order
 ///   [even k, odd k] (one shuffle per 16 codes instead of four), A's rows are copied in that
 ///   order, and the dot products are unchanged by it.
-/// - avx512 (AVX-512F; 4 bits with blocks of 32 or more, otherwise the avx2 path): per block and
-///   column, the 16 possible weights (q - zero_point) * scale form a one-register lookup table;
-///   32 codes at a time are widened to 32-bit lanes and looked up with vpermps (which reads only
-///   a lane's low 4 bits, so the low nibble needs no mask), then multiplied into the row
-///   accumulators. Groups of 32 K indices are taken in [even k, odd k] order. For more than 4
-///   rows the panels are dequantized the same way and the avx2 register tile runs over them.
+/// - avx512 (AVX-512F; 4 bits with blocks of a multiple of 32, otherwise the avx2 path):
+///   matmul_nbits_avx512.cc (per-block lookup tables in registers for up to 16 rows, float32
+///   panels for the float GEMM's register tiles above).
 /// - neon (aarch64): for up to 4 rows, 16 codes at a time are unpacked (4 bits: nibbles split and
 ///   zipped back into K order), widened to fp32, dequantized as above and multiplied into the
 ///   row accumulators; more rows take the portable tiled path.

@@ -61,8 +61,10 @@ struct MatMulNBitsWeights {
 /// accumulation in K order); kPortable dequantizes tiles of columns to fp32 and runs plain
 /// (compiler-vectorized) dot loops; kAvx2 (x86-64 with AVX2 and FMA) unpacks codes in registers
 /// and, for more than 4 rows, runs a 3x4 register-tiled FMA loop on dequantized column tiles;
-/// kAvx512 (AVX-512F as well) looks 4-bit weights up in a per-block table, 32 at a time, when
-/// block_size is a multiple of 32 (otherwise, and for 8 bits, it runs the kAvx2 code); kNeon
+/// kAvx512 (AVX-512F as well; matmul_nbits_avx512.h), when block_size is a multiple of 32, looks
+/// 4-bit weights up in a per-block table, 32 at a time, in register tiles of up to 4 rows for up
+/// to 16 rows, and above that dequantizes 32-column float32 panels for matmul_panels.h's register
+/// tiles (otherwise, and for 8 bits, it runs the kAvx2 code); kNeon
 /// (aarch64 with Advanced SIMD) unpacks codes in registers for up to 4 rows, tiles as kPortable.
 enum class MatMulNBitsVariant { kReference, kPortable, kAvx2, kAvx512, kNeon };
 

@@ -1,21 +1,28 @@
 /// \file matmul_nbits_avx512.cc
 /// MatMulNBits' float32 product on AVX-512 for 4-bit codes in blocks of a multiple of 32
-/// (matmul_nbits_avx512.h). Per block and column, the 16 possible weights (q - zero_point) *
-/// scale form a one-register lookup table; 16 code bytes are widened to 32-bit lanes and looked up
-/// with vpermps (which reads only a lane's low 4 bits, so the low nibble needs no mask) as the 16
-/// even and the 16 odd K indices of 32 codes. A's rows are therefore read with every group of 32
-/// K indices in [even k, odd k] order (a dot product does not depend on the order of its terms),
-/// zero-padded to whole blocks so that the padding codes multiply zeros.
+/// (matmul_nbits_avx512.h). Every weight is dequantized as (q - zero_point) * scale, exactly as
+/// the reference kernel does (0 where q equals the zero point, so an infinity in A gives NaN
+/// there), and multiplied in float32.
 ///
-/// - Few rows (decode): a register tile of MR rows x NC columns walks B in its own layout; each
-///   32 codes of a column are looked up once and multiplied into the MR rows, so the codes are
-///   decoded once per call whatever MR is. MR x NC is kept at 8 or more independent accumulators
-///   (two per row and column below that) so the FMA latency is covered; the codes are
-///   prefetched 4 KB ahead.
-/// - More rows (prefill): 32 columns at a time are looked up into a per-thread float32 panel in
-///   the layout of matmul_panels.h (16 columns' 16 values transposed in registers per store), and
-///   matmul_panel() runs its register tiles (up to 14 rows x 32 columns) over it, so each code is
-///   decoded once and the FMAs run at the float GEMM's rate.
+/// - Up to 16 rows (decode, short prompts): register tiles of up to 4 rows x 4 columns (8
+///   columns for one row) walk B in its own layout. Per block and column, the 16 possible
+///   weights form a one-register lookup table; 16 code bytes are widened to 32-bit lanes and
+///   looked up with vpermps (which reads only a lane's low 4 bits, so the low nibble needs no
+///   mask) as the 16 even and the 16 odd K indices of 32 codes, and multiplied into the tile's
+///   rows of A, which are read with every group of 32 K indices in [even k, odd k] order (a dot
+///   product does not depend on the order of its terms). So each code is decoded once per 4
+///   rows, never stored, and the tile keeps 8 or more accumulators (two per row and column
+///   below that) to cover the FMA latency; 4 rows of A (8 KiB each at K = 2048) stay in L1; the
+///   codes are prefetched 4 KB ahead. The earlier tiles of 1-4 rows x 1-2 columns ran the FMA
+///   units at about half their rate.
+/// - More rows (prefill): 32 columns at a time, 256 K steps at a time (32 KiB, in L1), are
+///   dequantized into a per-thread float32 slice in the panel layout of matmul_panels.h and
+///   matmul_panel() runs the float GEMM's register tiles (up to 14 rows x 32 columns) over it,
+///   so each code is decoded once per call. The codes of 16 columns are transposed as dwords in
+///   registers (8 codes a lane), then 8 shifts give 8 K steps of 16 columns; the blocks' zero
+///   points and scales are transposed the same way once per panel.
+/// A is zero-padded to whole blocks, so the padding codes of a last partial block multiply
+/// zeros.
 
 #include "kernels/cpu/matmul_nbits_avx512.h"
 
@@ -44,6 +51,7 @@ namespace {
 constexpr int64_t kGroup = 32;            // K indices per [even, odd] group
 constexpr int64_t kPrefetchBytes = 4096;  // how far ahead of the codes being read they are prefetched
 constexpr int64_t kChunk = 32;            // columns per scheduling unit of the register-tile path
+constexpr int64_t kTileRows = 4;          // rows of a register tile: 4 rows of A (K = 2048) stay in L1
 
 // Where the zero points come from (a template parameter, so the inner loops do not branch on it).
 enum class Zp { kDefault, kPacked, kFloat };
@@ -135,7 +143,7 @@ EDGEMM_AVX512 void gemv_tile(const Codes& p, const float* a, int64_t lda, int64_
 }
 
 // Columns per register tile for MR rows: at least 8 accumulators, at most 16, within 32 registers.
-constexpr int columns_for(int mr) { return mr == 1 ? 8 : mr <= 3 ? 4 : 2; }
+constexpr int columns_for(int mr) { return mr == 1 ? 8 : 4; }
 
 // Columns [n0, n1) of MR rows.
 template <Zp Z, int MR>
@@ -149,9 +157,7 @@ EDGEMM_AVX512 void gemv_columns(const Codes& p, const float* a, int64_t lda, int
 using GemvFn = void (*)(const Codes&, const float*, int64_t, int64_t, int64_t, float*);
 
 template <Zp Z>
-constexpr GemvFn kGemv[kAvx512GemvMaxRows] = {gemv_columns<Z, 1>, gemv_columns<Z, 2>, gemv_columns<Z, 3>,
-                                              gemv_columns<Z, 4>, gemv_columns<Z, 5>, gemv_columns<Z, 6>,
-                                              gemv_columns<Z, 7>, gemv_columns<Z, 8>};
+constexpr GemvFn kGemv[kTileRows] = {gemv_columns<Z, 1>, gemv_columns<Z, 2>, gemv_columns<Z, 3>, gemv_columns<Z, 4>};
 
 // ---------------------------------------------------------------------------------------------
 // Float32 panels (more rows)
@@ -189,32 +195,103 @@ EDGEMM_AVX512 inline void transpose16(__m512 r[16]) {
   for (int i = 0; i < 16; ++i) r[i] = out[i];
 }
 
-// Columns [col0, col0 + cols) (cols <= 32) dequantized into `panel`: k_pad steps of 32 floats,
-// step s holding K index s of A's [even, odd] order; columns past `cols` are zero.
+// K steps of a panel dequantized and multiplied at a time: 256 steps of 32 floats are 32 KiB,
+// in L1 (a whole panel would be written to and read back from L2).
+constexpr int64_t kSliceSteps = 256;
+
+// Floats of per-thread workspace next to a panel slice: per block, 16 columns' zero points and
+// scales, for both halves of the panel.
+int64_t panel_params(const Codes& p) { return 2 * 2 * 16 * p.kb; }
+
+// Zero points of blocks [j0, j0 + 16) of column `col` (all 16 must exist) as floats.
 template <Zp Z>
-EDGEMM_AVX512 void dequantize_panel(const Codes& p, int64_t col0, int64_t cols, float* panel) {
+EDGEMM_AVX512 __m512 zero_points16(const Codes& p, int64_t col, int64_t j0) {
+  if constexpr (Z == Zp::kFloat) return _mm512_loadu_ps(p.w.float_zero_points + col * p.kb + j0);
+  if constexpr (Z == Zp::kPacked) {
+    // 8 bytes, each duplicated, widened to lanes [b0, b0, b1, b1, ..]; even lanes keep the low
+    // nibble (the lower block), odd lanes the high one.
+    const __m128i bytes = _mm_loadl_epi64(reinterpret_cast<const __m128i*>(p.w.zero_points + col * p.zp_row + j0 / 2));
+    const __m512i lanes = _mm512_cvtepu8_epi32(_mm_unpacklo_epi8(bytes, bytes));
+    const __m512i shifts = _mm512_setr_epi32(0, 4, 0, 4, 0, 4, 0, 4, 0, 4, 0, 4, 0, 4, 0, 4);
+    return _mm512_cvtepi32_ps(_mm512_and_si512(_mm512_srlv_epi32(lanes, shifts), _mm512_set1_epi32(15)));
+  }
+  return _mm512_set1_ps(8.0f);
+}
+
+// Zero points and scales of columns [col0, col0 + cols) (cols <= 32) into `params`: for half h
+// (16 columns) and block j, 16 zero points at (2h * kb + j) * 16 and 16 scales at
+// ((2h + 1) * kb + j) * 16; zero past `cols`. Whole groups of 16 blocks are read per column
+// and transposed in registers.
+template <Zp Z>
+EDGEMM_AVX512 void gather_panel_params(const Codes& p, int64_t col0, int64_t cols, float* params) {
   for (int64_t half = 0; half < 2; ++half) {
     const int64_t c0 = col0 + 16 * half, count = std::clamp<int64_t>(cols - 16 * half, 0, 16);
-    float* out = panel + 16 * half;
-    for (int64_t j = 0; j < p.kb; ++j) {
-      __m512 table[16];
-      for (int64_t c = 0; c < count; ++c) table[c] = p.table<Z>(c0 + c, j);
-      for (int64_t i = 0; i < p.bs; i += kGroup) {
-        __m512 even[16], odd[16];
-        for (int64_t c = 0; c < 16; ++c) {
-          if (c < count) {
-            lookup32(p.codes(c0 + c, j) + i / 2, table[c], even[c], odd[c]);
-          } else {
-            even[c] = odd[c] = _mm512_setzero_ps();
-          }
+    float* zq = params + 2 * half * p.kb * 16;
+    float* sc = zq + p.kb * 16;
+    for (int64_t j0 = 0; j0 < p.kb; j0 += 16) {
+      const int64_t nb = std::min<int64_t>(16, p.kb - j0);
+      __m512 z[16], s[16];
+      for (int64_t c = 0; c < 16; ++c) {
+        if (c < count && nb == 16) {
+          z[c] = zero_points16<Z>(p, c0 + c, j0);
+          s[c] = _mm512_loadu_ps(p.w.scales + (c0 + c) * p.kb + j0);
+          continue;
         }
-        transpose16(even);
-        transpose16(odd);
-        float* step = out + (j * p.bs + i) * kPanelColumns;
-#pragma GCC unroll 16
-        for (int s = 0; s < 16; ++s) {
-          _mm512_store_ps(step + s * kPanelColumns, even[s]);
-          _mm512_store_ps(step + (16 + s) * kPanelColumns, odd[s]);
+        alignas(64) float zt[16] = {}, st[16] = {};
+        for (int64_t j = 0; c < count && j < nb; ++j) {
+          zt[j] = p.zero_point<Z>(c0 + c, j0 + j);
+          st[j] = p.w.scales[(c0 + c) * p.kb + j0 + j];
+        }
+        z[c] = _mm512_load_ps(zt);
+        s[c] = _mm512_load_ps(st);
+      }
+      transpose16(z);
+      transpose16(s);
+      for (int64_t j = 0; j < nb; ++j) {
+        _mm512_storeu_ps(zq + (j0 + j) * 16, z[j]);
+        _mm512_storeu_ps(sc + (j0 + j) * 16, s[j]);
+      }
+    }
+  }
+}
+
+// K steps [k0, k1) (k0 a multiple of 128) of columns [col0, col0 + cols) (cols <= 32)
+// dequantized into `slice`: step k - k0 holds K index k of 32 columns, zero past `cols`. Per 16
+// columns, their codes are read 16 dwords (128 codes) a column at a time and transposed as
+// dwords, so that a register holds one dword of each column; 8 shifts of it give 8 K steps of
+// 16 columns, dequantized as (q - zero_point) * scale with the block's per-column parameters
+// (gather_panel_params()).
+EDGEMM_AVX512 void dequantize_slice(const Codes& p, int64_t col0, int64_t cols, int64_t k0, int64_t k1,
+                                    const float* params, float* slice) {
+  const int64_t d_begin = k0 / 8, d_end = k1 / 8;  // dwords of a column's codes
+  const __m512i low4 = _mm512_set1_epi32(15);
+  for (int64_t half = 0; half < 2; ++half) {
+    const int64_t c0 = col0 + 16 * half, count = std::clamp<int64_t>(cols - 16 * half, 0, 16);
+    const float* zq = params + 2 * half * p.kb * 16;
+    const float* sc = zq + p.kb * 16;
+    float* out = slice + 16 * half;
+    if (count == 0) {
+      for (int64_t k = k0; k < k1; ++k) _mm512_store_ps(out + (k - k0) * kPanelColumns, _mm512_setzero_ps());
+      continue;
+    }
+    for (int64_t d0 = d_begin; d0 < d_end; d0 += 16) {
+      const int64_t nd = std::min<int64_t>(16, d_end - d0);
+      const __mmask16 mask = static_cast<__mmask16>((1u << nd) - 1);
+      __m512 v[16];
+      for (int64_t c = 0; c < 16; ++c) {
+        v[c] = c < count ? _mm512_castsi512_ps(_mm512_maskz_loadu_epi32(mask, p.codes(c0 + c, 0) + 4 * d0))
+                         : _mm512_setzero_ps();
+      }
+      transpose16(v);
+      for (int64_t d = 0; d < nd; ++d) {
+        const int64_t k = (d0 + d) * 8, j = k / p.bs;
+        const __m512i codes = _mm512_castps_si512(v[d]);
+        const __m512 zv = _mm512_loadu_ps(zq + j * 16), sv = _mm512_loadu_ps(sc + j * 16);
+        float* step = out + (k - k0) * kPanelColumns;
+#pragma GCC unroll 8
+        for (int i = 0; i < 8; ++i) {
+          const __m512 q = _mm512_cvtepi32_ps(_mm512_and_si512(_mm512_srli_epi32(codes, 4 * i), low4));
+          _mm512_store_ps(step + i * kPanelColumns, _mm512_mul_ps(_mm512_sub_ps(q, zv), sv));
         }
       }
     }
@@ -223,13 +300,20 @@ EDGEMM_AVX512 void dequantize_panel(const Codes& p, int64_t col0, int64_t cols, 
 
 // ---------------------------------------------------------------------------------------------
 
-// A's rows with every group of 32 K indices in [even k, odd k] order, zero past K up to k_pad,
-// in the calling thread's kSrc buffer.
-const float* prepare_a(const float* a, int64_t m, int64_t k, int64_t k_pad) {
+// A's rows zero-padded past K up to k_pad and, with `even_odd`, every group of 32 K indices in
+// [even k, odd k] order: `a` itself when that changes nothing, else the calling thread's kSrc
+// buffer.
+const float* prepare_a(const float* a, int64_t m, int64_t k, int64_t k_pad, bool even_odd) {
+  if (!even_odd && k == k_pad) return a;
   float* out = static_cast<float*>(onednn::thread_buffer(onednn::Slot::kSrc, m * k_pad * sizeof(float)));
   for (int64_t r = 0; r < m; ++r) {
     const float* src = a + r * k;
     float* dst = out + r * k_pad;
+    if (!even_odd) {
+      std::memcpy(dst, src, static_cast<size_t>(k) * sizeof(float));
+      std::fill(dst + k, dst + k_pad, 0.0f);
+      continue;
+    }
     for (int64_t g = 0; g < k_pad; g += kGroup) {
       if (g + kGroup <= k) {
         for (int64_t i = 0; i < kGroup / 2; ++i) {
@@ -255,13 +339,17 @@ template <Zp Z>
 void run(const MatMulNBitsShape& s, const MatMulNBitsWeights& w, const float* a, int64_t m, float* y, int threads) {
   const Codes p(s, w);
   const int64_t k_pad = p.kb * p.bs, n_total = s.n;
-  const float* ap = prepare_a(a, m, s.k, k_pad);
   const int t = threads_for(threads, m * k_pad * n_total);
   if (m <= kAvx512GemvMaxRows) {
-    const GemvFn gemv = kGemv<Z>[m - 1];
+    const float* ap = prepare_a(a, m, s.k, k_pad, true);
     const int64_t chunks = (n_total + kChunk - 1) / kChunk;
 #pragma omp parallel for num_threads(t) schedule(static)
-    for (int64_t ch = 0; ch < chunks; ++ch) gemv(p, ap, k_pad, ch * kChunk, std::min(n_total, (ch + 1) * kChunk), y);
+    for (int64_t ch = 0; ch < chunks; ++ch) {
+      for (int64_t r0 = 0; r0 < m; r0 += kTileRows) {
+        kGemv<Z>[std::min(kTileRows, m - r0) - 1](p, ap + r0 * k_pad, k_pad, ch * kChunk,
+                                                  std::min(n_total, (ch + 1) * kChunk), y + r0 * n_total);
+      }
+    }
     if (w.bias != nullptr) {
       for (int64_t r = 0; r < m; ++r) {
         for (int64_t c = 0; c < n_total; ++c) y[r * n_total + c] += w.bias[c];
@@ -269,16 +357,23 @@ void run(const MatMulNBitsShape& s, const MatMulNBitsWeights& w, const float* a,
     }
     return;
   }
+  const float* ap = prepare_a(a, m, s.k, k_pad, false);
   float* packed_a = static_cast<float*>(onednn::thread_buffer(onednn::Slot::kDst, m * k_pad * sizeof(float)));
   pack_panel_rows(ap, k_pad, m, k_pad, packed_a);
   const int64_t panels = (n_total + kPanelColumns - 1) / kPanelColumns;
 #pragma omp parallel for num_threads(t) schedule(static)
   for (int64_t pi = 0; pi < panels; ++pi) {
-    float* panel = static_cast<float*>(
-        onednn::thread_buffer(onednn::Slot::kWeights, static_cast<size_t>(k_pad * kPanelColumns) * sizeof(float)));
+    float* slice = static_cast<float*>(onednn::thread_buffer(
+        onednn::Slot::kWeights, static_cast<size_t>(kSliceSteps * kPanelColumns + panel_params(p)) * sizeof(float)));
+    float* params = slice + kSliceSteps * kPanelColumns;
     const int64_t col0 = pi * kPanelColumns, cols = std::min(kPanelColumns, n_total - col0);
-    dequantize_panel<Z>(p, col0, cols, panel);
-    matmul_panel(panel, k_pad, cols, packed_a, m, w.bias != nullptr ? w.bias + col0 : nullptr, y + col0, n_total);
+    gather_panel_params<Z>(p, col0, cols, params);
+    for (int64_t k0 = 0; k0 < k_pad; k0 += kSliceSteps) {
+      const int64_t depth = std::min(kSliceSteps, k_pad - k0);
+      dequantize_slice(p, col0, cols, k0, k0 + depth, params, slice);
+      matmul_panel(slice, k_pad, k0, depth, cols, packed_a, m, w.bias != nullptr ? w.bias + col0 : nullptr, y + col0,
+                   n_total);
+    }
   }
 }
 

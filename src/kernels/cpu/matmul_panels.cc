@@ -260,19 +260,19 @@ void pack_panel_rows(const float* a, int64_t lda, int64_t m, int64_t k, float* p
   for (int64_t i = 0; i < blocks.count; ++i) pack_block<PanelFormat::kFloat32>(a, lda, k, blocks, i, packed);
 }
 
-void matmul_panel(const float* panel, int64_t k, int64_t cols, const float* packed_a, int64_t m, const float* bias,
-                  float* y, int64_t ldy) {
+void matmul_panel(const float* panel, int64_t k, int64_t k0, int64_t depth, int64_t cols, const float* packed_a,
+                  int64_t m, const float* bias, float* y, int64_t ldy) {
   const RowBlocks blocks{(m + kMaxTileRows - 1) / kMaxTileRows, m};
   __mmask16 masks[kPanelColumns / 16];
   for (int64_t v = 0; v < kPanelColumns / 16; ++v) masks[v] = half_mask(cols - 16 * v);
   const char* bytes = reinterpret_cast<const char*>(panel);
-  for (int64_t k0 = 0; k0 < k; k0 += kDepth) {
-    const int64_t depth = std::min(kDepth, k - k0);
-    const bool last = k0 + depth == k;
+  for (int64_t s0 = 0; s0 < depth; s0 += kDepth) {
+    const int64_t steps = std::min(kDepth, depth - s0), first_k = k0 + s0;
+    const bool last = first_k + steps == k;
     for (int64_t i = 0; i < blocks.count; ++i) {
       const int64_t first = blocks.first(i), rows = blocks.rows(i);
-      kTiles<PanelFormat::kFloat32>[rows](packed_a + first * k + k0 * rows, bytes + k0 * kPanelStepBytes, depth, k0 > 0,
-                                          last ? bias : nullptr, y + first * ldy, ldy, masks, Prefetch{});
+      kTiles<PanelFormat::kFloat32>[rows](packed_a + first * k + first_k * rows, bytes + s0 * kPanelStepBytes, steps,
+                                          first_k > 0, last ? bias : nullptr, y + first * ldy, ldy, masks, Prefetch{});
     }
   }
 }
@@ -300,7 +300,8 @@ void matmul_panels(const PackedPanels&, const float*, int64_t, int64_t, const fl
 
 void pack_panel_rows(const float*, int64_t, int64_t, int64_t, float*) {}
 
-void matmul_panel(const float*, int64_t, int64_t, const float*, int64_t, const float*, float*, int64_t) {}
+void matmul_panel(const float*, int64_t, int64_t, int64_t, int64_t, const float*, int64_t, const float*, float*,
+                  int64_t) {}
 
 #endif
 

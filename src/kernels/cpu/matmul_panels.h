@@ -93,13 +93,15 @@ void matmul_panels(const PackedPanels& b, const float* a, int64_t lda, int64_t m
 /// stored one after the other in `packed` (m * k floats). x86-64 builds only (a no-op elsewhere).
 void pack_panel_rows(const float* a, int64_t lda, int64_t m, int64_t k, float* packed);
 
-/// One float32 panel that the caller built (MatMulNBits dequantizes its 4-bit codes into one):
-/// y[r, c] = sum_k a[r, k] * panel[k * 32 + c] (+ bias[c] when bias is not null) for rows
-/// [0, m) and columns [0, cols) (cols <= 32; y's row stride `ldy`; columns past `cols` are
-/// neither read from bias nor written). `panel` is k steps of 32 floats, 64-byte aligned;
-/// `packed_a` comes from pack_panel_rows(a, lda, m, k, packed_a). The same register tiles and
-/// K passes as matmul_panels(), on the calling thread. Needs matmul_panels_available().
-void matmul_panel(const float* panel, int64_t k, int64_t cols, const float* packed_a, int64_t m, const float* bias,
-                  float* y, int64_t ldy);
+/// A K slice of one float32 panel that the caller built (MatMulNBits dequantizes its 4-bit codes
+/// into one, a slice at a time, so that the slice stays in L1): for rows [0, m) and columns
+/// [0, cols) (cols <= 32; y's row stride `ldy`), y[r, c] = sum over k in [k0, k0 + depth) of
+/// a[r, k] * panel[(k - k0) * 32 + c], added to y unless k0 = 0, plus bias[c] when bias is not
+/// null and k0 + depth = k. Columns past `cols` are neither read from bias nor written. `panel`
+/// is depth steps of 32 floats, 64-byte aligned; `packed_a` comes from pack_panel_rows(a, lda,
+/// m, k, packed_a). The register tiles of matmul_panels(), on the calling thread. Needs
+/// matmul_panels_available().
+void matmul_panel(const float* panel, int64_t k, int64_t k0, int64_t depth, int64_t cols, const float* packed_a,
+                  int64_t m, const float* bias, float* y, int64_t ldy);
 
 }  // namespace edgemm::kernels
