@@ -112,13 +112,15 @@ check awq-needs-calib 2 "$bin" quantize "$models/ch_PP-OCRv4_rec_infer.onnx" -o 
 check awq-needs-int4 2 "$bin" quantize "$det" -o "$tmp/q.onnx" --awq --calib "$tmp/one" --stage ocr-det
 check int4-with-calib 2 "$bin" quantize "$models/ch_PP-OCRv4_rec_infer.onnx" -o "$tmp/q.onnx" --scheme int4-weight \
   --calib "$tmp/one"
-# accuracy_level: 0-4 only; 4 is written on every MatMulNBits and reported, the default leaves it unset (0).
+# accuracy_level: 0-4 only; 4 (the default) is written on every MatMulNBits and reported, 0 leaves it unset.
 check int4-bad-accuracy 2 "$bin" quantize "$models/ch_PP-OCRv4_rec_infer.onnx" -o "$tmp/q.onnx" --scheme int4-weight \
   --accuracy-level 5
 expect_text int4-bad-accuracy-says "$tmp/err" "accuracy level must be 0, 1, 2, 3 or 4, got 5"
-for level in 0 4; do
+for level in 0 4 default; do
+  option=(--accuracy-level "$level")
+  [ "$level" = default ] && option=() && level=4
   check "int4-accuracy-$level" 0 "$bin" quantize "$models/ch_PP-OCRv4_rec_infer.onnx" -o "$tmp/q$level.onnx" \
-    --scheme int4-weight --accuracy-level "$level" --json
+    --scheme int4-weight "${option[@]}" --json
   expect_text "int4-accuracy-$level-reported" "$tmp/out" "\"accuracy_level\": $level"
   check "int4-accuracy-$level-nodes" 0 "$py" -c "
 import onnx, sys

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Decoder-shaped MatMul 1..8 × 2048 by 2048 × 2048 as float, int8 QDQ (Int8MatMul), int4 MatMulNBits
-# with float32 activations (accuracy_level 0, edgemm quantize's default) and with int8 activations
-# (--accuracy-level 4): edgemm bench medians at 1 and 2 threads, and each one's ratio to int8.
+# with float32 activations (--accuracy-level 0) and with int8 activations (accuracy_level 4, edgemm
+# quantize's default): edgemm bench medians at 1 and 2 threads, and each one's ratio to int8.
 # Usage: tools/bench/int4_decode_bench.sh EDGEMM_BINARY OUTDIR [ITERS]. Measure on a quiet machine.
 set -euo pipefail
 bin="$(realpath "$1")"
@@ -12,7 +12,7 @@ mkdir -p "$out"
 /usr/bin/python3 "$root/tools/fixtures/make_decode_matmul.py" "$out"
 "$bin" quantize "$out/float.onnx" -o "$out/int8.onnx" --scheme int8 --calib "$out/calib" --samples 8 \
   --no-speed-check >/dev/null
-"$bin" quantize "$out/float.onnx" -o "$out/int4.onnx" --scheme int4-weight >/dev/null
+"$bin" quantize "$out/float.onnx" -o "$out/int4.onnx" --scheme int4-weight --accuracy-level 0 >/dev/null
 "$bin" quantize "$out/float.onnx" -o "$out/int4_a8.onnx" --scheme int4-weight --accuracy-level 4 >/dev/null
 for m in float int8 int4 int4_a8; do
   "$bin" bench "$out/$m.onnx" --shape a=1,2048 --sweep batch=1,2,4,8 --threads 1,2 --iters "$iters" --json \

@@ -63,7 +63,7 @@ for i in range(max(used) + 1, vocab_size):
 json.dump(t, open(f'{pkg}/tokenizer.json', 'w'), ensure_ascii=False)
 PY
 q4="$pkg/onnx/decoder_model_merged_q4.onnx"
-quantize_cmd=("$edgemm" quantize "$src/onnx/decoder_model_merged.onnx" -o "$q4" --scheme int4-weight --json)
+quantize_cmd=("$edgemm" quantize "$src/onnx/decoder_model_merged.onnx" -o "$q4" --scheme int4-weight --accuracy-level 0 --json)
 if [ ! -f "$q4" ] || [ "$q4" -ot "$src/onnx/decoder_model_merged.onnx" ]; then
   echo "[vlm] ${quantize_cmd[*]}" >&2
   "${quantize_cmd[@]}" >"$out/quantize.json"
