@@ -93,9 +93,10 @@ EDGEMM_AVX512 inline void lookup32(const uint8_t* bytes16, __m512 table, __m512&
 // Register tiles (few rows)
 
 // y[r, col + c] for r < MR, c < NC (without bias): per block, one table per column; per 32
-// codes, the looked-up weights are multiplied into the MR rows of A (lda = K_pad).
+// codes, the looked-up weights are multiplied into the MR rows of A (lda = K_pad). `zq`: the
+// columns' zero points as floats, kb per column from column `col` (unused for Zp::kDefault).
 template <Zp Z, int MR, int NC>
-EDGEMM_AVX512 void gemv_tile(const Codes& p, const float* a, int64_t lda, int64_t col, float* y) {
+EDGEMM_AVX512 void gemv_tile(const Codes& p, const float* zq, const float* a, int64_t lda, int64_t col, float* y) {
   constexpr bool kTwo = MR * NC < 8;  // a second accumulator per row and column covers FMA latency
   __m512 acc0[MR][NC], acc1[MR][NC];
 #pragma GCC unroll 8
@@ -103,14 +104,26 @@ EDGEMM_AVX512 void gemv_tile(const Codes& p, const float* a, int64_t lda, int64_
 #pragma GCC unroll 8
     for (int c = 0; c < NC; ++c) acc0[r][c] = acc1[r][c] = _mm512_setzero_ps();
   }
+  const __m512 iota = _mm512_setr_ps(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
+  const __m512 iota8 = _mm512_sub_ps(iota, _mm512_set1_ps(8.0f));
+  const int64_t prefetch_every = std::max<int64_t>(1, 64 / p.blob) - 1;  // one prefetch per cache line
   for (int64_t j = 0; j < p.kb; ++j) {
     __m512 table[NC];
     const uint8_t* codes[NC];
+    const float* scales = p.w.scales + col * p.kb + j;
 #pragma GCC unroll 8
     for (int c = 0; c < NC; ++c) {
-      table[c] = p.table<Z>(col + c, j);
+      const __m512 sc = _mm512_set1_ps(scales[c * p.kb]);
+      if constexpr (Z == Zp::kDefault) {
+        table[c] = _mm512_mul_ps(iota8, sc);
+      } else {
+        table[c] = _mm512_mul_ps(_mm512_sub_ps(iota, _mm512_set1_ps(zq[c * p.kb + j])), sc);
+      }
       codes[c] = p.codes(col + c, j);
-      _mm_prefetch(reinterpret_cast<const char*>(codes[c]) + kPrefetchBytes, _MM_HINT_T0);
+    }
+    if ((j & prefetch_every) == 0) {
+#pragma GCC unroll 8
+      for (int c = 0; c < NC; ++c) _mm_prefetch(reinterpret_cast<const char*>(codes[c]) + kPrefetchBytes, _MM_HINT_T0);
     }
     const float* ak = a + j * p.bs;
     for (int64_t i = 0; i < p.bs; i += kGroup) {
@@ -145,16 +158,17 @@ EDGEMM_AVX512 void gemv_tile(const Codes& p, const float* a, int64_t lda, int64_
 // Columns per register tile for MR rows: at least 8 accumulators, at most 16, within 32 registers.
 constexpr int columns_for(int mr) { return mr == 1 ? 8 : 4; }
 
-// Columns [n0, n1) of MR rows.
+// Columns [n0, n1) of MR rows; `zq` as for gemv_tile(), from column n0.
 template <Zp Z, int MR>
-EDGEMM_AVX512 void gemv_columns(const Codes& p, const float* a, int64_t lda, int64_t n0, int64_t n1, float* y) {
+EDGEMM_AVX512 void gemv_columns(const Codes& p, const float* zq, const float* a, int64_t lda, int64_t n0, int64_t n1,
+                                float* y) {
   constexpr int kCols = columns_for(MR);
   int64_t n = n0;
-  for (; n + kCols <= n1; n += kCols) gemv_tile<Z, MR, kCols>(p, a, lda, n, y);
-  for (; n < n1; ++n) gemv_tile<Z, MR, 1>(p, a, lda, n, y);
+  for (; n + kCols <= n1; n += kCols) gemv_tile<Z, MR, kCols>(p, zq + (n - n0) * p.kb, a, lda, n, y);
+  for (; n < n1; ++n) gemv_tile<Z, MR, 1>(p, zq + (n - n0) * p.kb, a, lda, n, y);
 }
 
-using GemvFn = void (*)(const Codes&, const float*, int64_t, int64_t, int64_t, float*);
+using GemvFn = void (*)(const Codes&, const float*, const float*, int64_t, int64_t, int64_t, float*);
 
 template <Zp Z>
 constexpr GemvFn kGemv[kTileRows] = {gemv_columns<Z, 1>, gemv_columns<Z, 2>, gemv_columns<Z, 3>, gemv_columns<Z, 4>};
@@ -300,6 +314,23 @@ EDGEMM_AVX512 void dequantize_slice(const Codes& p, int64_t col0, int64_t cols, 
 
 // ---------------------------------------------------------------------------------------------
 
+// Zero points of columns [n0, n1) as floats, kb per column: the float zero points themselves,
+// packed ones unpacked 16 blocks at a time into the calling thread's kWeights buffer; null for
+// the default zero point.
+template <Zp Z>
+EDGEMM_AVX512 const float* column_zero_points(const Codes& p, int64_t n0, int64_t n1) {
+  if constexpr (Z == Zp::kFloat) return p.w.float_zero_points + n0 * p.kb;
+  if constexpr (Z == Zp::kDefault) return nullptr;
+  float* out = static_cast<float*>(onednn::thread_buffer(onednn::Slot::kWeights, (n1 - n0) * p.kb * sizeof(float)));
+  for (int64_t col = n0; col < n1; ++col) {
+    float* row = out + (col - n0) * p.kb;
+    int64_t j = 0;
+    for (; j + 16 <= p.kb; j += 16) _mm512_storeu_ps(row + j, zero_points16<Z>(p, col, j));
+    for (; j < p.kb; ++j) row[j] = p.zero_point<Z>(col, j);
+  }
+  return out;
+}
+
 // A's rows zero-padded past K up to k_pad and, with `even_odd`, every group of 32 K indices in
 // [even k, odd k] order: `a` itself when that changes nothing, else the calling thread's kSrc
 // buffer.
@@ -345,9 +376,10 @@ void run(const MatMulNBitsShape& s, const MatMulNBitsWeights& w, const float* a,
     const int64_t chunks = (n_total + kChunk - 1) / kChunk;
 #pragma omp parallel for num_threads(t) schedule(static)
     for (int64_t ch = 0; ch < chunks; ++ch) {
+      const int64_t n0 = ch * kChunk, n1 = std::min(n_total, n0 + kChunk);
+      const float* zq = column_zero_points<Z>(p, n0, n1);
       for (int64_t r0 = 0; r0 < m; r0 += kTileRows) {
-        kGemv<Z>[std::min(kTileRows, m - r0) - 1](p, ap + r0 * k_pad, k_pad, ch * kChunk,
-                                                  std::min(n_total, (ch + 1) * kChunk), y + r0 * n_total);
+        kGemv<Z>[std::min(kTileRows, m - r0) - 1](p, zq, ap + r0 * k_pad, k_pad, n0, n1, y + r0 * n_total);
       }
     }
     if (w.bias != nullptr) {
