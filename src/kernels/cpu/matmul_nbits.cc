@@ -9,9 +9,10 @@
 /// Paths (chosen when the kernel is created; EDGEMM_ONEDNN=0, the switch that selects every
 /// reference kernel, selects the reference here too):
 /// - reference: the formula per element, fp32 accumulation in K order.
-/// - avx2 (AVX2 + FMA): for up to 4 rows (decode), codes are unpacked to fp32 in registers 16 at
-///   a time, dequantized as (q - zero_point) * scale and multiplied into per-row accumulators (two columns at a
-///   time for 1-2 rows), so the weights are read once and never stored as fp32. For more rows
+/// - avx2 (AVX2 + FMA): for 1-2 rows (decode), codes are unpacked to fp32 in registers 16 at a
+///   time, dequantized as (q - zero_point) * scale and multiplied into per-row accumulators (two
+///   columns at a time), so the weights are read once and never stored as fp32 (the same with
+///   3-4 rows and one column at a time was slower than the tiles below). For more rows
 ///   (prefill, sequence models), tiles of 8 columns are dequantized into a per-thread fp32 panel
 ///   ([8, K_pad], in L1) and a 3x4 register tile of dot products runs over it, so each weight is
 ///   dequantized once per run. With 4 bits, each group of 16 K indices is taken in the order
@@ -57,7 +58,7 @@ namespace {
 constexpr int64_t kTileCols = 8;  // columns dequantized into one panel
 constexpr int kMr = 3;            // rows of a register tile
 constexpr int kNr = 4;            // columns of a register tile
-constexpr int kGemvMaxRows = 4;   // up to this many rows take the in-register path
+constexpr int kGemvMaxRows = 4;   // up to this many rows can take an in-register path (FastOps::gemv)
 
 // How far ahead of the codes being read the gemv paths ask for them: the hardware prefetcher alone
 // left the decode MatMuls of a SmolVLM-shaped INT4 decoder waiting on loads (21.4 ms a token at 1
@@ -123,8 +124,8 @@ struct FastOps {
   void (*dequantize_tile)(const Problem&, int64_t n0, int64_t count, float* panel, int64_t k_pad);
   // out[r * kNr + c] = dot(a row r, panel row c) over k_pad, for 1..kMr rows (index rows - 1).
   void (*dot_tile[kMr])(const float* a, int64_t lda, const float* panel, int64_t k_pad, float* out);
-  // Columns [n0, n1) of y for 1..kGemvMaxRows rows (index rows - 1), without bias; null when the
-  // variant has no in-register path.
+  // Columns [n0, n1) of y for 1..kGemvMaxRows rows (index rows - 1), without bias; null where
+  // the variant has no in-register path for that many rows (the tiles run instead).
   void (*gemv[kGemvMaxRows])(const Problem&, const float* a, int64_t lda, int64_t n0, int64_t n1, float* y);
   // 0, or the size of the groups of K indices reordered to [even k, odd k] in A and in the
   // panels (a dot product does not depend on the order of its terms).
@@ -315,7 +316,7 @@ EDGEMM_AVX2 void gemv_avx2(const Problem& p, const float* a, int64_t lda, int64_
 template <int kBits>
 constexpr FastOps kAvx2Ops = {dequantize_tile_avx2<kBits>,
                               {dot_tile_avx2<1>, dot_tile_avx2<2>, dot_tile_avx2<3>},
-                              {gemv_avx2<kBits, 1>, gemv_avx2<kBits, 2>, gemv_avx2<kBits, 3>, gemv_avx2<kBits, 4>},
+                              {gemv_avx2<kBits, 1>, gemv_avx2<kBits, 2>, nullptr, nullptr},
                               kBits == 4 ? 16 : 0};
 
 #undef EDGEMM_AVX2
@@ -454,7 +455,7 @@ void run_fast(const FastOps& ops, const Problem& p, const float* a, int64_t m, f
   const int64_t k_pad = p.kb * p.s.block_size, n_total = p.s.n;
   const float* ap = prepare_a(a, m, p.s.k, k_pad, ops.even_odd_group);
   const int t = threads_for(threads, m * k_pad * n_total);
-  if (m <= kGemvMaxRows && ops.gemv[0] != nullptr) {
+  if (m <= kGemvMaxRows && ops.gemv[m - 1] != nullptr) {
     const auto gemv = ops.gemv[m - 1];
     constexpr int64_t kChunk = 16;  // columns per scheduling unit
     const int64_t chunks = (n_total + kChunk - 1) / kChunk;

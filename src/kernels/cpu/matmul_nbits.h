@@ -60,7 +60,7 @@ struct MatMulNBitsWeights {
 /// Implementations of the product. kReference evaluates the formula element by element (fp32
 /// accumulation in K order); kPortable dequantizes tiles of columns to fp32 and runs plain
 /// (compiler-vectorized) dot loops; kAvx2 (x86-64 with AVX2 and FMA) unpacks codes in registers
-/// and, for more than 4 rows, runs a 3x4 register-tiled FMA loop on dequantized column tiles;
+/// for 1-2 rows and, for more, runs a 3x4 register-tiled FMA loop on dequantized column tiles;
 /// kAvx512 (AVX-512F as well; matmul_nbits_avx512.h), when block_size is a multiple of 32, looks
 /// 4-bit weights up in a per-block table, 32 at a time, in register tiles of up to 4 rows for up
 /// to 16 rows, and above that dequantizes 32-column float32 panels for matmul_panels.h's register
