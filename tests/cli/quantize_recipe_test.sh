@@ -111,13 +111,18 @@ print(f'{100 * share:.3f} % of {a.size} values within one output step ({step:.2e
       f'{100 * binarized:.3f} % of pixels binarized alike; max abs error {np.abs(a - b).max():.2e}')
 sys.exit(0 if share >= 0.995 and binarized >= 0.999 else 1)
 PY
-# int4 weight-only rec (MatMulNBits): CER at most 1 point above float; ONNX Runtime runs the file
-# and agrees with edgemm within 1e-4.
+# int4 weight-only rec (MatMulNBits) with float32 A (--accuracy-level 0): CER at most 1 point above
+# float; ONNX Runtime runs the file and agrees with edgemm within 1e-4. With the default int8 A
+# (accuracy_level 4): CER at most 1 point above float too.
 rec="$root/models/ppocrv4/ch_PP-OCRv4_rec_infer.onnx"
-mkdir -p "$tmp/int4"
+mkdir -p "$tmp/int4" "$tmp/int4a8"
 cp "$root/models/ppocrv4/"{ch_PP-OCRv4_det_infer.onnx,ch_ppocr_mobile_v2.0_cls_infer.onnx,ppocr_keys_v1.txt} "$tmp/int4/"
-check int4-rec 0 "$bin" quantize "$rec" -o "$tmp/int4/ch_PP-OCRv4_rec_infer.onnx" --scheme int4-weight
+cp "$tmp/int4/"{ch_PP-OCRv4_det_infer.onnx,ch_ppocr_mobile_v2.0_cls_infer.onnx,ppocr_keys_v1.txt} "$tmp/int4a8/"
+check int4-rec 0 "$bin" quantize "$rec" -o "$tmp/int4/ch_PP-OCRv4_rec_infer.onnx" --scheme int4-weight \
+  --accuracy-level 0
 cer_within int4 "$tmp/int4" 1
+check int4-a8-rec 0 "$bin" quantize "$rec" -o "$tmp/int4a8/ch_PP-OCRv4_rec_infer.onnx" --scheme int4-weight
+cer_within int4-a8 "$tmp/int4a8" 1
 check rec-input 0 "$py" -c "import numpy as np; np.random.seed(0); np.save('$tmp/rec_x.npy', np.random.uniform(-1, 1, (2, 3, 48, 320)).astype(np.float32))"
 ort_agrees int4 "$tmp/int4/ch_PP-OCRv4_rec_infer.onnx"
 # int8 rec (Int8Conv and Int8MatMul): ONNX Runtime and edgemm agree within one output step on at
@@ -138,12 +143,12 @@ print(f'{100 * share:.3f} % of {a.size} values within one output step ({step:.2e
       f'{100 * best:.2f} % of time steps with the same best class; max abs error {np.abs(a - b).max():.2e}')
 sys.exit(0 if share >= 0.999 and best == 1.0 else 1)
 PY
-# AWQ (activation-aware scales from 4 calibration images through the rec stage): CER at most 1
+# AWQ (activation-aware scales from 4 calibration images through the rec stage; float32 A): CER at most 1
 # point above float, and ONNX Runtime runs the file (Mul by 1/s before MatMulNBits) like edgemm.
 mkdir -p "$tmp/awq"
 cp "$tmp/int4/"{ch_PP-OCRv4_det_infer.onnx,ch_ppocr_mobile_v2.0_cls_infer.onnx,ppocr_keys_v1.txt} "$tmp/awq/"
 check int4-awq-rec 0 "$bin" quantize "$rec" -o "$tmp/awq/ch_PP-OCRv4_rec_infer.onnx" --scheme int4-weight --awq \
-  --calib "$calib/manifest.json" --stage ocr-rec --samples 4 --threads 2
+  --accuracy-level 0 --calib "$calib/manifest.json" --stage ocr-rec --samples 4 --threads 2
 cer_within awq "$tmp/awq" 1
 ort_agrees awq "$tmp/awq/ch_PP-OCRv4_rec_infer.onnx"
 report_and_exit
