@@ -72,14 +72,6 @@ struct Codes {
       return static_cast<float>((w.zero_points[col * zp_row + j / 2] >> ((j & 1) * 4)) & 15);
     return 8.0f;
   }
-
-  // Lane q holds (q - zero_point) * scale of block j of column `col`.
-  template <Zp Z>
-  EDGEMM_AVX512 __m512 table(int64_t col, int64_t j) const {
-    const __m512 iota = _mm512_setr_ps(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
-    return _mm512_mul_ps(_mm512_sub_ps(iota, _mm512_set1_ps(zero_point<Z>(col, j))),
-                         _mm512_set1_ps(w.scales[col * kb + j]));
-  }
 };
 
 // The 32 weights of 16 code bytes: even K indices (low nibbles) in `even`, odd ones in `odd`.
@@ -106,7 +98,7 @@ EDGEMM_AVX512 void gemv_tile(const Codes& p, const float* zq, const float* a, in
   }
   const __m512 iota = _mm512_setr_ps(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
   const __m512 iota8 = _mm512_sub_ps(iota, _mm512_set1_ps(8.0f));
-  const int64_t prefetch_every = std::max<int64_t>(1, 64 / p.blob) - 1;  // one prefetch per cache line
+  const int64_t prefetch_mask = std::max<int64_t>(1, 64 / p.blob) - 1;  // one prefetch per cache line
   for (int64_t j = 0; j < p.kb; ++j) {
     __m512 table[NC];
     const uint8_t* codes[NC];
@@ -121,7 +113,7 @@ EDGEMM_AVX512 void gemv_tile(const Codes& p, const float* zq, const float* a, in
       }
       codes[c] = p.codes(col + c, j);
     }
-    if ((j & prefetch_every) == 0) {
+    if ((j & prefetch_mask) == 0) {
 #pragma GCC unroll 8
       for (int c = 0; c < NC; ++c) _mm_prefetch(reinterpret_cast<const char*>(codes[c]) + kPrefetchBytes, _MM_HINT_T0);
     }
