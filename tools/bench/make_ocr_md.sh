@@ -72,9 +72,6 @@ for name, title in (("ocr_set", "data/ocr_set (20 images, 161 lines)"),
         lines.append(f"| {subset} | {cell(t)} | {cell(n['subsets'][subset])} | {cell(g['subsets'][subset])} |")
     for tag in sorted(e["by_tag"]):
         lines.append(f"| tag {tag} | {cell(e['by_tag'][tag])} | {cell(n['by_tag'][tag])} | {cell(g['by_tag'][tag])} |")
-    t = e["timings_ms_mean"]
-    lines += ["", f"edgemm's mean time per image at 2 threads: {t['total']:.0f} ms (det {t['det']:.0f}, "
-              f"cls {t['cls']:.0f}, rec {t['rec']:.0f})."]
 lines += ["", "**Turned images** (edgemm with its defaults; the document set's every fourth page, 26 pages):", "",
           "| set | upright | turned 90° | turned 180° | turned 270° |", "| --- | ---: | ---: | ---: | ---: |"]
 for name, upright in (("ocr_set", "ocr_set_edgemm"), ("doc_quarter", "doc_quarter_edgemm")):

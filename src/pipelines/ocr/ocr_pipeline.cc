@@ -21,6 +21,10 @@
 namespace edgemm::ocr {
 namespace {
 
+/// How much more confident (mean CTC probability) the reading of a line turned 180° must be than
+/// the reading as detected for the turned one to win (docs/ocr.md, "read both ways").
+constexpr float kTurnedReadingMargin = 0.1F;
+
 using Clock = std::chrono::steady_clock;
 
 double elapsed_ms(Clock::time_point since) {
@@ -233,8 +237,9 @@ class NativeOcrPipeline final : public OcrPipeline {
         EDGEMM_ASSIGN_OR_RETURN(reading, read_lines(turn_upright(bgr, result.orientation), result.timings));
       }
     }
-    // A line the classifier finds upside down is read both ways; the more confident reading
-    // wins, so that short upright words the classifier gets wrong are not read turned. The
+    // A line the classifier finds upside down is read both ways; the turned reading wins only
+    // when clearly more confident, so that short upright words the classifier gets wrong are
+    // not read turned. The
     // turned copies are recognized apart, so the other lines' batches stay as without them.
     const Clock::time_point start = Clock::now();
     std::vector<CtcLine> texts;
@@ -255,7 +260,8 @@ class NativeOcrPipeline final : public OcrPipeline {
     }
     result.timings.rec_ms = elapsed_ms(start);
     for (size_t i = 0; i < reading.boxes.size(); ++i) {
-      const bool turned = turned_of[i] != 0 && turned_texts[turned_of[i] - 1].score > texts[i].score;
+      const bool turned =
+          turned_of[i] != 0 && turned_texts[turned_of[i] - 1].score > texts[i].score + kTurnedReadingMargin;
       CtcLine& text = turned ? turned_texts[turned_of[i] - 1] : texts[i];
       if (text.score < options_.rec_score_threshold) continue;
       OcrLine line;
