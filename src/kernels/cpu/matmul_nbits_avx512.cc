@@ -13,8 +13,7 @@
 ///   product does not depend on the order of its terms). So each code is decoded once per 4
 ///   rows, never stored, and the tile keeps 8 or more accumulators (two per row and column
 ///   below that) to cover the FMA latency; 4 rows of A (8 KiB each at K = 2048) stay in L1; the
-///   codes are prefetched 4 KB ahead. The earlier tiles of 1-4 rows x 1-2 columns ran the FMA
-///   units at about half their rate.
+///   codes are prefetched 4 KB ahead.
 /// - More rows (prefill): 32 columns at a time, 256 K steps at a time (32 KiB, in L1), are
 ///   dequantized into a per-thread float32 slice in the panel layout of matmul_panels.h and
 ///   matmul_panel() runs the float GEMM's register tiles (up to 14 rows x 32 columns) over it,

@@ -239,8 +239,8 @@ class NativeOcrPipeline final : public OcrPipeline {
     }
     // A line the classifier finds upside down is read both ways; the turned reading wins only
     // when clearly more confident, so that short upright words the classifier gets wrong are
-    // not read turned. The
-    // turned copies are recognized apart, so the other lines' batches stay as without them.
+    // not read turned. The turned copies are recognized apart, so the other lines' batches stay
+    // as without them.
     const Clock::time_point start = Clock::now();
     std::vector<CtcLine> texts;
     if (!reading.crops.empty()) {
