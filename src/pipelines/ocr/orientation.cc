@@ -10,10 +10,6 @@ namespace {
 
 constexpr float kElongated = 1.5f;   // aspect ratio from which a box votes
 constexpr double kMaxWeight = 25.0;  // a vote's weight is its aspect ratio, at most this
-// The classifier sees a line squeezed into 48x192; beyond this aspect ratio its "180" is
-// unreliable (upright pages of long lines were voted upside down), so such a line votes for
-// its axis only, half for each direction along it.
-constexpr double kMaxClassifiedAspect = 8.0;
 
 }  // namespace
 
@@ -41,7 +37,7 @@ int image_orientation(const std::vector<OrientationVote>& votes) {
     const double angle = std::atan2(v.dy, v.dx);  // (-pi, pi], clockwise positive
     const int quarter = static_cast<int>(std::lround(angle / (M_PI / 2)) + 4) % 4;
     const double weight = std::min(static_cast<double>(v.aspect), kMaxWeight);
-    const double p180 = v.aspect > kMaxClassifiedAspect ? 0.5 : std::clamp(static_cast<double>(v.p180), 0.0, 1.0);
+    const double p180 = std::clamp(static_cast<double>(v.p180), 0.0, 1.0);
     score[quarter] += weight * (1 - p180);
     score[(quarter + 2) % 4] += weight * p180;
     total += weight;

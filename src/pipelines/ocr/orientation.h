@@ -32,10 +32,8 @@ OrientationVote orientation_vote(const Quad& box, float p180);
 /// lines' votes. Only elongated boxes (aspect ≥ 1.5) vote: weight × (1 − p180) for the
 /// quarter turn nearest to their text direction (right: 0°, down: 90°, left: 180°, up: 270°)
 /// and weight × p180 for the opposite one, where the weight is the aspect ratio (a proxy for
-/// the number of characters), at most 25; a box longer than 8:1 uses 0.5 for its p180 (the
-/// classifier sees it squeezed and is unreliable there). Returns the degrees with the largest
-/// total when that total is more than half of all votes' weight; otherwise, and when no box is
-/// elongated, 0.
+/// the number of characters), at most 25. Returns the degrees with the largest total when that
+/// total is more than half of all votes' weight; otherwise, and when no box is elongated, 0.
 int image_orientation(const std::vector<OrientationVote>& votes);
 
 /// The image turned counter-clockwise by `degrees` (0, 90, 180 or 270): the upright form of an

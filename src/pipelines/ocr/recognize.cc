@@ -58,7 +58,15 @@ Expected<Tensor> line_batch_input(const std::vector<cv::Mat>& crops, const std::
   return input;
 }
 
-Expected<std::vector<float>> classify_180(const Inferencer& cls, const std::vector<cv::Mat>& crops, int batch) {
+Expected<std::vector<float>> classify_180(const Inferencer& cls, const std::vector<cv::Mat>& all_crops, int batch) {
+  // A long line squeezed into the classifier's input misleads it (upright pages of 45:1 lines
+  // were called upside down); it sees the line's first kClsMaxAspect : 1 instead (no copy).
+  std::vector<cv::Mat> crops;
+  crops.reserve(all_crops.size());
+  for (const cv::Mat& crop : all_crops) {
+    const int head = static_cast<int>(kClsMaxAspect * crop.rows);
+    crops.push_back(crop.cols > head ? crop(cv::Rect(0, 0, head, crop.rows)) : crop);
+  }
   std::vector<float> p180(crops.size(), 0.0f);
   const std::vector<size_t> order = order_by_aspect_ratio(crops);
   const FixedGeometry fixed = fixed_geometry(cls);

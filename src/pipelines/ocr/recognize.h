@@ -18,6 +18,9 @@ namespace edgemm::ocr {
 inline constexpr int kLineHeight = 48;
 /// Classifier input width: crops are resized to height 48 keeping their aspect ratio, up to this width.
 inline constexpr int kClsWidth = 192;
+/// The classifier sees at most this much of a line (width over height, from its start): beyond
+/// it, PaddleOCR's squeeze into kClsWidth makes the classifier unreliable (docs/ocr.md).
+inline constexpr double kClsMaxAspect = 12.0;
 /// Smallest recognizer input width (PP-OCRv4 rec_image_shape 3,48,320).
 inline constexpr int kRecMinWidth = 320;
 /// cls and rec input normalization, (pixel / 255 - mean) / std on every channel: to [-1, 1].
@@ -51,9 +54,9 @@ Expected<Tensor> line_batch_input(const std::vector<cv::Mat>& crops, const std::
 std::vector<size_t> order_by_aspect_ratio(const std::vector<cv::Mat>& crops);
 
 /// Runs the angle classifier over `crops` in batches of `batch` (the model's static batch size
-/// when it has one; its static width replaces kClsWidth) and returns, per crop, the probability
-/// of its "180" class (the crop is upside down), in [0, 1]. Errors: from the classifier's run,
-/// or kInvalidModel when its output is not [n, 2].
+/// when it has one; its static width replaces kClsWidth), on at most the first kClsMaxAspect : 1
+/// of each crop, and returns, per crop, the probability of its "180" class (the crop is upside down), in [0, 1].
+/// Errors: from the classifier's run, or kInvalidModel when its output is not [n, 2].
 Expected<std::vector<float>> classify_180(const Inferencer& cls, const std::vector<cv::Mat>& crops, int batch);
 
 /// Recognizes every crop: batches of `batch` crops of similar aspect ratio, each batch
@@ -77,9 +80,9 @@ inline constexpr int kWordGap = 10;
 /// Cuts a line crop that needs more than `width` pixels at 48 high into pieces no wider than
 /// `width`, for recognizers with a static width (instead of squeezing the line). The crop is
 /// resized to 48 high (as line_batch_input does) and binarized (Otsu; the class of most pixels
-/// in the top and bottom rows is the background); each cut goes through the middle of the longest run of ink-free columns (at most one
-/// ink pixel) in the second half of the piece's reach, the later one on ties; where there is
-/// none, the piece is cut at `width`. A crop that fits is one piece. `width` must be ≥ 2.
+/// in the top and bottom rows is the background); each cut goes through the middle of the longest run of ink-free
+/// columns (at most one ink pixel) in the second half of the piece's reach, the later one on ties; where there is none,
+/// the piece is cut at `width`. A crop that fits is one piece. `width` must be ≥ 2.
 std::vector<LinePiece> split_line(const cv::Mat& crop, int width);
 
 /// Recognizes every crop as recognize() does, each with the recognizer of `recs` that suits its
