@@ -34,13 +34,21 @@ set(CMAKE_FIND_ROOT_PATH_MODE_PROGRAM NEVER)  # protoc, ccache, bash: the host's
 set(CMAKE_FIND_ROOT_PATH_MODE_LIBRARY ONLY)
 set(CMAKE_FIND_ROOT_PATH_MODE_INCLUDE ONLY)
 set(CMAKE_FIND_ROOT_PATH_MODE_PACKAGE ONLY)
+# The multiarch include folder (jconfig.h), which a native compiler searches
+# by default.
+set(CMAKE_C_STANDARD_INCLUDE_DIRECTORIES "${EDGEMM_AARCH64_SYSROOT}/usr/include/aarch64-linux-gnu")
+set(CMAKE_CXX_STANDARD_INCLUDE_DIRECTORIES "${EDGEMM_AARCH64_SYSROOT}/usr/include/aarch64-linux-gnu")
+# pkg-config (polyclipping, ICU): the sysroot's .pc files, their /usr paths prefixed with the sysroot.
+set(ENV{PKG_CONFIG_LIBDIR}
+    "${EDGEMM_AARCH64_SYSROOT}/usr/lib/aarch64-linux-gnu/pkgconfig:${EDGEMM_AARCH64_SYSROOT}/usr/share/pkgconfig")
+set(ENV{PKG_CONFIG_SYSROOT_DIR} "${EDGEMM_AARCH64_SYSROOT}")
 # protoc must be the host binary (the arm64 one needs qemu); the ONNX .pb.h files ship generated.
 set(Protobuf_PROTOC_EXECUTABLE /usr/bin/protoc CACHE FILEPATH "host protoc")
 
 # The sysroot's libraries need each other at link time (libprotobuf -> libz, libdnnl -> libgomp):
 # let the linker resolve those DT_NEEDED entries inside the sysroot.
 set(_edgemm_rpath_link
-    "-Wl,-rpath-link,${EDGEMM_AARCH64_SYSROOT}/usr/lib/aarch64-linux-gnu:${EDGEMM_AARCH64_SYSROOT}/lib/aarch64-linux-gnu")
+    "-Wl,-rpath-link,${EDGEMM_AARCH64_SYSROOT}/usr/lib/aarch64-linux-gnu:${EDGEMM_AARCH64_SYSROOT}/lib/aarch64-linux-gnu:${EDGEMM_AARCH64_SYSROOT}/usr/lib")
 set(CMAKE_EXE_LINKER_FLAGS_INIT "${_edgemm_rpath_link}")
 set(CMAKE_SHARED_LINKER_FLAGS_INIT "${_edgemm_rpath_link}")
 set(CMAKE_MODULE_LINKER_FLAGS_INIT "${_edgemm_rpath_link}")

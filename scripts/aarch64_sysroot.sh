@@ -1,35 +1,40 @@
 #!/usr/bin/env bash
-# aarch64 cross-build prerequisites for the edgemm core (docs/aarch64.md). Idempotent.
+# aarch64 cross-build prerequisites for edgemm (docs/aarch64.md). Idempotent.
 #
 # 1. Host (amd64) packages, installed by name: the cross compiler, qemu-user (to run the tests),
-#    the host protoc, and the ONNX backend test data the conformance runner reads (host files:
-#    qemu-user programs read the host's file system).
-# 2. `dpkg --add-architecture arm64` + `apt-get update`, then `apt-get download` of the arm64 .debs of
-#    the core's dependencies and everything they need at run time (closure from `apt-cache depends
-#    --recurse` on the :arm64 packages), each unpacked with `dpkg -x` into build-aarch64/sysroot.
+#    the host protoc, python3-apt (resolves the arm64 closure) and the ONNX backend test data the
+#    conformance runner reads (host files: qemu-user programs read the host's file system).
+# 2. `dpkg --add-architecture arm64` + `apt-get update`, then the arm64 closure of what edgemm
+#    links (scripts/aarch64_packages.py: Depends and Pre-Depends, one package per alternative, as apt
+#    would install it on an arm64 machine), each .deb `apt-get download`ed and unpacked with `dpkg -x`.
 #    No arm64 package is installed: several are not Multi-Arch: same and would replace amd64 ones.
 #
+# The sysroot lives outside the clone, in the cache (EDGEMM_CACHE_DIR, default ~/.cache/edgemm), in a
+# folder named for the sha256 of the resolved package list (names, architectures, versions): a new
+# clone reuses it, and a changed list (a Debian update, a new root) makes a new one beside it. It is
+# unpacked into a temporary folder and renamed into place when whole. BUILD_DIR/sysroot links to it.
+#
 # The C/C++ headers and the link-time libc/libstdc++/libgomp come from the cross toolchain
-# (/usr/aarch64-linux-gnu); the arm64 libc's *-dev packages are therefore not unpacked (two libc
-# header trees in one include path would mix). The arm64 runtime libraries (libc6, libstdc++6,
-# libgomp1, ...) are unpacked so that `qemu-aarch64 -L build-aarch64/sysroot` runs the tests.
+# (/usr/aarch64-linux-gnu); the arm64 libc's *-dev packages are therefore excluded (two libc header
+# trees in one include path would mix). The arm64 runtime libraries (libc6, libstdc++6, libgomp1, ...)
+# are unpacked so that `qemu-aarch64 -L SYSROOT` runs the programs.
 #
 # Usage: scripts/aarch64_sysroot.sh [BUILD_DIR]   (default: build-aarch64)
-# Prints the packages it downloaded; logs every version to BUILD_DIR/sysroot-versions.log.
+# Prints what it downloaded; logs every version to BUILD_DIR/sysroot-versions.log.
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 build="${1:-$root/build-aarch64}"
-sysroot="$build/sysroot"
-debs="$build/debs"
+cache="${EDGEMM_CACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/edgemm}/aarch64"
+debs="$cache/debs"
 log="$build/sysroot-versions.log"
-mkdir -p "$build" "$debs" "$sysroot/.extracted"
+mkdir -p "$build" "$debs"
 
 export DEBIAN_FRONTEND=noninteractive
 sudo_cmd=""
 [ "$(id -u)" -eq 0 ] || sudo_cmd="sudo"
 
 # --- 1. host packages ----------------------------------------------------------------------
-host_packages=(g++-aarch64-linux-gnu libc6-dev-arm64-cross qemu-user protobuf-compiler
+host_packages=(g++-aarch64-linux-gnu libc6-dev-arm64-cross qemu-user protobuf-compiler python3-apt
                cmake ninja-build ccache libonnx-testdata)
 missing=()
 for p in "${host_packages[@]}"; do
@@ -54,76 +59,73 @@ if [ "${#missing[@]}" -gt 0 ]; then
 fi
 
 # --- 3. arm64 dependency closure ------------------------------------------------------------
-# Roots: what edgemm_core, the unit tests and the conformance runner link or include.
-roots=(libprotobuf-dev:arm64 libonnx-dev:arm64 libdnnl-dev:arm64 libgtest-dev:arm64 libgmock-dev:arm64
-       libgomp1:arm64 libstdc++6:arm64 libgcc-s1:arm64 libc6:arm64 zlib1g-dev:arm64
-       nlohmann-json3-dev libcli11-dev)
-# Not unpacked: libc's development packages (the cross toolchain has its own copies of these
-# headers and link libraries) and host-side tools that arm64 dependencies drag in.
-exclude_re='^(libc6-dev|linux-libc-dev|libcrypt-dev|libnsl-dev|libtirpc-dev|libc-dev-bin|rpcsvc-proto)$'
-
-# Names in the closure: "pkg:arm64" for arm64 packages, bare names for host or Architecture: all ones.
-names=()
-while read -r name; do
-  case "$name" in
-    "<"*) continue ;;  # virtual package, provided by another one in the list
-  esac
-  [[ "${name%%:*}" =~ $exclude_re ]] || names+=("$name")
-done < <(apt-cache depends --recurse --no-recommends --no-suggests --no-conflicts --no-breaks --no-replaces \
-           --no-enhances "${roots[@]}" 2>/dev/null | grep -v '^ ' | sort -u)
-# One apt-cache call for every candidate's architecture and version: keep arm64 and "all" packages
-# (a bare name of an amd64 package is a host dependency of an arch-all one, e.g. libc6).
-mapfile -t closure < <(apt-cache show --no-all-versions "${names[@]}" 2>/dev/null | awk '
-  /^Package: /      {p = $2}
-  /^Architecture: / {a = $2}
-  /^Version: /      {v = $2}
-  /^$/ { if (p != "" && (a == "arm64" || a == "all")) print p, a, v; p = a = v = "" }
-  END  { if (p != "" && (a == "arm64" || a == "all")) print p, a, v }' | sort -u)
+# Roots: what the edgemm libraries, CLI, tests and kernels' libraries link or include.
+roots=(libprotobuf-dev libonnx-dev libdnnl-dev libgtest-dev libgmock-dev zlib1g-dev
+       libgomp1 libstdc++6 libgcc-s1 libc6
+       libopencv-core-dev libopencv-imgproc-dev libopencv-imgcodecs-dev libopencv-dnn-dev
+       libpolyclipping-dev libicu-dev libjpeg62-turbo-dev nlohmann-json3-dev libcli11-dev
+       libxnnpack-dev libpthreadpool-dev libcpuinfo-dev)
+# Left out, with whatever only they need: libc's development packages (the cross toolchain has its
+# own), host tools and data files that packages depend on but no program here reads, and Mesa's GLX
+# driver (OpenCV's core links libGLX, which loads a vendor driver only when a GL context is made;
+# the driver brings LLVM, 35 MB of the 130 MB).
+exclude=(libc6-dev linux-libc-dev libcrypt-dev libnsl-dev libtirpc-dev libc-dev-bin rpcsvc-proto
+         debconf proj-data gdal-data libglx-mesa0)
+closure_file="$build/sysroot-packages.txt"
+/usr/bin/python3 "$root/scripts/aarch64_packages.py" --exclude "${exclude[@]}" -- "${roots[@]}" >"$closure_file.tmp"
+mv "$closure_file.tmp" "$closure_file"
+key=$(sha256sum "$closure_file" | cut -c1-16)
+sysroot="$cache/sysroot-$key"
 
 # --- 4. download + unpack ------------------------------------------------------------------
 downloaded=()
-# As root, apt hands downloads to the _apt user, which may not be able to write into the build folder
+# As root, apt hands downloads to the _apt user, which may not be able to write into the cache
 # (a warning per package): download as root directly.
 apt_download_opts=()
 [ "$(id -u)" -eq 0 ] && apt_download_opts=(-o APT::Sandbox::User=root)
-: >"$log.tmp"
-for entry in "${closure[@]}"; do
-  read -r base arch version <<<"$entry"
-  pkg="$base"
-  [ "$arch" = arm64 ] && pkg="$base:arm64"
-  # .deb file names encode the epoch's ':' as '%3a'.
-  deb="$debs/${base}_${version//:/%3a}_${arch}.deb"
-  if [ ! -s "$deb" ]; then
-    (cd "$debs" && apt-get download -qq "${apt_download_opts[@]}" "$pkg=$version")
-    [ -s "$deb" ] || { echo "[aarch64-sysroot] ERROR: $pkg $version: $deb not downloaded" >&2; exit 1; }
-    downloaded+=("$pkg=$version")
-  fi
-  stamp="$sysroot/.extracted/$(basename "$deb").stamp"
-  if [ ! -f "$stamp" ]; then
-    dpkg -x "$deb" "$sysroot"
-    touch "$stamp"
-  fi
-  echo "$pkg $version" >>"$log.tmp"
-done
-mv "$log.tmp" "$log"
+if [ ! -d "$sysroot" ]; then
+  staging="$sysroot.tmp.$$"
+  rm -rf "$staging"
+  mkdir -p "$staging"
+  while read -r base arch version; do
+    pkg="$base"
+    [ "$arch" = arm64 ] && pkg="$base:arm64"
+    # .deb file names encode the epoch's ':' as '%3a'.
+    deb="$debs/${base}_${version//:/%3a}_${arch}.deb"
+    if [ ! -s "$deb" ]; then
+      (cd "$debs" && apt-get download -qq "${apt_download_opts[@]}" "$pkg=$version")
+      [ -s "$deb" ] || { echo "[aarch64-sysroot] ERROR: $pkg $version: $deb not downloaded" >&2; exit 1; }
+      downloaded+=("$pkg=$version")
+    fi
+    dpkg -x "$deb" "$staging"
+  done <"$closure_file"
 
-# The arm64 libraries' linker names (libfoo.so -> libfoo.so.N) are absolute symlinks in some
-# packages (e.g. /lib/aarch64-linux-gnu/libz.so.1.2.13): make every absolute symlink in the sysroot
-# relative so that it resolves inside the sysroot, not on the host.
-while IFS= read -r link; do
-  target="$(readlink "$link")"
-  case "$target" in
-    /*) ln -sfn "$(realpath -m --relative-to="$(dirname "$link")" "$sysroot$target")" "$link" ;;
-  esac
-done < <(find "$sysroot" -type l)
+  # The arm64 libraries' linker names (libfoo.so -> libfoo.so.N) are absolute symlinks in some
+  # packages (e.g. /lib/aarch64-linux-gnu/libz.so.1.2.13): make every absolute symlink relative so
+  # that it resolves inside the sysroot, not on the host.
+  while IFS= read -r link; do
+    target="$(readlink "$link")"
+    case "$target" in
+      /*) ln -sfn "$(realpath -m --relative-to="$(dirname "$link")" "$staging$target")" "$link" ;;
+    esac
+  done < <(find "$staging" -type l)
+  # dpkg -x runs no maintainer scripts, so no update-alternatives: link the BLAS and LAPACK that
+  # OpenCV's core needs (libblas.so.3, liblapack.so.3) where the alternatives would.
+  for lib in blas lapack; do
+    ln -sfn "$lib/lib$lib.so.3" "$staging/usr/lib/aarch64-linux-gnu/lib$lib.so.3"
+  done
+  mv "$staging" "$sysroot"
+fi
+# BUILD_DIR/sysroot: a link to the cache (an unpacked folder there, from before the cache, goes).
+[ -L "$build/sysroot" ] || rm -rf "$build/sysroot"
+ln -sfn "$sysroot" "$build/sysroot.tmp" && mv -T "$build/sysroot.tmp" "$build/sysroot"
 
+{
+  awk '{print ($2 == "arm64" ? $1 ":arm64" : $1), $3}' "$closure_file"
+  for p in "${host_packages[@]}"; do echo "host $p $(dpkg-query -W -f='${Version}' "$p" 2>/dev/null || echo missing)"; done
+} >"$log"
 if [ "${#downloaded[@]}" -gt 0 ]; then
   echo "[aarch64-sysroot] downloaded ${#downloaded[@]} packages:"
   printf '  %s\n' "${downloaded[@]}"
-else
-  echo "[aarch64-sysroot] all ${#closure[@]} packages already there"
 fi
-echo "[aarch64-sysroot] sysroot: $sysroot ($(du -sh "$sysroot" | cut -f1)); versions in $log"
-{
-  for p in "${host_packages[@]}"; do echo "host $p $(dpkg-query -W -f='${Version}' "$p" 2>/dev/null || echo missing)"; done
-} >>"$log"
+echo "[aarch64-sysroot] sysroot: $sysroot ($(wc -l <"$closure_file") packages, $(du -sh "$sysroot" | cut -f1)); versions in $log"

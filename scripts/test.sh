@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Set up, build and run every test: the Release build's full CTest suite (unit, conformance,
 # parity with ONNX Runtime, bad inputs, CLI), the unit, conformance and quick bad-input CLI tests
-# (label sanitize) again under ASan + UBSan, then the core cross-built for aarch64 with its CI
+# (label sanitize) again under ASan + UBSan, then everything cross-built for aarch64 with its CI
 # subset under qemu (docs/aarch64.md, label aarch64_ci).
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -12,5 +12,5 @@ echo "== sanitizers: ASan + UBSan build of the core, unit + conformance + quick 
 EDGEMM_TARGETS="edgemm edgemm_unit_tests edgemm_conformance" \
   bash "$root/scripts/build.sh" "$root/build-asan" -DEDGEMM_SANITIZE=ON
 (cd "$root/build-asan" && ASAN_OPTIONS=detect_leaks=1 ctest --output-on-failure --timeout 1800 -j2 -L 'unit|conformance|sanitize')
-echo "== aarch64: the core cross-built, unit tests + architecture-sensitive conformance tests under qemu"
+echo "== aarch64: cross-built, unit tests + architecture-sensitive conformance tests + the CLI under qemu"
 EDGEMM_AARCH64_LABELS=aarch64_ci bash "$root/scripts/test_aarch64.sh"

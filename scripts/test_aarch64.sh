@@ -1,17 +1,17 @@
 #!/usr/bin/env bash
-# Cross-builds the edgemm core for aarch64 and runs its unit + conformance tests under qemu-user
-# (docs/aarch64.md). Usage: scripts/test_aarch64.sh [extra ctest args...]
+# Cross-builds edgemm for aarch64 and runs its tests under qemu-user (docs/aarch64.md).
+# Usage: scripts/test_aarch64.sh [extra ctest args...]
 #
 # Environment:
 #   EDGEMM_AARCH64_BUILD  build folder (default build-aarch64; the sysroot goes in its sysroot/)
-#   EDGEMM_AARCH64_LABELS ctest label regex (default 'unit|conformance'; 'aarch64_ci' = the CI subset)
+#   EDGEMM_AARCH64_LABELS ctest label regex (default 'unit|conformance|aarch64_cli'; 'aarch64_ci' = the CI subset)
 #   EDGEMM_QEMU_CPU       emulated CPU (default cortex-a76, the RK3588's big core; 'max' has SVE)
 #   EDGEMM_JOBS           compile jobs (default 2); compiles run under `nice -n 10`
 #   EDGEMM_CTEST_JOBS     tests run at once (default 2; each test is single-threaded, OMP_NUM_THREADS=1)
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 build="${EDGEMM_AARCH64_BUILD:-$root/build-aarch64}"
-labels="${EDGEMM_AARCH64_LABELS:-unit|conformance}"
+labels="${EDGEMM_AARCH64_LABELS:-unit|conformance|aarch64_cli}"
 jobs="${EDGEMM_JOBS:-2}"
 ctest_jobs="${EDGEMM_CTEST_JOBS:-2}"
 export CCACHE_BASEDIR="$root" CCACHE_NOHASHDIR=1 CCACHE_MAXSIZE="${CCACHE_MAXSIZE:-5G}"
@@ -22,7 +22,7 @@ t_sysroot=$(date +%s)
 
 cmake_args=(-S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release
             -DCMAKE_TOOLCHAIN_FILE="$root/cmake/aarch64-linux-gnu.cmake"
-            -DEDGEMM_AARCH64_SYSROOT="$build/sysroot" -DEDGEMM_CORE_ONLY=ON)
+            -DEDGEMM_AARCH64_SYSROOT="$build/sysroot")
 [ -n "${EDGEMM_QEMU_CPU:-}" ] && cmake_args+=(-DEDGEMM_QEMU_CPU="$EDGEMM_QEMU_CPU")
 echo "[aarch64] configure: cmake ${cmake_args[*]}"
 cmake "${cmake_args[@]}" >"$build/configure.log" 2>&1 || { cat "$build/configure.log"; exit 1; }

@@ -11,10 +11,10 @@
 #include <sys/auxv.h>
 #endif
 
-#include "kernels/cpu/conv_depthwise.h"
 #include "kernels/cpu/matmul_nbits.h"
 #include "kernels/cpu/matmul_panels.h"
 #include "kernels/cpu/onednn.h"
+#include "kernels/cpu/xnnpack.h"
 
 namespace edgemm::kernels {
 namespace {
@@ -106,8 +106,8 @@ std::vector<std::string> kernel_selection() {
 #if defined(__aarch64__)
   if (onednn::enabled()) {
     lines.push_back(
-        std::string("Conv depthwise 2-D (float32, constant weights): ") +
-        (conv_depthwise_neon_available() ? "f32_conv_depthwise__neon" : "oneDNN (the CPU has SVE: jit_dw kernels)"));
+        std::string("Conv 2-D (float32, constant weights): ") +
+        (xnnpack::enabled() ? "f32_conv__xnnpack (XNNPACK, NHWC)" : "oneDNN (the CPU has SVE: JIT kernels)"));
   }
 #endif
   if (onednn::enabled()) {
@@ -118,8 +118,8 @@ std::vector<std::string> kernel_selection() {
   const MatMulNBitsVariant nbits = onednn::enabled() ? matmul_nbits_best_variant() : MatMulNBitsVariant::kReference;
   MatMulNBitsShape int8_a;
   int8_a.accuracy_level = 4;
-  lines.push_back(std::string("MatMulNBits: ") + matmul_nbits_variant_name(nbits) + "; accuracy_level 4 (A in int8): " +
-                  matmul_nbits_kernel_name(nbits, int8_a));
+  lines.push_back(std::string("MatMulNBits: ") + matmul_nbits_variant_name(nbits) +
+                  "; accuracy_level 4 (A in int8): " + matmul_nbits_kernel_name(nbits, int8_a));
   lines.push_back(onednn::enabled() && matmul_panels_available()
                       ? "MatMul with constant weights, up to 256 rows: f32_matmul__avx512_panels"
                       : "MatMul with constant weights: oneDNN or the reference loops");

@@ -1,8 +1,8 @@
 // Conv and ConvTranspose (src/kernels/cpu/conv.cc, conv_reference.cc).
 // (1) Hand-computed cases (sums written out in the comments, or the worked examples of the
 //     ONNX operator documentation, recomputed by hand).
-// (2) The oneDNN path (for 2-D depthwise on aarch64 without SVE: the NEON kernel, see
-//     kernels_conv_depthwise_test.cc) against the plain reference kernel on seeded random
+// (2) The oneDNN path (for 2-D Conv on aarch64 without SVE: XNNPACK, see
+//     kernels_conv_xnnpack_test.cc) against the plain reference kernel on seeded random
 //     inputs for many shapes: PP-OCRv4's conv shapes (at reduced spatial size), groups, depthwise with and
 //     without multiplier, strides, dilations, asymmetric pads, auto_pad, 1x1, 1-D, 3-D,
 //     batch > 1, no bias, weights not constant at compile, concurrent runs.
@@ -12,7 +12,7 @@
 #include <thread>
 #include <vector>
 
-#include "kernels/cpu/conv_depthwise.h"
+#include "kernels/cpu/xnnpack.h"
 #include "nn_test_util.h"
 
 namespace edgemm {
@@ -58,8 +58,8 @@ TEST(Conv, DepthwiseWithBias) {
   // = 6+7 = 13, +20.
   ir::Node node = make_node("Conv", {"X", "W", "B"});
   set_int(node, "group", 2);
-  auto y = run(node, {f32({1, 2, 2, 2}, {1, 2, 3, 4, 5, 6, 7, 8}),
-                      f32({2, 1, 2, 2}, {1, 0, 0, 1, 0, 1, 1, 0}), f32({2}, {10, 20})});
+  auto y = run(node, {f32({1, 2, 2, 2}, {1, 2, 3, 4, 5, 6, 7, 8}), f32({2, 1, 2, 2}, {1, 0, 0, 1, 0, 1, 1, 0}),
+                      f32({2}, {10, 20})});
   ASSERT_TRUE(y.has_value()) << y.status().to_string();
   expect_near(*y, {1, 2, 1, 1}, {15, 33});
 }
@@ -104,8 +104,7 @@ TEST(Conv, AutoPadSameUpperAndLower) {
 TEST(Conv, ThreeDimensional) {
   // A 2x2x2 kernel of ones over 0..7 sums everything: 28.
   ir::Node node = make_node("Conv", {"X", "W"});
-  auto y =
-      run(node, {f32({1, 1, 2, 2, 2}, iota(8)), f32({1, 1, 2, 2, 2}, std::vector<float>(8, 1))});
+  auto y = run(node, {f32({1, 1, 2, 2, 2}, iota(8)), f32({1, 1, 2, 2, 2}, std::vector<float>(8, 1))});
   ASSERT_TRUE(y.has_value()) << y.status().to_string();
   expect_near(*y, {1, 1, 1, 1, 1}, {28});
 }
@@ -114,8 +113,7 @@ TEST(Conv, Float64UsesTheReferencePath) {
   ir::Node node = make_node("Conv", {"X", "W"});
   std::vector<double> x(25), w(9, 1.0);
   for (int i = 0; i < 25; ++i) x[i] = i;
-  auto y = run(node, {make(DataType::kFloat64, {1, 1, 5, 5}, x),
-                      make(DataType::kFloat64, {1, 1, 3, 3}, w)});
+  auto y = run(node, {make(DataType::kFloat64, {1, 1, 5, 5}, x), make(DataType::kFloat64, {1, 1, 3, 3}, w)});
   ASSERT_TRUE(y.has_value()) << y.status().to_string();
   ASSERT_EQ(y->dtype(), DataType::kFloat64);
   EXPECT_EQ(values<double>(*y), (std::vector<double>{54, 63, 72, 99, 108, 117, 144, 153, 162}));
@@ -143,22 +141,19 @@ TEST(ConvTranspose, Stride2Kernel2TilesTheKernel) {
   ir::Node node = make_node("ConvTranspose", {"X", "W", "B"});
   set_ints(node, "strides", {2, 2});
   set_ints(node, "kernel_shape", {2, 2});
-  auto y = run(
-      node, {f32({1, 1, 2, 2}, {1, 2, 3, 4}), f32({1, 1, 2, 2}, {1, 2, 3, 4}), f32({1}, {0.5f})});
+  auto y = run(node, {f32({1, 1, 2, 2}, {1, 2, 3, 4}), f32({1, 1, 2, 2}, {1, 2, 3, 4}), f32({1}, {0.5f})});
   ASSERT_TRUE(y.has_value()) << y.status().to_string();
-  expect_near(*y, {1, 1, 4, 4},
-              {1.5, 2.5, 2.5, 4.5, 3.5, 4.5, 6.5, 8.5, 3.5, 6.5, 4.5, 8.5, 9.5, 12.5, 12.5, 16.5});
+  expect_near(*y, {1, 1, 4, 4}, {1.5, 2.5, 2.5, 4.5, 3.5, 4.5, 6.5, 8.5, 3.5, 6.5, 4.5, 8.5, 9.5, 12.5, 12.5, 16.5});
 }
 
 TEST(ConvTranspose, Dilations) {
   // y[o] = sum x[i] W[k] over o = i + 2k; e.g. y[0][2] = x[0][2]*7 + x[0][0]*2 = 7 + 6 = 13.
   ir::Node node = make_node("ConvTranspose", {"X", "W"});
   set_ints(node, "dilations", {2, 2});
-  auto y =
-      run(node, {f32({1, 1, 3, 3}, {3, 8, 1, 9, 5, 7, 3, 2, 6}), f32({1, 1, 2, 2}, {7, 2, 1, 9})});
+  auto y = run(node, {f32({1, 1, 3, 3}, {3, 8, 1, 9, 5, 7, 3, 2, 6}), f32({1, 1, 2, 2}, {7, 2, 1, 9})});
   ASSERT_TRUE(y.has_value()) << y.status().to_string();
-  expect_near(*y, {1, 1, 5, 5}, {21, 56, 13, 16, 2,  63, 35, 67, 10, 14, 24, 22, 76,
-                                 76, 21, 9,  5,  88, 45, 63, 3,  2,  33, 18, 54});
+  expect_near(*y, {1, 1, 5, 5},
+              {21, 56, 13, 16, 2, 63, 35, 67, 10, 14, 24, 22, 76, 76, 21, 9, 5, 88, 45, 63, 3, 2, 33, 18, 54});
 }
 
 TEST(ConvTranspose, OutputPaddingAndOutputShapeExtendTheEnd) {
@@ -179,8 +174,7 @@ TEST(ConvTranspose, OutputPaddingAndOutputShapeExtendTheEnd) {
   const std::vector<float> va = values<float>(*a), vb = values<float>(*b);
   EXPECT_EQ(va, vb);
   // Row 0: x[0][0..2] = 0,1,2 land at columns 0-2, 2-4, 4-6: [0,0,1,1,3,2,2,0].
-  EXPECT_EQ(std::vector<float>(va.begin(), va.begin() + 8),
-            (std::vector<float>{0, 0, 1, 1, 3, 2, 2, 0}));
+  EXPECT_EQ(std::vector<float>(va.begin(), va.begin() + 8), (std::vector<float>{0, 0, 1, 1, 3, 2, 2, 0}));
   for (int c = 0; c < 8; ++c) EXPECT_EQ(va[9 * 8 + c], 0.0f);
 }
 
@@ -209,8 +203,7 @@ TEST(Conv, ChannelMismatchNamesNodeInputAndValues) {
   Status s = (*kernel)->run(ctx);
   ASSERT_FALSE(s.is_ok());
   EXPECT_EQ(s.code(), StatusCode::kInvalidArgument);
-  EXPECT_NE(s.message().find("Conv 'c1': input 'X' has 3 channels, weight expects 4 (group 1)"),
-            std::string::npos)
+  EXPECT_NE(s.message().find("Conv 'c1': input 'X' has 3 channels, weight expects 4 (group 1)"), std::string::npos)
       << s.message();
 }
 
@@ -218,26 +211,22 @@ TEST(Conv, BadShapesAreErrorsNotCrashes) {
   ir::Node node = make_node("Conv", {"X", "W", "B"});
   node.name = "c2";
   // Bias of the wrong length.
-  auto b =
-      run(node, {random_f32({1, 2, 5, 5}, 1), random_f32({3, 2, 3, 3}, 2), random_f32({4}, 3)});
+  auto b = run(node, {random_f32({1, 2, 5, 5}, 1), random_f32({3, 2, 3, 3}, 2), random_f32({4}, 3)});
   ASSERT_FALSE(b.has_value());
   EXPECT_EQ(b.status().code(), StatusCode::kInvalidArgument);
   EXPECT_NE(b.status().message().find("bias"), std::string::npos) << b.status().message();
   // Kernel larger than the input.
-  auto big =
-      run(node, {random_f32({1, 2, 2, 2}, 1), random_f32({3, 2, 3, 3}, 2), random_f32({3}, 3)});
+  auto big = run(node, {random_f32({1, 2, 2, 2}, 1), random_f32({3, 2, 3, 3}, 2), random_f32({3}, 3)});
   ASSERT_FALSE(big.has_value());
   EXPECT_EQ(big.status().code(), StatusCode::kInvalidArgument);
   // Rank mismatch, rank too small.
-  auto rank =
-      run(node, {random_f32({1, 2, 5, 5}, 1), random_f32({3, 2, 3}, 2), random_f32({3}, 3)});
+  auto rank = run(node, {random_f32({1, 2, 5, 5}, 1), random_f32({3, 2, 3}, 2), random_f32({3}, 3)});
   EXPECT_FALSE(rank.has_value());
   auto low = run(node, {random_f32({2, 5}, 1), random_f32({3, 2}, 2), random_f32({3}, 3)});
   EXPECT_FALSE(low.has_value());
   // Group that does not divide the output channels.
   set_int(node, "group", 2);
-  auto grp =
-      run(node, {random_f32({1, 4, 5, 5}, 1), random_f32({3, 2, 3, 3}, 2), random_f32({3}, 3)});
+  auto grp = run(node, {random_f32({1, 4, 5, 5}, 1), random_f32({3, 2, 3, 3}, 2), random_f32({3}, 3)});
   EXPECT_FALSE(grp.has_value());
   // Pads large enough to overflow the shape arithmetic are refused.
   ir::Node padded = make_node("Conv", {"X", "W"});
@@ -269,9 +258,8 @@ struct ConvCase {
 };
 
 ir::Node conv_node(const ConvCase& cc, bool transpose) {
-  ir::Node node = make_node(
-      transpose ? "ConvTranspose" : "Conv",
-      cc.bias ? std::vector<std::string>{"X", "W", "B"} : std::vector<std::string>{"X", "W"});
+  ir::Node node = make_node(transpose ? "ConvTranspose" : "Conv",
+                            cc.bias ? std::vector<std::string>{"X", "W", "B"} : std::vector<std::string>{"X", "W"});
   node.name = cc.name;
   set_ints(node, "kernel_shape", cc.kernel);
   if (!cc.strides.empty()) set_ints(node, "strides", cc.strides);
@@ -320,16 +308,15 @@ void check_against_reference(const ConvCase& cc, bool transpose, uint32_t seed) 
   constants[0] = nullptr;
   auto kernel = make_kernel(node, constants);
   ASSERT_TRUE(kernel.has_value());
-  // 2-D depthwise with multiplier 1 runs edgemm's NEON kernel on aarch64 without SVE; a 2-D
-  // ConvTranspose with kernel == strides and nothing else set runs edgemm's strided kernel.
-  const bool neon_dw = !transpose && cc.spatial.size() == 2 && cc.group == cc.c && cc.m == cc.c &&
-                       kernels::conv_depthwise_neon_available();
+  // 2-D Conv runs XNNPACK on aarch64 without SVE; a 2-D ConvTranspose with kernel == strides and
+  // nothing else set runs edgemm's strided kernel.
+  const bool xnnpack = !transpose && cc.spatial.size() == 2 && kernels::xnnpack::enabled();
   const bool strided = transpose && cc.spatial.size() == 2 && cc.kernel == cc.strides && cc.group == 1 &&
                        cc.dilations.empty() && cc.pads.empty() && cc.auto_pad == nullptr && cc.output_padding.empty() &&
                        cc.output_shape.empty();
   EXPECT_STREQ((*kernel)->name(), strided     ? "f32_conv_transpose_strided__edgemm"
                                   : transpose ? "f32_conv_transpose__onednn"
-                                  : neon_dw   ? "f32_conv_depthwise__neon"
+                                  : xnnpack   ? "f32_conv__xnnpack"
                                               : "f32_conv__onednn");
 }
 
@@ -381,19 +368,7 @@ const std::vector<ConvCase>& conv_transpose_cases() {
   static const std::vector<ConvCase> cases = {
       {"ppocr_up_k2_s2", 1, 24, 24, {16, 16}, {2, 2}, {2, 2}, {}, {}, 1, true},
       {"ppocr_up_k2_s2_to_1", 1, 24, 1, {16, 16}, {2, 2}, {2, 2}, {}, {}, 1, true},
-      {"k3_s2_p1_outpad1",
-       1,
-       8,
-       6,
-       {7, 9},
-       {3, 3},
-       {2, 2},
-       {},
-       {1, 1, 1, 1},
-       1,
-       true,
-       nullptr,
-       {1, 1}},
+      {"k3_s2_p1_outpad1", 1, 8, 6, {7, 9}, {3, 3}, {2, 2}, {}, {1, 1, 1, 1}, 1, true, nullptr, {1, 1}},
       {"groups2", 1, 8, 6, {6, 6}, {3, 3}, {1, 1}, {}, {1, 1, 1, 1}, 2},
       {"depthwise", 1, 8, 8, {6, 6}, {4, 4}, {2, 2}, {}, {1, 1, 1, 1}, 8},
       {"dilated", 1, 4, 4, {5, 5}, {3, 3}, {1, 1}, {2, 2}, {}},

@@ -16,10 +16,10 @@
 /// slow NCHW path; see plain_layout() for the exceptions. float64 (and any shape oneDNN
 /// refuses) runs the reference loops.
 ///
-/// On aarch64 without SVE, a 2-D depthwise Conv (group == C == M) with constant float32
-/// weights runs edgemm's NEON kernel instead (conv_depthwise.h, `f32_conv_depthwise__neon`),
-/// since oneDNN 2.6 runs it as `gemm:ref` there (im2col and its reference sgemm); the epilogue
-/// follows in loops.
+/// On aarch64 without SVE, where oneDNN 2.6 runs convolutions as `gemm:ref` (im2col and its
+/// reference sgemm), a 2-D Conv with constant float32 weights runs on XNNPACK in NHWC
+/// (conv_xnnpack.h, `f32_conv__xnnpack`); other layouts are transposed at the op's edges and the
+/// epilogue follows in loops.
 ///
 /// A 2-D ConvTranspose whose kernel equals its strides (no pads, output_padding, dilation or
 /// groups) with constant float32 weights runs edgemm's own kernel on every CPU
@@ -37,10 +37,10 @@
 
 #include "ir/elementwise_steps.h"
 #include "kernels/cpu/common.h"
-#include "kernels/cpu/conv_depthwise.h"
 #include "kernels/cpu/conv_int8.h"
 #include "kernels/cpu/conv_reference.h"
 #include "kernels/cpu/conv_transpose_strided.h"
+#include "kernels/cpu/conv_xnnpack.h"
 #include "kernels/cpu/epilogue.h"
 #include "kernels/cpu/families.h"
 #include "kernels/cpu/layout.h"
@@ -132,7 +132,10 @@ class ConvKernel final : public Kernel {
   const char* name() const override { return name_; }
   void set_name(const char* name) { name_ = name; }
 #if defined(__aarch64__)
-  void set_depthwise(std::unique_ptr<const DepthwiseConvNeon> depthwise) { depthwise_ = std::move(depthwise); }
+  void set_xnnpack(std::unique_ptr<const XnnpackConv> xnnpack, bool bias_in_loops) {
+    xnnpack_ = std::move(xnnpack);
+    xnnpack_bias_in_loops_ = bias_in_loops;
+  }
 #endif
   void set_strided(std::unique_ptr<const ConvTransposeStrided> strided) { strided_ = std::move(strided); }
   void set_layouts(ActivationLayout src, ActivationLayout dst) {
@@ -203,11 +206,9 @@ class ConvKernel final : public Kernel {
     }
     const bool empty_input = x->element_count() == 0 || w->element_count() == 0;
 #if defined(__aarch64__)
-    if (depthwise_ && !empty_input) {
-      depthwise_->run(g, x->data<float>(), src_layout_ == ActivationLayout::kNChw8c,
-                      b != nullptr ? b->data<float>() : nullptr, y->data<float>(),
-                      dst_layout_ == ActivationLayout::kNChw8c, threads);
-      return apply_epilogue(steps_, ctx, *y, nullptr, dst_layout_, threads);
+    if (xnnpack_ && !empty_input) {
+      EDGEMM_RETURN_IF_ERROR(run_xnnpack(node, g, *x, y, threads));
+      return apply_epilogue(steps_, ctx, *y, xnnpack_bias_in_loops_ ? b : nullptr, dst_layout_, threads);
     }
 #endif
     const bool strided_dst = dst_layout_ == ActivationLayout::kNchw || g.out_channels % kChannelBlock == 0;
@@ -248,6 +249,37 @@ class ConvKernel final : public Kernel {
     }
     return Status::ok();
   }
+
+#if defined(__aarch64__)
+  // XNNPACK convolves NHWC: X and Y in other layouts go through per-thread NHWC buffers (blocked
+  // ones through NCHW first).
+  Status run_xnnpack(const ir::Node& node, const ConvGeometry& g, const Tensor& x, Tensor* y, int threads) const {
+    const float* src = x.data<float>();
+    if (src_layout_ != ActivationLayout::kNhwc) {
+      const Shape shape = logical_of(x.shape(), src_layout_);
+      if (src_layout_ != ActivationLayout::kNchw) {
+        float* plain = static_cast<float*>(onednn::thread_buffer(onednn::Slot::kExtra, x.byte_size()));
+        from_layout(src, plain, shape, src_layout_, threads);
+        src = plain;
+      }
+      float* nhwc = static_cast<float*>(onednn::thread_buffer(onednn::Slot::kSrc, x.byte_size()));
+      to_layout(src, nhwc, shape, ActivationLayout::kNhwc, threads);
+      src = nhwc;
+    }
+    if (dst_layout_ == ActivationLayout::kNhwc) return xnnpack_->run(node, g, src, y->data<float>(), threads);
+    const Shape shape = g.output_shape();
+    float* nhwc = static_cast<float*>(onednn::thread_buffer(onednn::Slot::kDst, y->byte_size()));
+    EDGEMM_RETURN_IF_ERROR(xnnpack_->run(node, g, src, nhwc, threads));
+    if (dst_layout_ == ActivationLayout::kNchw) {
+      from_layout(nhwc, y->data<float>(), shape, ActivationLayout::kNhwc, threads);
+    } else {
+      float* plain = static_cast<float*>(onednn::thread_buffer(onednn::Slot::kExtra, y->byte_size()));
+      from_layout(nhwc, plain, shape, ActivationLayout::kNhwc, threads);
+      to_layout(plain, y->data<float>(), shape, dst_layout_, threads);
+    }
+    return Status::ok();
+  }
+#endif
 
   // One thread for convolutions too small to split: below ~2 MFLOP (PP-OCR cls's 1-2 MFLOP
   // convolutions) an OpenMP fork/join costs more than the second thread saves.
@@ -481,7 +513,8 @@ class ConvKernel final : public Kernel {
   bool use_onednn_;
   std::unique_ptr<const ConvTransposeStrided> strided_;  // set: edgemm's kernel runs instead of oneDNN
 #if defined(__aarch64__)
-  std::unique_ptr<const DepthwiseConvNeon> depthwise_;  // set: the NEON kernel runs instead of oneDNN
+  std::unique_ptr<const XnnpackConv> xnnpack_;  // set: XNNPACK runs instead of oneDNN
+  bool xnnpack_bias_in_loops_ = false;          // B is not constant: apply_epilogue adds it
 #endif
   const char* name_;
   mutable std::mutex mutex_;
@@ -513,16 +546,6 @@ const char* kernel_name(bool transpose, bool fused, bool onednn, bool f64) {
   return kNames[transpose][fused][onednn ? 2 : f64 ? 1 : 0];
 }
 
-#if defined(__aarch64__)
-// Whether a Conv with these constant weights runs f32_conv_depthwise__neon: float32, 2-D,
-// depthwise with channel multiplier 1 (W [C, 1, kh, kw], group == C > 1), on an aarch64 CPU
-// without SVE.
-bool neon_depthwise(const Tensor* w, const ConvAttrs& attrs, bool transpose) {
-  return !transpose && w != nullptr && w->dtype() == DataType::kFloat32 && w->rank() == 4 && attrs.group > 1 &&
-         w->shape()[0] == attrs.group && w->shape()[1] == 1 && conv_depthwise_neon_available();
-}
-#endif
-
 // `fused`: com.edgemm FusedConv / FusedConvTranspose, which carry an epilogue (steps attributes).
 Expected<std::unique_ptr<Kernel>> make_conv(const KernelInfo& info, bool transpose, bool fused) {
   EDGEMM_ASSIGN_OR_RETURN(ConvAttrs attrs, parse_conv_attrs(info.node, transpose));
@@ -545,11 +568,15 @@ Expected<std::unique_ptr<Kernel>> make_conv(const KernelInfo& info, bool transpo
     kernel->set_layouts(src_layout, dst_layout);
   }
 #if defined(__aarch64__)
-  const bool nhwc = src_layout == ActivationLayout::kNhwc || dst_layout == ActivationLayout::kNhwc;
-  if (onednn && !nhwc && neon_depthwise(w, attrs, transpose)) {
-    const Shape& ws = w->shape();
-    kernel->set_depthwise(std::make_unique<const DepthwiseConvNeon>(w->data<float>(), ws[0], ws[2], ws[3]));
-    kernel->set_name(fused ? "f32_fused_conv_depthwise__neon" : "f32_conv_depthwise__neon");
+  if (onednn && !transpose && w != nullptr && w->dtype() == DataType::kFloat32 && xnnpack::enabled() &&
+      XnnpackConv::applies(w->shape())) {
+    const Tensor* b = constant(2);
+    const bool has_bias = info.node.inputs.size() > 2 && !info.node.inputs[2].empty();
+    const bool bias_constant = b != nullptr && b->dtype() == DataType::kFloat32 && b->element_count() == w->shape()[0];
+    kernel->set_xnnpack(
+        std::make_unique<const XnnpackConv>(w->data<float>(), w->shape(), bias_constant ? b->data<float>() : nullptr),
+        has_bias && !bias_constant);
+    kernel->set_name(fused ? "f32_fused_conv__xnnpack" : "f32_conv__xnnpack");
     return std::unique_ptr<Kernel>(std::move(kernel));
   }
 #endif

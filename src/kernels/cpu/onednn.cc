@@ -9,6 +9,8 @@
 #include <memory>
 #include <new>
 
+#include "kernels/cpu/xnnpack.h"
+
 namespace edgemm::kernels::onednn {
 namespace {
 
@@ -49,7 +51,7 @@ bool prefers_nhwc() {
 #if defined(__x86_64__)
   return dnnl::get_effective_cpu_isa() >= dnnl::cpu_isa::avx512_core;
 #else
-  return false;
+  return xnnpack::enabled();  // XNNPACK convolves NHWC (kernels/cpu/xnnpack.h)
 #endif
 }
 

@@ -36,7 +36,8 @@ bool enabled();
 
 /// Whether oneDNN 2.6's convolutions on this CPU work in channels-last NHWC rather than blocked
 /// nChw8c/16c: x86 with AVX-512 (avx512_core and up), where it picks brgconv and brdgmm_dw
-/// (ONEDNN_VERBOSE). The environment variable EDGEMM_CHAIN_LAYOUT ("NHWC" or "nChw8c")
+/// (ONEDNN_VERBOSE); and aarch64 where XNNPACK convolves (xnnpack::enabled(), NHWC only).
+/// The environment variable EDGEMM_CHAIN_LAYOUT ("NHWC" or "nChw8c")
 /// overrides it, for measuring one against the other.
 bool prefers_nhwc();
 

@@ -1,0 +1,81 @@
+/// \file conv_xnnpack.cc
+/// Conv on XNNPACK's convolution2d_nhwc_f32: weight repacking, the operator's life cycle.
+
+#include "kernels/cpu/conv_xnnpack.h"
+
+#include <limits>
+#include <string>
+
+#if defined(__aarch64__)
+
+namespace edgemm::kernels {
+
+bool XnnpackConv::applies(const Shape& w_shape) { return w_shape.size() == 4; }
+
+XnnpackConv::XnnpackConv(const float* w, const Shape& w_shape, const float* bias)
+    : out_channels_(w_shape[0]), in_per_group_(w_shape[1]), kh_(w_shape[2]), kw_(w_shape[3]) {
+  // ONNX [M, C/g, kh, kw] -> XNNPACK [M, kh, kw, C/g] (the group axis leads M in both).
+  const int64_t taps = kh_ * kw_;
+  weights_.resize(static_cast<size_t>(out_channels_ * in_per_group_ * taps));
+  for (int64_t m = 0; m < out_channels_; ++m) {
+    for (int64_t c = 0; c < in_per_group_; ++c) {
+      for (int64_t t = 0; t < taps; ++t) {
+        weights_[(m * taps + t) * in_per_group_ + c] = w[(m * in_per_group_ + c) * taps + t];
+      }
+    }
+  }
+  if (bias != nullptr) bias_.assign(bias, bias + out_channels_);
+}
+
+XnnpackConv::~XnnpackConv() {
+  if (op_ != nullptr) xnn_delete_operator(op_);
+}
+
+Status XnnpackConv::prepare(const ir::Node& node, const ConvGeometry& g) const {
+  std::vector<int64_t> key = {g.group};
+  for (const auto* v : {&g.strides, &g.dilations, &g.pad_begin, &g.pad_end})
+    key.insert(key.end(), v->begin(), v->end());
+  if (op_ != nullptr && key == op_key_) return Status::ok();
+  for (size_t i = 0; i < 2; ++i) {
+    if (g.pad_begin[i] < 0 || g.pad_end[i] < 0) {
+      return ir::node_error(node, StatusCode::kUnsupported, "XNNPACK convolution with negative pads");
+    }
+  }
+  if (op_ != nullptr) {
+    xnn_delete_operator(op_);
+    op_ = nullptr;
+  }
+  const auto u32 = [](int64_t v) { return static_cast<uint32_t>(v); };
+  const size_t out_per_group = static_cast<size_t>(out_channels_ / g.group);
+  const xnn_status status = xnn_create_convolution2d_nhwc_f32(
+      u32(g.pad_begin[0]), u32(g.pad_end[1]), u32(g.pad_end[0]), u32(g.pad_begin[1]), u32(kh_), u32(kw_),
+      u32(g.strides[0]), u32(g.strides[1]), u32(g.dilations[0]), u32(g.dilations[1]), u32(g.group),
+      static_cast<size_t>(in_per_group_), out_per_group, static_cast<size_t>(g.in_channels),
+      static_cast<size_t>(out_channels_), weights_.data(), bias_.empty() ? nullptr : bias_.data(),
+      -std::numeric_limits<float>::infinity(), std::numeric_limits<float>::infinity(), 0, &op_);
+  if (status != xnn_status_success) {
+    op_ = nullptr;
+    return ir::node_error(node, StatusCode::kInternal,
+                          std::string("XNNPACK could not create the convolution: ") + xnnpack::status_name(status));
+  }
+  op_key_ = std::move(key);
+  return Status::ok();
+}
+
+Status XnnpackConv::run(const ir::Node& node, const ConvGeometry& g, const float* x, float* y, int threads) const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  EDGEMM_RETURN_IF_ERROR(prepare(node, g));
+  xnn_status status =
+      xnn_setup_convolution2d_nhwc_f32(op_, static_cast<size_t>(g.batch), static_cast<size_t>(g.in_spatial[0]),
+                                       static_cast<size_t>(g.in_spatial[1]), x, y, xnnpack::threadpool(threads));
+  if (status == xnn_status_success) status = xnn_run_operator(op_, xnnpack::threadpool(threads));
+  if (status != xnn_status_success) {
+    return ir::node_error(node, StatusCode::kInternal,
+                          std::string("XNNPACK convolution failed: ") + xnnpack::status_name(status));
+  }
+  return Status::ok();
+}
+
+}  // namespace edgemm::kernels
+
+#endif

@@ -1,0 +1,94 @@
+// Conv on XNNPACK (src/kernels/cpu/conv_xnnpack.cc, f32_conv__xnnpack; aarch64 without SVE only)
+// against the plain reference path of the same node on seeded random inputs: Conv and FusedConv
+// nodes (HardSwish then + residual epilogue) through their kernel factories, regular, grouped,
+// depthwise and 1x1 convolutions with strides, dilations and asymmetric pads, activations in NCHW,
+// NHWC and nChw8c, on 1 and 2 threads, and which kernel ran (by name). The wide geometry grid of
+// tests/unit/kernels_conv_test.cc (Conv.OnednnMatchesReference) runs XNNPACK too on such CPUs.
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "ir/elementwise_steps.h"
+#include "kernels/cpu/conv_reference.h"
+#include "kernels/cpu/layout.h"
+#include "kernels/cpu/xnnpack.h"
+#include "kernels/cpu_features.h"
+#include "nn_test_util.h"
+
+namespace edgemm {
+namespace {
+
+using namespace nntest;
+
+struct XnnCase {
+  const char* name;
+  int64_t c, m, group, k, stride, dilation;
+  std::vector<int64_t> pads;  // top, left, bottom, right
+};
+
+ir::Node xnn_node(const XnnCase& xc, bool fused, kernels::ActivationLayout layout) {
+  ir::Node node = make_node(fused ? "FusedConv" : "Conv", fused ? std::vector<std::string>{"X", "W", "B", "R"}
+                                                                : std::vector<std::string>{"X", "W", "B"});
+  node.name = xc.name;
+  set_ints(node, "kernel_shape", {xc.k, xc.k});
+  set_ints(node, "strides", {xc.stride, xc.stride});
+  set_ints(node, "dilations", {xc.dilation, xc.dilation});
+  set_ints(node, "pads", xc.pads);
+  set_int(node, "group", xc.group);
+  if (fused) {
+    node.domain = ir::kEdgemmDomain;
+    ir::write_steps(node, {{ir::StepKind::kHardSwish, 0, 0, -1}, {ir::StepKind::kAdd, 0, 0, 3}});
+    set_string(node, "src_layout", kernels::layout_name(layout));
+    set_string(node, "dst_layout", kernels::layout_name(layout));
+  }
+  return node;
+}
+
+// `t` (logical NCHW) stored in `layout`.
+Tensor in_layout(const Tensor& t, kernels::ActivationLayout layout) {
+  if (layout == kernels::ActivationLayout::kNchw) return t;
+  Tensor out = *Tensor::create(DataType::kFloat32, kernels::physical_shape(t.shape(), layout));
+  kernels::to_layout(t.data<float>(), out.data<float>(), t.shape(), layout, 1);
+  return out;
+}
+
+TEST(ConvXnnpack, NodesRunXnnpackAndMatchReference) {
+  if (!kernels::xnnpack::enabled()) {
+    const kernels::CpuFeatures& f = kernels::cpu_features();
+    GTEST_SKIP() << "f32_conv__xnnpack runs on aarch64 with asimd and without SVE; this CPU: " << f.arch;
+  }
+  const std::vector<XnnCase> cases = {
+      {"regular_3x3", 5, 12, 1, 3, 1, 1, {1, 1, 1, 1}},     {"regular_3x3_s2_asym", 8, 16, 1, 3, 2, 1, {1, 0, 2, 1}},
+      {"grouped", 8, 6, 2, 3, 1, 2, {2, 2, 2, 2}},          {"depthwise_3x3_s2", 24, 24, 24, 3, 2, 1, {1, 0, 2, 1}},
+      {"depthwise_5x5", 13, 13, 13, 5, 1, 1, {2, 2, 2, 2}}, {"pointwise", 16, 24, 1, 1, 1, 1, {0, 0, 0, 0}},
+  };
+  uint32_t seed = 1;
+  for (const XnnCase& xc : cases) {
+    const Tensor x = random_f32({2, xc.c, 11, 14}, ++seed);
+    const Tensor w = random_f32({xc.m, xc.c / xc.group, xc.k, xc.k}, ++seed);
+    const Tensor b = random_f32({xc.m}, ++seed);
+    for (bool fused : {false, true}) {
+      for (auto layout :
+           {kernels::ActivationLayout::kNchw, kernels::ActivationLayout::kNhwc, kernels::ActivationLayout::kNChw8c}) {
+        if (!fused && layout != kernels::ActivationLayout::kNchw) continue;  // layouts are FusedConv attributes
+        const bool blockable = xc.c % kernels::kChannelBlock == 0 && xc.m % kernels::kChannelBlock == 0;
+        if (layout == kernels::ActivationLayout::kNChw8c && !blockable) continue;
+        const ir::Node node = xnn_node(xc, fused, layout);
+        auto attrs = kernels::parse_conv_attrs(node, false);
+        ASSERT_TRUE(attrs.has_value());
+        auto g = kernels::conv_geometry(node, *attrs, x.shape(), w.shape(), nullptr);
+        ASSERT_TRUE(g.has_value()) << xc.name << ": " << g.status().message();
+        const Shape y_shape = g->output_shape();
+        std::vector<Tensor> in = {in_layout(x, layout), w, b};
+        if (fused) in.push_back(in_layout(random_f32(y_shape, ++seed), layout));
+        const std::string what = std::string(xc.name) + (fused ? " fused " : " ") + kernels::layout_name(layout);
+        expect_kernel_matches_reference(node, in, fused ? "f32_fused_conv__xnnpack" : "f32_conv__xnnpack", what,
+                                        kernels::physical_shape(y_shape, layout));
+      }
+    }
+  }
+}
+
+}  // namespace
+}  // namespace edgemm
