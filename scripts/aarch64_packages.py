@@ -3,8 +3,9 @@
 
 The closure of the given root packages over Depends and Pre-Depends, as apt would install it on an
 arm64 machine: in an alternative ("a | b") the first package, unless another one is already in the
-closure; a virtual package by its first provider. `apt-cache depends --recurse` would take every
-alternative (OpenCV's libblas.so.3 alone brings in five BLAS builds). Reads apt's package lists
+closure; a virtual package by its first provider; the dependencies of architecture-independent
+packages as arm64 ones. `apt-cache depends --recurse` would take every alternative (OpenCV's
+libblas.so.3 alone brings in five BLAS builds). Reads apt's package lists
 through python3-apt; `apt-get update` with the arm64 architecture added must have run.
 
 Usage: aarch64_packages.py [--exclude NAME ...] ROOT[:ARCH] ...   (ARCH defaults to arm64)
@@ -26,6 +27,14 @@ def main():
     cache = apt_pkg.Cache(progress=None)
     policy = apt_pkg.DepCache(cache)
     excluded = set(args.exclude)
+
+    def arm64(pkg):  # a dependency of an arch-all package names the host's package: take arm64's
+        if pkg.architecture == "arm64":
+            return pkg
+        try:
+            return cache[pkg.name, "arm64"]
+        except KeyError:
+            return pkg
 
     def lookup(spec):
         name, _, arch = spec.partition(":")
@@ -50,7 +59,7 @@ def main():
         chosen[key] = version
         for kind in ("PreDepends", "Depends"):
             for alternatives in version.depends_list.get(kind, []):
-                targets = [d.target_pkg for d in alternatives]
+                targets = [arm64(d.target_pkg) for d in alternatives]
                 already = [t for t in targets if (t.name, t.architecture) in chosen]
                 todo.append(already[0] if already else targets[0])
 

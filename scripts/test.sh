@@ -8,9 +8,10 @@ root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 bash "$root/scripts/setup.sh"
 bash "$root/scripts/build.sh" "$root/build"
 (cd "$root/build" && ctest --output-on-failure --timeout 900 -j2)
-echo "== sanitizers: ASan + UBSan build of the core, unit + conformance + quick bad-input CLI tests"
+echo "== sanitizers: ASan + UBSan build, unit tests (one process) + conformance + quick bad-input CLI tests"
 EDGEMM_TARGETS="edgemm edgemm_unit_tests edgemm_conformance" \
   bash "$root/scripts/build.sh" "$root/build-asan" -DEDGEMM_SANITIZE=ON
-(cd "$root/build-asan" && ASAN_OPTIONS=detect_leaks=1 ctest --output-on-failure --timeout 1800 -j2 -L 'unit|conformance|sanitize')
+# Unit tests in one process (unit_all_in_one, label sanitize), not one per test: ASan's start-up.
+(cd "$root/build-asan" && ASAN_OPTIONS=detect_leaks=1 ctest --output-on-failure --timeout 1800 -j2 -L 'conformance|sanitize')
 echo "== aarch64: cross-built, unit tests + architecture-sensitive conformance tests + the CLI under qemu"
 EDGEMM_AARCH64_LABELS=aarch64_ci bash "$root/scripts/test_aarch64.sh"

@@ -122,6 +122,8 @@ std::vector<std::string> kernel_selection() {
                   "; accuracy_level 4 (A in int8): " + matmul_nbits_kernel_name(nbits, int8_a));
   lines.push_back(onednn::enabled() && matmul_panels_available()
                       ? "MatMul with constant weights, up to 256 rows: f32_matmul__avx512_panels"
+                  : onednn::enabled() && xnnpack::enabled()
+                      ? "MatMul (float32): f32_matmul__xnnpack (XNNPACK fully connected)"
                       : "MatMul with constant weights: oneDNN or the reference loops");
   lines.push_back(onednn::enabled() && matmul_panels_available(PanelFormat::kBfloat16)
                       ? "MatMul at precision bf16: bf16_matmul__avx512_panels (AVX512_BF16)"

@@ -6,11 +6,14 @@
 //     weights; Gemm with every transA/transB/alpha/beta/C-shape combination, constant or not.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include "ir/elementwise_steps.h"
 #include "kernels/cpu/matmul_panels.h"
+#include "kernels/cpu/xnnpack.h"
 #include "nn_test_util.h"
 
 namespace edgemm {
@@ -49,12 +52,12 @@ TEST(MatMul, OneDimensionalOperandsDropTheirAxis) {
 
 TEST(MatMul, IntegerDtypes) {
   ir::Node node = make_node("MatMul", {"A", "B"});
-  auto y = run(node, {make<int64_t>(DataType::kInt64, {2, 2}, {1, -2, 3, 4}),
-                      make<int64_t>(DataType::kInt64, {2, 1}, {5, 6})});
+  auto y = run(
+      node, {make<int64_t>(DataType::kInt64, {2, 2}, {1, -2, 3, 4}), make<int64_t>(DataType::kInt64, {2, 1}, {5, 6})});
   ASSERT_TRUE(y.has_value()) << y.status().to_string();
   EXPECT_EQ(values<int64_t>(*y), (std::vector<int64_t>{-7, 39}));
-  auto z = run(node, {make<int32_t>(DataType::kInt32, {1, 2}, {3, 4}),
-                      make<int32_t>(DataType::kInt32, {2, 2}, {1, 2, 3, 4})});
+  auto z = run(
+      node, {make<int32_t>(DataType::kInt32, {1, 2}, {3, 4}), make<int32_t>(DataType::kInt32, {2, 2}, {1, 2, 3, 4})});
   ASSERT_TRUE(z.has_value()) << z.status().to_string();
   EXPECT_EQ(values<int32_t>(*z), (std::vector<int32_t>{15, 22}));
 }
@@ -70,8 +73,7 @@ std::vector<float> naive_batched(const Tensor& a, const Tensor& b, int64_t ab0, 
         for (int64_t c = 0; c < n; ++c) {
           double s = 0;
           for (int64_t t = 0; t < k; ++t) {
-            s += double(a.data<float>()[(i * m + r) * k + t]) *
-                 double(b.data<float>()[(j * k + t) * n + c]);
+            s += double(a.data<float>()[(i * m + r) * k + t]) * double(b.data<float>()[(j * k + t) * n + c]);
           }
           out.push_back(static_cast<float>(s));
         }
@@ -102,8 +104,7 @@ TEST(MatMul, MismatchedInnerDimensionsIsAnError) {
   Status s = (*kernel)->run(ctx);
   ASSERT_FALSE(s.is_ok());
   EXPECT_EQ(s.code(), StatusCode::kInvalidArgument);
-  EXPECT_NE(s.message().find("MatMul 'mm': input 'A' [2,3] and input 'B' [4,5]"), std::string::npos)
-      << s.message();
+  EXPECT_NE(s.message().find("MatMul 'mm': input 'A' [2,3] and input 'B' [4,5]"), std::string::npos) << s.message();
   auto bad_batch = run(node, {random_f32({2, 2, 3}, 1), random_f32({3, 3, 4}, 2)});
   EXPECT_FALSE(bad_batch.has_value());
   auto f16 = run(node, {make<uint16_t>(DataType::kFloat16, {1, 1}, {0x3C00}),
@@ -146,11 +147,13 @@ TEST(MatMul, OnednnMatchesReference) {
     ASSERT_TRUE(ref.has_value()) << ref.status().to_string();
     auto kernel = make_kernel(node, {nullptr, c.b_constant ? &b : nullptr});
     ASSERT_TRUE(kernel.has_value());
-    // Constant 2-D weights run on the panel kernel where the CPU has AVX-512F
-    // (kernels_matmul_panels_test.cc), on oneDNN otherwise.
-    const bool panels = c.b_constant && b.element_count() == c.b[c.b.size() - 1] * c.b[c.b.size() - 2] &&
-                        kernels::matmul_panels_available();
-    EXPECT_STREQ((*kernel)->name(), panels ? "f32_matmul__avx512_panels" : "f32_matmul__onednn");
+    // Every float32 MatMul runs on XNNPACK on aarch64 without SVE; elsewhere constant 2-D weights
+    // run on the panel kernel where the CPU has AVX-512F (kernels_matmul_panels_test.cc), the rest
+    // on oneDNN.
+    const bool packed = c.b_constant && b.element_count() == c.b[c.b.size() - 1] * c.b[c.b.size() - 2];
+    EXPECT_STREQ((*kernel)->name(), kernels::xnnpack::enabled()                    ? "f32_matmul__xnnpack"
+                                    : packed && kernels::matmul_panels_available() ? "f32_matmul__avx512_panels"
+                                                                                   : "f32_matmul__onednn");
     for (int threads : {1, 2}) {
       DirectContext ctx(node, {a, b}, threads);
       ASSERT_TRUE((*kernel)->run(ctx).is_ok());
@@ -223,8 +226,8 @@ TEST(Gemm, OnednnMatchesReference) {
           for (int ci = -1; ci < static_cast<int>(c_shapes.size()); ++ci) {
             for (bool b_constant : {true, false}) {
               const bool has_c = ci >= 0;
-              ir::Node node = make_node("Gemm", has_c ? std::vector<std::string>{"A", "B", "C"}
-                                                      : std::vector<std::string>{"A", "B"});
+              ir::Node node = make_node(
+                  "Gemm", has_c ? std::vector<std::string>{"A", "B", "C"} : std::vector<std::string>{"A", "B"});
               set_int(node, "transA", trans_a);
               set_int(node, "transB", trans_b);
               set_float(node, "alpha", alpha);
@@ -232,11 +235,9 @@ TEST(Gemm, OnednnMatchesReference) {
               std::vector<Tensor> in = {random_f32(trans_a ? Shape{k, m} : Shape{m, k}, seed++),
                                         random_f32(trans_b ? Shape{n, k} : Shape{k, n}, seed++)};
               if (has_c) in.push_back(random_f32(c_shapes[ci], seed++));
-              SCOPED_TRACE("transA " + std::to_string(trans_a) + " transB " +
-                           std::to_string(trans_b) + " alpha " + std::to_string(alpha) + " beta " +
-                           std::to_string(beta) + " C " +
-                           (has_c ? shape_to_string(c_shapes[ci]) : "none") +
-                           (b_constant ? " B constant" : ""));
+              SCOPED_TRACE("transA " + std::to_string(trans_a) + " transB " + std::to_string(trans_b) + " alpha " +
+                           std::to_string(alpha) + " beta " + std::to_string(beta) + " C " +
+                           (has_c ? shape_to_string(c_shapes[ci]) : "none") + (b_constant ? " B constant" : ""));
               auto ref = run_reference(node, in);
               ASSERT_TRUE(ref.has_value()) << ref.status().to_string();
               auto kernel = make_kernel(node, {nullptr, b_constant ? &in[1] : nullptr, nullptr});
@@ -283,6 +284,52 @@ TEST(Gemm, LinearLayerConcurrentRuns) {
   }
   for (auto& th : pool) th.join();
   for (int t = 0; t < 4; ++t) EXPECT_EQ(failures[t], 0) << "thread " << t;
+}
+
+}  // namespace
+}  // namespace edgemm
+
+namespace edgemm {
+namespace {
+
+using namespace nntest;
+
+// MatMul and FusedMatMul (Swish epilogue) with constant weights on XNNPACK's fully connected
+// operator (aarch64 without SVE): against the reference kernels, bias constant (packed into the
+// operator) and computed at run time (added after), 1 and 2 threads.
+TEST(MatMulXnnpack, KernelsWithConstantWeightsMatchReference) {
+  if (!kernels::xnnpack::enabled()) GTEST_SKIP() << "XNNPACK runs on aarch64 without SVE only";
+  ir::Node matmul = make_node("MatMul", {"A", "B"});
+  ir::Node fused = make_node("FusedMatMul", {"A", "B", "bias"});
+  fused.domain = "com.edgemm";
+  ir::Step swish;
+  swish.kind = ir::StepKind::kSwish;
+  swish.alpha = 1.702f;
+  ir::write_steps(fused, {swish});
+  uint32_t seed = 200;
+  for (const Shape& a_shape : {Shape{1, 50, 96}, Shape{2, 7, 96}, Shape{96}, Shape{300, 96}}) {
+    const Tensor a = random_f32(a_shape, seed++), b = random_f32({96, 200}, seed++), bias = random_f32({200}, seed++);
+    for (const ir::Node* node : {&matmul, &fused}) {
+      for (bool bias_constant : {true, false}) {
+        if (node == &matmul && !bias_constant) continue;
+        SCOPED_TRACE(node->op_type + " A " + shape_to_string(a_shape) + (bias_constant ? "" : " bias computed"));
+        std::vector<Tensor> inputs = {a, b};
+        if (node == &fused) inputs.push_back(bias);
+        auto ref = run_reference(*node, inputs);
+        ASSERT_TRUE(ref.has_value()) << ref.status().to_string();
+        auto kernel = make_kernel(*node, {nullptr, &b, node == &fused && bias_constant ? &bias : nullptr});
+        ASSERT_TRUE(kernel.has_value()) << kernel.status().to_string();
+        EXPECT_STREQ((*kernel)->name(), node == &fused ? "f32_fused_matmul__xnnpack" : "f32_matmul__xnnpack");
+        for (int threads : {1, 2}) {
+          DirectContext ctx(*node, inputs, threads);
+          ASSERT_TRUE((*kernel)->run(ctx).is_ok());
+          ASSERT_EQ(ctx.output(0).shape(), ref->shape());
+          const Diff d = diff(ctx.output(0), *ref);
+          EXPECT_LE(d.max_abs, 2e-6 * std::sqrt(96.0) * std::max(1.0, d.max_ref));
+        }
+      }
+    }
+  }
 }
 
 }  // namespace

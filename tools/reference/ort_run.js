@@ -5,7 +5,7 @@ const fs = require('fs');
 const path = require('path');
 
 const USAGE = `usage: node tools/reference/ort_run.js MODEL [--input NAME=FILE.npy ...] [--output-dir DIR]
-                                          [--threads N] [--opt-level L] [--json]
+                                          [--threads N] [--opt-level L] [--repeat N] [--json]
 
 Runs MODEL with ONNX Runtime on the CPU (graphOptimizationLevel L, intraOpNumThreads N
 (default 1), interOpNumThreads 1, executionMode 'sequential') and writes every output to
@@ -17,6 +17,8 @@ when --input is given (without, its inputs and outputs are listed); one without 
   --output-dir DIR    where to write the outputs (created if missing); without it nothing is written
   --threads N         intra-op threads (default 1)
   --opt-level L       graphOptimizationLevel: all (default), extended, basic or disabled
+  --repeat N          run the session N times on the same inputs (default 1; the outputs are the
+                      last run's), e.g. to count one run's instructions as the difference of two N
   --json              print JSON instead of text: the model's inputs and outputs (names, dtypes,
                       shapes with symbolic dims as strings) when it is not run, else the outputs
                       of the run (name, dtype, shape, file)
@@ -72,7 +74,7 @@ function writeNpy(file, type, shape, data) {
 
 // ---- main ----------------------------------------------------------------------------------
 function parseArgs(argv) {
-  const a = { model: null, inputs: [], outDir: null, threads: 1, json: false, optLevel: 'all' };
+  const a = { model: null, inputs: [], outDir: null, threads: 1, json: false, optLevel: 'all', repeat: 1 };
   for (let i = 0; i < argv.length; i++) {
     const k = argv[i];
     const val = () => { if (i + 1 >= argv.length) throw new Error(`${k} needs a value`); return argv[++i]; };
@@ -85,6 +87,7 @@ function parseArgs(argv) {
     else if (k === '--threads') { a.threads = Number(val()); if (!(a.threads >= 1)) throw new Error('--threads wants N >= 1'); }
     else if (k === '--json') a.json = true;
     else if (k === '--opt-level') a.optLevel = val();
+    else if (k === '--repeat') { a.repeat = Number(val()); if (!(Number.isInteger(a.repeat) && a.repeat >= 1)) throw new Error('--repeat wants N >= 1'); }
     else if (k.startsWith('-')) throw new Error(`unknown option ${k}`);
     else if (!a.model) a.model = k;
     else throw new Error(`unexpected argument ${k}`);
@@ -116,7 +119,8 @@ async function main() {
     const t = readNpy(file);
     feeds[name] = new ort.Tensor(t.type, t.data, t.shape);
   }
-  const results = await session.run(feeds);
+  let results = await session.run(feeds);
+  for (let r = 1; r < args.repeat; r++) results = await session.run(feeds);
   if (args.outDir) fs.mkdirSync(args.outDir, { recursive: true });
   const report = [];
   for (const name of session.outputNames) {

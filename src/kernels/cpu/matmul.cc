@@ -19,7 +19,10 @@
 /// Paths: float32 MatMul and FusedMatMul with a constant 2-D B and at most kPanelMaxRows rows of
 /// A run on the panel kernel of matmul_panels.h where the CPU has AVX-512F (B packed once; it
 /// overlaps reading the weights with the arithmetic); the kernels of bf16_matmul_kernels() run
-/// every row count on bfloat16 panels where the CPU has AVX512_BF16. Otherwise float32 runs on
+/// every row count on bfloat16 panels where the CPU has AVX512_BF16. On aarch64 without SVE
+/// (oneDNN 2.6 has only its reference GEMM there) every float32 MatMul runs on XNNPACK's fully
+/// connected operator (matmul_xnnpack.h): a constant B and bias packed once, a computed B per run.
+/// Otherwise float32 runs on
 /// oneDNN's matmul primitive, or, for a constant 2-D B, on oneDNN's 1×1 convolution over A's rows (its AVX2 jit_1x1
 /// kernel keeps B packed, where AVX2 matmul's gemm:jit repacks B on every call: ~1.2× faster on a ViT-B/32 encoder). A
 /// constant B (weights) is reordered once into the layout oneDNN picks (format_tag::any) when the kernel is created,
@@ -45,6 +48,7 @@
 #include "kernels/cpu/matmul_int8.h"
 #include "kernels/cpu/matmul_panels.h"
 #include "kernels/cpu/matmul_reference.h"
+#include "kernels/cpu/matmul_xnnpack.h"
 #include "kernels/cpu/onednn.h"
 
 namespace edgemm::kernels {
@@ -314,6 +318,13 @@ class MatMulKernel final : public OnednnMatMulBase {
         steps_(std::move(steps)),
         panels_(std::move(panels)) {}
 
+#if defined(__aarch64__)
+  void set_xnnpack(std::unique_ptr<const XnnpackFullyConnected> xnnpack, bool bias_packed) {
+    xnnpack_ = std::move(xnnpack);
+    xnnpack_bias_packed_ = bias_packed;
+  }
+#endif
+
   std::shared_ptr<const MatMulPlan> plan(const ir::Node& node, const MatMulShape& s) const {
     return cached(onednn::shape_key(s.a, s.b), [&](MatMulPlan& p) {
       if (s.b_is_matrix) {
@@ -374,6 +385,21 @@ class MatMulKernel final : public OnednnMatMulBase {
       finish_steps(*y, ctx.threads());
       return Status::ok();
     }
+#if defined(__aarch64__)
+    if (xnnpack_ != nullptr && s.b_is_matrix && dt == DataType::kFloat32) {
+      EDGEMM_RETURN_IF_ERROR(xnnpack_->run(node, a->data<float>(), rows, y->data<float>(), ctx.threads()));
+      if (bias != nullptr && !xnnpack_bias_packed_) add_rows(y->data<float>(), bias, rows, s.n);
+      finish_steps(*y, ctx.threads());
+      return Status::ok();
+    }
+    if (dt == DataType::kFloat32 && use_onednn_ && s.k > 0 && xnnpack::enabled()) {
+      EDGEMM_RETURN_IF_ERROR(
+          xnnpack_matmul(node, s, a->data<float>(), b->data<float>(), y->data<float>(), ctx.threads()));
+      if (bias != nullptr) add_rows(y->data<float>(), bias, rows, s.n);
+      finish_steps(*y, ctx.threads());
+      return Status::ok();
+    }
+#endif
     if (dt == DataType::kFloat32 && use_onednn_ && s.k > 0) {
       std::shared_ptr<const MatMulPlan> p = plan(node, s);
       if (!p->reference) {
@@ -424,6 +450,10 @@ class MatMulKernel final : public OnednnMatMulBase {
   bool fused_bias_;
   std::vector<ir::Step> steps_;                 // FusedMatMul epilogue (unary steps only)
   std::unique_ptr<const PackedPanels> panels_;  // constant B for matmul_panels(), or null
+#if defined(__aarch64__)
+  std::unique_ptr<const XnnpackFullyConnected> xnnpack_;  // constant B on XNNPACK, or null
+  bool xnnpack_bias_packed_ = false;                      // the constant bias is inside the operator
+#endif
 };
 
 /// MatMul (fused_bias false) or FusedMatMul (true) with B prepacked when it is constant; into
@@ -453,8 +483,31 @@ Expected<std::unique_ptr<Kernel>> make_matmul_kernel(const KernelInfo& info, boo
     return std::unique_ptr<Kernel>(
         std::make_unique<MatMulKernel>(*b, onednn, name, fused_bias, std::move(steps), std::move(panels)));
   }
+#if defined(__aarch64__)
+  if (pack && xnnpack::enabled()) {
+    const int64_t k = b->dim(-2), n = b->dim(-1);
+    const Tensor* bias = fused_bias && info.constant_inputs.size() > 2 ? info.constant_inputs[2] : nullptr;
+    const bool bias_packed = bias != nullptr && bias->dtype() == DataType::kFloat32 && bias->shape() == Shape{n};
+    auto fc = std::make_unique<const XnnpackFullyConnected>(b->data<float>(), k, n,
+                                                            bias_packed ? bias->data<float>() : nullptr);
+    if (fc->ok()) {
+      auto kernel = std::make_unique<MatMulKernel>(Tensor(), onednn,
+                                                   fused_bias ? "f32_fused_matmul__xnnpack" : "f32_matmul__xnnpack",
+                                                   fused_bias, std::move(steps), nullptr);
+      kernel->set_xnnpack(std::move(fc), bias_packed);
+      return std::unique_ptr<Kernel>(std::move(kernel));
+    }
+  }
+#endif
   const char* name = fused_bias ? (onednn ? "f32_fused_matmul__onednn" : "fused_matmul__reference")
                                 : (onednn ? "f32_matmul__onednn" : "matmul__reference");
+#if defined(__aarch64__)
+  if (onednn && xnnpack::enabled()) {  // B computed at run time or batched: xnnpack_matmul()
+    return std::unique_ptr<Kernel>(std::make_unique<MatMulKernel>(
+        Tensor(), onednn, fused_bias ? "f32_fused_matmul__xnnpack" : "f32_matmul__xnnpack", fused_bias,
+        std::move(steps), nullptr));
+  }
+#endif
   auto kernel =
       std::make_unique<MatMulKernel>(pack ? *b : Tensor(), onednn, name, fused_bias, std::move(steps), nullptr);
   if (pack) {

@@ -1,0 +1,55 @@
+#pragma once
+/// \file matmul_xnnpack.h
+/// float32 MatMul / FusedMatMul on XNNPACK's `fully_connected_nc_f32` operator
+/// (`f32_matmul__xnnpack`), only where xnnpack::enabled() (aarch64 without SVE,
+/// kernels/cpu/xnnpack.h), where oneDNN 2.6 runs its reference GEMM:
+/// - a constant 2-D B [K, N]: one operator made with the kernel (XnnpackFullyConnected), every row
+///   of A (A's batch axes folded into the rows), plus an optional bias [N];
+/// - B computed at run time (attention's Q·Kᵀ and scores·V) or batched: an operator per batch
+///   matrix per run (xnnpack_matmul), since this XNNPACK snapshot has no fully connected operator
+///   with dynamic weights; packing B costs K·N against the product's M·K·N.
+
+#include <cstdint>
+#include <mutex>
+
+#include "edgemm/status.h"
+#include "ir/graph.h"
+#include "kernels/cpu/matmul_reference.h"
+#include "kernels/cpu/xnnpack.h"
+
+namespace edgemm::kernels {
+
+#if defined(__aarch64__)
+
+/// One MatMul node's XNNPACK operator, created (B and the bias packed by XNNPACK) with the kernel;
+/// set up and run under a mutex, so one kernel may run on several threads at once (one at a time).
+class XnnpackFullyConnected {
+ public:
+  /// Packs `b` (float32 [K, N], row-major) and `bias` (float32 [N], or null); neither is retained.
+  /// Check ok() afterwards: XNNPACK may refuse (out of memory).
+  XnnpackFullyConnected(const float* b, int64_t k, int64_t n, const float* bias);
+  ~XnnpackFullyConnected();
+  XnnpackFullyConnected(const XnnpackFullyConnected&) = delete;
+  XnnpackFullyConnected& operator=(const XnnpackFullyConnected&) = delete;
+
+  /// Whether the operator was created.
+  bool ok() const { return op_ != nullptr; }
+
+  /// y [rows, N] = a [rows, K] · B (+ bias), float32, on `threads` pthreadpool workers. Errors:
+  /// XNNPACK's own refusals (Internal), naming `node`.
+  Status run(const ir::Node& node, const float* a, int64_t rows, float* y, int threads) const;
+
+ private:
+  mutable std::mutex mutex_;
+  xnn_operator_t op_ = nullptr;
+};
+
+/// y [batch..., M, N] = a [batch_a..., M, K] · b [batch_b..., K, N] for the shapes `s`
+/// (matmul_shape(); batch axes broadcast), float32, one operator per output batch matrix made
+/// from b's matrix and deleted after. Errors: XNNPACK's own refusals (Internal), naming `node`.
+Status xnnpack_matmul(const ir::Node& node, const MatMulShape& s, const float* a, const float* b, float* y,
+                      int threads);
+
+#endif
+
+}  // namespace edgemm::kernels
