@@ -4,7 +4,6 @@
 #include "kernels/cpu/conv_xnnpack.h"
 
 #include <limits>
-#include <string>
 
 #if defined(__aarch64__)
 
@@ -53,11 +52,8 @@ Status XnnpackConv::prepare(const ir::Node& node, const ConvGeometry& g) const {
       static_cast<size_t>(in_per_group_), out_per_group, static_cast<size_t>(g.in_channels),
       static_cast<size_t>(out_channels_), weights_.data(), bias_.empty() ? nullptr : bias_.data(),
       -std::numeric_limits<float>::infinity(), std::numeric_limits<float>::infinity(), 0, &op_);
-  if (status != xnn_status_success) {
-    op_ = nullptr;
-    return ir::node_error(node, StatusCode::kInternal,
-                          std::string("XNNPACK could not create the convolution: ") + xnnpack::status_name(status));
-  }
+  if (status != xnn_status_success) op_ = nullptr;
+  EDGEMM_RETURN_IF_ERROR(xnnpack::check(node, status, "convolution"));
   op_key_ = std::move(key);
   return Status::ok();
 }
@@ -65,15 +61,12 @@ Status XnnpackConv::prepare(const ir::Node& node, const ConvGeometry& g) const {
 Status XnnpackConv::run(const ir::Node& node, const ConvGeometry& g, const float* x, float* y, int threads) const {
   std::lock_guard<std::mutex> lock(mutex_);
   EDGEMM_RETURN_IF_ERROR(prepare(node, g));
+  pthreadpool_t pool = xnnpack::threadpool(threads);
   xnn_status status =
       xnn_setup_convolution2d_nhwc_f32(op_, static_cast<size_t>(g.batch), static_cast<size_t>(g.in_spatial[0]),
-                                       static_cast<size_t>(g.in_spatial[1]), x, y, xnnpack::threadpool(threads));
-  if (status == xnn_status_success) status = xnn_run_operator(op_, xnnpack::threadpool(threads));
-  if (status != xnn_status_success) {
-    return ir::node_error(node, StatusCode::kInternal,
-                          std::string("XNNPACK convolution failed: ") + xnnpack::status_name(status));
-  }
-  return Status::ok();
+                                       static_cast<size_t>(g.in_spatial[1]), x, y, pool);
+  if (status == xnn_status_success) status = xnn_run_operator(op_, pool);
+  return xnnpack::check(node, status, "convolution");
 }
 
 }  // namespace edgemm::kernels

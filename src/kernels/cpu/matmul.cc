@@ -386,16 +386,12 @@ class MatMulKernel final : public OnednnMatMulBase {
       return Status::ok();
     }
 #if defined(__aarch64__)
-    if (xnnpack_ != nullptr && s.b_is_matrix && dt == DataType::kFloat32) {
-      EDGEMM_RETURN_IF_ERROR(xnnpack_->run(node, a->data<float>(), rows, y->data<float>(), ctx.threads()));
-      if (bias != nullptr && !xnnpack_bias_packed_) add_rows(y->data<float>(), bias, rows, s.n);
-      finish_steps(*y, ctx.threads());
-      return Status::ok();
-    }
     if (dt == DataType::kFloat32 && use_onednn_ && s.k > 0 && xnnpack::enabled()) {
+      const bool packed = xnnpack_ != nullptr && s.b_is_matrix;  // constant B: the kernel's operator
       EDGEMM_RETURN_IF_ERROR(
-          xnnpack_matmul(node, s, a->data<float>(), b->data<float>(), y->data<float>(), ctx.threads()));
-      if (bias != nullptr) add_rows(y->data<float>(), bias, rows, s.n);
+          packed ? xnnpack_->run(node, a->data<float>(), rows, y->data<float>(), ctx.threads())
+                 : xnnpack_matmul(node, s, a->data<float>(), b->data<float>(), y->data<float>(), ctx.threads()));
+      if (bias != nullptr && !(packed && xnnpack_bias_packed_)) add_rows(y->data<float>(), bias, rows, s.n);
       finish_steps(*y, ctx.threads());
       return Status::ok();
     }

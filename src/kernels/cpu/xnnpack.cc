@@ -7,6 +7,7 @@
 #include <cstring>
 #include <map>
 #include <mutex>
+#include <string>
 
 #include "kernels/cpu_features.h"
 
@@ -37,6 +38,8 @@ pthreadpool_t threadpool(int threads) {
   return pool;
 }
 
+namespace {
+
 const char* status_name(xnn_status status) {
   switch (status) {
     case xnn_status_success:
@@ -55,6 +58,14 @@ const char* status_name(xnn_status status) {
       return "xnn_status_out_of_memory";
   }
   return "xnn_status (unknown)";
+}
+
+}  // namespace
+
+Status check(const ir::Node& node, xnn_status status, const char* what) {
+  if (status == xnn_status_success) return Status::ok();
+  return ir::node_error(node, StatusCode::kInternal,
+                        std::string("XNNPACK ") + what + " failed: " + status_name(status));
 }
 #endif
 

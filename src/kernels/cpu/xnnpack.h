@@ -7,6 +7,9 @@
 #if defined(__aarch64__)
 #include <pthreadpool.h>
 #include <xnnpack.h>
+
+#include "edgemm/status.h"
+#include "ir/graph.h"
 #endif
 
 namespace edgemm::kernels::xnnpack {
@@ -22,8 +25,9 @@ bool enabled();
 /// serializes concurrent parallel sections, so callers may share it.
 pthreadpool_t threadpool(int threads);
 
-/// XNNPACK's name for a status, for error messages ("xnn_status_invalid_parameter", ...).
-const char* status_name(xnn_status status);
+/// OK for xnn_status_success; otherwise an Internal error naming `node`, the operator kind `what`
+/// ("convolution", ...) and XNNPACK's status ("xnn_status_invalid_parameter", ...).
+Status check(const ir::Node& node, xnn_status status, const char* what);
 #endif
 
 }  // namespace edgemm::kernels::xnnpack
