@@ -157,35 +157,9 @@ TEST(MatMulPanels, Bfloat16KernelsStayWithinBfloat16RoundingOfReference) {
 
 TEST(MatMulPanels, KernelsWithConstantWeightsMatchReference) {
   if (!kernels::matmul_panels_available()) GTEST_SKIP() << "no AVX-512F here";
-  ir::Node matmul = make_node("MatMul", {"A", "B"});
-  ir::Node fused = make_node("FusedMatMul", {"A", "B", "bias"});
-  fused.domain = "com.edgemm";
-  ir::Step swish;
-  swish.kind = ir::StepKind::kSwish;
-  swish.alpha = 1.702f;
-  ir::write_steps(fused, {swish});
-  uint32_t seed = 100;
-  // [1, 50, 96] x [96, 200]: a ViT block's shape at small size; 300 rows: past kPanelMaxRows.
-  for (const Shape& a_shape : {Shape{1, 50, 96}, Shape{2, 7, 96}, Shape{96}, Shape{300, 96}}) {
-    const Tensor a = random_f32(a_shape, seed++), b = random_f32({96, 200}, seed++), bias = random_f32({200}, seed++);
-    for (const ir::Node* node : {&matmul, &fused}) {
-      SCOPED_TRACE(node->op_type + " A " + shape_to_string(a_shape));
-      std::vector<Tensor> inputs = {a, b};
-      if (node == &fused) inputs.push_back(bias);
-      auto ref = run_reference(*node, inputs);
-      ASSERT_TRUE(ref.has_value()) << ref.status().to_string();
-      auto kernel = make_kernel(*node, {nullptr, &b, node == &fused ? &bias : nullptr});
-      ASSERT_TRUE(kernel.has_value()) << kernel.status().to_string();
-      EXPECT_NE(std::string((*kernel)->name()).find("avx512_panels"), std::string::npos) << (*kernel)->name();
-      for (int threads : {1, 2}) {
-        DirectContext ctx(*node, inputs, threads);
-        ASSERT_TRUE((*kernel)->run(ctx).is_ok());
-        ASSERT_EQ(ctx.output(0).shape(), ref->shape());
-        const Diff d = diff(ctx.output(0), *ref);
-        EXPECT_LE(d.max_abs, 2e-6 * std::sqrt(96.0) * std::max(1.0, d.max_ref));
-      }
-    }
-  }
+  expect_constant_weight_matmuls_match_reference(100, false, [](const std::string&, const std::string& name) {
+    return name.find("avx512_panels") != std::string::npos;
+  });
 }
 
 }  // namespace

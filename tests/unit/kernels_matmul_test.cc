@@ -299,37 +299,9 @@ using namespace nntest;
 // operator) and computed at run time (added after), 1 and 2 threads.
 TEST(MatMulXnnpack, KernelsWithConstantWeightsMatchReference) {
   if (!kernels::xnnpack::enabled()) GTEST_SKIP() << "XNNPACK runs on aarch64 without SVE only";
-  ir::Node matmul = make_node("MatMul", {"A", "B"});
-  ir::Node fused = make_node("FusedMatMul", {"A", "B", "bias"});
-  fused.domain = "com.edgemm";
-  ir::Step swish;
-  swish.kind = ir::StepKind::kSwish;
-  swish.alpha = 1.702f;
-  ir::write_steps(fused, {swish});
-  uint32_t seed = 200;
-  for (const Shape& a_shape : {Shape{1, 50, 96}, Shape{2, 7, 96}, Shape{96}, Shape{300, 96}}) {
-    const Tensor a = random_f32(a_shape, seed++), b = random_f32({96, 200}, seed++), bias = random_f32({200}, seed++);
-    for (const ir::Node* node : {&matmul, &fused}) {
-      for (bool bias_constant : {true, false}) {
-        if (node == &matmul && !bias_constant) continue;
-        SCOPED_TRACE(node->op_type + " A " + shape_to_string(a_shape) + (bias_constant ? "" : " bias computed"));
-        std::vector<Tensor> inputs = {a, b};
-        if (node == &fused) inputs.push_back(bias);
-        auto ref = run_reference(*node, inputs);
-        ASSERT_TRUE(ref.has_value()) << ref.status().to_string();
-        auto kernel = make_kernel(*node, {nullptr, &b, node == &fused && bias_constant ? &bias : nullptr});
-        ASSERT_TRUE(kernel.has_value()) << kernel.status().to_string();
-        EXPECT_STREQ((*kernel)->name(), node == &fused ? "f32_fused_matmul__xnnpack" : "f32_matmul__xnnpack");
-        for (int threads : {1, 2}) {
-          DirectContext ctx(*node, inputs, threads);
-          ASSERT_TRUE((*kernel)->run(ctx).is_ok());
-          ASSERT_EQ(ctx.output(0).shape(), ref->shape());
-          const Diff d = diff(ctx.output(0), *ref);
-          EXPECT_LE(d.max_abs, 2e-6 * std::sqrt(96.0) * std::max(1.0, d.max_ref));
-        }
-      }
-    }
-  }
+  expect_constant_weight_matmuls_match_reference(200, true, [](const std::string& op, const std::string& name) {
+    return name == (op == "FusedMatMul" ? "f32_fused_matmul__xnnpack" : "f32_matmul__xnnpack");
+  });
 }
 
 }  // namespace

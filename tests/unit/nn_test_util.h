@@ -10,6 +10,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <random>
@@ -17,6 +18,7 @@
 #include <vector>
 
 #include "edgemm/tensor.h"
+#include "ir/elementwise_steps.h"
 #include "ir/graph.h"
 #include "kernels/cpu/onednn.h"
 #include "kernels/kernel.h"
@@ -195,6 +197,45 @@ inline void expect_kernel_matches_reference(const ir::Node& node, const std::vec
     ASSERT_EQ(ctx.output(0).shape(), want->shape()) << what;
     expect_close(ctx.output(0).data<float>(), want->data<float>(), want->element_count(),
                  what + " threads " + std::to_string(threads));
+  }
+}
+
+/// MatMul and com.edgemm FusedMatMul (a Swish epilogue step) with constant weights B [96, 200]
+/// against the reference kernels, for A of [1, 50, 96], [2, 7, 96], [96] and [300, 96] (seeds from
+/// `seed`), on 1 and 2 threads: each kernel's name must satisfy `name_ok(op_type, name)`. With `computed_bias`
+/// FusedMatMul runs a second time with its bias given at run time instead of as a constant.
+inline void expect_constant_weight_matmuls_match_reference(
+    uint32_t seed, bool computed_bias, const std::function<bool(const std::string&, const std::string&)>& name_ok) {
+  ir::Node matmul = make_node("MatMul", {"A", "B"});
+  ir::Node fused = make_node("FusedMatMul", {"A", "B", "bias"});
+  fused.domain = "com.edgemm";
+  ir::Step swish;
+  swish.kind = ir::StepKind::kSwish;
+  swish.alpha = 1.702f;
+  ir::write_steps(fused, {swish});
+  // [1, 50, 96] x [96, 200]: a ViT block's shape at small size; 300 rows: past kPanelMaxRows.
+  for (const Shape& a_shape : {Shape{1, 50, 96}, Shape{2, 7, 96}, Shape{96}, Shape{300, 96}}) {
+    const Tensor a = random_f32(a_shape, seed++), b = random_f32({96, 200}, seed++), bias = random_f32({200}, seed++);
+    for (const ir::Node* node : {&matmul, &fused}) {
+      for (bool bias_constant : {true, false}) {
+        if (!bias_constant && (node == &matmul || !computed_bias)) continue;
+        SCOPED_TRACE(node->op_type + " A " + shape_to_string(a_shape) + (bias_constant ? "" : " bias computed"));
+        std::vector<Tensor> inputs = {a, b};
+        if (node == &fused) inputs.push_back(bias);
+        auto ref = run_reference(*node, inputs);
+        ASSERT_TRUE(ref.has_value()) << ref.status().to_string();
+        auto kernel = make_kernel(*node, {nullptr, &b, node == &fused && bias_constant ? &bias : nullptr});
+        ASSERT_TRUE(kernel.has_value()) << kernel.status().to_string();
+        EXPECT_TRUE(name_ok(node->op_type, (*kernel)->name())) << (*kernel)->name();
+        for (int threads : {1, 2}) {
+          DirectContext ctx(*node, inputs, threads);
+          ASSERT_TRUE((*kernel)->run(ctx).is_ok());
+          ASSERT_EQ(ctx.output(0).shape(), ref->shape());
+          const Diff d = diff(ctx.output(0), *ref);
+          EXPECT_LE(d.max_abs, 2e-6 * std::sqrt(96.0) * std::max(1.0, d.max_ref));
+        }
+      }
+    }
   }
 }
 
