@@ -14,7 +14,7 @@
 # Rows: PP-OCRv4 det (1x3x640x640), rec (1x3x48x320), cls (1x3x48x192) in fp32 and int8 (det and rec:
 # scripts/quantize_ppocr.sh's recipe; cls: edgemm quantize --stage ocr-cls; the same QDQ files for
 # both engines), and the CLIP vision encoder fixture (tests/fixtures/clip_tiny) in fp32.
-# Writes build-aarch64/bench/instructions.json: a list of {"model", "precision", "threads",
+# Writes build-aarch64/bench/instructions.json (rows not measured in this run keep their last counts): a list of {"model", "precision", "threads",
 # "edgemm_instructions_per_run", "ort_instructions_per_run", "ratio", "edgemm_runtime_per_run",
 # "ort_runtime_per_run"}, and its table into docs/benchmarks.md (between <!-- arm:begin --> and
 # <!-- arm:end -->, which tools/bench/make_benchmarks_md.sh keeps).
@@ -135,8 +135,18 @@ print(json.dumps(row))
 PY
   tail -1 "$results" >&2
 done
-$py -c 'import json, sys; rows = [json.loads(l) for l in open(sys.argv[1])]; json.dump(rows, open(sys.argv[2] + ".tmp", "w"), indent=1)' \
-  "$results" "$out/instructions.json"
+# Rows measured now replace their earlier counts; rows not measured now keep theirs.
+$py - "$results" "$out/instructions.json" <<'PY'
+import json, os, sys
+new = [json.loads(l) for l in open(sys.argv[1])]
+old = json.load(open(sys.argv[2])) if os.path.exists(sys.argv[2]) else []
+key = lambda r: (r["model"], r["precision"], r["threads"])
+measured = {key(r) for r in new}
+order = ["det", "rec", "cls", "clip_vision"]
+rows = sorted([r for r in old if key(r) not in measured] + new,
+              key=lambda r: (order.index(r["model"]) if r["model"] in order else len(order), r["precision"]))
+json.dump(rows, open(sys.argv[2] + ".tmp", "w"), indent=1)
+PY
 mv "$out/instructions.json.tmp" "$out/instructions.json"
 echo "[bench-aarch64] wrote $out/instructions.json" >&2
 

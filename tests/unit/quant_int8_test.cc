@@ -1,7 +1,7 @@
 // INT8 quantization end to end on small graphs: the QDQ rewrite (src/quant/qdq.h), the QDQ
-// fusion pass and the Int8Conv / Int8MatMul kernels (oneDNN path against the QDQ graph run op by
-// op with the reference QuantizeLinear / DequantizeLinear / Conv / MatMul kernels), and fp16
-// weight storage.
+// fusion pass and the Int8Conv / Int8MatMul kernels (the fast path of this CPU, oneDNN on x86 or
+// the SDOT kernels on Arm with dot product, against the QDQ graph run op by op with the reference
+// QuantizeLinear / DequantizeLinear / Conv / MatMul kernels), and fp16 weight storage.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -12,6 +12,7 @@
 
 #include "ir/onnx_export.h"
 #include "ir/onnx_import.h"
+#include "kernels/cpu/int8_gemm_neon.h"
 #include "kernels/cpu/onednn.h"
 #include "kernels/cpu_features.h"
 #include "model_builder.h"
@@ -32,9 +33,19 @@ using testutil::seeded_f32;
 using testutil::seeded_values;
 constexpr int kF = onnx::TensorProto::FLOAT;
 
+/// The kernel an Int8Conv (`conv`) or Int8MatMul runs on this CPU with oneDNN enabled: the SDOT
+/// kernels on Arm with dot product; oneDNN's where its u8s8 kernels are exact for the weights
+/// (`full_range`: weights beyond [-64, 64] need AVX-512 VNNI), else the reference path.
+const char* fast_kernel(bool conv, bool full_range = false) {
+  if (kernels::int8_neon::enabled()) return conv ? "u8s8_conv__neon_dot" : "u8s8_matmul__neon_dot";
+  if (full_range && !kernels::cpu_features().avx512_vnni)
+    return conv ? "u8s8_conv__reference" : "u8s8_matmul__reference";
+  return conv ? "u8s8_conv__onednn" : "u8s8_matmul__onednn";
+}
+
 /// One convolution of a QDQ test graph.
 struct ConvCase {
-  int64_t c = 8, m = 16, k = 3, stride = 1, pad = 1, group = 1, side = 10;
+  int64_t c = 8, m = 16, k = 3, stride = 1, pad = 1, group = 1, side = 10, dilation = 1;
   int weight_max = 64;  // int8 weights drawn in [-weight_max, weight_max]
   bool relu = false;
 };
@@ -44,7 +55,7 @@ struct ConvCase {
 std::string save_qdq_conv(const ConvCase& cc, const std::string& name) {
   ModelBuilder b(13);
   b.input("x", kF, {1, cc.c, cc.side, cc.side});
-  const int64_t out = (cc.side + 2 * cc.pad - cc.k) / cc.stride + 1;
+  const int64_t out = (cc.side + 2 * cc.pad - cc.dilation * (cc.k - 1) - 1) / cc.stride + 1;
   b.output("y", kF, {1, cc.m, out, out});
   b.initializer_floats("x_scale", {}, {0.02f});
   testutil::raw_initializer(b, "x_zp", onnx::TensorProto::UINT8, {}, std::string(1, static_cast<char>(128)));
@@ -63,6 +74,7 @@ std::string save_qdq_conv(const ConvCase& cc, const std::string& name) {
   auto* conv = b.node("Conv", {"xdq", "w", "bias"}, {cc.relu ? "conv" : "y"}, "conv");
   set_ints(conv, "kernel_shape", {cc.k, cc.k});
   set_ints(conv, "strides", {cc.stride, cc.stride});
+  set_ints(conv, "dilations", {cc.dilation, cc.dilation});
   set_ints(conv, "pads", {cc.pad, cc.pad, cc.pad, cc.pad});
   set_int(conv, "group", cc.group);
   if (cc.relu) b.node("Relu", {"conv"}, {"y"});
@@ -112,12 +124,21 @@ void expect_int8_matches_qdq_graph(const ConvCase& cc, const std::string& name, 
                                  "Int8Conv", kernel, name);
 }
 
-TEST(QuantInt8Conv, OneDnnPathMatchesTheQdqGraph) {
-  expect_int8_matches_qdq_graph({}, "blocked_3x3", "u8s8_conv__onednn");
-  expect_int8_matches_qdq_graph({.c = 3, .m = 5, .k = 3, .stride = 2, .pad = 1, .side = 9}, "odd_stride2",
-                                "u8s8_conv__onednn");
-  expect_int8_matches_qdq_graph({.c = 16, .m = 24, .k = 1, .pad = 0}, "pointwise", "u8s8_conv__onednn");
-  expect_int8_matches_qdq_graph({.c = 8, .m = 8, .group = 2, .relu = true}, "grouped_relu", "u8s8_conv__onednn");
+TEST(QuantInt8Conv, FastPathMatchesTheQdqGraph) {
+  const char* kernel = fast_kernel(true);
+  expect_int8_matches_qdq_graph({}, "blocked_3x3", kernel);
+  expect_int8_matches_qdq_graph({.c = 3, .m = 5, .k = 3, .stride = 2, .pad = 1, .side = 9}, "odd_stride2", kernel);
+  expect_int8_matches_qdq_graph({.c = 16, .m = 24, .k = 1, .pad = 0}, "pointwise", kernel);
+  expect_int8_matches_qdq_graph({.c = 40, .m = 9, .k = 1, .stride = 2, .pad = 0, .side = 9}, "pointwise_stride2",
+                                kernel);
+  expect_int8_matches_qdq_graph({.c = 8, .m = 8, .group = 2, .relu = true}, "grouped_relu", kernel);
+  expect_int8_matches_qdq_graph({.c = 24, .m = 24, .k = 3, .stride = 2, .group = 24, .side = 11}, "depthwise_s2",
+                                kernel);
+  expect_int8_matches_qdq_graph({.c = 40, .m = 40, .k = 5, .pad = 2, .group = 40, .side = 9}, "depthwise_5x5", kernel);
+  expect_int8_matches_qdq_graph({.c = 16, .m = 16, .k = 3, .pad = 2, .group = 16, .dilation = 2}, "depthwise_dilated",
+                                kernel);
+  expect_int8_matches_qdq_graph({.c = 20, .m = 12, .k = 3, .pad = 2, .dilation = 2, .relu = true}, "dilated_relu",
+                                kernel);
 }
 
 TEST(QuantInt8Conv, ReferencePathMatchesTheQdqGraph) {
@@ -128,12 +149,14 @@ TEST(QuantInt8Conv, ReferencePathMatchesTheQdqGraph) {
 // Weights beyond 7 bits would saturate vpmaddubsw's pair sums without VNNI: the kernel must
 // not give a wrong answer (it runs the reference path on such CPUs).
 TEST(QuantInt8Conv, FullRangeWeightsStayExact) {
-  expect_int8_matches_qdq_graph({.weight_max = 127}, "full_range",
-                                kernels::cpu_features().avx512_vnni ? "u8s8_conv__onednn" : "u8s8_conv__reference");
+  expect_int8_matches_qdq_graph({.weight_max = 127}, "full_range", fast_kernel(true, true));
+  expect_int8_matches_qdq_graph({.c = 16, .m = 16, .group = 16, .weight_max = 127}, "full_range_depthwise",
+                                fast_kernel(true, true));
 }
 
 // A denormal weight scale (PP-OCRv4 rec has SE convolutions with 1e-39 weights) would make
-// oneDNN's bias / (x_scale · w_scale) overflow: the kernel takes the reference path and stays exact.
+// oneDNN's bias / (x_scale · w_scale) overflow: the kernel takes the reference path and stays exact
+// (the SDOT kernels multiply their sums by the scale and need no such care).
 TEST(QuantInt8Conv, DenormalWeightScaleStaysExact) {
   ConvCase cc;
   const std::string path = save_qdq_conv(cc, "denormal");
@@ -148,7 +171,7 @@ TEST(QuantInt8Conv, DenormalWeightScaleStaysExact) {
   EXPECT_LT(max_relative_error(got, run_one(edited, false, x)), 1e-4);
   for (const NodeProfile& n : profile) {
     if (n.op_type == "Int8Conv") {
-      EXPECT_EQ(n.kernel, "u8s8_conv__reference");
+      EXPECT_EQ(n.kernel, kernels::int8_neon::enabled() ? "u8s8_conv__neon_dot" : "u8s8_conv__reference");
     }
   }
 }
@@ -199,12 +222,12 @@ void expect_int8_matches_qdq_graph(const MatMulCase& mc, const std::string& name
                                  name);
 }
 
-TEST(QuantInt8MatMul, OneDnnPathMatchesTheQdqGraph) {
-  expect_int8_matches_qdq_graph(MatMulCase{}, "rank3_bias", "u8s8_matmul__onednn");
-  expect_int8_matches_qdq_graph(MatMulCase{.a_shape = {5}, .k = 17, .n = 3, .bias = false}, "rank2_no_bias",
-                                "u8s8_matmul__onednn");
+TEST(QuantInt8MatMul, FastPathMatchesTheQdqGraph) {
+  const char* kernel = fast_kernel(false);
+  expect_int8_matches_qdq_graph(MatMulCase{}, "rank3_bias", kernel);
+  expect_int8_matches_qdq_graph(MatMulCase{.a_shape = {5}, .k = 17, .n = 3, .bias = false}, "rank2_no_bias", kernel);
   expect_int8_matches_qdq_graph(MatMulCase{.a_shape = {1, 40}, .k = 120, .n = 480, .per_tensor = true}, "per_tensor",
-                                "u8s8_matmul__onednn");
+                                kernel);
 }
 
 TEST(QuantInt8MatMul, ReferencePathMatchesTheQdqGraph) {
@@ -213,8 +236,7 @@ TEST(QuantInt8MatMul, ReferencePathMatchesTheQdqGraph) {
 }
 
 TEST(QuantInt8MatMul, FullRangeWeightsStayExact) {
-  expect_int8_matches_qdq_graph(MatMulCase{.weight_max = 127}, "full_range",
-                                kernels::cpu_features().avx512_vnni ? "u8s8_matmul__onednn" : "u8s8_matmul__reference");
+  expect_int8_matches_qdq_graph(MatMulCase{.weight_max = 127}, "full_range", fast_kernel(false, true));
 }
 
 // Channels whose weights are all tiny get scale 1 and zero codes, never a denormal scale.

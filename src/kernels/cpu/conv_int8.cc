@@ -2,7 +2,8 @@
 /// com.edgemm Int8Conv (see conv_int8.h): oneDNN 2.6's u8s8 convolution with X quantized to
 /// uint8 NHWC (the only source layout its AVX2 int8 kernels take: "jit_uni_int8" for NHWC,
 /// "ref_int8" for every other layout, measured) and a float32 NHWC destination reordered into
-/// the node's layout; and the reference path on dequantized values.
+/// the node's layout; on Arm with dot product the SDOT kernels of conv_int8_neon.h on the same
+/// uint8 NHWC source; and the reference path on dequantized values.
 
 #include "kernels/cpu/conv_int8.h"
 
@@ -16,6 +17,7 @@
 #include <vector>
 
 #include "ir/elementwise_steps.h"
+#include "kernels/cpu/conv_int8_neon.h"
 #include "kernels/cpu/conv_reference.h"
 #include "kernels/cpu/epilogue.h"
 #include "kernels/cpu/int8_common.h"
@@ -139,7 +141,16 @@ struct Int8ConvParams {
 
 class Int8ConvKernel final : public Kernel {
  public:
-  Int8ConvKernel(Int8ConvParams p, bool use_onednn) : p_(std::move(p)), use_onednn_(use_onednn), packed_(p_.weights) {
+  Int8ConvKernel(Int8ConvParams p, bool use_onednn, bool use_neon)
+      : p_(std::move(p)), use_onednn_(use_onednn), packed_(p_.weights) {
+#if defined(__aarch64__)
+    if (use_neon) {
+      neon_ = std::make_unique<Int8ConvNeon>(p_.weights, p_.attrs.group, p_.q,
+                                             p_.bias.defined() ? p_.bias.data<float>() : nullptr);
+    }
+#else
+    (void)use_neon;
+#endif
     const int64_t m = p_.weights.dim(0);
     output_scales_.resize(static_cast<size_t>(m));
     scaled_bias_.assign(static_cast<size_t>(m), 0.0f);
@@ -157,7 +168,12 @@ class Int8ConvKernel final : public Kernel {
     }
   }
 
-  const char* name() const override { return use_onednn_ ? "u8s8_conv__onednn" : "u8s8_conv__reference"; }
+  const char* name() const override {
+#if defined(__aarch64__)
+    if (neon_) return "u8s8_conv__neon_dot";
+#endif
+    return use_onednn_ ? "u8s8_conv__onednn" : "u8s8_conv__reference";
+  }
 
   Status run(KernelContext& ctx) const override {
     const ir::Node& node = ctx.node();
@@ -179,6 +195,9 @@ class Int8ConvKernel final : public Kernel {
     const DataType y_type = p_.y ? DataType::kUInt8 : DataType::kFloat32;
     EDGEMM_ASSIGN_OR_RETURN(Tensor * y, ctx.allocate_output(0, y_type, physical_shape(y_shape, p_.dst_layout)));
     if (y->element_count() == 0) return Status::ok();
+#if defined(__aarch64__)
+    if (neon_) return run_neon(ctx, g, *x, y);
+#endif
     if (use_onednn_ && x->element_count() > 0) {
       std::shared_ptr<const Int8Plan> plan = plan_for(node, g, epilogue_operand_shapes(p_.steps, ctx, p_.dst_layout));
       if (!plan->reference) return run_onednn(ctx, *plan, g, *x, y);
@@ -347,6 +366,45 @@ class Int8ConvKernel final : public Kernel {
     return finish_output(float_y, y, threads);
   }
 
+#if defined(__aarch64__)
+  /// The SDOT path: X as uint8 NHWC, the convolution into float32 NHWC (y itself when that is
+  /// the node's output), moved into dst_layout, then the epilogue and the uint8 quantization.
+  Status run_neon(KernelContext& ctx, const ConvGeometry& g, const Tensor& x, Tensor* y) const {
+    const int threads = ctx.threads();
+    const int64_t spatial = g.in_spatial[0] * g.in_spatial[1];
+    const uint8_t* src = x.dtype() == DataType::kUInt8 ? x.data<uint8_t>() : nullptr;
+    if (src == nullptr) {
+      const auto bytes = static_cast<size_t>(g.batch * g.in_channels * spatial);
+      auto* q = static_cast<uint8_t*>(onednn::thread_buffer(onednn::Slot::kSrc, bytes));
+      quantize_to_nhwc(x.data<float>(), p_.src_layout, g.batch, g.in_channels, spatial, p_.q.x_scale, p_.q.x_zero_point,
+                       q, threads);
+      src = q;
+    }
+    Tensor float_y = *y;
+    if (p_.y) {
+      EDGEMM_ASSIGN_OR_RETURN(float_y, Tensor::create(DataType::kFloat32, y->shape()));
+    }
+    const Shape y_shape = g.output_shape();
+    if (p_.dst_layout == ActivationLayout::kNhwc) {
+      neon_->run(g, src, float_y.data<float>(), threads);
+    } else {
+      EDGEMM_ASSIGN_OR_RETURN(Tensor nhwc,
+                              Tensor::create(DataType::kFloat32, physical_shape(y_shape, ActivationLayout::kNhwc)));
+      neon_->run(g, src, nhwc.data<float>(), threads);
+      Tensor plain = float_y;
+      if (p_.dst_layout != ActivationLayout::kNchw) {
+        EDGEMM_ASSIGN_OR_RETURN(plain, Tensor::create(DataType::kFloat32, y_shape));
+      }
+      from_layout(nhwc.data<float>(), plain.data<float>(), y_shape, ActivationLayout::kNhwc, threads);
+      if (p_.dst_layout != ActivationLayout::kNchw) {
+        to_layout(plain.data<float>(), float_y.data<float>(), y_shape, p_.dst_layout, threads);
+      }
+    }
+    EDGEMM_RETURN_IF_ERROR(apply_epilogue(p_.steps, ctx, float_y, nullptr, p_.dst_layout, threads));
+    return finish_output(float_y, y, threads);
+  }
+#endif
+
   /// Quantizes the finished float output into the node's uint8 output, when it has one and
   /// oneDNN has not written it.
   Status finish_output(const Tensor& float_y, Tensor* y, int threads) const {
@@ -409,6 +467,9 @@ class Int8ConvKernel final : public Kernel {
   // post-ops (make_post_ops), since no NaN can reach them before an operand does.
   bool finite_result_ = true;
   bool use_onednn_;
+#if defined(__aarch64__)
+  std::unique_ptr<Int8ConvNeon> neon_;  // the SDOT path, where it runs
+#endif
   std::vector<float> output_scales_;  // x_scale · w_scales[m]
   std::vector<float> scaled_bias_;    // B[m] / output_scales_[m]: oneDNN 2.6 adds the bias before scaling
   std::vector<int64_t> weight_sums_;  // Σ W[m] over each output channel's weights
@@ -453,10 +514,16 @@ Expected<Int8ConvParams> read_params(const KernelInfo& info) {
 
 Expected<std::unique_ptr<Kernel>> make_int8_conv(const KernelInfo& info) {
   EDGEMM_ASSIGN_OR_RETURN(Int8ConvParams p, read_params(info));
+#if defined(__aarch64__)
+  if (onednn::enabled() && int8_neon::enabled() && Int8ConvNeon::applies(p.weights) &&
+      int8::output_scales_finite(p.q)) {
+    return std::unique_ptr<Kernel>(std::make_unique<Int8ConvKernel>(std::move(p), false, true));
+  }
+#endif
   const bool exact = int8::fits_pair_sums(p.weights);
   if (!exact) int8::warn_reference_path(info.node);
   const bool onednn = onednn::enabled() && exact && int8::scales_representable(p.q, p.bias);
-  return std::unique_ptr<Kernel>(std::make_unique<Int8ConvKernel>(std::move(p), onednn));
+  return std::unique_ptr<Kernel>(std::make_unique<Int8ConvKernel>(std::move(p), onednn, false));
 }
 
 }  // namespace edgemm::kernels

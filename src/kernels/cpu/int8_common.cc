@@ -24,6 +24,9 @@
 #define EDGEMM_AVX512 __attribute__((target("avx512f,avx512bw,avx512vl")))
 #define EDGEMM_AVX512_VBMI __attribute__((target("avx512f,avx512bw,avx512vl,avx512vbmi")))
 #endif
+#if defined(__aarch64__)
+#include <arm_neon.h>
+#endif
 
 namespace edgemm::kernels::int8 {
 namespace {
@@ -106,6 +109,62 @@ EDGEMM_AVX512_VBMI void quantize_few_planes(const float* x, int64_t channels, in
 }
 #endif
 
+#if defined(__aarch64__)
+/// quantize_u8 on 16 values with NEON: the same division, clamp (fmaxnm and fminnm return the
+/// bound for NaN, as the scalar compares do), round half to even (fcvtns), zero point, narrow.
+inline uint8x16_t quantize16(const float* x, float32x4_t scale, float32x4_t lo, float32x4_t hi, int32x4_t zero_point) {
+  int32x4_t q[4];
+  for (int j = 0; j < 4; ++j) {
+    const float32x4_t r = vminnmq_f32(vmaxnmq_f32(vdivq_f32(vld1q_f32(x + 4 * j), scale), lo), hi);
+    q[j] = vaddq_s32(vcvtnq_s32_f32(r), zero_point);
+  }
+  const uint16x8_t lo16 = vcombine_u16(vqmovun_s32(q[0]), vqmovun_s32(q[1]));
+  const uint16x8_t hi16 = vcombine_u16(vqmovun_s32(q[2]), vqmovun_s32(q[3]));
+  return vcombine_u8(vqmovn_u16(lo16), vqmovn_u16(hi16));
+}
+
+struct Neon16 {
+  float32x4_t scale, lo, hi;
+  int32x4_t zero_point;
+  Neon16(float s, float zp)
+      : scale(vdupq_n_f32(s)),
+        lo(vdupq_n_f32(-zp)),
+        hi(vdupq_n_f32(255.0f - zp)),
+        zero_point(vdupq_n_s32(static_cast<int32_t>(zp))) {}
+  uint8x16_t operator()(const float* x) const { return quantize16(x, scale, lo, hi, zero_point); }
+};
+
+/// Values [0, count - count % 16) with NEON; returns how many it did.
+int64_t quantize_neon(const float* x, int64_t count, float scale, float zero_point, uint8_t* out) {
+  const Neon16 q(scale, zero_point);
+  int64_t i = 0;
+  for (; i + 16 <= count; i += 16) vst1q_u8(out + i, q(x + i));
+  return i;
+}
+
+/// Pixels [p, p + 16 · blocks) of `channels` planes (stride `spatial`) into interleaved rows:
+/// three or four planes with one interleaving store (st3, st4), others through 16 bytes per plane.
+void quantize_planes_neon(const float* x, int64_t channels, int64_t spatial, int64_t blocks, float scale,
+                          float zero_point, uint8_t* out) {
+  const Neon16 q(scale, zero_point);
+  std::vector<uint8_t> tmp(static_cast<size_t>(channels) * 16);
+  for (int64_t b = 0; b < blocks; ++b) {
+    const float* px = x + 16 * b;
+    uint8_t* dst = out + 16 * b * channels;
+    if (channels == 3) {
+      vst3q_u8(dst, uint8x16x3_t{{q(px), q(px + spatial), q(px + 2 * spatial)}});
+    } else if (channels == 4) {
+      vst4q_u8(dst, uint8x16x4_t{{q(px), q(px + spatial), q(px + 2 * spatial), q(px + 3 * spatial)}});
+    } else {
+      for (int64_t c = 0; c < channels; ++c) vst1q_u8(tmp.data() + c * 16, q(px + c * spatial));
+      for (int64_t p = 0; p < 16; ++p) {
+        for (int64_t c = 0; c < channels; ++c) dst[p * channels + c] = tmp[c * 16 + p];
+      }
+    }
+  }
+}
+#endif
+
 /// Pixels [p0, p1) of one NCHW image into NHWC bytes.
 void quantize_pixels(const float* image, int64_t channels, int64_t spatial, int64_t p0, int64_t p1, float scale,
                      float zero_point, uint8_t* out_image) {
@@ -121,6 +180,10 @@ void quantize_pixels(const float* image, int64_t channels, int64_t spatial, int6
       quantize_planes16_avx512(image + p, channels, spatial, scale, zero_point, tmp.data(), out_image + p * channels);
     }
   }
+#elif defined(__aarch64__)
+  const int64_t blocks = (p1 - p) / 16;
+  quantize_planes_neon(image + p, channels, spatial, blocks, scale, zero_point, out_image + p * channels);
+  p += 16 * blocks;
 #endif
   for (; p < p1; ++p) {
     for (int64_t c = 0; c < channels; ++c) {
@@ -175,6 +238,11 @@ void quantize_u8(const float* x, int64_t count, float scale, int32_t zero_point,
   const float z = static_cast<float>(zero_point);
 #if defined(__x86_64__)
   if (avx512()) return quantize_avx512(x, count, scale, z, out);
+#elif defined(__aarch64__)
+  const int64_t done = quantize_neon(x, count, scale, z, out);
+  x += done;
+  out += done;
+  count -= done;
 #endif
   quantize_scalar(x, count, scale, z, out);
 }
@@ -215,6 +283,13 @@ bool scales_representable(const QdqScales& scales, const Tensor& bias) {
     const float s = scales.x_scale * scales.w_scales[c];
     if (!std::isnormal(s)) return false;
     if (bias.defined() && !std::isfinite(bias.data<float>()[c] / s)) return false;
+  }
+  return true;
+}
+
+bool output_scales_finite(const QdqScales& scales) {
+  for (float w : scales.w_scales) {
+    if (!std::isfinite(scales.x_scale * w)) return false;
   }
   return true;
 }

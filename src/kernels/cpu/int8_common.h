@@ -51,7 +51,7 @@ inline uint8_t quantize_u8(float v, float scale, float zero_point) {
 }
 
 /// Quantizes `count` contiguous float32 values to uint8 exactly as quantize_u8 does (the same
-/// bits), 16 at a time with AVX-512 where the CPU has it, on the calling thread. `x` and `out`
+/// bits), 16 at a time with AVX-512 where the CPU has it (NEON on aarch64), on the calling thread. `x` and `out`
 /// are caller-owned and must not overlap.
 void quantize_u8(const float* x, int64_t count, float scale, int32_t zero_point, uint8_t* out);
 
@@ -74,6 +74,11 @@ bool fits_pair_sums(const Tensor& weights);
 /// normal float (a denormal weight scale makes the pre-divided bias overflow). `bias` (float32,
 /// one value per w_scale) may be undefined.
 bool scales_representable(const QdqScales& scales, const Tensor& bias);
+
+/// True when every x_scale · w_scale is finite: the Arm SDOT kernels (int8_gemm_neon.h) multiply
+/// their int32 sums by it (a denormal or zero product is fine there: it scales sums of tiny
+/// weights, as the reference does).
+bool output_scales_finite(const QdqScales& scales);
 
 /// Prints the warning for weights that fail fits_pair_sums (the reference path runs instead).
 void warn_reference_path(const ir::Node& node);

@@ -1,6 +1,7 @@
 /// \file matmul_int8.cc
 /// com.edgemm Int8MatMul (see matmul_int8.h): oneDNN 2.6's u8s8 matmul on A quantized to
-/// uint8 rows [rows, K], B prepacked once per layout; and the reference path on dequantized values.
+/// uint8 rows [rows, K], B prepacked once per layout; on Arm with dot product the SDOT product of
+/// int8_gemm_neon.h on the same rows; and the reference path on dequantized values.
 
 #include "kernels/cpu/matmul_int8.h"
 
@@ -10,6 +11,7 @@
 #include <vector>
 
 #include "kernels/cpu/int8_common.h"
+#include "kernels/cpu/int8_gemm_neon.h"
 #include "kernels/cpu/onednn.h"
 #include "kernels/cpu/quant_common.h"
 
@@ -45,7 +47,22 @@ class Int8MatMulKernel final : public Kernel {
     }
   }
 
-  const char* name() const override { return use_onednn_ ? "u8s8_matmul__onednn" : "u8s8_matmul__reference"; }
+  const char* name() const override {
+#if defined(__aarch64__)
+    if (neon_) return "u8s8_matmul__neon_dot";
+#endif
+    return use_onednn_ ? "u8s8_matmul__onednn" : "u8s8_matmul__reference";
+  }
+
+#if defined(__aarch64__)
+  /// Takes the SDOT path (int8_gemm_neon.h) instead of oneDNN's.
+  void use_neon() {
+    const int64_t k = p_.weights.dim(0), n = p_.weights.dim(1);
+    neon_ =
+        std::make_unique<int8_neon::Int8Gemm>(p_.weights.data<int8_t>(), k, n, n, 1, p_.q.w_scales.data(), p_.q.x_scale,
+                                              p_.q.x_zero_point, p_.bias.defined() ? p_.bias.data<float>() : nullptr);
+  }
+#endif
 
   Status run(KernelContext& ctx) const override {
     const ir::Node& node = ctx.node();
@@ -62,6 +79,15 @@ class Int8MatMulKernel final : public Kernel {
     EDGEMM_ASSIGN_OR_RETURN(Tensor * y, ctx.allocate_output(0, DataType::kFloat32, y_shape));
     const int64_t rows = k == 0 ? 0 : a->element_count() / k;
     if (y->element_count() == 0) return Status::ok();
+#if defined(__aarch64__)
+    if (neon_ && rows > 0 && k > 0) {
+      const int64_t count = a->element_count();
+      auto* src = static_cast<uint8_t*>(onednn::thread_buffer(onednn::Slot::kSrc, static_cast<size_t>(count)));
+      int8::quantize_u8(a->data<float>(), count, p_.q.x_scale, p_.q.x_zero_point, src, ctx.threads());
+      neon_->gemm(src, k, rows, y->data<float>(), n, ctx.threads());
+      return Status::ok();
+    }
+#endif
     if (use_onednn_ && rows > 0 && k > 0) {
       std::shared_ptr<const Int8MatMulPlan> plan = plan_for(node, rows);
       if (!plan->reference) return run_onednn(ctx, *plan, *a, rows, y);
@@ -152,6 +178,9 @@ class Int8MatMulKernel final : public Kernel {
 
   Int8MatMulParams p_;
   bool use_onednn_;
+#if defined(__aarch64__)
+  std::unique_ptr<int8_neon::Int8Gemm> neon_;  // the SDOT path, where it runs
+#endif
   std::vector<float> output_scales_;  // x_scale · w_scales[n]
   std::vector<float> scaled_bias_;    // bias[n] / output_scales_[n]: oneDNN 2.6 adds the bias before scaling
   mutable onednn::PackedWeights packed_;
@@ -184,6 +213,14 @@ Expected<Int8MatMulParams> read_params(const KernelInfo& info) {
 
 Expected<std::unique_ptr<Kernel>> make_int8_matmul(const KernelInfo& info) {
   EDGEMM_ASSIGN_OR_RETURN(Int8MatMulParams p, read_params(info));
+#if defined(__aarch64__)
+  if (onednn::enabled() && int8_neon::enabled() && p.weights.dim(0) <= int8_neon::kMaxDepth &&
+      int8::output_scales_finite(p.q)) {
+    auto kernel = std::make_unique<Int8MatMulKernel>(std::move(p), false);
+    kernel->use_neon();
+    return std::unique_ptr<Kernel>(std::move(kernel));
+  }
+#endif
   const bool exact = int8::fits_pair_sums(p.weights);
   if (!exact) int8::warn_reference_path(info.node);
   if (onednn::enabled() && exact && int8::scales_representable(p.q, p.bias)) {

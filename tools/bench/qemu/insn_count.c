@@ -9,8 +9,10 @@
  *
  * Build against qemu-plugin.h of the installed qemu's source package (not committed; scripts/
  * bench_aarch64.sh fetches it):  cc -shared -fPIC -O2 -I QEMU_SRC/include/qemu insn_count.c -o libinsn_count.so
- * Use:  qemu-aarch64 -plugin ./libinsn_count.so,out=counts.tsv ... program
- * Output (written at exit): one line per file, "instructions<TAB>path", most first.
+ * Use:  qemu-aarch64 -plugin ./libinsn_count.so,out=counts.tsv[,by=symbol] ... program
+ * Output (written at exit): one line per file, "instructions<TAB>path", most first. With by=symbol,
+ * blocks whose first instruction has a symbol (qemu knows the main program's) are charged to
+ * "path<TAB>symbol" instead: where a kernel's instructions go, for tuning.
  */
 #include <pthread.h>
 #include <stdint.h>
@@ -22,7 +24,7 @@
 
 QEMU_PLUGIN_EXPORT int qemu_plugin_version = QEMU_PLUGIN_VERSION;
 
-enum { kMaxFiles = 1024, kMaxRegions = 8192 };
+enum { kMaxFiles = 16384, kMaxRegions = 8192 };
 
 struct region {
   uintptr_t start, end;
@@ -35,6 +37,7 @@ static int n_files;
 static struct region regions[kMaxRegions];
 static int n_regions;
 static char out_path[4096];
+static int by_symbol;
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 
 static int file_index(const char *path) {
@@ -86,6 +89,12 @@ static void on_translate(qemu_plugin_id_t id, struct qemu_plugin_tb *tb) {
     file = find_file(address);
     if (file < 0) file = file_index("[unknown]");
   }
+  const char *symbol = by_symbol ? qemu_plugin_insn_symbol(qemu_plugin_tb_get_insn(tb, 0)) : NULL;
+  if (symbol != NULL) {
+    char key[8192];
+    snprintf(key, sizeof key, "%s\t%s", files[file], symbol);
+    file = file_index(key);
+  }
   pthread_mutex_unlock(&lock);
   qemu_plugin_register_vcpu_tb_exec_inline(tb, QEMU_PLUGIN_INLINE_ADD_U64, &counts[file], n);
 }
@@ -113,6 +122,7 @@ static void write_counts(qemu_plugin_id_t id, void *data) {
 QEMU_PLUGIN_EXPORT int qemu_plugin_install(qemu_plugin_id_t id, const qemu_info_t *info, int argc, char **argv) {
   for (int i = 0; i < argc; ++i) {
     if (strncmp(argv[i], "out=", 4) == 0) snprintf(out_path, sizeof out_path, "%s", argv[i] + 4);
+    if (strcmp(argv[i], "by=symbol") == 0) by_symbol = 1;
   }
   if (out_path[0] == '\0') {
     fprintf(stderr, "insn_count: give the output file as -plugin libinsn_count.so,out=PATH\n");
