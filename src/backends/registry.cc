@@ -60,7 +60,7 @@ Expected<std::unique_ptr<Backend>> make_backend(const InferencerConfig& config) 
   }
   if (config.backend == "native") {
     EDGEMM_RETURN_IF_ERROR(check_one_of("native", "device", config.device, {"cpu"}));
-    EDGEMM_RETURN_IF_ERROR(check_one_of("native", "precision", config.precision, {"fp32", "bf16"}));
+    EDGEMM_RETURN_IF_ERROR(check_one_of("native", "precision", config.precision, {"fp32", "bf16", "fp16"}));
     return std::unique_ptr<Backend>();
   }
   BackendFactory factory;

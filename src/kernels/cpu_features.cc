@@ -11,6 +11,7 @@
 #include <sys/auxv.h>
 #endif
 
+#include "kernels/cpu/int8_gemm_neon.h"
 #include "kernels/cpu/matmul_nbits.h"
 #include "kernels/cpu/matmul_panels.h"
 #include "kernels/cpu/onednn.h"
@@ -108,6 +109,11 @@ std::vector<std::string> kernel_selection() {
     lines.push_back(
         std::string("Conv 2-D (float32, constant weights): ") +
         (xnnpack::enabled() ? "f32_conv__xnnpack (XNNPACK, NHWC)" : "oneDNN (the CPU has SVE: JIT kernels)"));
+    lines.push_back(std::string("Int8Conv, Int8MatMul: ") +
+                    (int8_neon::enabled() ? "u8s8_conv__neon_dot, u8s8_matmul__neon_dot (SDOT)" : "oneDNN u8s8"));
+    lines.push_back(std::string("precision fp16: ") + (xnnpack::fp16_enabled()
+                                                           ? "f16_conv__xnnpack, f16_matmul__xnnpack (FP16 arithmetic)"
+                                                           : "as fp32 (no FP16 arithmetic)"));
   }
 #endif
   if (onednn::enabled()) {

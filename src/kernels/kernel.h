@@ -98,6 +98,20 @@ const KernelRegistry& cpu_registry();
 /// AVX512_BF16; everything else as cpu_registry() does. Defined in src/kernels/cpu/matmul.cc.
 std::unique_ptr<KernelRegistry> bf16_matmul_kernels();
 
+/// Conv, com.edgemm FusedConv, MatMul and com.edgemm FusedMatMul kernels for the native backend's
+/// "fp16" precision, to search before cpu_registry(): 2-D convolutions with constant float32
+/// weights and MatMuls with a constant 2-D B run XNNPACK's half-precision operators where
+/// fp16_available() (weights and bias rounded to IEEE half once, activations on each run,
+/// products and sums in half precision, outputs widened to float32; conv_xnnpack.h), unless
+/// rounding the node's weights to half would lose them (xnnpack::half_keeps: a node stays float32);
+/// everything else, and every op on other CPUs, as cpu_registry() does. Defined in
+/// src/kernels/registry.cc.
+std::unique_ptr<KernelRegistry> fp16_kernels();
+
+/// Whether fp16_kernels() compute in half precision on this CPU: aarch64 with FP16 arithmetic
+/// (asimdhp) where XNNPACK runs (kernels/cpu/xnnpack.h).
+bool fp16_available();
+
 /// Helper for kernels that need no compile-time state: wraps a run function.
 template <typename Fn>
 KernelFactory simple_kernel(Fn fn, const char* name = "reference") {

@@ -1,6 +1,7 @@
 #include <algorithm>
 
 #include "kernels/cpu/families.h"
+#include "kernels/cpu/xnnpack.h"
 #include "kernels/kernel.h"
 
 namespace edgemm::kernels {
@@ -68,5 +69,14 @@ const KernelRegistry& cpu_registry() {
   }();
   return registry;
 }
+
+std::unique_ptr<KernelRegistry> fp16_kernels() {
+  auto registry = std::make_unique<KernelRegistry>();
+  register_fp16_conv_kernels(*registry);
+  register_fp16_matmul_kernels(*registry);
+  return registry;
+}
+
+bool fp16_available() { return xnnpack::fp16_enabled(); }
 
 }  // namespace edgemm::kernels

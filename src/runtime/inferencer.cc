@@ -207,6 +207,15 @@ class NativeInferencer final : public Inferencer {
                      config.model_path.c_str());
       }
     }
+    if (!backend && config.precision == "fp16") {
+      self->extra_kernels_ = kernels::fp16_kernels();
+      if (!kernels::fp16_available()) {
+        std::fprintf(stderr,
+                     "edgemm: warning: precision fp16 needs an Arm CPU with FP16 arithmetic (Armv8.2-A asimdhp) and "
+                     "XNNPACK, which this machine lacks; '%s' runs in float32\n",
+                     config.model_path.c_str());
+      }
+    }
     if (config.optimize) {
       passes::PassReport report;
       passes::optimize(model, report, passes::kernel_pass_options());

@@ -4,7 +4,8 @@
 # because every emulated run is slow.
 # - ocr: the demo photo; the lines drawn on it (data/demo/photo_text.json; NFKC, spaces dropped) are
 #   read with at most 2 character edits in all (each line aligned to its best place in the text read;
-#   x86 reads 1: the '·' of "Table 7 · 2 cups" as ':'), and an undecodable image is a clear error.
+#   x86 reads 1: the '·' of "Table 7 · 2 cups" as ':'), also at --precision fp16, and an undecodable
+#   image is a clear error.
 # - run: the transformer fixture equals PyTorch's outputs (tests/fixtures/transformer_block_*.npy).
 # - convert: the fixture taken to opset 13 by the arm64 edgemm, run by it, equals PyTorch's.
 # - quantize: the fixture with int4 weights (float A), run by the arm64 edgemm, equals ONNX Runtime
@@ -30,9 +31,8 @@ expect_text version-text "$tmp/out" "edgemm "
 printf 'not a picture' >"$tmp/notes.jpg"
 check not-an-image 2 "$bin" ocr "$tmp/notes.jpg"
 expect_text not-an-image-message "$tmp/err" "cannot decode"
-check ocr-demo 0 "$bin" ocr "$root/data/demo/photo_text.jpg" --models "$root/models/ppocrv4" --threads 2
-cp "$tmp/out" "$tmp/ocr.txt"
-check ocr-demo-lines 0 $py -c '
+demo_lines_read() {  # demo_lines_read NAME OCR_TEXT
+  check "$1" 0 $py -c '
 import json, sys, unicodedata
 norm = lambda s: unicodedata.normalize("NFKC", s).replace(" ", "")
 read = norm(open(sys.argv[2], encoding="utf-8").read().replace("\n", ""))
@@ -45,7 +45,16 @@ def edits(line):  # fewest edits turning `line` into some substring of `read`
     return min(row)
 costs = {l["text"]: edits(norm(l["text"])) for l in json.load(open(sys.argv[1]))["lines"]}
 assert sum(costs.values()) <= 2, {t: c for t, c in costs.items() if c}
-' "$root/data/demo/photo_text.json" "$tmp/ocr.txt"
+' "$root/data/demo/photo_text.json" "$2"
+}
+check ocr-demo 0 "$bin" ocr "$root/data/demo/photo_text.jpg" --models "$root/models/ppocrv4" --threads 2
+cp "$tmp/out" "$tmp/ocr.txt"
+demo_lines_read ocr-demo-lines "$tmp/ocr.txt"
+# --precision fp16 (half-precision Conv and MatMul; the A76 has FP16 arithmetic): the same lines.
+check ocr-demo-fp16 0 "$bin" ocr "$root/data/demo/photo_text.jpg" --models "$root/models/ppocrv4" --threads 2 \
+  --precision fp16
+cp "$tmp/out" "$tmp/ocr16.txt"
+demo_lines_read ocr-demo-fp16-lines "$tmp/ocr16.txt"
 
 # run, convert: against PyTorch
 same_as_pytorch() {  # same_as_pytorch NAME OUTPUT_DIR

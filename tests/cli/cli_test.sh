@@ -175,12 +175,15 @@ check run-above-nan 2 "$bin" run "$tmp/cls.onnx" --input x="$tmp/x.npy" --above 
 # Backend options: unknown backend, unsupported precision/device (named in the message).
 check run-unknown-backend 2 "$bin" run "$tmp/cls.onnx" --input x="$tmp/x.npy" --backend tpu9000
 expect_text run-unknown-backend-message "$tmp/err" "unknown backend 'tpu9000'"
-check run-native-fp16 2 "$bin" run "$tmp/cls.onnx" --input x="$tmp/x.npy" --precision fp16
-expect_text run-native-fp16-message "$tmp/err" "does not support precision 'fp16'"
-check inspect-native-fp16 2 "$bin" inspect "$tmp/cls.onnx" --precision fp16
-expect_text inspect-native-fp16-message "$tmp/err" "(it supports: fp32, bf16)"
+check run-native-fp8 2 "$bin" run "$tmp/cls.onnx" --input x="$tmp/x.npy" --precision fp8
+expect_text run-native-fp8-message "$tmp/err" "does not support precision 'fp8'"
+check inspect-native-fp8 2 "$bin" inspect "$tmp/cls.onnx" --precision fp8
+expect_text inspect-native-fp8-message "$tmp/err" "(it supports: fp32, bf16, fp16)"
 check inspect-native-gpu 2 "$bin" inspect "$tmp/cls.onnx" --device gpu
-check profile-native-fp16 2 "$bin" profile "$tmp/cls.onnx" --precision fp16
+check profile-native-fp8 2 "$bin" profile "$tmp/cls.onnx" --precision fp8
+# fp16 is for Arm CPUs with FP16 arithmetic: elsewhere it warns and runs float32 (as bf16 does without AVX512_BF16).
+check run-native-fp16-elsewhere 0 "$bin" run "$tmp/cls.onnx" --input x="$tmp/x.npy" --precision fp16
+expect_text run-native-fp16-warning "$tmp/err" "precision fp16 needs an Arm CPU with FP16 arithmetic"
 check run-native-bf16 0 "$bin" run "$tmp/cls.onnx" --input x="$tmp/x.npy" --precision bf16
 check run-placement-json 0 "$bin" run "$tmp/cls.onnx" --input x="$tmp/x.npy" --json
 expect_text run-placement-in-json "$tmp/out" '"fallback_nodes": 0'

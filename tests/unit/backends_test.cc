@@ -159,12 +159,12 @@ TEST(Backends, ConfigurationErrorsNameTheSettingAndTheAcceptedValues) {
   EXPECT_NE(unknown.status().message().find("native"), std::string::npos);
 
   config.backend = "native";
-  config.precision = "fp16";
-  auto fp16 = Inferencer::create(config);
-  ASSERT_FALSE(fp16.has_value());
-  EXPECT_EQ(fp16.status().code(), StatusCode::kInvalidArgument);
-  EXPECT_NE(fp16.status().message().find("precision 'fp16'"), std::string::npos);
-  EXPECT_NE(fp16.status().message().find("fp32"), std::string::npos);
+  config.precision = "fp8";
+  auto fp8 = Inferencer::create(config);
+  ASSERT_FALSE(fp8.has_value());
+  EXPECT_EQ(fp8.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(fp8.status().message().find("precision 'fp8'"), std::string::npos);
+  EXPECT_NE(fp8.status().message().find("fp32"), std::string::npos);
 
   config.backend = "subset";
   config.precision = "fp32";

@@ -3,8 +3,9 @@
 // clip_check): image_embeds and text_embeds (and last_hidden_state; text_embeds also of real
 // prompts tokenized by transformers.js) within 1e-4 of PyTorch's, cosine > 0.99999 per row, with
 // graph optimizations on and off and with the input shapes pinned; dynamic batch and sequence.
-// With precision "bf16" (bfloat16 MatMul products where the CPU has AVX512_BF16) image_embeds
-// stay within cosine 0.999 of PyTorch's float32 ones, and the MatMuls name their bf16 kernels.
+// With precision "bf16" (bfloat16 MatMul products where the CPU has AVX512_BF16) or "fp16" (half-
+// precision Conv and MatMul on Arm with FP16 arithmetic) image_embeds stay within cosine 0.999 of
+// PyTorch's float32 ones, and the nodes name their bf16 / f16 kernels where the CPU runs them.
 
 #include <gtest/gtest.h>
 
@@ -19,6 +20,7 @@
 #include "core/npy.h"
 #include "edgemm/inferencer.h"
 #include "kernels/cpu/matmul_panels.h"
+#include "kernels/kernel.h"
 #include "source_dir.h"
 
 namespace edgemm {
@@ -150,12 +152,14 @@ TEST_P(ClipFixture, TextMatchesPyTorch) {
   expect_close((*prompts)[0], reference("prompt_text_embeds"), "prompt text_embeds" + tag(mode));
 }
 
-TEST(ClipFixtureBfloat16, VisionStaysCloseToPyTorch) {
+/// The vision encoder at `precision` stays within cosine 0.999 of PyTorch's float32 image_embeds,
+/// and nodes run kernels named `kernel_prefix`... exactly where `available`.
+void expect_vision_close_at(const std::string& precision, const std::string& kernel_prefix, bool available) {
   const Tensor pixels = reference("pixel_values");
   InferencerConfig config;
   config.model_path = (package() / "onnx/vision_model.onnx").string();
   config.threads = 1;
-  config.precision = "bf16";
+  config.precision = precision;
   auto inf = Inferencer::create(config);
   ASSERT_TRUE(inf.has_value()) << inf.status().to_string();
   auto out = (*inf)->run_profiled({{"pixel_values", pixels}}, {"image_embeds"});
@@ -172,15 +176,24 @@ TEST(ClipFixtureBfloat16, VisionStaysCloseToPyTorch) {
       nb += double(want.data<float>()[i]) * want.data<float>()[i];
     }
     EXPECT_GT(dot / std::sqrt(na * nb), 0.999) << "image " << r;
-    std::cout << "[ clip ] image_embeds in bf16, image " << r << ": cosine " << dot / std::sqrt(na * nb) << "\n";
+    std::cout << "[ clip ] image_embeds in " << precision << ", image " << r << ": cosine " << dot / std::sqrt(na * nb)
+              << "\n";
   }
-  int bf16_nodes = 0;
-  for (const NodeProfile& node : out->nodes) bf16_nodes += node.kernel.rfind("bf16_", 0) == 0;
-  if (kernels::matmul_panels_available(kernels::PanelFormat::kBfloat16)) {
-    EXPECT_GT(bf16_nodes, 0);
+  int reduced_nodes = 0;
+  for (const NodeProfile& node : out->nodes) reduced_nodes += node.kernel.rfind(kernel_prefix, 0) == 0;
+  if (available) {
+    EXPECT_GT(reduced_nodes, 0);
   } else {
-    EXPECT_EQ(bf16_nodes, 0);
+    EXPECT_EQ(reduced_nodes, 0);
   }
+}
+
+TEST(ClipFixtureBfloat16, VisionStaysCloseToPyTorch) {
+  expect_vision_close_at("bf16", "bf16_", kernels::matmul_panels_available(kernels::PanelFormat::kBfloat16));
+}
+
+TEST(ClipFixtureFloat16, VisionStaysCloseToPyTorch) {
+  expect_vision_close_at("fp16", "f16_", kernels::fp16_available());
 }
 
 INSTANTIATE_TEST_SUITE_P(Load, ClipFixture, ::testing::Values(Load::kNotOptimized, Load::kOptimized, Load::kPinned),

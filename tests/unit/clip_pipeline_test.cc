@@ -312,12 +312,12 @@ TEST(ClipPipeline, Bfloat16PrecisionStaysCloseAndHasItsOwnIdentity) {
   std::vector<float> repeated;
   for (int i = 0; i < 8; ++i) repeated.insert(repeated.end(), singles->data<float>(), singles->data<float>() + 32);
   expect_embeddings(*batched, repeated, 1e-5, "bf16 embed_images batch 8 vs 1");
-  options.precision = "fp16";
+  options.precision = "fp8";
   options.image_batch = 8;
   auto refused = ClipModel::load(kPackage.string(), options);
   ASSERT_FALSE(refused.has_value());
   EXPECT_EQ(refused.status().code(), StatusCode::kInvalidArgument);
-  EXPECT_NE(refused.status().message().find("precision 'fp16'"), std::string::npos) << refused.status().to_string();
+  EXPECT_NE(refused.status().message().find("precision 'fp8'"), std::string::npos) << refused.status().to_string();
 }
 
 TEST(ClipPipeline, TextEmbeddingsMatchPyTorch) {

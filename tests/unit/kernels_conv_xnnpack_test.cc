@@ -1,4 +1,5 @@
-// Conv on XNNPACK (src/kernels/cpu/conv_xnnpack.cc, f32_conv__xnnpack; aarch64 without SVE only)
+// Conv on XNNPACK (src/kernels/cpu/conv_xnnpack.cc, f32_conv__xnnpack, and at precision fp16
+// f16_conv__xnnpack; aarch64 without SVE only)
 // against the plain reference path of the same node on seeded random inputs: Conv and FusedConv
 // nodes (HardSwish then + residual epilogue) through their kernel factories, regular, grouped,
 // depthwise and 1x1 convolutions with strides, dilations and asymmetric pads, activations in NCHW,
@@ -53,11 +54,10 @@ Tensor in_layout(const Tensor& t, kernels::ActivationLayout layout) {
   return out;
 }
 
-TEST(ConvXnnpack, NodesRunXnnpackAndMatchReference) {
-  if (!kernels::xnnpack::enabled()) {
-    const kernels::CpuFeatures& f = kernels::cpu_features();
-    GTEST_SKIP() << "f32_conv__xnnpack runs on aarch64 with asimd and without SVE; this CPU: " << f.arch;
-  }
+/// Runs the cases through the kernels of `registry` (named `prefix` + "_conv__xnnpack" or
+/// "_fused_conv__xnnpack") against the reference, within expect_close's `tolerance`.
+void expect_xnnpack_convs_match_reference(const kernels::KernelRegistry& registry, const std::string& prefix,
+                                          double tolerance) {
   const std::vector<XnnCase> cases = {
       {"regular_3x3", 5, 12, 1, 3, 1, 1, {1, 1, 1, 1}},     {"regular_3x3_s2_asym", 8, 16, 1, 3, 2, 1, {1, 0, 2, 1}},
       {"grouped", 8, 6, 2, 3, 1, 2, {2, 2, 2, 2}},          {"depthwise_3x3_s2", 24, 24, 24, 3, 2, 1, {1, 0, 2, 1}},
@@ -83,11 +83,39 @@ TEST(ConvXnnpack, NodesRunXnnpackAndMatchReference) {
         std::vector<Tensor> in = {in_layout(x, layout), w, b};
         if (fused) in.push_back(in_layout(random_f32(y_shape, ++seed), layout));
         const std::string what = std::string(xc.name) + (fused ? " fused " : " ") + kernels::layout_name(layout);
-        expect_kernel_matches_reference(node, in, fused ? "f32_fused_conv__xnnpack" : "f32_conv__xnnpack", what,
-                                        kernels::physical_shape(y_shape, layout));
+        expect_kernel_matches_reference(node, in, prefix + (fused ? "_fused_conv__xnnpack" : "_conv__xnnpack"), what,
+                                        kernels::physical_shape(y_shape, layout), registry, tolerance);
       }
     }
   }
+}
+
+TEST(ConvXnnpack, NodesRunXnnpackAndMatchReference) {
+  if (!kernels::xnnpack::enabled()) {
+    const kernels::CpuFeatures& f = kernels::cpu_features();
+    GTEST_SKIP() << "f32_conv__xnnpack runs on aarch64 with asimd and without SVE; this CPU: " << f.arch;
+  }
+  expect_xnnpack_convs_match_reference(kernels::cpu_registry(), "f32", 1e-5);
+}
+
+// At precision fp16 the same nodes run XNNPACK's half-precision convolution (weights, input and
+// sums in IEEE half): within 2e-2 · max(1, |y|) of the float32 reference for these sums of up to
+// 325 products of values in [-1, 1] (measured under qemu's Cortex-A76: at most 1.03e-2).
+TEST(ConvXnnpack, HalfPrecisionStaysNearReference) {
+  if (!kernels::fp16_available()) GTEST_SKIP() << "fp16 runs on Arm CPUs with FP16 arithmetic only";
+  expect_xnnpack_convs_match_reference(*kernels::fp16_kernels(), "f16", 2e-2);
+}
+
+// Weights below half's normal range (a folded BatchNorm's 1e-6 scale, as in PP-OCRv4 det's head)
+// would keep only a few bits in half: at precision fp16 such a node stays float32, and exact.
+TEST(ConvXnnpack, HalfPrecisionKeepsFloat32WhereHalfLosesWeights) {
+  if (!kernels::fp16_available()) GTEST_SKIP() << "fp16 runs on Arm CPUs with FP16 arithmetic only";
+  const XnnCase xc{"tiny_weights", 8, 8, 1, 3, 1, 1, {1, 1, 1, 1}};
+  Tensor w = random_f32({8, 8, 3, 3}, 7);
+  for (int64_t i = 0; i < w.element_count(); ++i) w.data<float>()[i] *= 1e-6f;
+  const std::vector<Tensor> in = {random_f32({1, 8, 9, 9}, 8), w, random_f32({8}, 9)};
+  expect_kernel_matches_reference(xnn_node(xc, false, kernels::ActivationLayout::kNchw), in, "f32_conv__xnnpack",
+                                  "tiny weights at fp16", std::nullopt, *kernels::fp16_kernels());
 }
 
 }  // namespace

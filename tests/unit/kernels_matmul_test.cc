@@ -304,5 +304,19 @@ TEST(MatMulXnnpack, KernelsWithConstantWeightsMatchReference) {
   });
 }
 
+// At precision fp16 (Arm with FP16 arithmetic) the same MatMuls run XNNPACK's half-precision fully
+// connected operator: B, A and the sums in IEEE half (11 significant bits), within 5e-4 · √K of
+// the float32 reference (relative to max(1, max |y|); measured errors are printed).
+TEST(MatMulXnnpack, HalfPrecisionStaysNearReference) {
+  if (!kernels::fp16_available()) GTEST_SKIP() << "fp16 runs on Arm CPUs with FP16 arithmetic only";
+  const auto fp16 = kernels::fp16_kernels();
+  expect_constant_weight_matmuls_match_reference(
+      300, true,
+      [](const std::string& op, const std::string& name) {
+        return name == (op == "FusedMatMul" ? "f16_fused_matmul__xnnpack" : "f16_matmul__xnnpack");
+      },
+      *fp16, 5e-4);
+}
+
 }  // namespace
 }  // namespace edgemm

@@ -268,8 +268,9 @@ void BackendArgs::add_to(CLI::App* cmd) {
       ->capture_default_str();
   cmd->add_option("--device", device, "device of the backend")->capture_default_str();
   cmd->add_option("--precision", precision,
-                  "precision the backend runs in; native: fp32, or bf16 (bfloat16 MatMul products with float32 "
-                  "sums on CPUs with AVX512_BF16, docs/backends.md)")
+                  "precision the backend runs in; native: fp32, bf16 (bfloat16 MatMul products with float32 "
+                  "sums on CPUs with AVX512_BF16) or fp16 (half-precision Conv and MatMul on Arm CPUs with FP16 "
+                  "arithmetic); docs/backends.md")
       ->capture_default_str();
   cmd->add_option("--plugin", plugin, "vendor plugin library for --backend plugin (edgemm/plugin_abi.h)");
 }

@@ -295,9 +295,10 @@ void add_retrieve_command(CLI::App& app, int& exit_code) {
   cmd->add_option("-t,--threads", args->threads, "intra-op threads per model (0 = all cores)")
       ->check(CLI::Range(0, kMaxThreads));
   cmd->add_option("--precision", args->precision,
-                  "fp32, or bf16: bfloat16 MatMul products on CPUs with AVX512_BF16 (docs/backends.md); an index "
-                  "made at one precision is only read at the same")
-      ->check(CLI::IsMember({"fp32", "bf16"}))
+                  "fp32, bf16 (bfloat16 MatMul products on CPUs with AVX512_BF16) or fp16 (half-precision Conv and "
+                  "MatMul on Arm CPUs with FP16 arithmetic), docs/backends.md; an index made at one precision is only "
+                  "read at the same")
+      ->check(CLI::IsMember({"fp32", "bf16", "fp16"}))
       ->capture_default_str();
   cmd->add_option("--batch", args->batch, "images per vision model run")
       ->check(CLI::Range(1, 256))

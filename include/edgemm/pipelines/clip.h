@@ -85,7 +85,8 @@ struct ClipOptions {
   bool optimize = true;            ///< InferencerConfig::optimize
   std::string backend = "native";  ///< InferencerConfig::backend ("native", "opencv", "plugin")
   /// InferencerConfig::precision: "fp32", or on native "bf16" (bfloat16 MatMul products where the
-  /// CPU has AVX512_BF16; docs/backends.md). Other than "fp32" it changes vision_model_sha256()
+  /// CPU has AVX512_BF16) or "fp16" (half-precision Conv and MatMul on Arm with FP16 arithmetic;
+  /// docs/backends.md). Other than "fp32" it changes vision_model_sha256()
   /// (the index identity), as embeddings differ in their last digits.
   std::string precision = "fp32";
   bool load_vision = true;  ///< load the image encoder (needed by embed_images)

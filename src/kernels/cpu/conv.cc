@@ -547,7 +547,9 @@ const char* kernel_name(bool transpose, bool fused, bool onednn, bool f64) {
 }
 
 // `fused`: com.edgemm FusedConv / FusedConvTranspose, which carry an epilogue (steps attributes).
-Expected<std::unique_ptr<Kernel>> make_conv(const KernelInfo& info, bool transpose, bool fused) {
+// `fp16`: the "fp16" precision (XNNPACK's half-precision convolution where it runs).
+Expected<std::unique_ptr<Kernel>> make_conv(const KernelInfo& info, bool transpose, bool fused,
+                                            [[maybe_unused]] bool fp16 = false) {
   EDGEMM_ASSIGN_OR_RETURN(ConvAttrs attrs, parse_conv_attrs(info.node, transpose));
   std::vector<ir::Step> steps;
   if (fused) {
@@ -573,10 +575,15 @@ Expected<std::unique_ptr<Kernel>> make_conv(const KernelInfo& info, bool transpo
     const Tensor* b = constant(2);
     const bool has_bias = info.node.inputs.size() > 2 && !info.node.inputs[2].empty();
     const bool bias_constant = b != nullptr && b->dtype() == DataType::kFloat32 && b->element_count() == w->shape()[0];
-    kernel->set_xnnpack(
-        std::make_unique<const XnnpackConv>(w->data<float>(), w->shape(), bias_constant ? b->data<float>() : nullptr),
-        has_bias && !bias_constant);
-    kernel->set_name(fused ? "f32_fused_conv__xnnpack" : "f32_conv__xnnpack");
+    const bool bias_keeps = !bias_constant || xnnpack::half_keeps(b->data<float>(), 1, w->shape()[0], 0, 1);
+    const int64_t per_channel = w->element_count() / w->shape()[0];
+    const bool half = fp16 && xnnpack::fp16_enabled() && bias_keeps &&
+                      xnnpack::half_keeps(w->data<float>(), w->shape()[0], per_channel, per_channel, 1);
+    kernel->set_xnnpack(std::make_unique<const XnnpackConv>(w->data<float>(), w->shape(),
+                                                            bias_constant ? b->data<float>() : nullptr, half),
+                        has_bias && !bias_constant);
+    kernel->set_name(half ? (fused ? "f16_fused_conv__xnnpack" : "f16_conv__xnnpack")
+                          : (fused ? "f32_fused_conv__xnnpack" : "f32_conv__xnnpack"));
     return std::unique_ptr<Kernel>(std::move(kernel));
   }
 #endif
@@ -611,6 +618,14 @@ void register_conv_kernels(KernelRegistry& registry) {
   registry.add(ir::kEdgemmDomain, "FusedConvTranspose", 1,
                [](const KernelInfo& info) { return make_conv(info, true, true); });
   registry.add(ir::kEdgemmDomain, "Int8Conv", 1, make_int8_conv);
+}
+
+void register_fp16_conv_kernels(KernelRegistry& registry) {
+  for (int since : {1, 11}) {
+    registry.add("", "Conv", since, [](const KernelInfo& info) { return make_conv(info, false, false, true); });
+  }
+  registry.add(ir::kEdgemmDomain, "FusedConv", 1,
+               [](const KernelInfo& info) { return make_conv(info, false, true, true); });
 }
 
 }  // namespace edgemm::kernels

@@ -11,8 +11,8 @@ namespace edgemm::kernels {
 
 bool XnnpackConv::applies(const Shape& w_shape) { return w_shape.size() == 4; }
 
-XnnpackConv::XnnpackConv(const float* w, const Shape& w_shape, const float* bias)
-    : out_channels_(w_shape[0]), in_per_group_(w_shape[1]), kh_(w_shape[2]), kw_(w_shape[3]) {
+XnnpackConv::XnnpackConv(const float* w, const Shape& w_shape, const float* bias, bool fp16)
+    : out_channels_(w_shape[0]), in_per_group_(w_shape[1]), kh_(w_shape[2]), kw_(w_shape[3]), fp16_(fp16) {
   // ONNX [M, C/g, kh, kw] -> XNNPACK [M, kh, kw, C/g] (the group axis leads M in both).
   const int64_t taps = kh_ * kw_;
   weights_.resize(static_cast<size_t>(out_channels_ * in_per_group_ * taps));
@@ -46,12 +46,21 @@ Status XnnpackConv::prepare(const ir::Node& node, const ConvGeometry& g) const {
   }
   const auto u32 = [](int64_t v) { return static_cast<uint32_t>(v); };
   const size_t out_per_group = static_cast<size_t>(out_channels_ / g.group);
-  const xnn_status status = xnn_create_convolution2d_nhwc_f32(
-      u32(g.pad_begin[0]), u32(g.pad_end[1]), u32(g.pad_end[0]), u32(g.pad_begin[1]), u32(kh_), u32(kw_),
-      u32(g.strides[0]), u32(g.strides[1]), u32(g.dilations[0]), u32(g.dilations[1]), u32(g.group),
-      static_cast<size_t>(in_per_group_), out_per_group, static_cast<size_t>(g.in_channels),
-      static_cast<size_t>(out_channels_), weights_.data(), bias_.empty() ? nullptr : bias_.data(),
-      -std::numeric_limits<float>::infinity(), std::numeric_limits<float>::infinity(), 0, &op_);
+  const float inf = std::numeric_limits<float>::infinity();
+  const float* bias = bias_.empty() ? nullptr : bias_.data();
+  // The half-precision operator takes float32 weights and rounds them (XNN_FLAG_FP32_STATIC_WEIGHTS).
+  const xnn_status status =
+      fp16_ ? xnn_create_convolution2d_nhwc_f16(u32(g.pad_begin[0]), u32(g.pad_end[1]), u32(g.pad_end[0]),
+                                                u32(g.pad_begin[1]), u32(kh_), u32(kw_), u32(g.strides[0]),
+                                                u32(g.strides[1]), u32(g.dilations[0]), u32(g.dilations[1]),
+                                                u32(g.group), static_cast<size_t>(in_per_group_), out_per_group,
+                                                static_cast<size_t>(g.in_channels), static_cast<size_t>(out_channels_),
+                                                weights_.data(), bias, -inf, inf, XNN_FLAG_FP32_STATIC_WEIGHTS, &op_)
+            : xnn_create_convolution2d_nhwc_f32(
+                  u32(g.pad_begin[0]), u32(g.pad_end[1]), u32(g.pad_end[0]), u32(g.pad_begin[1]), u32(kh_), u32(kw_),
+                  u32(g.strides[0]), u32(g.strides[1]), u32(g.dilations[0]), u32(g.dilations[1]), u32(g.group),
+                  static_cast<size_t>(in_per_group_), out_per_group, static_cast<size_t>(g.in_channels),
+                  static_cast<size_t>(out_channels_), weights_.data(), bias, -inf, inf, 0, &op_);
   if (status != xnn_status_success) op_ = nullptr;
   EDGEMM_RETURN_IF_ERROR(xnnpack::check(node, status, "convolution"));
   op_key_ = std::move(key);
@@ -62,11 +71,23 @@ Status XnnpackConv::run(const ir::Node& node, const ConvGeometry& g, const float
   std::lock_guard<std::mutex> lock(mutex_);
   EDGEMM_RETURN_IF_ERROR(prepare(node, g));
   pthreadpool_t pool = xnnpack::threadpool(threads);
-  xnn_status status =
-      xnn_setup_convolution2d_nhwc_f32(op_, static_cast<size_t>(g.batch), static_cast<size_t>(g.in_spatial[0]),
-                                       static_cast<size_t>(g.in_spatial[1]), x, y, pool);
+  const auto n = static_cast<size_t>(g.batch), h = static_cast<size_t>(g.in_spatial[0]),
+             w = static_cast<size_t>(g.in_spatial[1]);
+  if (!fp16_) {
+    xnn_status status = xnn_setup_convolution2d_nhwc_f32(op_, n, h, w, x, y, pool);
+    if (status == xnn_status_success) status = xnn_run_operator(op_, pool);
+    return xnnpack::check(node, status, "convolution");
+  }
+  const int64_t x_count = g.batch * g.in_spatial[0] * g.in_spatial[1] * g.in_channels;
+  const int64_t y_count = g.batch * g.out_spatial[0] * g.out_spatial[1] * out_channels_;
+  uint16_t* x_half = xnnpack::half_buffer(0, x_count);
+  uint16_t* y_half = xnnpack::half_buffer(1, y_count);
+  xnnpack::to_half(x, x_half, x_count);
+  xnn_status status = xnn_setup_convolution2d_nhwc_f16(op_, n, h, w, x_half, y_half, pool);
   if (status == xnn_status_success) status = xnn_run_operator(op_, pool);
-  return xnnpack::check(node, status, "convolution");
+  EDGEMM_RETURN_IF_ERROR(xnnpack::check(node, status, "convolution"));
+  xnnpack::from_half(y_half, y, y_count);
+  return Status::ok();
 }
 
 }  // namespace edgemm::kernels

@@ -3,7 +3,10 @@
 /// ONNX Conv (Operators.md "Conv" 1/11) on XNNPACK's `convolution2d_nhwc_f32` operator
 /// (`f32_conv__xnnpack`): 2-D, float32, constant weights, any group count (depthwise included),
 /// strides, dilations and non-negative pads, activations in NHWC. Only where
-/// xnnpack::enabled() (aarch64 without SVE, kernels/cpu/xnnpack.h).
+/// xnnpack::enabled() (aarch64 without SVE, kernels/cpu/xnnpack.h). At the "fp16" precision
+/// (`f16_conv__xnnpack`, where xnnpack::fp16_enabled()) `convolution2d_nhwc_f16`: weights and
+/// bias rounded to half once, X rounded to half on each run, products and sums in half precision,
+/// Y widened back to float32.
 
 #include <cstdint>
 #include <mutex>
@@ -29,7 +32,8 @@ class XnnpackConv {
 
   /// Keeps `w` (float32 [M, C/group, kh, kw], ONNX layout, copied into XNNPACK's
   /// [group, M/group, kh, kw, C/group]) and the constant `bias` ([M], copied; null: none).
-  XnnpackConv(const float* w, const Shape& w_shape, const float* bias);
+  /// `fp16`: the half-precision operator (callers check xnnpack::fp16_enabled()).
+  XnnpackConv(const float* w, const Shape& w_shape, const float* bias, bool fp16);
   ~XnnpackConv();
   XnnpackConv(const XnnpackConv&) = delete;
   XnnpackConv& operator=(const XnnpackConv&) = delete;
@@ -43,6 +47,7 @@ class XnnpackConv {
   Status prepare(const ir::Node& node, const ConvGeometry& g) const;  // with mutex_ held
 
   int64_t out_channels_, in_per_group_, kh_, kw_;
+  bool fp16_;
   std::vector<float> weights_;  // [group, M/group, kh, kw, C/group]
   std::vector<float> bias_;     // [M] or empty
   mutable std::mutex mutex_;

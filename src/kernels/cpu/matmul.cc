@@ -453,8 +453,10 @@ class MatMulKernel final : public OnednnMatMulBase {
 };
 
 /// MatMul (fused_bias false) or FusedMatMul (true) with B prepacked when it is constant; into
-/// bfloat16 panels when `format` asks for them and the CPU has AVX512_BF16, else float32.
-Expected<std::unique_ptr<Kernel>> make_matmul_kernel(const KernelInfo& info, bool fused_bias, PanelFormat format) {
+/// bfloat16 panels when `format` asks for them and the CPU has AVX512_BF16, else float32; a
+/// constant B in half precision on XNNPACK at `fp16` where xnnpack::fp16_enabled().
+Expected<std::unique_ptr<Kernel>> make_matmul_kernel(const KernelInfo& info, bool fused_bias, PanelFormat format,
+                                                     [[maybe_unused]] bool fp16 = false) {
   std::vector<ir::Step> steps;
   if (fused_bias) {
     EDGEMM_ASSIGN_OR_RETURN(steps, ir::read_steps(info.node));
@@ -484,12 +486,14 @@ Expected<std::unique_ptr<Kernel>> make_matmul_kernel(const KernelInfo& info, boo
     const int64_t k = b->dim(-2), n = b->dim(-1);
     const Tensor* bias = fused_bias && info.constant_inputs.size() > 2 ? info.constant_inputs[2] : nullptr;
     const bool bias_packed = bias != nullptr && bias->dtype() == DataType::kFloat32 && bias->shape() == Shape{n};
+    const bool half = fp16 && xnnpack::fp16_enabled() && xnnpack::half_keeps(b->data<float>(), n, k, 1, n) &&
+                      (!bias_packed || xnnpack::half_keeps(bias->data<float>(), 1, n, 0, 1));
     auto fc = std::make_unique<const XnnpackFullyConnected>(b->data<float>(), k, n,
-                                                            bias_packed ? bias->data<float>() : nullptr);
+                                                            bias_packed ? bias->data<float>() : nullptr, half);
     if (fc->ok()) {
-      auto kernel = std::make_unique<MatMulKernel>(Tensor(), onednn,
-                                                   fused_bias ? "f32_fused_matmul__xnnpack" : "f32_matmul__xnnpack",
-                                                   fused_bias, std::move(steps), nullptr);
+      const char* name = half ? (fused_bias ? "f16_fused_matmul__xnnpack" : "f16_matmul__xnnpack")
+                              : (fused_bias ? "f32_fused_matmul__xnnpack" : "f32_matmul__xnnpack");
+      auto kernel = std::make_unique<MatMulKernel>(Tensor(), onednn, name, fused_bias, std::move(steps), nullptr);
       kernel->set_xnnpack(std::move(fc), bias_packed);
       return std::unique_ptr<Kernel>(std::move(kernel));
     }
@@ -743,6 +747,16 @@ void register_matmul_kernels(KernelRegistry& registry) {
   for (int since : {1, 6, 7, 9, 11, 13}) registry.add("", "Gemm", since, make_gemm);
   registry.add("com.edgemm", "FusedMatMul", 1, make_fused_matmul);
   registry.add("com.edgemm", "Int8MatMul", 1, make_int8_matmul);
+}
+
+void register_fp16_matmul_kernels(KernelRegistry& registry) {
+  const auto factory = [](bool fused_bias) -> KernelFactory {
+    return [fused_bias](const KernelInfo& info) {
+      return make_matmul_kernel(info, fused_bias, PanelFormat::kFloat32, true);
+    };
+  };
+  for (int since : {1, 9, 13}) registry.add("", "MatMul", since, factory(false));
+  registry.add("com.edgemm", "FusedMatMul", 1, factory(true));
 }
 
 std::unique_ptr<KernelRegistry> bf16_matmul_kernels() {

@@ -2,7 +2,8 @@
 /// \file matmul_xnnpack.h
 /// float32 MatMul / FusedMatMul on XNNPACK's `fully_connected_nc_f32` operator
 /// (`f32_matmul__xnnpack`), only where xnnpack::enabled() (aarch64 without SVE,
-/// kernels/cpu/xnnpack.h), where oneDNN 2.6 runs its reference GEMM:
+/// kernels/cpu/xnnpack.h), where oneDNN 2.6 runs its reference GEMM (at the "fp16" precision a
+/// constant B runs `fully_connected_nc_f16`, `f16_matmul__xnnpack`, as conv_xnnpack.h says):
 /// - a constant 2-D B [K, N]: one operator made with the kernel (XnnpackFullyConnected), every row
 ///   of A (A's batch axes folded into the rows), plus an optional bias [N];
 /// - B computed at run time (attention's Q·Kᵀ and scores·V) or batched: an operator per batch
@@ -26,8 +27,9 @@ namespace edgemm::kernels {
 class XnnpackFullyConnected {
  public:
   /// Packs `b` (float32 [K, N], row-major) and `bias` (float32 [N], or null); neither is retained.
-  /// Check ok() afterwards: XNNPACK may refuse (out of memory).
-  XnnpackFullyConnected(const float* b, int64_t k, int64_t n, const float* bias);
+  /// `fp16`: rounded to half for the half-precision operator (callers check
+  /// xnnpack::fp16_enabled()). Check ok() afterwards: XNNPACK may refuse (out of memory).
+  XnnpackFullyConnected(const float* b, int64_t k, int64_t n, const float* bias, bool fp16);
   ~XnnpackFullyConnected();
   XnnpackFullyConnected(const XnnpackFullyConnected&) = delete;
   XnnpackFullyConnected& operator=(const XnnpackFullyConnected&) = delete;
@@ -35,13 +37,15 @@ class XnnpackFullyConnected {
   /// Whether the operator was created.
   bool ok() const { return op_ != nullptr; }
 
-  /// y [rows, N] = a [rows, K] · B (+ bias), float32, on `threads` pthreadpool workers. Errors:
+  /// y [rows, N] = a [rows, K] · B (+ bias), float32 in and out, on `threads` pthreadpool workers. Errors:
   /// XNNPACK's own refusals (Internal), naming `node`.
   Status run(const ir::Node& node, const float* a, int64_t rows, float* y, int threads) const;
 
  private:
   mutable std::mutex mutex_;
   xnn_operator_t op_ = nullptr;
+  int64_t k_, n_;
+  bool fp16_;
 };
 
 /// y [batch..., M, N] = a [batch_a..., M, K] · b [batch_b..., K, N] for the shapes `s`

@@ -3,11 +3,17 @@
 
 #include "kernels/cpu/xnnpack.h"
 
+#include <cmath>
 #include <cstdlib>
 #include <cstring>
 #include <map>
 #include <mutex>
 #include <string>
+#include <vector>
+
+#if defined(__aarch64__)
+#include <arm_neon.h>
+#endif
 
 #include "kernels/cpu_features.h"
 
@@ -22,6 +28,14 @@ bool enabled() {
     return xnn_initialize(nullptr) == xnn_status_success;
   }();
   return on;
+#else
+  return false;
+#endif
+}
+
+bool fp16_enabled() {
+#if defined(__aarch64__)
+  return enabled() && cpu_features().asimdhp;
 #else
   return false;
 #endif
@@ -66,6 +80,47 @@ Status check(const ir::Node& node, xnn_status status, const char* what) {
   if (status == xnn_status_success) return Status::ok();
   return ir::node_error(node, StatusCode::kInternal,
                         std::string("XNNPACK ") + what + " failed: " + status_name(status));
+}
+
+void to_half(const float* x, uint16_t* out, int64_t count) {
+  int64_t i = 0;
+  for (; i + 4 <= count; i += 4) vst1_u16(out + i, vreinterpret_u16_f16(vcvt_f16_f32(vld1q_f32(x + i))));
+  for (; i < count; ++i) {
+    const __fp16 h = static_cast<__fp16>(x[i]);
+    std::memcpy(out + i, &h, sizeof h);
+  }
+}
+
+void from_half(const uint16_t* x, float* out, int64_t count) {
+  int64_t i = 0;
+  for (; i + 4 <= count; i += 4) vst1q_f32(out + i, vcvt_f32_f16(vreinterpret_f16_u16(vld1_u16(x + i))));
+  for (; i < count; ++i) {
+    __fp16 h;
+    std::memcpy(&h, x + i, sizeof h);
+    out[i] = static_cast<float>(h);
+  }
+}
+
+bool half_keeps(const float* w, int64_t channels, int64_t per_channel, int64_t channel_stride, int64_t element_stride) {
+  constexpr double kMaxHalf = 65504.0, kLoss = 1e-3;
+  for (int64_t c = 0; c < channels; ++c) {
+    double norm = 0, error = 0;
+    for (int64_t i = 0; i < per_channel; ++i) {
+      const float v = w[c * channel_stride + i * element_stride];
+      if (!(std::fabs(v) <= kMaxHalf)) return false;  // NaN too
+      norm += std::fabs(v);
+      error += std::fabs(static_cast<double>(v) - static_cast<double>(static_cast<float>(static_cast<__fp16>(v))));
+    }
+    if (error > kLoss * norm) return false;
+  }
+  return true;
+}
+
+uint16_t* half_buffer(int slot, int64_t count) {
+  thread_local std::vector<uint16_t> buffers[2];
+  std::vector<uint16_t>& b = buffers[slot];
+  if (static_cast<int64_t>(b.size()) < count) b.resize(static_cast<size_t>(count));
+  return b.data();
 }
 #endif
 
