@@ -2,10 +2,10 @@
 # The edgemm command line on aarch64 under qemu-user (the CI's representative set, label aarch64_ci;
 # docs/aarch64.md): one case per command family, each against an independent oracle, kept small
 # because every emulated run is slow.
-# - ocr: the demo photo; the lines drawn on it (data/demo/photo_text.json; NFKC, spaces dropped) are
-#   read with at most 2 character edits in all (each line aligned to its best place in the text read;
-#   x86 reads 1: the '·' of "Table 7 · 2 cups" as ':'), also at --precision fp16, and an undecodable
-#   image is a clear error.
+# - ocr: the demo photo at --precision fp16 (float32: tests/cli/package_test.sh, label aarch64_ci
+#   too); the lines drawn on it (data/demo/photo_text.json; NFKC, spaces dropped) are read with at
+#   most 2 character edits in all (each line aligned to its best place in the text read; x86 reads
+#   1: the '·' of "Table 7 · 2 cups" as ':'), and an undecodable image is a clear error.
 # - run: the transformer fixture equals PyTorch's outputs (tests/fixtures/transformer_block_*.npy).
 # - convert: the fixture taken to opset 13 by the arm64 edgemm, run by it, equals PyTorch's.
 # - quantize: the fixture with int4 weights (float A), run by the arm64 edgemm, equals ONNX Runtime
@@ -47,10 +47,8 @@ costs = {l["text"]: edits(norm(l["text"])) for l in json.load(open(sys.argv[1]))
 assert sum(costs.values()) <= 2, {t: c for t, c in costs.items() if c}
 ' "$root/data/demo/photo_text.json" "$2"
 }
-check ocr-demo 0 "$bin" ocr "$root/data/demo/photo_text.jpg" --models "$root/models/ppocrv4" --threads 2
-cp "$tmp/out" "$tmp/ocr.txt"
-demo_lines_read ocr-demo-lines "$tmp/ocr.txt"
-# --precision fp16 (half-precision Conv and MatMul; the A76 has FP16 arithmetic): the same lines.
+# At float32 the demo photo is read by tests/cli/package_test.sh (the packaged edgemm in a clean
+# root); here at --precision fp16 (half-precision Conv and MatMul; the A76 has FP16 arithmetic).
 check ocr-demo-fp16 0 "$bin" ocr "$root/data/demo/photo_text.jpg" --models "$root/models/ppocrv4" --threads 2 \
   --precision fp16
 cp "$tmp/out" "$tmp/ocr16.txt"
