@@ -10,7 +10,8 @@
 /// at the first maximum of each slice and 0 elsewhere.
 ///
 /// dtypes: float32, float64. float32 exponentials use exp_approx (kernels/cpu/vector_math.h, within
-/// ~3e-7 relative) in loops compiled for SSE2, AVX2 and AVX-512F; float64 calls std::exp.
+/// ~3e-7 relative) in loops compiled for SSE2, AVX2 and AVX-512F, or NEON (exp_approx4) on
+/// aarch64; float64 calls std::exp.
 
 #include <algorithm>
 #include <cmath>
@@ -35,6 +36,30 @@ enum class SoftmaxKind { kSoftmax, kLogSoftmax, kHardmax };
 /// propagates.
 inline float softmax_exp(float d) { return exp_approx(d < -80.f ? -80.f : d); }
 
+#if defined(__aarch64__)
+/// softmax_exp on four lanes (exp_approx4; FMAX keeps NaN as the clamp does).
+inline float32x4_t softmax_exp4(float32x4_t d) { return exp_approx4(vmaxq_f32(d, vdupq_n_f32(-80.f))); }
+
+/// y[i] = e^(x[i] - m) for i < n: four lanes at a time, the last 1-3 values through a padded
+/// vector (x and y may be the same array).
+void exp_shift(const float* x, const float* m, float* y, int64_t n) {
+  const float32x4_t shift = vdupq_n_f32(*m);
+  int64_t i = 0;
+  for (; i + 4 <= n; i += 4) vst1q_f32(y + i, softmax_exp4(vsubq_f32(vld1q_f32(x + i), shift)));
+  if (i == n) return;
+  float t[4] = {};
+  for (int64_t j = i; j < n; ++j) t[j - i] = x[j];
+  vst1q_f32(t, softmax_exp4(vsubq_f32(vld1q_f32(t), shift)));
+  for (int64_t j = i; j < n; ++j) y[j] = t[j - i];
+}
+
+/// y[i] = e^(x[i] - m[i]) for i < n, as exp_shift.
+void exp_shift_each(const float* x, const float* m, float* y, int64_t n) {
+  int64_t i = 0;
+  for (; i + 4 <= n; i += 4) vst1q_f32(y + i, softmax_exp4(vsubq_f32(vld1q_f32(x + i), vld1q_f32(m + i))));
+  for (; i < n; ++i) y[i] = softmax_exp(x[i] - m[i]);
+}
+#else
 /// y[i] = e^(x[i] - m) for i < n.
 EDGEMM_AVX512_CLONES void exp_shift(const float* x, const float* m, float* y, int64_t n) {
   const float shift = *m;
@@ -45,6 +70,7 @@ EDGEMM_AVX512_CLONES void exp_shift(const float* x, const float* m, float* y, in
 EDGEMM_AVX512_CLONES void exp_shift_each(const float* x, const float* m, float* y, int64_t n) {
   for (int64_t i = 0; i < n; ++i) y[i] = softmax_exp(x[i] - m[i]);
 }
+#endif
 
 inline void exp_shift(const double* x, const double* m, double* y, int64_t n) {
   for (int64_t i = 0; i < n; ++i) y[i] = std::exp(x[i] - *m);
