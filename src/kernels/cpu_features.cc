@@ -126,11 +126,12 @@ std::vector<std::string> kernel_selection() {
   int8_a.accuracy_level = 4;
   lines.push_back(std::string("MatMulNBits: ") + matmul_nbits_variant_name(nbits) +
                   "; accuracy_level 4 (A in int8): " + matmul_nbits_kernel_name(nbits, int8_a));
-  lines.push_back(onednn::enabled() && matmul_panels_available()
-                      ? "MatMul with constant weights, up to 256 rows: f32_matmul__avx512_panels"
-                  : onednn::enabled() && xnnpack::enabled()
-                      ? "MatMul (float32): f32_matmul__xnnpack (XNNPACK fully connected)"
-                      : "MatMul with constant weights: oneDNN or the reference loops");
+  lines.push_back(
+      onednn::enabled() && matmul_panels_available()
+          ? "MatMul with constant weights, up to 256 rows: f32_matmul__avx512_panels"
+      : onednn::enabled() && xnnpack::enabled()
+          ? "MatMul (float32): f32_matmul__xnnpack (constant B, XNNPACK fully connected), f32_matmul__neon (B computed)"
+          : "MatMul with constant weights: oneDNN or the reference loops");
   lines.push_back(onednn::enabled() && matmul_panels_available(PanelFormat::kBfloat16)
                       ? "MatMul at precision bf16: bf16_matmul__avx512_panels (AVX512_BF16)"
                       : "MatMul at precision bf16: as at fp32 (no AVX512_BF16)");

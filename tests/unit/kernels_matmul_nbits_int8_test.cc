@@ -3,7 +3,7 @@
 // 7-11 of kernels_matmul_nbits_test.cc check edgemm's results against it).
 // (1) quantize_row_int8 on hand-worked values: scale max|a| / 127, ties to even, zeros past K,
 //     an all-zero block, NaN and infinities refused.
-// (2) Every variant (reference, portable, avx2, avx512 where the CPU has them) against an
+// (2) Every variant (reference, portable, avx2, avx512, neon (SDOT) where the CPU has them) against an
 //     oracle written here in double from the spec's layout and the quantized rows, on seeded
 //     random inputs over bits 4 and 8, block sizes 16-256, K not a multiple of the block, N, M
 //     up to 10 (more than one pass of the fast kernels), default and uint8 zero points (float
@@ -20,6 +20,7 @@
 
 #include "kernels/cpu/matmul_nbits.h"
 #include "kernels/cpu/matmul_nbits_int8.h"
+#include "kernels/cpu_features.h"
 
 namespace edgemm {
 namespace {
@@ -194,6 +195,9 @@ TEST(MatMulNBitsInt8, KernelNamesFollowTheCpu) {
   if (kernels::matmul_nbits_available(MatMulNBitsVariant::kAvx2)) {
     EXPECT_STREQ(kernels::matmul_nbits_kernel_name(MatMulNBitsVariant::kAvx2, s), "i8_matmul_nbits__avx2");
   }
+  if (kernels::matmul_nbits_available(MatMulNBitsVariant::kNeon) && kernels::cpu_features().asimddp) {
+    EXPECT_STREQ(kernels::matmul_nbits_kernel_name(MatMulNBitsVariant::kNeon, s), "i8_matmul_nbits__neon_dot");
+  }
   MatMulNBitsShape blocks16 = s;
   blocks16.block_size = 16;  // 4-bit codes in blocks of 16: the reference path
   EXPECT_STREQ(kernels::matmul_nbits_kernel_name(kernels::matmul_nbits_best_variant(), blocks16),
@@ -260,7 +264,9 @@ TEST(MatMulNBitsFloat, EveryVariantGivesTheReferenceNaNAndInfinities) {
         for (size_t i = 0; i < y.size(); ++i) {
           if (std::isnan(want[i]) || std::isinf(want[i])) {
             EXPECT_EQ(std::isnan(y[i]), std::isnan(want[i])) << kernels::matmul_nbits_variant_name(v) << " " << i;
-            if (std::isinf(want[i])) EXPECT_EQ(y[i], want[i]) << kernels::matmul_nbits_variant_name(v) << " " << i;
+            if (std::isinf(want[i])) {
+              EXPECT_EQ(y[i], want[i]) << kernels::matmul_nbits_variant_name(v) << " " << i;
+            }
           } else {
             EXPECT_NEAR(y[i], want[i], 1e-4 * (1 + std::abs(want[i])))
                 << kernels::matmul_nbits_variant_name(v) << " " << i;

@@ -135,6 +135,13 @@ TEST(MatMul, OnednnMatchesReference) {
       {{1, 1, 7}, {1, 7, 9}, true},
       {{1, 64}, {64, 1}, true},
       {{17, 33}, {33, 65}, false},
+      // CLIP ViT attention at 65 tokens; K past one depth block (256) with a tail of 3; 1-3 tail
+      // columns and rows
+      {{1, 4, 65, 16}, {1, 4, 16, 65}, false},
+      {{1, 4, 65, 65}, {1, 4, 65, 16}, false},
+      {{2, 6, 259}, {259, 30}, false},
+      {{3, 9, 514}, {3, 514, 7}, false},
+      {{2, 5, 3}, {2, 3, 2}, true},
       {{7}, {7, 5}, true},
       {{4, 7}, {7}, false},
   };
@@ -147,11 +154,11 @@ TEST(MatMul, OnednnMatchesReference) {
     ASSERT_TRUE(ref.has_value()) << ref.status().to_string();
     auto kernel = make_kernel(node, {nullptr, c.b_constant ? &b : nullptr});
     ASSERT_TRUE(kernel.has_value());
-    // Every float32 MatMul runs on XNNPACK on aarch64 without SVE; elsewhere constant 2-D weights
-    // run on the panel kernel where the CPU has AVX-512F (kernels_matmul_panels_test.cc), the rest
-    // on oneDNN.
+    // On aarch64 without SVE constant 2-D weights run on XNNPACK and the rest on NEON
+    // (matmul_neon.h); elsewhere constant 2-D weights run on the panel kernel where the CPU has
+    // AVX-512F (kernels_matmul_panels_test.cc), the rest on oneDNN.
     const bool packed = c.b_constant && b.element_count() == c.b[c.b.size() - 1] * c.b[c.b.size() - 2];
-    EXPECT_STREQ((*kernel)->name(), kernels::xnnpack::enabled()                    ? "f32_matmul__xnnpack"
+    EXPECT_STREQ((*kernel)->name(), kernels::xnnpack::enabled() ? (packed ? "f32_matmul__xnnpack" : "f32_matmul__neon")
                                     : packed && kernels::matmul_panels_available() ? "f32_matmul__avx512_panels"
                                                                                    : "f32_matmul__onednn");
     for (int threads : {1, 2}) {

@@ -7,6 +7,10 @@
 
 #include "kernels/cpu/common.h"
 
+#if defined(__aarch64__)
+#include <arm_neon.h>
+#endif
+
 namespace edgemm::kernels {
 
 namespace {
@@ -38,10 +42,7 @@ bool is_numeric_or_bool(DataType dtype) {
 double load_as_double(DataType dtype, const void* data, int64_t i) {
   double out = 0;
   dispatch_numeric(
-      dtype,
-      [&]<typename T>() {
-        out = static_cast<double>(NumTraits<T>::load(static_cast<const T*>(data)[i]));
-      },
+      dtype, [&]<typename T>() { out = static_cast<double>(NumTraits<T>::load(static_cast<const T*>(data)[i])); },
       true);
   return out;
 }
@@ -50,9 +51,8 @@ int64_t load_as_int64(DataType dtype, const void* data, int64_t i) {
   if (dtype == DataType::kInt64) return static_cast<const int64_t*>(data)[i];
   if (dtype == DataType::kUInt64) {
     const uint64_t v = static_cast<const uint64_t*>(data)[i];
-    return v > static_cast<uint64_t>(std::numeric_limits<int64_t>::max())
-               ? std::numeric_limits<int64_t>::max()
-               : static_cast<int64_t>(v);
+    return v > static_cast<uint64_t>(std::numeric_limits<int64_t>::max()) ? std::numeric_limits<int64_t>::max()
+                                                                          : static_cast<int64_t>(v);
   }
   return saturate_from_double<int64_t>(std::trunc(load_as_double(dtype, data, i)));
 }
@@ -78,35 +78,30 @@ std::string input_value_name(const ir::Node& node, int i) {
 Expected<const Tensor*> required_input(const KernelContext& ctx, int i, const char* what) {
   const Tensor* t = ctx.input(i);
   if (t == nullptr || !t->defined()) {
-    return ir::node_error(
-        ctx.node(), StatusCode::kInvalidModel,
-        "required input '" + std::string(what) + "' (#" + std::to_string(i) + ") is missing");
+    return ir::node_error(ctx.node(), StatusCode::kInvalidModel,
+                          "required input '" + std::string(what) + "' (#" + std::to_string(i) + ") is missing");
   }
   return t;
 }
 
 Status check_index_dtype(const ir::Node& node, const Tensor& t, const char* what) {
   if (t.dtype() == DataType::kInt32 || t.dtype() == DataType::kInt64) return Status::ok();
-  return ir::node_error(
-      node, StatusCode::kInvalidArgument,
-      "input '" + std::string(what) + "' must be int32 or int64, got " + dtype_name(t.dtype()));
-}
-
-Status index_out_of_range(const ir::Node& node, int64_t value, int64_t axis, int64_t size,
-                          const char* what) {
   return ir::node_error(node, StatusCode::kInvalidArgument,
-                        "index " + std::to_string(value) + " is out of range for axis " +
-                            std::to_string(axis) + " of size " + std::to_string(size) +
-                            " (input '" + what + "')");
+                        "input '" + std::string(what) + "' must be int32 or int64, got " + dtype_name(t.dtype()));
 }
 
-Status check_output_shape(const ir::Node& node, const Shape& shape, DataType dtype,
-                          const std::string& what) {
+Status index_out_of_range(const ir::Node& node, int64_t value, int64_t axis, int64_t size, const char* what) {
+  return ir::node_error(node, StatusCode::kInvalidArgument,
+                        "index " + std::to_string(value) + " is out of range for axis " + std::to_string(axis) +
+                            " of size " + std::to_string(size) + " (input '" + what + "')");
+}
+
+Status check_output_shape(const ir::Node& node, const Shape& shape, DataType dtype, const std::string& what) {
   for (size_t k = 0; k < shape.size(); ++k) {
     if (shape[k] < 0) {
-      return ir::node_error(node, StatusCode::kInvalidArgument,
-                            what + " has negative extent " + std::to_string(shape[k]) +
-                                " at axis " + std::to_string(k));
+      return ir::node_error(
+          node, StatusCode::kInvalidArgument,
+          what + " has negative extent " + std::to_string(shape[k]) + " at axis " + std::to_string(k));
     }
   }
   int64_t count = 1;
@@ -115,9 +110,8 @@ Status check_output_shape(const ir::Node& node, const Shape& shape, DataType dty
   if (zero) return Status::ok();
   for (int64_t d : shape) {
     if (__builtin_mul_overflow(count, d, &count)) {
-      return ir::node_error(
-          node, StatusCode::kOutOfMemory,
-          what + " " + shape_to_string(shape) + " has more elements than int64 can count");
+      return ir::node_error(node, StatusCode::kOutOfMemory,
+                            what + " " + shape_to_string(shape) + " has more elements than int64 can count");
     }
   }
   int64_t bytes = 0;
@@ -125,19 +119,16 @@ Status check_output_shape(const ir::Node& node, const Shape& shape, DataType dty
   if (__builtin_mul_overflow(count, elem, &bytes) || bytes > kMaxTensorBytes) {
     return ir::node_error(node, StatusCode::kOutOfMemory,
                           what + " " + shape_to_string(shape) + " of " + dtype_name(dtype) +
-                              " exceeds the tensor size limit of " +
-                              std::to_string(kMaxTensorBytes) + " bytes");
+                              " exceeds the tensor size limit of " + std::to_string(kMaxTensorBytes) + " bytes");
   }
   return Status::ok();
 }
 
-Expected<std::vector<int64_t>> read_int_list(const ir::Node& node, const Tensor& t,
-                                             const char* what) {
+Expected<std::vector<int64_t>> read_int_list(const ir::Node& node, const Tensor& t, const char* what) {
   EDGEMM_RETURN_IF_ERROR(check_index_dtype(node, t, what));
   if (t.rank() > 1) {
-    return ir::node_error(
-        node, StatusCode::kInvalidArgument,
-        "input '" + std::string(what) + "' must be 1-D, got shape " + shape_to_string(t.shape()));
+    return ir::node_error(node, StatusCode::kInvalidArgument,
+                          "input '" + std::string(what) + "' must be 1-D, got shape " + shape_to_string(t.shape()));
   }
   std::vector<int64_t> values(static_cast<size_t>(t.element_count()));
   IndexView view(t);
@@ -167,8 +158,7 @@ struct Layout {
 };
 
 // Drops unit axes and merges an axis into its outer neighbour when both strides chain.
-Layout simplify(const Shape& shape, const std::vector<int64_t>& dst_strides,
-                const std::vector<int64_t>& src_strides) {
+Layout simplify(const Shape& shape, const std::vector<int64_t>& dst_strides, const std::vector<int64_t>& src_strides) {
   Layout l;
   for (size_t k = 0; k < shape.size(); ++k) {
     if (shape[k] == 1) continue;
@@ -224,6 +214,46 @@ void copy_rows(U* dst, const U* src, const Layout& l, int64_t begin, int64_t end
   }
 }
 
+#if defined(__aarch64__)
+// out[a·dj + b] = in[a + b·sl] for a, b < 4: a 4×4 block of 32-bit values transposed in registers.
+inline void transpose4x4(uint32_t* out, int64_t dj, const uint32_t* in, int64_t sl) {
+  const uint32x4_t r0 = vld1q_u32(in), r1 = vld1q_u32(in + sl), r2 = vld1q_u32(in + 2 * sl),
+                   r3 = vld1q_u32(in + 3 * sl);
+  const uint64x2_t t0 = vreinterpretq_u64_u32(vtrn1q_u32(r0, r1)), t1 = vreinterpretq_u64_u32(vtrn2q_u32(r0, r1));
+  const uint64x2_t t2 = vreinterpretq_u64_u32(vtrn1q_u32(r2, r3)), t3 = vreinterpretq_u64_u32(vtrn2q_u32(r2, r3));
+  vst1q_u32(out, vreinterpretq_u32_u64(vtrn1q_u64(t0, t2)));
+  vst1q_u32(out + dj, vreinterpretq_u32_u64(vtrn1q_u64(t1, t3)));
+  vst1q_u32(out + 2 * dj, vreinterpretq_u32_u64(vtrn2q_u64(t0, t2)));
+  vst1q_u32(out + 3 * dj, vreinterpretq_u32_u64(vtrn2q_u64(t1, t3)));
+}
+#endif
+
+// dst[a·dj + b·dl] = src[a·sj + b·sl] for a < na, b < nb. On aarch64, 32-bit values with
+// sj == dl == 1 (a transpose) go in 4×4 register blocks where they fill one.
+template <typename U>
+void copy_block(U* dst, const U* src, int64_t dj, int64_t sj, int64_t dl, int64_t sl, int64_t na, int64_t nb) {
+  int64_t a = 0;
+#if defined(__aarch64__)
+  if constexpr (sizeof(U) == 4) {
+    if (sj == 1 && dl == 1) {
+      for (; a + 4 <= na; a += 4) {
+        int64_t b = 0;
+        for (; b + 4 <= nb; b += 4) {
+          transpose4x4(reinterpret_cast<uint32_t*>(dst + a * dj + b), dj,
+                       reinterpret_cast<const uint32_t*>(src + a + b * sl), sl);
+        }
+        for (; b < nb; ++b) {
+          for (int64_t q = a; q < a + 4; ++q) dst[q * dj + b] = src[q + b * sl];
+        }
+      }
+    }
+  }
+#endif
+  for (; a < na; ++a) {
+    for (int64_t b = 0; b < nb; ++b) dst[a * dj + b * dl] = src[a * sj + b * sl];
+  }
+}
+
 // Transposing copy: axis `j` is contiguous in the source, the last axis is contiguous in the
 // destination. Works on kTile x kTile blocks of (j, last) so both sides stay in cache.
 template <typename U>
@@ -255,11 +285,7 @@ void copy_tiled(U* dst, const U* src, const Layout& l, size_t j, int threads) {
       const int64_t a0 = tj * kTile, a1 = std::min(a0 + kTile, nj);
       for (int64_t b0 = 0; b0 < nl; b0 += kTile) {
         const int64_t b1 = std::min(b0 + kTile, nl);
-        for (int64_t a = a0; a < a1; ++a) {
-          U* out = dst + doff + a * dj;
-          const U* in = src + soff + a * sj;
-          for (int64_t b = b0; b < b1; ++b) out[b * dl] = in[b * sl];
-        }
+        copy_block(dst + doff + a0 * dj + b0 * dl, src + soff + a0 * sj + b0 * sl, dj, sj, dl, sl, a1 - a0, b1 - b0);
       }
     }
   });
@@ -268,8 +294,7 @@ void copy_tiled(U* dst, const U* src, const Layout& l, size_t j, int threads) {
 }  // namespace
 
 void strided_copy(void* dst, const std::vector<int64_t>& dst_strides, const void* src,
-                  const std::vector<int64_t>& src_strides, const Shape& shape, size_t elem_size,
-                  int threads) {
+                  const std::vector<int64_t>& src_strides, const Shape& shape, size_t elem_size, int threads) {
   for (int64_t extent : shape) {
     if (extent == 0) return;
   }
@@ -293,8 +318,7 @@ void strided_copy(void* dst, const std::vector<int64_t>& dst_strides, const void
     }
     int64_t rows = 1;
     for (size_t k = 0; k < last; ++k) rows *= l.n[k];
-    parallel_for(threads, rows, l.n[last],
-                 [&](int64_t begin, int64_t end) { copy_rows(out, in, l, begin, end); });
+    parallel_for(threads, rows, l.n[last], [&](int64_t begin, int64_t end) { copy_rows(out, in, l, begin, end); });
   });
 }
 

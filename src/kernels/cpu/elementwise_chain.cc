@@ -12,7 +12,9 @@
 /// them in a loop the compiler vectorizes (SSE2, plus an AVX2 variant on x86-64); tiles are split
 /// across the OpenMP threads.
 /// exp (and sigmoid, swish through it) uses a vectorizable approximation within ~3e-7 relative
-/// of std::exp, tanh one within ~7e-7 of std::tanh; gelu and pow call the std:: functions.
+/// of std::exp, tanh one within ~7e-7 of std::tanh; gelu and pow call the std:: functions. On
+/// aarch64 the clamps (Relu, Clip, HardSigmoid, HardSwish) and exponentials (Exp, Sigmoid,
+/// Swish) run NEON forms (apply_unary_neon).
 
 #include "kernels/cpu/elementwise_chain.h"
 
@@ -51,8 +53,75 @@ void map_values(float* v, int64_t n, F f) {
   for (int64_t i = 0; i < n; ++i) v[i] = f(v[i]);
 }
 
+#if defined(__aarch64__)
+/// v[i] = f4(v[i..i+4)) four lanes at a time, the last 1-3 values through f.
+template <typename F4, typename F>
+void map_values4(float* v, int64_t n, F4 f4, F f) {
+  int64_t i = 0;
+  for (; i + 4 <= n; i += 4) vst1q_f32(v + i, f4(vld1q_f32(v + i)));
+  for (; i < n; ++i) v[i] = f(v[i]);
+}
+
+/// 1 / (1 + e^-x) on four lanes (exp_approx4), as sigmoid_approx.
+inline float32x4_t sigmoid4(float32x4_t x) {
+  return vdivq_f32(vdupq_n_f32(1.f), vaddq_f32(vdupq_n_f32(1.f), exp_approx4(vnegq_f32(x))));
+}
+
+/// The NEON forms of apply_unary_tile's clamps and exponentials, or false for other steps. GCC
+/// vectorizes the scalar forms' NaN-aware clamps as compare-and-select sequences and calls
+/// exp_approx per value on aarch64; FMAX and FMIN return NaN when an operand is NaN, so NaN passes
+/// as through the scalar forms' comparisons (Relu gives +0 for -0 where the scalar form keeps -0).
+bool apply_unary_neon(const Step& s, float* v, int64_t n) {
+  const float a = s.alpha, b = s.beta;
+  const float32x4_t va = vdupq_n_f32(a), vb = vdupq_n_f32(b), zero = vdupq_n_f32(0.f), one = vdupq_n_f32(1.f);
+  switch (s.kind) {
+    case StepKind::kRelu:
+      map_values4(
+          v, n, [&](float32x4_t x) { return vmaxq_f32(x, zero); }, [](float x) { return x < 0.f ? 0.f : x; });
+      return true;
+    case StepKind::kClip:
+      map_values4(
+          v, n, [&](float32x4_t x) { return vminq_f32(vmaxq_f32(x, va), vb); },
+          [a, b](float x) { return std::min(std::max(x, a), b); });
+      return true;
+    case StepKind::kHardSigmoid:
+      map_values4(
+          v, n, [&](float32x4_t x) { return vmaxq_f32(vminq_f32(vfmaq_f32(vb, va, x), one), zero); },
+          [a, b](float x) { return std::max(std::min(a * x + b, 1.f), 0.f); });
+      return true;
+    case StepKind::kHardSwish: {
+      // x / 6 as the scalar form rounds it (x · (1/6) would lose digits where x / 6 + 0.5 cancels).
+      const float32x4_t six = vdupq_n_f32(6.f), half = vdupq_n_f32(0.5f);
+      map_values4(
+          v, n,
+          [&](float32x4_t x) {
+            return vmulq_f32(x, vmaxq_f32(vminq_f32(vaddq_f32(vdivq_f32(x, six), half), one), zero));
+          },
+          [](float x) { return x * std::max(std::min(x / 6.f + 0.5f, 1.f), 0.f); });
+      return true;
+    }
+    case StepKind::kSigmoid:
+      map_values4(v, n, sigmoid4, sigmoid_approx);
+      return true;
+    case StepKind::kSwish:
+      map_values4(
+          v, n, [&](float32x4_t x) { return vmulq_f32(x, sigmoid4(vmulq_f32(va, x))); },
+          [a](float x) { return x * sigmoid_approx(a * x); });
+      return true;
+    case StepKind::kExp:
+      map_values4(v, n, exp_approx4, exp_approx);
+      return true;
+    default:
+      return false;
+  }
+}
+#endif
+
 /// Applies a unary step to n values; same formulas as ir::apply_unary.
 EDGEMM_AVX2_CLONES void apply_unary_tile(const Step& s, float* v, int64_t n) {
+#if defined(__aarch64__)
+  if (apply_unary_neon(s, v, n)) return;
+#endif
   const float a = s.alpha, b = s.beta;
   switch (s.kind) {
     case StepKind::kRelu:

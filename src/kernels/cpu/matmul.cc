@@ -20,8 +20,9 @@
 /// A run on the panel kernel of matmul_panels.h where the CPU has AVX-512F (B packed once; it
 /// overlaps reading the weights with the arithmetic); the kernels of bf16_matmul_kernels() run
 /// every row count on bfloat16 panels where the CPU has AVX512_BF16. On aarch64 without SVE
-/// (oneDNN 2.6 has only its reference GEMM there) every float32 MatMul runs on XNNPACK's fully
-/// connected operator (matmul_xnnpack.h): a constant B and bias packed once, a computed B per run.
+/// (oneDNN 2.6 has only its reference GEMM there) a constant 2-D B runs on XNNPACK's fully
+/// connected operator (matmul_xnnpack.h; B and bias packed once), a computed or batched B on
+/// neon_matmul (matmul_neon.h; B read in place).
 /// Otherwise float32 runs on
 /// oneDNN's matmul primitive, or, for a constant 2-D B, on oneDNN's 1×1 convolution over A's rows (its AVX2 jit_1x1
 /// kernel keeps B packed, where AVX2 matmul's gemm:jit repacks B on every call: ~1.2× faster on a ViT-B/32 encoder). A
@@ -46,6 +47,7 @@
 #include "kernels/cpu/epilogue.h"
 #include "kernels/cpu/families.h"
 #include "kernels/cpu/matmul_int8.h"
+#include "kernels/cpu/matmul_neon.h"
 #include "kernels/cpu/matmul_panels.h"
 #include "kernels/cpu/matmul_reference.h"
 #include "kernels/cpu/matmul_xnnpack.h"
@@ -388,9 +390,11 @@ class MatMulKernel final : public OnednnMatMulBase {
 #if defined(__aarch64__)
     if (dt == DataType::kFloat32 && use_onednn_ && s.k > 0 && xnnpack::enabled()) {
       const bool packed = xnnpack_ != nullptr && s.b_is_matrix;  // constant B: the kernel's operator
-      EDGEMM_RETURN_IF_ERROR(
-          packed ? xnnpack_->run(node, a->data<float>(), rows, y->data<float>(), ctx.threads())
-                 : xnnpack_matmul(node, s, a->data<float>(), b->data<float>(), y->data<float>(), ctx.threads()));
+      if (packed) {
+        EDGEMM_RETURN_IF_ERROR(xnnpack_->run(node, a->data<float>(), rows, y->data<float>(), ctx.threads()));
+      } else {
+        neon_matmul(s, a->data<float>(), b->data<float>(), y->data<float>(), ctx.threads());
+      }
       if (bias != nullptr && !(packed && xnnpack_bias_packed_)) add_rows(y->data<float>(), bias, rows, s.n);
       finish_steps(*y, ctx.threads());
       return Status::ok();
@@ -502,10 +506,10 @@ Expected<std::unique_ptr<Kernel>> make_matmul_kernel(const KernelInfo& info, boo
   const char* name = fused_bias ? (onednn ? "f32_fused_matmul__onednn" : "fused_matmul__reference")
                                 : (onednn ? "f32_matmul__onednn" : "matmul__reference");
 #if defined(__aarch64__)
-  if (onednn && xnnpack::enabled()) {  // B computed at run time or batched: xnnpack_matmul()
-    return std::unique_ptr<Kernel>(std::make_unique<MatMulKernel>(
-        Tensor(), onednn, fused_bias ? "f32_fused_matmul__xnnpack" : "f32_matmul__xnnpack", fused_bias,
-        std::move(steps), nullptr));
+  if (onednn && xnnpack::enabled()) {  // B computed at run time or batched: neon_matmul()
+    return std::unique_ptr<Kernel>(
+        std::make_unique<MatMulKernel>(Tensor(), onednn, fused_bias ? "f32_fused_matmul__neon" : "f32_matmul__neon",
+                                       fused_bias, std::move(steps), nullptr));
   }
 #endif
   auto kernel =

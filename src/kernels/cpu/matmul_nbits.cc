@@ -536,6 +536,8 @@ const char* matmul_nbits_kernel_name(MatMulNBitsVariant variant, const MatMulNBi
       return "i8_matmul_nbits__avx512_vnni";
     case Int8Path::kAvx2:
       return "i8_matmul_nbits__avx2";
+    case Int8Path::kNeonDot:
+      return "i8_matmul_nbits__neon_dot";
     case Int8Path::kReference:
       break;
   }

@@ -81,8 +81,9 @@ const char* matmul_nbits_variant_name(MatMulNBitsVariant variant);
 
 /// Profile name of what matmul_nbits() runs for `shape` with `variant`: the variant's name, or
 /// with int8 activations "i8_matmul_nbits__avx512_vnni" (kAvx512 on a CPU with AVX-512 BW and
-/// VNNI), "__avx2" (kAvx2, or kAvx512 without VNNI) or "__reference" (every other case: kReference,
-/// kPortable, kNeon, 4-bit codes in blocks of 16).
+/// VNNI), "__avx2" (kAvx2, or kAvx512 without VNNI), "__neon_dot" (kNeon on an Arm CPU with dot
+/// product) or "__reference" (every other case: kReference, kPortable, kNeon without dot product,
+/// 4-bit codes in blocks of 16).
 const char* matmul_nbits_kernel_name(MatMulNBitsVariant variant, const MatMulNBitsShape& shape);
 
 /// y[m, n] = sum_k a[m, k] * weight(n, k) (+ bias[n]) for `m` rows: a is float32 [m, K] and y

@@ -14,6 +14,10 @@
 /// its block's scales and zero point, gathered by one permute from B's contiguous scales, and
 /// the 16 lanes are summed at the end of the column. Up to 8 rows (AVX2: 4) share one pass
 /// over the codes; more rows repeat it over columns still in cache.
+///
+/// Arm with the dot-product instructions (kNeon): per column and block, SDOT over units of 16
+/// code bytes against A's codes reordered once per call (4-bit: even and odd K indices apart, to
+/// meet the low and high nibbles), up to 4 rows per pass over the codes.
 
 #include "kernels/cpu/matmul_nbits_int8.h"
 
@@ -25,6 +29,10 @@
 #pragma GCC diagnostic ignored "-Wuninitialized"
 #include <immintrin.h>
 #pragma GCC diagnostic pop
+#endif
+
+#if defined(__aarch64__)
+#include <arm_neon.h>
 #endif
 
 #include <algorithm>
@@ -469,6 +477,164 @@ void run_fast(bool avx512, const MatMulNBitsShape& s, const MatMulNBitsWeights& 
 
 #endif  // __x86_64__
 
+#if defined(__aarch64__)
+
+// The dot-product intrinsics need Armv8.2-A with the DotProd extension (matmul_nbits_int8_path
+// checks the CPU).
+#define EDGEMM_DOTPROD __attribute__((target("arch=armv8.2-a+dotprod")))
+
+/// A's quantized rows as the SDOT path reads them: for 4-bit codes each group of 32 codes is
+/// stored as its 16 even-index codes, then its 16 odd-index ones (the low and high nibbles of 16
+/// code bytes); 8-bit codes keep K order. A view of a per-thread workspace (slot kSrc of the
+/// calling thread) for 4 bits, of `rows` itself for 8.
+const int8_t* sdot_rows(const MatMulNBitsShape& s, const QuantizedRows& rows, int64_t m) {
+  if (s.bits == 8) return rows.q;
+  auto* out = static_cast<int8_t*>(onednn::thread_buffer(onednn::Slot::kSrc, static_cast<size_t>(m * rows.k_pad)));
+  for (int64_t i = 0; i < m * rows.k_pad; i += 32) {
+    const int8x16x2_t pairs = vld2q_s8(rows.q + i);
+    vst1q_s8(out + i, pairs.val[0]);
+    vst1q_s8(out + i + 16, pairs.val[1]);
+  }
+  return out;
+}
+
+/// dot[r] += the SDOT lanes of Σ code · q_a over one block (`units` units of 16 code bytes at
+/// `codes`) for R rows of A's reordered codes at act[r] + at (4-bit: low nibbles with the even
+/// codes of A, high with the odd; 8-bit: codes − 128, which the caller corrects by 128 · Σ q_a).
+template <int kBits, int R>
+EDGEMM_DOTPROD inline void block_dot(const uint8_t* codes, int64_t units, const int8_t* const (&act)[R], int64_t at,
+                                     int32x4_t (&dot)[R]) {
+  for (int64_t u = 0; u < units; ++u) {
+    const uint8x16_t c = vld1q_u8(codes + u * kUnitBytes);
+    if constexpr (kBits == 4) {
+      const int8x16_t lo = vreinterpretq_s8_u8(vandq_u8(c, vdupq_n_u8(0x0F)));
+      const int8x16_t hi = vreinterpretq_s8_u8(vshrq_n_u8(c, 4));
+      for (int r = 0; r < R; ++r) {
+        const int8_t* a = act[r] + at + 32 * u;
+        dot[r] = vdotq_s32(vdotq_s32(dot[r], lo, vld1q_s8(a)), hi, vld1q_s8(a + 16));
+      }
+    } else {
+      const int8x16_t centered = vreinterpretq_s8_u8(veorq_u8(c, vdupq_n_u8(0x80)));
+      for (int r = 0; r < R; ++r) dot[r] = vdotq_s32(dot[r], centered, vld1q_s8(act[r] + at + 16 * u));
+    }
+  }
+}
+
+/// The zero points of blocks j .. j + 3 of column n as floats (kept out of line: the packed
+/// ones take scalar work the loop over blocks should not carry when there are none).
+[[gnu::noinline]] float32x4_t zero_points4(const MatMulNBitsShape& s, const MatMulNBitsWeights& w, int64_t n,
+                                           int64_t j) {
+  const float z[4] = {zero_point(s, w, n, j), zero_point(s, w, n, j + 1), zero_point(s, w, n, j + 2),
+                      zero_point(s, w, n, j + 3)};
+  return vld1q_f32(z);
+}
+
+/// Columns [n0, n1) of R rows from r0: the reference formula per block, (Σ code · q_a − zero point
+/// · Σ q_a) · scale_w · scale_a, with the integer part exact; four blocks at a time in the lanes
+/// of a vector (their SDOT sums reduced by pairwise adds), the blocks' float32 terms summed in
+/// four lanes, the last kb mod 4 blocks one at a time. kUnits: units per block (the block's
+/// code bytes / 16) when fixed at compile time, so the loops unroll; 0 reads it from `s`.
+template <int kBits, int R, int kUnits>
+EDGEMM_DOTPROD void columns_sdot(const MatMulNBitsShape& s, const MatMulNBitsWeights& w, const QuantizedRows& rows,
+                                 const int8_t* act, int64_t r0, int64_t n0, int64_t n1, float* y) {
+  constexpr int64_t kUnitCodes = kUnitBytes * 8 / kBits;
+  const int64_t kb = s.k_blocks();
+  const int64_t units = kUnits > 0 ? kUnits : s.blob_size() / kUnitBytes;
+  const int64_t bs = units * kUnitCodes, blob = units * kUnitBytes;  // block_size, blob_size()
+  const float32x4_t default_zp = vdupq_n_f32(static_cast<float>(int64_t{1} << (kBits - 1)));
+  const int8_t* a[R];
+  const int32_t* a_sums[R];
+  const float* a_scales[R];
+  for (int r = 0; r < R; ++r) {
+    a[r] = act + (r0 + r) * rows.k_pad;
+    a_sums[r] = rows.sums + (r0 + r) * kb;
+    a_scales[r] = rows.scales + (r0 + r) * kb;
+  }
+  for (int64_t n = n0; n < n1; ++n) {
+    const uint8_t* col = w.b + n * kb * blob;
+    const float* w_scales = w.scales + n * kb;
+    float32x4_t acc[R];
+    float tail[R];
+    for (int r = 0; r < R; ++r) acc[r] = vdupq_n_f32(0.f), tail[r] = 0.f;
+    int64_t j = 0;
+    for (; j + 4 <= kb; j += 4) {
+      int32x4_t lanes[4][R];
+#pragma GCC unroll 4
+      for (int b = 0; b < 4; ++b) {
+        for (int r = 0; r < R; ++r) lanes[b][r] = vdupq_n_s32(0);
+        block_dot<kBits, R>(col + (j + b) * blob, units, a, (j + b) * bs, lanes[b]);
+      }
+      const float32x4_t zp = w.zero_points != nullptr ? zero_points4(s, w, n, j) : default_zp;
+      const float32x4_t ws = vld1q_f32(w_scales + j);
+      for (int r = 0; r < R; ++r) {
+        int32x4_t total = vpaddq_s32(vpaddq_s32(lanes[0][r], lanes[1][r]), vpaddq_s32(lanes[2][r], lanes[3][r]));
+        const int32x4_t sums = vld1q_s32(a_sums[r] + j);
+        if constexpr (kBits == 8) total = vmlaq_n_s32(total, sums, 128);
+        const float32x4_t term = vfmsq_f32(vcvtq_f32_s32(total), zp, vcvtq_f32_s32(sums));
+        acc[r] = vfmaq_f32(acc[r], term, vmulq_f32(ws, vld1q_f32(a_scales[r] + j)));
+      }
+    }
+    for (; j < kb; ++j) {
+      int32x4_t lanes[R];
+      for (int r = 0; r < R; ++r) lanes[r] = vdupq_n_s32(0);
+      block_dot<kBits, R>(col + j * blob, units, a, j * bs, lanes);
+      const float zp = zero_point(s, w, n, j);
+      for (int r = 0; r < R; ++r) {
+        const int32_t sum = a_sums[r][j];
+        const int32_t total = vaddvq_s32(lanes[r]) + (kBits == 8 ? 128 * sum : 0);
+        tail[r] += (static_cast<float>(total) - zp * static_cast<float>(sum)) * (w_scales[j] * a_scales[r][j]);
+      }
+    }
+    for (int r = 0; r < R; ++r) y[(r0 + r) * s.n + n] = vaddvq_f32(acc[r]) + tail[r];
+  }
+}
+
+using SdotFn = void (*)(const MatMulNBitsShape&, const MatMulNBitsWeights&, const QuantizedRows&, const int8_t*,
+                        int64_t, int64_t, int64_t, float*);
+
+template <int kBits, int kUnits>
+SdotFn pick_sdot_rows(int rows) {
+  constexpr SdotFn fns[] = {columns_sdot<kBits, 1, kUnits>, columns_sdot<kBits, 2, kUnits>,
+                            columns_sdot<kBits, 3, kUnits>, columns_sdot<kBits, 4, kUnits>};
+  return fns[rows - 1];
+}
+
+/// The kernel for `rows` rows (1..4) and blocks of `units` units (1, 2 and 4 unrolled).
+template <int kBits>
+SdotFn pick_sdot(int rows, int64_t units) {
+  switch (units) {
+    case 1:
+      return pick_sdot_rows<kBits, 1>(rows);
+    case 2:
+      return pick_sdot_rows<kBits, 2>(rows);
+    case 4:
+      return pick_sdot_rows<kBits, 4>(rows);
+    default:
+      return pick_sdot_rows<kBits, 0>(rows);
+  }
+}
+
+void run_sdot(const MatMulNBitsShape& s, const MatMulNBitsWeights& w, const QuantizedRows& rows, int64_t m, float* y,
+              int threads) {
+  constexpr int kMaxRows = 4;
+  const int8_t* act = sdot_rows(s, rows, m);
+  const int64_t tasks = (s.n + kColumnTask - 1) / kColumnTask;
+  const int t = threads_for(threads, m * rows.k_pad * s.n);
+#pragma omp parallel for num_threads(t) schedule(static)
+  for (int64_t task = 0; task < tasks; ++task) {
+    const int64_t n0 = task * kColumnTask, n1 = std::min(s.n, n0 + kColumnTask);
+    for (int64_t r0 = 0; r0 < m; r0 += kMaxRows) {
+      const int rows_now = static_cast<int>(std::min<int64_t>(kMaxRows, m - r0));
+      const int64_t units = s.blob_size() / kUnitBytes;
+      (s.bits == 4 ? pick_sdot<4>(rows_now, units) : pick_sdot<8>(rows_now, units))(s, w, rows, act, r0, n0, n1, y);
+    }
+  }
+}
+
+#undef EDGEMM_DOTPROD
+
+#endif  // __aarch64__
+
 void add_bias(const float* bias, int64_t m, int64_t n, float* y) {
   if (bias == nullptr) return;
   for (int64_t r = 0; r < m; ++r) {
@@ -486,6 +652,11 @@ Int8Path matmul_nbits_int8_path(MatMulNBitsVariant variant, const MatMulNBitsSha
     return Int8Path::kAvx512Vnni;
   }
   if (variant == MatMulNBitsVariant::kAvx512 || variant == MatMulNBitsVariant::kAvx2) return Int8Path::kAvx2;
+#elif defined(__aarch64__)
+  if (fast_layout && variant == MatMulNBitsVariant::kNeon && matmul_nbits_available(variant) &&
+      cpu_features().asimddp) {
+    return Int8Path::kNeonDot;
+  }
 #else
   (void)variant;
   (void)fast_layout;
@@ -530,6 +701,12 @@ void matmul_nbits_int8(MatMulNBitsVariant variant, const MatMulNBitsShape& shape
 #if defined(__x86_64__)
   if (path != Int8Path::kReference) {
     run_fast(path == Int8Path::kAvx512Vnni, shape, no_bias, rows, m, y, threads);
+  } else {
+    run_reference(shape, no_bias, rows, m, y, threads);
+  }
+#elif defined(__aarch64__)
+  if (path == Int8Path::kNeonDot) {
+    run_sdot(shape, no_bias, rows, m, y, threads);
   } else {
     run_reference(shape, no_bias, rows, m, y, threads);
   }

@@ -21,11 +21,12 @@ namespace edgemm::kernels {
 bool quantize_row_int8(const float* a, int64_t k, int64_t block_size, int8_t* q, float* scales, int32_t* sums);
 
 /// The code paths of matmul_nbits_int8().
-enum class Int8Path { kReference, kAvx2, kAvx512Vnni };
+enum class Int8Path { kReference, kAvx2, kAvx512Vnni, kNeonDot };
 
 /// The path matmul_nbits_int8() takes for `variant` and `shape` on this CPU: kAvx512Vnni for
-/// kAvx512 with AVX-512 BW and VNNI, kAvx2 for kAvx2 (and kAvx512 without VNNI), kReference for
-/// the other variants and for 4-bit codes in blocks of 16.
+/// kAvx512 with AVX-512 BW and VNNI, kAvx2 for kAvx2 (and kAvx512 without VNNI), kNeonDot for kNeon
+/// on an Arm CPU with the dot-product instructions (asimddp), kReference for the other variants
+/// and for 4-bit codes in blocks of 16.
 Int8Path matmul_nbits_int8_path(MatMulNBitsVariant variant, const MatMulNBitsShape& shape);
 
 /// y = quantized A × dequantize(B)^T (+ bias) for `m` rows (layouts of matmul_nbits.h; uint8
@@ -36,7 +37,8 @@ Int8Path matmul_nbits_int8_path(MatMulNBitsVariant variant, const MatMulNBitsSha
 /// (NaN and infinities then propagate as in the float product; ONNX Runtime's CompInt8 gives
 /// finite values or NaN for them). Variants: kReference evaluates the formula block by block;
 /// kAvx512 (with AVX-512 BW and VNNI) and kAvx2 run VPDPBUSD / VPMADDUBSW dot products with 16 /
-/// 8 blocks of one column in the lanes of a register, codes read in B's own layout; 4-bit codes
+/// 8 blocks of one column in the lanes of a register, codes read in B's own layout; kNeon (with
+/// dot product) runs SDOT per block of one column, up to 4 rows at a time; 4-bit codes
 /// with block_size 16, and the other variants, take the reference path. Parallel over N on
 /// `threads` OpenMP threads. Thread-safe.
 void matmul_nbits_int8(MatMulNBitsVariant variant, const MatMulNBitsShape& shape, const MatMulNBitsWeights& w,

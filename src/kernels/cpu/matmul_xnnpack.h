@@ -6,9 +6,8 @@
 /// constant B runs `fully_connected_nc_f16`, `f16_matmul__xnnpack`, as conv_xnnpack.h says):
 /// - a constant 2-D B [K, N]: one operator made with the kernel (XnnpackFullyConnected), every row
 ///   of A (A's batch axes folded into the rows), plus an optional bias [N];
-/// - B computed at run time (attention's Q·Kᵀ and scores·V) or batched: an operator per batch
-///   matrix per run (xnnpack_matmul), since this XNNPACK snapshot has no fully connected operator
-///   with dynamic weights; packing B costs K·N against the product's M·K·N.
+/// - B computed at run time (attention's Q·Kᵀ and scores·V) or batched: not here (this XNNPACK
+///   snapshot has no operator with dynamic weights) but neon_matmul (matmul_neon.h).
 
 #include <cstdint>
 #include <mutex>
@@ -47,12 +46,6 @@ class XnnpackFullyConnected {
   int64_t k_, n_;
   bool fp16_;
 };
-
-/// y [batch..., M, N] = a [batch_a..., M, K] · b [batch_b..., K, N] for the shapes `s`
-/// (matmul_shape(); batch axes broadcast), float32, one operator per output batch matrix made
-/// from b's matrix and deleted after. Errors: XNNPACK's own refusals (Internal), naming `node`.
-Status xnnpack_matmul(const ir::Node& node, const MatMulShape& s, const float* a, const float* b, float* y,
-                      int threads);
 
 #endif
 

@@ -32,6 +32,10 @@
 #include "kernels/cpu/families.h"
 #include "kernels/cpu/vector_math.h"
 
+#if defined(__aarch64__)
+#include <arm_neon.h>
+#endif
+
 namespace edgemm::kernels {
 namespace {
 
@@ -325,6 +329,31 @@ template <typename T>
   var = n > 0 ? std::max(sum_sq / n - mean * mean, 0.0) : 0.0;
 }
 
+#if defined(__aarch64__)
+/// mean_var_one_pass for float32 rows, in NEON float64 lanes (GCC leaves the widening loop
+/// scalar on aarch64).
+inline void mean_var_one_pass(const float* x, int64_t n, double& mean, double& var) {
+  float64x2_t s0 = vdupq_n_f64(0.0), s1 = s0, q0 = s0, q1 = s0;
+  int64_t i = 0;
+  for (; i + 4 <= n; i += 4) {
+    const float32x4_t v = vld1q_f32(x + i);
+    const float64x2_t lo = vcvt_f64_f32(vget_low_f32(v)), hi = vcvt_high_f64_f32(v);
+    s0 = vaddq_f64(s0, lo);
+    s1 = vaddq_f64(s1, hi);
+    q0 = vfmaq_f64(q0, lo, lo);
+    q1 = vfmaq_f64(q1, hi, hi);
+  }
+  double sum = vaddvq_f64(vaddq_f64(s0, s1)), sum_sq = vaddvq_f64(vaddq_f64(q0, q1));
+  for (; i < n; ++i) {
+    const double v = static_cast<double>(x[i]);
+    sum += v;
+    sum_sq += v * v;
+  }
+  mean = n > 0 ? sum / n : 0.0;
+  var = n > 0 ? std::max(sum_sq / n - mean * mean, 0.0) : 0.0;
+}
+#endif
+
 /// One row of n values: one read for the statistics, one fused (x * inv - mean * inv) * scale
 /// + bias write; the statistics go to *mean_out and *inv_out when not null.
 template <typename T>
@@ -347,7 +376,24 @@ template <typename T>
 /// transformer's [50, 768] LayerNormalization 25 -> 8 us with AVX-512F on an EPYC Zen 5).
 EDGEMM_AVX512_CLONES void layer_norm_row_f32(const float* src, float* dst, int64_t n, const float* scale,
                                              const float* bias, double epsilon, float* mean_out, float* inv_out) {
+#if defined(__aarch64__)
+  // The same values in NEON: (x · inv + (−mean · inv)) · scale + bias, products fused.
+  double mean, var;
+  mean_var_one_pass(src, n, mean, var);
+  const double inv = 1.0 / std::sqrt(var + epsilon);
+  if (mean_out) *mean_out = static_cast<float>(mean);
+  if (inv_out) *inv_out = static_cast<float>(inv);
+  const float a = static_cast<float>(inv), b = static_cast<float>(-mean * inv);
+  const float32x4_t va = vdupq_n_f32(a), vb = vdupq_n_f32(b), zero = vdupq_n_f32(0.f);
+  int64_t i = 0;
+  for (; i + 4 <= n; i += 4) {
+    const float32x4_t t = vfmaq_f32(vb, vld1q_f32(src + i), va);
+    vst1q_f32(dst + i, vfmaq_f32(bias ? vld1q_f32(bias + i) : zero, t, vld1q_f32(scale + i)));
+  }
+  for (; i < n; ++i) dst[i] = (src[i] * a + b) * scale[i] + (bias ? bias[i] : 0.f);
+#else
   layer_norm_row(src, dst, n, scale, bias, epsilon, mean_out, inv_out);
+#endif
 }
 
 /// Normalizes `rows` rows of n values (layer_norm_row), rows split across threads.
