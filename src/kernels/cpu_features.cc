@@ -120,6 +120,11 @@ std::vector<std::string> kernel_selection() {
     lines.push_back(
         "ConvTranspose 2-D with kernel == strides (float32, constant weights): "
         "f32_conv_transpose_strided__edgemm");
+#if defined(__aarch64__)
+    if (xnnpack::enabled()) {
+      lines.push_back("ConvTranspose 2-D, other (float32, constant weights): f32_conv_transpose__xnnpack (XNNPACK, NHWC)");
+    }
+#endif
   }
   const MatMulNBitsVariant nbits = onednn::enabled() ? matmul_nbits_best_variant() : MatMulNBitsVariant::kReference;
   MatMulNBitsShape int8_a;
@@ -130,7 +135,8 @@ std::vector<std::string> kernel_selection() {
       onednn::enabled() && matmul_panels_available()
           ? "MatMul with constant weights, up to 256 rows: f32_matmul__avx512_panels"
       : onednn::enabled() && xnnpack::enabled()
-          ? "MatMul (float32): f32_matmul__xnnpack (constant B, XNNPACK fully connected), f32_matmul__neon (B computed)"
+          ? "MatMul, Gemm (float32): f32_matmul__xnnpack, f32_gemm__xnnpack (constant B, XNNPACK fully connected), "
+            "f32_matmul__neon (B computed)"
           : "MatMul with constant weights: oneDNN or the reference loops");
   lines.push_back(onednn::enabled() && matmul_panels_available(PanelFormat::kBfloat16)
                       ? "MatMul at precision bf16: bf16_matmul__avx512_panels (AVX512_BF16)"
@@ -139,7 +145,7 @@ std::vector<std::string> kernel_selection() {
   lines.push_back(std::string("ElementwiseChain: ") + (f.avx2 ? "avx2" : "baseline") +
                   " step loops (chosen at load by target_clones)");
 #else
-  lines.push_back("ElementwiseChain: baseline step loops (compiler-vectorized, " +
+  lines.push_back("ElementwiseChain: NEON clamps and exponentials, other steps compiler-vectorized (" +
                   std::string(f.asimd ? "NEON" : "no SIMD") + ")");
 #endif
   return lines;

@@ -308,14 +308,14 @@ void check_against_reference(const ConvCase& cc, bool transpose, uint32_t seed) 
   constants[0] = nullptr;
   auto kernel = make_kernel(node, constants);
   ASSERT_TRUE(kernel.has_value());
-  // 2-D Conv runs XNNPACK on aarch64 without SVE; a 2-D ConvTranspose with kernel == strides and
-  // nothing else set runs edgemm's strided kernel.
-  const bool xnnpack = !transpose && cc.spatial.size() == 2 && kernels::xnnpack::enabled();
+  // 2-D Conv and ConvTranspose run XNNPACK on aarch64 without SVE; a 2-D ConvTranspose with
+  // kernel == strides and nothing else set runs edgemm's strided kernel everywhere.
+  const bool xnnpack = cc.spatial.size() == 2 && kernels::xnnpack::enabled();
   const bool strided = transpose && cc.spatial.size() == 2 && cc.kernel == cc.strides && cc.group == 1 &&
                        cc.dilations.empty() && cc.pads.empty() && cc.auto_pad == nullptr && cc.output_padding.empty() &&
                        cc.output_shape.empty();
   EXPECT_STREQ((*kernel)->name(), strided     ? "f32_conv_transpose_strided__edgemm"
-                                  : transpose ? "f32_conv_transpose__onednn"
+                                  : transpose ? (xnnpack ? "f32_conv_transpose__xnnpack" : "f32_conv_transpose__onednn")
                                   : xnnpack   ? "f32_conv__xnnpack"
                                               : "f32_conv__onednn");
 }

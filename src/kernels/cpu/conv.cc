@@ -18,8 +18,9 @@
 ///
 /// On aarch64 without SVE, where oneDNN 2.6 runs convolutions as `gemm:ref` (im2col and its
 /// reference sgemm), a 2-D Conv with constant float32 weights runs on XNNPACK in NHWC
-/// (conv_xnnpack.h, `f32_conv__xnnpack`); other layouts are transposed at the op's edges and the
-/// epilogue follows in loops.
+/// (conv_xnnpack.h, `f32_conv__xnnpack`), and so does a 2-D ConvTranspose other than the strided
+/// kernel's below (`f32_conv_transpose__xnnpack`, where XnnpackConv::fits); other layouts are
+/// transposed at the op's edges and the epilogue follows in loops.
 ///
 /// A 2-D ConvTranspose whose kernel equals its strides (no pads, output_padding, dilation or
 /// groups) with constant float32 weights runs edgemm's own kernel on every CPU
@@ -206,7 +207,7 @@ class ConvKernel final : public Kernel {
     }
     const bool empty_input = x->element_count() == 0 || w->element_count() == 0;
 #if defined(__aarch64__)
-    if (xnnpack_ && !empty_input) {
+    if (xnnpack_ && !empty_input && xnnpack_->fits(g)) {
       EDGEMM_RETURN_IF_ERROR(run_xnnpack(node, g, *x, y, threads));
       return apply_epilogue(steps_, ctx, *y, xnnpack_bias_in_loops_ ? b : nullptr, dst_layout_, threads);
     }
@@ -593,6 +594,21 @@ Expected<std::unique_ptr<Kernel>> make_conv(const KernelInfo& info, bool transpo
     kernel->set_name(fused ? "f32_fused_conv_transpose_strided__edgemm" : "f32_conv_transpose_strided__edgemm");
     return std::unique_ptr<Kernel>(std::move(kernel));
   }
+#if defined(__aarch64__)
+  if (onednn && transpose && w != nullptr && w->dtype() == DataType::kFloat32 && xnnpack::enabled() &&
+      XnnpackConv::applies(w->shape()) && w->shape()[0] % attrs.group == 0) {
+    // Geometries XNNPACK's adjustment cannot express (XnnpackConv::fits) run oneDNN at run time.
+    const Tensor* b = constant(2);
+    const bool has_bias = info.node.inputs.size() > 2 && !info.node.inputs[2].empty();
+    const int64_t out_channels = w->shape()[1] * attrs.group;
+    const bool bias_constant = b != nullptr && b->dtype() == DataType::kFloat32 && b->element_count() == out_channels;
+    kernel->set_xnnpack(std::make_unique<const XnnpackConv>(w->data<float>(), w->shape(),
+                                                            bias_constant ? b->data<float>() : nullptr, attrs.group),
+                        has_bias && !bias_constant);
+    kernel->set_name(fused ? "f32_fused_conv_transpose__xnnpack" : "f32_conv_transpose__xnnpack");
+    return std::unique_ptr<Kernel>(std::move(kernel));
+  }
+#endif
   if (onednn && w != nullptr && w->rank() >= 3 && w->rank() <= 5) {
     // Prepack the constant weights now. Shape errors are reported at run, with real inputs.
     const Tensor* b = constant(2);

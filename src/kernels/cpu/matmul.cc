@@ -30,7 +30,8 @@
 /// for a nominal M; primitives per input shape are created on first use and cached under a mutex. MatMul with a 2-D (or
 /// batch-1) B folds A's batch axes into M so weights are shared by all rows. Gemm puts beta * C into oneDNN's bias when
 /// alpha is 1 and C is a row vector, otherwise writes C into Y and accumulates with a sum post-op (alpha through an
-/// eltwise_linear post-op). float64 and the integer types run the reference loops (double / 64-bit accumulators).
+/// eltwise_linear post-op). On aarch64 without SVE, Gemm with a constant B and A not transposed runs XNNPACK's fully
+/// connected operator (alpha · B' packed, beta · C its bias when constant along N, else added after). float64 and the integer types run the reference loops (double / 64-bit accumulators).
 
 #include <algorithm>
 #include <cstdint>
@@ -676,6 +677,9 @@ class GemmKernel final : public OnednnMatMulBase {
     EDGEMM_ASSIGN_OR_RETURN(GemmShape g, gemm_shape(node, at_, a->shape(), b->shape(), c ? &c_shape : nullptr));
     EDGEMM_ASSIGN_OR_RETURN(Tensor * y, ctx.allocate_output(0, dt, Shape{g.m, g.n}));
     if (y->element_count() == 0) return Status::ok();
+#if defined(__aarch64__)
+    if (xnnpack_ != nullptr) return run_xnnpack(node, g, *a, c, y, ctx.threads());
+#endif
     if (dt == DataType::kFloat32 && use_onednn_ && g.k > 0) {
       std::shared_ptr<const MatMulPlan> p = plan(node, g, c_shape);
       if (!p->reference) return run_onednn(node, *p, g, *a, *b, c, y, ctx.threads());
@@ -687,7 +691,34 @@ class GemmKernel final : public OnednnMatMulBase {
     return Status::ok();
   }
 
+#if defined(__aarch64__)
+  /// Runs A (not transposed) through `fc`, an operator made from alpha · B' (and beta · C when
+  /// `bias_packed`); otherwise beta · C is added after.
+  void set_xnnpack(std::unique_ptr<const XnnpackFullyConnected> fc, bool bias_packed) {
+    xnnpack_ = std::move(fc);
+    xnnpack_bias_packed_ = bias_packed;
+  }
+#endif
+
  private:
+#if defined(__aarch64__)
+  Status run_xnnpack(const ir::Node& node, const GemmShape& g, const Tensor& a, const Tensor* c, Tensor* y,
+                     int threads) const {
+    EDGEMM_RETURN_IF_ERROR(xnnpack_->run(node, a.data<float>(), g.m, y->data<float>(), threads));
+    if (c != nullptr && at_.beta != 0.0f && !xnnpack_bias_packed_) {
+      const float* cv = c->data<float>();
+      float* yv = y->data<float>();
+      for (int64_t i = 0; i < g.m; ++i) {
+        for (int64_t j = 0; j < g.n; ++j) yv[i * g.n + j] += at_.beta * cv[i * g.c_stride_m + j * g.c_stride_n];
+      }
+    }
+    return Status::ok();
+  }
+
+  std::unique_ptr<const XnnpackFullyConnected> xnnpack_;  // constant B on XNNPACK, or null
+  bool xnnpack_bias_packed_ = false;                      // beta · C is inside the operator
+#endif
+
   Status run_onednn(const ir::Node& node, const MatMulPlan& p, const GemmShape& g, const Tensor& a, const Tensor& b,
                     const Tensor* c, Tensor* y, int threads) const {
     const float* bias = nullptr;
@@ -720,6 +751,35 @@ class GemmKernel final : public OnednnMatMulBase {
   GemmAttrs at_;
 };
 
+#if defined(__aarch64__)
+/// Gemm with a constant 2-D B and A not transposed on XNNPACK's fully connected operator
+/// (`f32_gemm__xnnpack`): B' scaled by alpha is packed, with beta · C as its bias when C is a
+/// constant that varies along N only; or null when XNNPACK refuses the operator.
+Expected<std::unique_ptr<Kernel>> make_xnnpack_gemm(const GemmAttrs& at, const Tensor& b, const Tensor* c) {
+  const int64_t k = at.trans_b ? b.dim(1) : b.dim(0), n = at.trans_b ? b.dim(0) : b.dim(1);
+  std::vector<float> weights(static_cast<size_t>(k * n));  // alpha · B' as [K, N]
+  const float* bv = b.data<float>();
+  for (int64_t kk = 0; kk < k; ++kk) {
+    for (int64_t j = 0; j < n; ++j) weights[kk * n + j] = at.alpha * (at.trans_b ? bv[j * k + kk] : bv[kk * n + j]);
+  }
+  std::vector<float> bias;
+  if (c != nullptr && c->dtype() == DataType::kFloat32 && at.beta != 0.0f) {
+    const Shape& cs = c->shape();
+    const int64_t cn = cs.empty() ? 1 : cs.back();
+    if (cs.size() <= 2 && (cs.size() < 2 || cs[0] == 1) && (cn == 1 || cn == n)) {
+      bias.resize(static_cast<size_t>(n));
+      for (int64_t j = 0; j < n; ++j) bias[j] = at.beta * c->data<float>()[cn == 1 ? 0 : j];
+    }
+  }
+  auto fc = std::make_unique<const XnnpackFullyConnected>(weights.data(), k, n, bias.empty() ? nullptr : bias.data(),
+                                                          false);
+  if (!fc->ok()) return std::unique_ptr<Kernel>();
+  auto kernel = std::make_unique<GemmKernel>(at, Tensor(), true, "f32_gemm__xnnpack");
+  kernel->set_xnnpack(std::move(fc), !bias.empty());
+  return std::unique_ptr<Kernel>(std::move(kernel));
+}
+#endif
+
 Expected<std::unique_ptr<Kernel>> make_gemm(const KernelInfo& info) {
   GemmAttrs at;
   EDGEMM_ASSIGN_OR_RETURN(at.alpha, info.node.attr_float("alpha", 1.0f));
@@ -731,6 +791,13 @@ Expected<std::unique_ptr<Kernel>> make_gemm(const KernelInfo& info) {
   const Tensor* b = info.constant_inputs.size() > 1 ? info.constant_inputs[1] : nullptr;
   const bool onednn = onednn::enabled() && (b == nullptr || b->dtype() == DataType::kFloat32);
   const bool pack = onednn && b != nullptr && b->rank() == 2 && b->element_count() > 0;
+#if defined(__aarch64__)
+  if (pack && xnnpack::enabled() && !at.trans_a) {
+    const Tensor* c = info.constant_inputs.size() > 2 ? info.constant_inputs[2] : nullptr;
+    EDGEMM_ASSIGN_OR_RETURN(std::unique_ptr<Kernel> kernel, make_xnnpack_gemm(at, *b, c));
+    if (kernel != nullptr) return kernel;
+  }
+#endif
   auto kernel =
       std::make_unique<GemmKernel>(at, pack ? *b : Tensor(), onednn, onednn ? "f32_gemm__onednn" : "gemm__reference");
   if (pack) {
