@@ -3,7 +3,8 @@
 # Installed: the `edgemm` CLI and its OpenCV probe helper side by side in bin/ (the helper is found
 # beside the running program), edgemm-fetch-ppocr-models (scripts/fetch_ppocr_models.sh: the
 # PP-OCRv4 models are not redistributed; the package's users fetch them, sha256-verified), the
-# static libraries and the public headers (include/edgemm), and the docs a board user reads.
+# static libraries and the public headers (include/edgemm), README.md and docs/ (the guides link each
+# other).
 #
 # The package: scripts/package_deb.sh runs cpack in a build folder and declares the package's
 # Depends from the shared libraries the installed programs link (scripts/deb_depends.py reads the
@@ -13,7 +14,8 @@ install(TARGETS edgemm edgemm-opencv-probe RUNTIME DESTINATION bin)
 install(PROGRAMS scripts/fetch_ppocr_models.sh DESTINATION bin RENAME edgemm-fetch-ppocr-models)
 install(TARGETS edgemm_core edgemm_pipelines ARCHIVE DESTINATION lib)
 install(DIRECTORY include/edgemm DESTINATION include)
-install(FILES README.md docs/aarch64.md docs/ocr.md docs/backends.md DESTINATION share/doc/edgemm)
+install(FILES README.md DESTINATION share/doc/edgemm)
+install(DIRECTORY docs/ DESTINATION share/doc/edgemm/docs FILES_MATCHING PATTERN "*.md")
 
 set(CPACK_GENERATOR DEB)
 set(CPACK_PACKAGE_NAME edgemm)
@@ -27,6 +29,8 @@ its static libraries and headers. PP-OCRv4 models: edgemm-fetch-ppocr-models DIR
 set(CPACK_PACKAGING_INSTALL_PREFIX /usr)
 set(CPACK_DEBIAN_FILE_NAME DEB-DEFAULT)  # edgemm_<version>_<arch>.deb
 set(CPACK_DEBIAN_PACKAGE_SECTION science)
+# edgemm-fetch-ppocr-models downloads with npm, curl or wget.
+set(CPACK_DEBIAN_PACKAGE_RECOMMENDS "curl | wget | npm")
 if(CMAKE_SYSTEM_PROCESSOR MATCHES "^(aarch64|arm64)$")
   set(CPACK_DEBIAN_PACKAGE_ARCHITECTURE arm64)
 else()

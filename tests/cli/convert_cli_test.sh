@@ -205,6 +205,18 @@ assert sum(len(t) for t in text(native)) >= 10 and any(i["orientation"] == 180 f
   check ocr-rec-buckets 0 "$bin" eval ocr --set "$root/data/ocr_set" --models "$buckets" --rec-bucket rec_960.onnx \
     --threads 2 --json
   cp "$tmp/out" "$tmp/eval_buckets.json"
+  # One file per --rec-bucket: the image after it stays an image; a det model or a recognizer
+  # with a dynamic width is refused as a bucket, by name.
+  check ocr-bucket-then-image 0 "$bin" ocr --models "$buckets" --rec-bucket rec_960.onnx "$root/data/demo/photo_text.jpg" \
+    --threads 2 --json
+  expect_text ocr-bucket-then-image-reads "$tmp/out" '"text"'
+  check ocr-bucket-det 2 "$bin" ocr --models "$buckets" --rec-bucket ch_PP-OCRv4_det_infer.onnx \
+    "$root/data/demo/photo_text.jpg"
+  expect_text ocr-bucket-det-says "$tmp/err" "'ch_PP-OCRv4_det_infer.onnx' is not a text recognizer"
+  ln -sf "$root/models/ppocrv4/ch_PP-OCRv4_rec_infer.onnx" "$buckets/rec_dynamic.onnx"
+  check ocr-bucket-dynamic 2 "$bin" ocr --models "$buckets" --rec-bucket rec_dynamic.onnx \
+    "$root/data/demo/photo_text.jpg"
+  expect_text ocr-bucket-dynamic-says "$tmp/err" "has a dynamic input width"
   check ocr-rec-static-cer 0 $py -c '
 import json, sys
 only, buckets = json.load(open(sys.argv[1])), json.load(open(sys.argv[2]))

@@ -28,10 +28,11 @@ check contents 0 dpkg-deb -c "$deb"
 cp "$tmp/out" "$tmp/contents.txt"
 for f in ./usr/bin/edgemm ./usr/bin/edgemm-opencv-probe ./usr/bin/edgemm-fetch-ppocr-models \
   ./usr/lib/libedgemm_core.a ./usr/lib/libedgemm_pipelines.a ./usr/include/edgemm/inferencer.h \
-  ./usr/include/edgemm/pipelines/ocr.h; do
+  ./usr/include/edgemm/pipelines/ocr.h ./usr/share/doc/edgemm/docs/aarch64.md ./usr/share/doc/edgemm/docs/vlm.md; do
   expect_text "has-$f" "$tmp/contents.txt" " $f\$"
 done
 check no-models 1 grep -E '\.onnx$|ppocr_keys' "$tmp/contents.txt"
+check recommends-a-downloader 0 sh -c "dpkg-deb -f '$deb' Recommends | grep -q curl"
 arch="$(dpkg-deb -f "$deb" Architecture)"
 depends="$(dpkg-deb -f "$deb" Depends)"
 check depends-declared 0 test -n "$depends"

@@ -33,9 +33,13 @@ void add_ocr_pipeline_options(CLI::App* cmd, OcrPipelineArgs& args) {
   cmd->add_option("--models", args.models,
                   "folder with the PP-OCRv4 det/cls/rec models and ppocr_keys_v1.txt "
                   "(default: $EDGEMM_MODELS_DIR or models/ppocrv4)");
+  // One file per occurrence, so that the images after it stay positional arguments.
   cmd->add_option("--rec-bucket", args.options.files.rec_buckets,
                   "another recognizer file in --models with a static width (edgemm convert --fix-shape "
-                  "x=1,3,48,W); each line goes to the narrowest one that holds it (repeatable)");
+                  "x=1,3,48,W); each line goes to the narrowest one that holds it (repeatable)")
+      ->expected(1)
+      ->allow_extra_args(false)
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
   cmd->add_option("--det-threshold", args.options.det_threshold, "DB binarization threshold")
       ->check(CLI::Range(0.0, 1.0))
       ->capture_default_str();

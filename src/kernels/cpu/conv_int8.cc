@@ -520,6 +520,7 @@ Expected<std::unique_ptr<Kernel>> make_int8_conv(const KernelInfo& info) {
     return std::unique_ptr<Kernel>(std::make_unique<Int8ConvKernel>(std::move(p), false, true));
   }
 #endif
+  int8_neon::warn_without_dot_product_once();
   const bool exact = int8::fits_pair_sums(p.weights);
   if (!exact) int8::warn_reference_path(info.node);
   const bool onednn = onednn::enabled() && exact && int8::scales_representable(p.q, p.bias);

@@ -4,6 +4,9 @@
 
 #include "kernels/cpu/int8_gemm_neon.h"
 
+#include <cstdio>
+#include <mutex>
+
 #include "kernels/cpu/xnnpack.h"
 #include "kernels/cpu_features.h"
 
@@ -21,6 +24,18 @@ bool enabled() {
   return cpu_features().asimddp && xnnpack::enabled();
 #else
   return false;
+#endif
+}
+
+void warn_without_dot_product_once() {
+#if defined(__aarch64__)
+  if (enabled() || !xnnpack::enabled()) return;
+  static std::once_flag once;
+  std::call_once(once, [] {
+    std::fprintf(stderr,
+                 "edgemm: warning: this Arm CPU has no dot-product instructions (asimddp); int8 Conv and MatMul run "
+                 "oneDNN's reference int8 kernels here, far slower than float32 (docs/aarch64.md)\n");
+  });
 #endif
 }
 

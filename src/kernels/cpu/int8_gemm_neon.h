@@ -24,6 +24,12 @@ namespace edgemm::kernels::int8_neon {
 /// other Arm kernels run (xnnpack::enabled(): asimd, no SVE, EDGEMM_XNNPACK not "0").
 bool enabled();
 
+/// On an aarch64 CPU where the other Arm kernels run but enabled() is false (no dot product:
+/// Cortex-A53, A72 and other Armv8.0 cores), prints once per process that int8 Conv/MatMul run
+/// oneDNN's reference int8 kernels there, far slower than float32 (docs/aarch64.md). Elsewhere
+/// does nothing.
+void warn_without_dot_product_once();
+
 #if defined(__aarch64__)
 
 /// Largest K: |sum| stays below 2^31 (each product is at most 128 · 128, the zero-point term as

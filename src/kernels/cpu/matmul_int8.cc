@@ -221,6 +221,7 @@ Expected<std::unique_ptr<Kernel>> make_int8_matmul(const KernelInfo& info) {
     return std::unique_ptr<Kernel>(std::move(kernel));
   }
 #endif
+  int8_neon::warn_without_dot_product_once();
   const bool exact = int8::fits_pair_sums(p.weights);
   if (!exact) int8::warn_reference_path(info.node);
   if (onednn::enabled() && exact && int8::scales_representable(p.q, p.bias)) {

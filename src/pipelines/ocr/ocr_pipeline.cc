@@ -97,7 +97,7 @@ Status check_model_files(const OcrOptions& options) {
   }
   if (missing.empty()) return Status::ok();
   return Status(StatusCode::kIo,
-                "OCR model files not found: " + missing + " (scripts/setup.sh fetches PP-OCRv4 into models/ppocrv4)");
+                "OCR model files not found: " + missing + " (fetch PP-OCRv4 with edgemm-fetch-ppocr-models DIR, or scripts/setup.sh in a source tree, which fills models/ppocrv4)");
 }
 
 Expected<std::unique_ptr<Inferencer>> load_model(const OcrOptions& options, const std::string& file,
@@ -282,9 +282,17 @@ class NativeOcrPipeline final : public OcrPipeline {
   std::vector<std::string> table_;
 };
 
-Status check_rec_classes(const Inferencer& rec, size_t table_size, const std::string& dictionary) {
+Status check_rec_classes(const Inferencer& rec, size_t table_size, const std::string& dictionary,
+                         const std::string& file) {
   const std::vector<ValueInfo>& outputs = rec.outputs();
-  if (outputs.empty() || outputs[0].shape.size() != 3) return Status::ok();
+  if (outputs.empty() || outputs[0].shape.size() != 3) {
+    return Status(StatusCode::kInvalidArgument,
+                  "'" + file + "' is not a text recognizer: " +
+                      (outputs.empty() ? std::string("it has no output")
+                                       : "its output '" + outputs[0].name + "' has rank " +
+                                             std::to_string(outputs[0].shape.size())) +
+                      "; a PP-OCR recognizer outputs [batch, time steps, classes]");
+  }
   const Dim& classes = outputs[0].shape[2];
   if (classes.is_static() && classes.value != static_cast<int64_t>(table_size)) {
     return Status(StatusCode::kInvalidArgument,
@@ -324,7 +332,7 @@ Expected<std::unique_ptr<OcrPipeline>> OcrPipeline::create(const OcrOptions& opt
   std::error_code ec;
   if (!std::filesystem::is_directory(options.models_dir, ec)) {
     return Status(StatusCode::kIo, "OCR model folder '" + options.models_dir +
-                                       "' not found (scripts/setup.sh fetches PP-OCRv4 into models/ppocrv4)");
+                                       "' not found (fetch PP-OCRv4 with edgemm-fetch-ppocr-models DIR, or scripts/setup.sh in a source tree, which fills models/ppocrv4)");
   }
   EDGEMM_RETURN_IF_ERROR(check_model_files(options));
   const std::string dictionary = (std::filesystem::path(options.models_dir) / options.files.dictionary).string();
@@ -344,7 +352,13 @@ Expected<std::unique_ptr<OcrPipeline>> OcrPipeline::create(const OcrOptions& opt
   for (const std::string& file : rec_files) {
     EDGEMM_ASSIGN_OR_RETURN(std::unique_ptr<Inferencer> rec, load_model(options, file, "rec"));
     EDGEMM_RETURN_IF_ERROR(check_line_height(*rec, "recognizer '" + file + "'"));
-    EDGEMM_RETURN_IF_ERROR(check_rec_classes(*rec, table.size(), dictionary));
+    EDGEMM_RETURN_IF_ERROR(check_rec_classes(*rec, table.size(), dictionary, file));
+    if (!recs.empty() && fixed_geometry(*rec).width == 0) {
+      return Status(StatusCode::kInvalidArgument,
+                    "--rec-bucket '" + file +
+                        "' has a dynamic input width; a bucket is a recognizer fixed to one width (edgemm convert "
+                        "--fix-shape x=1,3,48,W)");
+    }
     recs.push_back(std::move(rec));
   }
   warn_about_static_det(*det);
