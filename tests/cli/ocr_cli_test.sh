@@ -152,6 +152,10 @@ lines = lambda f: [(l['text'], l['polygon']) for i in json.load(open(f))['images
 a, b = lines(sys.argv[1]), lines(sys.argv[2])
 assert len(a) >= 10 and a == b, (len(a), [x for x, y in zip(a, b) if x != y][:3])" "$tmp/pred.json" "$tmp/pred_plain.json"
 check eval-no-set 6 "$bin" eval ocr --set "$tmp/no-set"
+mkdir -p "$tmp/bad-set"
+echo '{"images": [{"file": "a.png", "lines": [{"text": 5}]}]}' >"$tmp/bad-set/labels.json"
+check eval-bad-labels 2 "$bin" eval ocr --set "$tmp/bad-set"
+expect_text eval-bad-labels-names-the-field "$tmp/err" "labels.json' is malformed at images\[0\].lines\[0\]"
 echo '{"images": [{"file": 3}]}' >"$tmp/bad_pred.json"
 check eval-bad-predictions 2 "$bin" eval ocr --set "$tmp/set" --predictions "$tmp/bad_pred.json"
 check eval-missing-predictions 6 "$bin" eval ocr --set "$tmp/set" --predictions "$tmp/none.json"

@@ -21,6 +21,9 @@ check no-calib 2 "$bin" quantize "$det" -o "$tmp/q.onnx"
 expect_text no-calib-says "$tmp/err" "needs a calibration set"
 check bad-scheme 2 "$bin" quantize "$det" -o "$tmp/q.onnx" --scheme int3
 check fp16-with-calib 2 "$bin" quantize "$det" -o "$tmp/q.onnx" --scheme fp16 --calib "$tmp"
+check fp16-with-block-size 2 "$bin" quantize "$det" -o "$tmp/q.onnx" --scheme fp16 --block-size 64
+expect_text fp16-with-block-size-says "$tmp/err" "apply to --scheme int4-weight, not fp16"
+check accuracy-level-2 2 "$bin" quantize "$det" -o "$tmp/q.onnx" --scheme int4-weight --accuracy-level 2
 check bad-method 2 "$bin" quantize "$det" -o "$tmp/q.onnx" --calib "$tmp" --method magic
 check bad-percentile 2 "$bin" quantize "$det" -o "$tmp/q.onnx" --calib "$tmp" --percentile 40
 # Flag errors come before the model is read and the calibration set is drawn.
@@ -115,7 +118,7 @@ check int4-with-calib 2 "$bin" quantize "$models/ch_PP-OCRv4_rec_infer.onnx" -o 
 # accuracy_level: 0-4 only; 4 (the default) is written on every MatMulNBits and reported, 0 leaves it unset.
 check int4-bad-accuracy 2 "$bin" quantize "$models/ch_PP-OCRv4_rec_infer.onnx" -o "$tmp/q.onnx" --scheme int4-weight \
   --accuracy-level 5
-expect_text int4-bad-accuracy-says "$tmp/err" "accuracy level must be 0, 1, 2, 3 or 4, got 5"
+expect_text int4-bad-accuracy-says "$tmp/err" "--accuracy-level: 5 not in {0,4}"
 for level in 0 4 default; do
   option=(--accuracy-level "$level")
   [ "$level" = default ] && option=() && level=4

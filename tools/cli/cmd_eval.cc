@@ -42,17 +42,24 @@ Expected<std::vector<LabelledImage>> read_labels(const std::string& set_dir) {
   std::ifstream file(path);
   if (!file) return Status(StatusCode::kIo, "cannot open '" + path + "' (is --set a folder made by make_ocr_set.py?)");
   std::vector<LabelledImage> images;
+  std::string where;  // the field being read, for the error ("images[3].lines[0].text")
   try {
     const nlohmann::json labels = nlohmann::json::parse(file);
+    where = "images";
     if (!labels.at("images").is_array()) throw std::invalid_argument("\"images\" must be an array");
     std::set<std::string> seen;
     for (const nlohmann::json& image : labels.at("images")) {
+      const std::string at_image = "images[" + std::to_string(images.size()) + "]";
       LabelledImage labelled;
+      where = at_image + ".file";
       labelled.file = image.at("file").get<std::string>();
       if (!seen.insert(labelled.file).second) throw std::invalid_argument("'" + labelled.file + "' is listed twice");
+      where = at_image + ".tags";
       labelled.tags = image.value("tags", std::vector<std::string>{});
+      where = at_image + ".lines";
       for (const nlohmann::json& line : image.at("lines")) {
         ocr::TruthLine truth;
+        where = at_image + ".lines[" + std::to_string(labelled.lines.size()) + "]";
         truth.text = line.at("text").get<std::string>();
         const nlohmann::json& polygon = line.at("polygon");
         auto is_point = [](const nlohmann::json& p) {
@@ -69,7 +76,8 @@ Expected<std::vector<LabelledImage>> read_labels(const std::string& set_dir) {
       images.push_back(std::move(labelled));
     }
   } catch (const std::exception& e) {
-    return Status(StatusCode::kInvalidArgument, "labels file '" + path + "' is malformed: " + e.what());
+    return Status(StatusCode::kInvalidArgument, "labels file '" + path + "' is malformed" +
+                                                    (where.empty() ? std::string() : " at " + where) + ": " + e.what());
   }
   if (images.empty()) return Status(StatusCode::kInvalidArgument, "labels file '" + path + "' lists no images");
   return images;

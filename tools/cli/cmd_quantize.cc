@@ -54,6 +54,7 @@ struct QuantizeArgs {
   bool no_speed_check = false;
   int64_t block_size = 32;
   int64_t accuracy_level = 4;  // int8 A: the int4 file at least as fast as int8 at decode (docs/quantize.md)
+  bool int4_options_given = false;  // --block-size or --accuracy-level on the command line
   bool awq = false;
   double budget_db = 30;
   std::string plan;
@@ -328,6 +329,10 @@ Status check_options(const QuantizeArgs& args) {
   if (args.awq && args.scheme != "int4-weight") {
     return make_error(StatusCode::kInvalidArgument, "--awq applies to --scheme int4-weight");
   }
+  if (args.int4_options_given && args.scheme != "int4-weight") {
+    return make_error(StatusCode::kInvalidArgument,
+                      "--block-size and --accuracy-level apply to --scheme int4-weight, not " + args.scheme);
+  }
   if (!calibrated && !args.calib.empty()) {
     return make_error(StatusCode::kInvalidArgument, "--scheme " + args.scheme + " needs no calibration; drop --calib");
   }
@@ -515,13 +520,18 @@ void add_quantize_command(CLI::App& app, int& exit_code) {
                   "(--calib still gives the speed check's and sensitivity analysis' inputs)");
   cmd->add_flag("--awq", args->awq,
                 "int4-weight: activation-aware scales from --calib (a Mul by 1/s before each MatMulNBits that gains)");
-  cmd->add_option("--block-size", args->block_size, "int4-weight: K rows per scale (16, 32, 64 or 128)")
-      ->capture_default_str();
-  cmd->add_option(
-         "--accuracy-level", args->accuracy_level,
-         "int4-weight: MatMulNBits accuracy_level: 4 (default) lets edgemm and ONNX Runtime quantize A to "
-         "int8 per block (about twice as fast for a few rows, at int8 activations' accuracy); 0 keeps A float32")
-      ->capture_default_str();
+  CLI::Option* block_size =
+      cmd->add_option("--block-size", args->block_size, "int4-weight: K rows per scale (16, 32, 64 or 128)")
+          ->capture_default_str();
+  // Levels 1-3 (float32, float16, bfloat16 A in ONNX Runtime's contrib spec) compute as 0 in edgemm's
+  // kernels (float32 A): only the two that differ are offered.
+  CLI::Option* accuracy_level =
+      cmd->add_option(
+             "--accuracy-level", args->accuracy_level,
+             "int4-weight: MatMulNBits accuracy_level, 0 or 4: 4 (default) lets edgemm and ONNX Runtime quantize A "
+             "to int8 per block (about twice as fast for a few rows, at int8 activations' accuracy); 0 keeps A float32")
+          ->check(CLI::IsMember({0, 4}))
+          ->capture_default_str();
   cmd->add_flag("--no-speed-check", args->no_speed_check,
                 "quantize every eligible node, also those edgemm runs slower in int8 than in float on this CPU "
                 "(for NPUs and other runtimes)");
@@ -531,7 +541,8 @@ void add_quantize_command(CLI::App& app, int& exit_code) {
       ->check(CLI::Range(0, kMaxThreads))
       ->capture_default_str();
   cmd->add_flag("--json", args->json, "print a JSON report");
-  cmd->callback([args, &exit_code] {
+  cmd->callback([args, &exit_code, block_size, accuracy_level] {
+    args->int4_options_given = block_size->count() > 0 || accuracy_level->count() > 0;
     auto result = quantize_command(*args);
     exit_code = result ? *result : report_error("quantize", result.status(), args->json);
   });
