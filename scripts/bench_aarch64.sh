@@ -14,21 +14,22 @@
 #
 # Rows: PP-OCRv4 det (1x3x640x640), rec (1x3x48x320), cls (1x3x48x192) in fp32 and int8 (det and rec:
 # scripts/quantize_ppocr.sh's recipe; cls: edgemm quantize --stage ocr-cls; the same QDQ files for
-# both engines), and the CLIP vision encoder fixture (tests/fixtures/clip_tiny) in fp32.
+# both engines), the CLIP vision encoder fixture (tests/fixtures/clip_tiny) in fp32, and with
+# --rows nbits one int4 MatMulNBits of a decode step (int8 A, accuracy_level 4).
 # Writes build-aarch64/bench/instructions.json (rows not measured in this run keep their last counts): a list of {"model", "precision", "threads",
 # "edgemm_instructions_per_run", "ort_instructions_per_run", "ratio", "edgemm_runtime_per_run",
 # "ort_runtime_per_run"}, and its table into docs/benchmarks.md (between <!-- arm:begin --> and
 # <!-- arm:end -->, which tools/bench/make_benchmarks_md.sh keeps).
 #
 # Needs: scripts/test_aarch64.sh (the arm64 build and sysroot), the x86 build (quantizes), node_modules.
-# Usage: scripts/bench_aarch64.sh [--rows det,rec,cls,clip] [--k K (4)] [--reps R (2)]
+# Usage: scripts/bench_aarch64.sh [--rows det,rec,cls,clip,nbits] [--k K (4)] [--reps R (2)]
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 build="${EDGEMM_AARCH64_BUILD:-$root/build-aarch64}"
 out="$build/bench"
 sysroot="$build/sysroot"
 cache="${EDGEMM_CACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/edgemm}/qemu-plugin"
-rows="det,rec,cls,clip"
+rows="det,rec,cls,clip,nbits"
 k=4
 reps=2
 while [ $# -gt 0 ]; do
@@ -87,6 +88,29 @@ for r in ${rows//,/ }; do
     cls) table+=("cls fp32 $models/ch_ppocr_mobile_v2.0_cls_infer.onnx x 1,3,48,192"
                  "cls int8 $int8/cls_int8.onnx x 1,3,48,192") ;;
     clip) table+=("clip_vision fp32 $root/tests/fixtures/clip_tiny/onnx/vision_model.onnx pixel_values 1,3,64,64") ;;
+    nbits)
+      # A decode step's int4 MatMulNBits, [1, 1024] x [1024, 1024], block 32, accuracy_level 4 (A
+      # quantized to int8 per block in both engines): seeded codes and scales, no zero points.
+      nbits_model="$out/matmul_nbits_1024.onnx"
+      $py - "$nbits_model" <<'PY'
+import sys
+import numpy as np
+import onnx
+from onnx import TensorProto, helper, numpy_helper
+k = n = 1024
+block = 32
+rng = np.random.default_rng(7)
+codes = numpy_helper.from_array(rng.integers(0, 256, (n, k // block, block // 2), dtype=np.uint8), "B")
+scales = numpy_helper.from_array((rng.random(n * k // block) * 0.01).astype(np.float32), "scales")
+node = helper.make_node("MatMulNBits", ["A", "B", "scales"], ["Y"], domain="com.microsoft", K=k, N=n, bits=4,
+                        block_size=block, accuracy_level=4)
+graph = helper.make_graph([node], "matmul_nbits", [helper.make_tensor_value_info("A", TensorProto.FLOAT, [1, k])],
+                          [helper.make_tensor_value_info("Y", TensorProto.FLOAT, [1, n])], [codes, scales])
+model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17), helper.make_opsetid("com.microsoft", 1)])
+model.ir_version = 8
+onnx.save(model, sys.argv[1])
+PY
+      table+=("matmul_nbits int4_a8 $nbits_model A 1,1024") ;;
     *) echo "bench_aarch64.sh: unknown row $r" >&2; exit 2 ;;
   esac
 done
@@ -150,7 +174,7 @@ new = [json.loads(l) for l in open(sys.argv[1])]
 old = json.load(open(sys.argv[2])) if os.path.exists(sys.argv[2]) else []
 key = lambda r: (r["model"], r["precision"], r["threads"])
 measured = {key(r) for r in new}
-order = ["det", "rec", "cls", "clip_vision"]
+order = ["det", "rec", "cls", "clip_vision", "matmul_nbits"]
 rows = sorted([r for r in old if key(r) not in measured] + new,
               key=lambda r: (order.index(r["model"]) if r["model"] in order else len(order), r["precision"]))
 json.dump(rows, open(sys.argv[2] + ".tmp", "w"), indent=1)

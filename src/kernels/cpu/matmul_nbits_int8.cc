@@ -17,7 +17,8 @@
 ///
 /// Arm with the dot-product instructions (kNeon): per column and block, SDOT over units of 16
 /// code bytes against A's codes reordered once per call (4-bit: even and odd K indices apart, to
-/// meet the low and high nibbles), up to 4 rows per pass over the codes.
+/// meet the low and high nibbles), up to 4 rows per pass over the codes; one row (decode) takes
+/// four columns per pass over A's codes instead.
 
 #include "kernels/cpu/matmul_nbits_int8.h"
 
@@ -589,12 +590,89 @@ EDGEMM_DOTPROD void columns_sdot(const MatMulNBitsShape& s, const MatMulNBitsWei
   }
 }
 
+/// One row (r0) of columns [n0, n1), four columns at a time (a decode step's gemv): A's codes are
+/// loaded once for the four columns' SDOTs, and the 16 lane vectors of four blocks × four columns
+/// reduce by pairwise adds into one vector per column before columns_sdot's float32 step. Columns
+/// past the last multiple of 4 and the last kb mod 4 blocks go through columns_sdot.
+template <int kBits, int kUnits>
+EDGEMM_DOTPROD void columns4_sdot(const MatMulNBitsShape& s, const MatMulNBitsWeights& w, const QuantizedRows& rows,
+                                  const int8_t* act, int64_t r0, int64_t n0, int64_t n1, float* y) {
+  constexpr int64_t kUnitCodes = kUnitBytes * 8 / kBits;
+  const int64_t kb = s.k_blocks();
+  const int64_t units = kUnits > 0 ? kUnits : s.blob_size() / kUnitBytes;
+  const int64_t bs = units * kUnitCodes, blob = units * kUnitBytes;
+  const int64_t kb4 = kb / 4 * 4;
+  const float32x4_t default_zp = vdupq_n_f32(static_cast<float>(int64_t{1} << (kBits - 1)));
+  const int8_t* a = act + r0 * rows.k_pad;
+  const int32_t* a_sums = rows.sums + r0 * kb;
+  const float* a_scales = rows.scales + r0 * kb;
+  int64_t n = n0;
+  for (; n + 4 <= n1; n += 4) {
+    float32x4_t acc[4];
+    for (int c = 0; c < 4; ++c) acc[c] = vdupq_n_f32(0.f);
+    for (int64_t j = 0; j < kb4; j += 4) {
+      int32x4_t lanes[4][4];  // [column][block]
+      for (int c = 0; c < 4; ++c) {
+        for (int b = 0; b < 4; ++b) lanes[c][b] = vdupq_n_s32(0);
+      }
+#pragma GCC unroll 4
+      for (int b = 0; b < 4; ++b) {
+        for (int64_t u = 0; u < units; ++u) {
+          const int8_t* ap = a + (j + b) * bs + u * kUnitCodes;
+          const int64_t at = (j + b) * blob + u * kUnitBytes;
+          if constexpr (kBits == 4) {
+            const int8x16_t even = vld1q_s8(ap), odd = vld1q_s8(ap + 16);
+            for (int c = 0; c < 4; ++c) {
+              const uint8x16_t codes = vld1q_u8(w.b + (n + c) * kb * blob + at);
+              const int8x16_t lo = vreinterpretq_s8_u8(vandq_u8(codes, vdupq_n_u8(0x0F)));
+              const int8x16_t hi = vreinterpretq_s8_u8(vshrq_n_u8(codes, 4));
+              lanes[c][b] = vdotq_s32(vdotq_s32(lanes[c][b], lo, even), hi, odd);
+            }
+          } else {
+            const int8x16_t q = vld1q_s8(ap);
+            for (int c = 0; c < 4; ++c) {
+              const uint8x16_t codes = vld1q_u8(w.b + (n + c) * kb * blob + at);
+              lanes[c][b] = vdotq_s32(lanes[c][b], vreinterpretq_s8_u8(veorq_u8(codes, vdupq_n_u8(0x80))), q);
+            }
+          }
+        }
+      }
+      const int32x4_t sums = vld1q_s32(a_sums + j);
+      const float32x4_t sums_f = vcvtq_f32_s32(sums), scales = vld1q_f32(a_scales + j);
+      for (int c = 0; c < 4; ++c) {
+        int32x4_t total = vpaddq_s32(vpaddq_s32(lanes[c][0], lanes[c][1]), vpaddq_s32(lanes[c][2], lanes[c][3]));
+        if constexpr (kBits == 8) total = vmlaq_n_s32(total, sums, 128);
+        const float32x4_t zp = w.zero_points != nullptr ? zero_points4(s, w, n + c, j) : default_zp;
+        const float32x4_t term = vfmsq_f32(vcvtq_f32_s32(total), zp, sums_f);
+        acc[c] = vfmaq_f32(acc[c], term, vmulq_f32(vld1q_f32(w.scales + (n + c) * kb + j), scales));
+      }
+    }
+    float tail[4] = {};
+    if (kb4 < kb) {
+      // The last blocks: columns_sdot on a view of them (one column at a time).
+      for (int c = 0; c < 4; ++c) {
+        for (int64_t j = kb4; j < kb; ++j) {
+          const int8_t* rows_a[1] = {a};
+          int32x4_t lane[1] = {vdupq_n_s32(0)};
+          block_dot<kBits, 1>(w.b + ((n + c) * kb + j) * blob, units, rows_a, j * bs, lane);
+          const int32_t sum = a_sums[j];
+          const int32_t total = vaddvq_s32(lane[0]) + (kBits == 8 ? 128 * sum : 0);
+          tail[c] += (static_cast<float>(total) - zero_point(s, w, n + c, j) * static_cast<float>(sum)) *
+                     (w.scales[(n + c) * kb + j] * a_scales[j]);
+        }
+      }
+    }
+    for (int c = 0; c < 4; ++c) y[r0 * s.n + n + c] = vaddvq_f32(acc[c]) + tail[c];
+  }
+  if (n < n1) columns_sdot<kBits, 1, kUnits>(s, w, rows, act, r0, n, n1, y);
+}
+
 using SdotFn = void (*)(const MatMulNBitsShape&, const MatMulNBitsWeights&, const QuantizedRows&, const int8_t*,
                         int64_t, int64_t, int64_t, float*);
 
 template <int kBits, int kUnits>
 SdotFn pick_sdot_rows(int rows) {
-  constexpr SdotFn fns[] = {columns_sdot<kBits, 1, kUnits>, columns_sdot<kBits, 2, kUnits>,
+  constexpr SdotFn fns[] = {columns4_sdot<kBits, kUnits>, columns_sdot<kBits, 2, kUnits>,
                             columns_sdot<kBits, 3, kUnits>, columns_sdot<kBits, 4, kUnits>};
   return fns[rows - 1];
 }
