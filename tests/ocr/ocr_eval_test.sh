@@ -9,7 +9,8 @@
 #  - the same images turned by 90, 180 and 270 degrees read within 1 CER point of upright;
 #  - regression: CERs stay within a stated margin of those measured when this landed.
 # The peer's predictions are cached outside the build (EDGEMM_CACHE_DIR, default
-# ~/.cache/edgemm), keyed by the set's labels, the peer script, its npm lock file and the models.
+# ~/.cache/edgemm), keyed by the set's labels, the peer script, its npm lock file and the models;
+# so is the rendered document set, keyed by its generator and labels.
 # Usage: ocr_eval_test.sh EDGEMM_BINARY REPO_ROOT OUT_DIR
 set -euo pipefail
 bin="$1"
@@ -43,10 +44,20 @@ evaluate() {
   "$bin" eval ocr --set "$set" --threads 2 --json "$@" >"$report"
 }
 
-# The document set, made unless the build folder already holds it (labels equal to the committed ones).
+# The document set, made unless the build folder already holds it (labels equal to the committed
+# ones); a rendering is kept outside the clone, keyed by the generator and the labels, and copied.
 doc="$(dirname "$out")/doc_set"
 if ! cmp -s "$doc/labels.json" "$root/data/doc_set/labels.json"; then
-  $py "$root/tools/datasets/make_doc_set.py" --out "$doc" --check "$root/data/doc_set/labels.json" 2>"$out/make_doc_set.log"
+  doc_key=$(cat "$root/tools/datasets/make_doc_set.py" "$root/data/doc_set/labels.json" | sha256sum | cut -c1-24)
+  doc_cache="$(dirname "$cache")/doc_set-$doc_key"
+  if [ ! -f "$doc_cache/labels.json" ]; then
+    rm -rf "$doc_cache.tmp"
+    $py "$root/tools/datasets/make_doc_set.py" --out "$doc_cache.tmp" --check "$root/data/doc_set/labels.json" \
+      2>"$out/make_doc_set.log"
+    mv -T "$doc_cache.tmp" "$doc_cache"
+  fi
+  rm -rf "$doc"
+  cp -r "$doc_cache" "$doc"
 fi
 $py "$root/tools/datasets/pick_set.py" --set "$doc" --every 4 --out "$out/doc_ci"
 $py "$root/tools/datasets/pick_set.py" --set "$doc" --every 13 --first 4 --out "$out/doc_turn"
