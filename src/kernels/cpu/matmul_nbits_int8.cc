@@ -696,6 +696,7 @@ void run_sdot(const MatMulNBitsShape& s, const MatMulNBitsWeights& w, const Quan
               int threads) {
   constexpr int kMaxRows = 4;
   const int8_t* act = sdot_rows(s, rows, m);
+  const int64_t units = s.blob_size() / kUnitBytes;
   const int64_t tasks = (s.n + kColumnTask - 1) / kColumnTask;
   const int t = threads_for(threads, m * rows.k_pad * s.n);
 #pragma omp parallel for num_threads(t) schedule(static)
@@ -703,7 +704,6 @@ void run_sdot(const MatMulNBitsShape& s, const MatMulNBitsWeights& w, const Quan
     const int64_t n0 = task * kColumnTask, n1 = std::min(s.n, n0 + kColumnTask);
     for (int64_t r0 = 0; r0 < m; r0 += kMaxRows) {
       const int rows_now = static_cast<int>(std::min<int64_t>(kMaxRows, m - r0));
-      const int64_t units = s.blob_size() / kUnitBytes;
       (s.bits == 4 ? pick_sdot<4>(rows_now, units) : pick_sdot<8>(rows_now, units))(s, w, rows, act, r0, n0, n1, y);
     }
   }

@@ -354,17 +354,27 @@ inline void mean_var_one_pass(const float* x, int64_t n, double& mean, double& v
 }
 #endif
 
-/// One row of n values: one read for the statistics, one fused (x * inv - mean * inv) * scale
-/// + bias write; the statistics go to *mean_out and *inv_out when not null.
+/// A row's statistics as the affine map that normalizes it, x · a + b with a = 1 / sqrt(var + epsilon)
+/// and b = −mean · a; mean and a go to *mean_out and *inv_out when not null.
 template <typename T>
-[[gnu::always_inline]] inline void layer_norm_row(const T* src, T* dst, int64_t n, const T* scale, const T* bias,
-                                                  double epsilon, float* mean_out, float* inv_out) {
+[[gnu::always_inline]] inline void row_normalization(const T* src, int64_t n, double epsilon, float* mean_out,
+                                                     float* inv_out, T& a, T& b) {
   double mean, var;
   mean_var_one_pass(src, n, mean, var);
   const double inv = 1.0 / std::sqrt(var + epsilon);
   if (mean_out) *mean_out = static_cast<float>(mean);
   if (inv_out) *inv_out = static_cast<float>(inv);
-  const T a = static_cast<T>(inv), b = static_cast<T>(-mean * inv);
+  a = static_cast<T>(inv);
+  b = static_cast<T>(-mean * inv);
+}
+
+/// One row of n values: one read for the statistics, one fused (x * inv - mean * inv) * scale
+/// + bias write; the statistics go to *mean_out and *inv_out when not null.
+template <typename T>
+[[gnu::always_inline]] inline void layer_norm_row(const T* src, T* dst, int64_t n, const T* scale, const T* bias,
+                                                  double epsilon, float* mean_out, float* inv_out) {
+  T a, b;
+  row_normalization(src, n, epsilon, mean_out, inv_out, a, b);
   if (bias) {
     for (int64_t i = 0; i < n; ++i) dst[i] = (src[i] * a + b) * scale[i] + bias[i];
   } else {
@@ -377,13 +387,9 @@ template <typename T>
 EDGEMM_AVX512_CLONES void layer_norm_row_f32(const float* src, float* dst, int64_t n, const float* scale,
                                              const float* bias, double epsilon, float* mean_out, float* inv_out) {
 #if defined(__aarch64__)
-  // The same values in NEON: (x · inv + (−mean · inv)) · scale + bias, products fused.
-  double mean, var;
-  mean_var_one_pass(src, n, mean, var);
-  const double inv = 1.0 / std::sqrt(var + epsilon);
-  if (mean_out) *mean_out = static_cast<float>(mean);
-  if (inv_out) *inv_out = static_cast<float>(inv);
-  const float a = static_cast<float>(inv), b = static_cast<float>(-mean * inv);
+  // The same map in NEON: (x · a + b) · scale + bias, products fused.
+  float a, b;
+  row_normalization(src, n, epsilon, mean_out, inv_out, a, b);
   const float32x4_t va = vdupq_n_f32(a), vb = vdupq_n_f32(b), zero = vdupq_n_f32(0.f);
   int64_t i = 0;
   for (; i + 4 <= n; i += 4) {
