@@ -6,6 +6,7 @@
 # which depends on every OpenCV module (video, highgui, contrib, ...), and its target file fails when
 # any module's library is missing. The aarch64 sysroot (scripts/aarch64_sysroot.sh) unpacks only the
 # four modules' -dev packages; the x86 build finds the same files the same way.
+include_guard(GLOBAL)
 find_path(OpenCV_INCLUDE_DIR opencv2/core.hpp PATH_SUFFIXES opencv4 REQUIRED)
 set(OpenCV_INCLUDE_DIRS "${OpenCV_INCLUDE_DIR}")
 foreach(module core imgproc imgcodecs dnn)

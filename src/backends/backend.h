@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-#include "edgemm/inferencer.h"
+#include "edgemm/runtime_options.h"
 #include "edgemm/status.h"
 #include "edgemm/tensor.h"
 #include "ir/graph.h"
@@ -28,7 +28,7 @@ struct NodeSupport {
   std::string reason;  ///< why not, naming the op, attribute, dtype or shape (empty when supported)
 };
 
-/// What a backend accepts in InferencerConfig; create() refuses anything else by name.
+/// What a backend accepts in RuntimeOptions; Inferencer::create() refuses anything else by name.
 struct BackendConstraints {
   std::vector<std::string> devices;     ///< e.g. {"cpu"}
   std::vector<std::string> precisions;  ///< e.g. {"fp32"}
@@ -55,7 +55,7 @@ class CompiledPartition {
 class Backend {
  public:
   virtual ~Backend() = default;
-  /// The name used in InferencerConfig::backend and in placement reports.
+  /// The name used in RuntimeOptions::backend and in placement reports.
   virtual const std::string& name() const = 0;
   virtual const BackendConstraints& constraints() const = 0;
   /// One verdict per node of model.graph.nodes, in the same order. The graph holds standard ONNX
@@ -69,7 +69,7 @@ class Backend {
 
 /// Makes a backend for a config (called once per Inferencer::create). Errors: kInvalidArgument
 /// for settings it cannot honour, kIo/kUnsupported from loading it.
-using BackendFactory = std::function<Expected<std::unique_ptr<Backend>>(const InferencerConfig& config)>;
+using BackendFactory = std::function<Expected<std::unique_ptr<Backend>>(const RuntimeOptions& config)>;
 
 /// Registers a backend under `name` (a later registration of the same name replaces it).
 /// Backends outside the core (OpenCV) register from a static initializer of their object library.
@@ -84,6 +84,6 @@ std::vector<std::string> backend_names();
 /// Errors: kInvalidArgument for an unknown name (listing the known ones), an unsupported device
 /// or precision (listing the accepted ones), "plugin" without a plugin_path, a plugin_path with
 /// another backend; the factory's.
-Expected<std::unique_ptr<Backend>> make_backend(const InferencerConfig& config);
+Expected<std::unique_ptr<Backend>> make_backend(const RuntimeOptions& config);
 
 }  // namespace edgemm::backends

@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "backends/backend.h"
-#include "edgemm/inferencer.h"
+#include "edgemm/runtime_options.h"
 #include "edgemm/status.h"
 #include "ir/graph.h"
 #include "kernels/kernel.h"

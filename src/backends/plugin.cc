@@ -274,7 +274,7 @@ class PluginPartition final : public CompiledPartition {
 /// The plugin as a Backend.
 class PluginBackend final : public Backend {
  public:
-  PluginBackend(Library library, const InferencerConfig& config)
+  PluginBackend(Library library, const RuntimeOptions& config)
       : library_(std::move(library)),
         name_(library_->api().name),
         device_(config.device),
@@ -338,7 +338,7 @@ class PluginBackend final : public Backend {
 
 }  // namespace
 
-Expected<std::unique_ptr<Backend>> load_plugin_backend(const InferencerConfig& config) {
+Expected<std::unique_ptr<Backend>> load_plugin_backend(const RuntimeOptions& config) {
   EDGEMM_ASSIGN_OR_RETURN(std::shared_ptr<PluginLibrary> library, open_library(config.plugin_path));
   EDGEMM_ASSIGN_OR_RETURN(const EdgemmPluginApi* api, entry_point_api(*library));
   EDGEMM_RETURN_IF_ERROR(check_api(config.plugin_path, *api));

@@ -8,7 +8,7 @@
 #include <memory>
 
 #include "backends/backend.h"
-#include "edgemm/inferencer.h"
+#include "edgemm/runtime_options.h"
 #include "edgemm/status.h"
 
 namespace edgemm::backends {
@@ -32,6 +32,6 @@ namespace edgemm::backends {
 /// unknown dtype, negative extents) is reported as kInternal naming the plugin and the value.
 /// capability() cannot fail: when the plugin reports an error, every node is refused with
 /// that message as the reason (and runs on native).
-Expected<std::unique_ptr<Backend>> load_plugin_backend(const InferencerConfig& config);
+Expected<std::unique_ptr<Backend>> load_plugin_backend(const RuntimeOptions& config);
 
 }  // namespace edgemm::backends

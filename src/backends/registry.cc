@@ -52,7 +52,7 @@ std::vector<std::string> backend_names() {
   return names;
 }
 
-Expected<std::unique_ptr<Backend>> make_backend(const InferencerConfig& config) {
+Expected<std::unique_ptr<Backend>> make_backend(const RuntimeOptions& config) {
   if (config.backend != "plugin" && !config.plugin_path.empty()) {
     return make_error(StatusCode::kInvalidArgument, "a plugin ('" + config.plugin_path +
                                                         "') is given but the backend is '" + config.backend +

@@ -95,4 +95,44 @@ Status node_error(const Node& node, StatusCode code, const std::string& message)
   return Status(code, node.describe() + ": " + message);
 }
 
+std::unordered_set<std::string> defined_names(const Graph& graph) {
+  std::unordered_set<std::string> names;
+  for (const auto& in : graph.inputs) names.insert(in.name);
+  for (const auto& [name, t] : graph.initializers) names.insert(name);
+  for (const auto& node : graph.nodes) {
+    for (const auto& out : node.outputs) {
+      if (!out.empty()) names.insert(out);
+    }
+  }
+  return names;
+}
+
+std::unordered_set<std::string> node_free_variables(const Node& node) {
+  std::unordered_set<std::string> names;
+  for (const auto& [key, attr] : node.attributes) {
+    if (attr.kind == Attribute::Kind::kGraph && attr.g) {
+      auto inner = free_variables(*attr.g);
+      names.insert(inner.begin(), inner.end());
+    }
+  }
+  return names;
+}
+
+std::unordered_set<std::string> free_variables(const Graph& graph) {
+  const auto defined = defined_names(graph);
+  std::unordered_set<std::string> free;
+  for (const auto& node : graph.nodes) {
+    for (const auto& in : node.inputs) {
+      if (!in.empty() && !defined.count(in)) free.insert(in);
+    }
+    for (const auto& name : node_free_variables(node)) {
+      if (!defined.count(name)) free.insert(name);
+    }
+  }
+  for (const auto& out : graph.outputs) {
+    if (!defined.count(out.name)) free.insert(out.name);
+  }
+  return free;
+}
+
 }  // namespace edgemm::ir

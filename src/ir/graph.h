@@ -9,11 +9,12 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <unordered_set>
 #include <vector>
 
-#include "edgemm/inferencer.h"
 #include "edgemm/status.h"
 #include "edgemm/tensor.h"
+#include "edgemm/value_info.h"
 
 namespace edgemm::ir {
 
@@ -92,5 +93,15 @@ struct Model {
 
 /// Builds the error message prefix used everywhere for node errors: "<OpType> '<name>': ".
 Status node_error(const Node& node, StatusCode code, const std::string& message);
+
+/// Names defined inside `graph`: its inputs, initializers and node outputs.
+std::unordered_set<std::string> defined_names(const Graph& graph);
+
+/// Names a graph reads but does not define (its outer-scope references), recursively through
+/// nested subgraphs.
+std::unordered_set<std::string> free_variables(const Graph& graph);
+
+/// The free variables of every subgraph attribute of `node` (If/Loop/Scan bodies), together.
+std::unordered_set<std::string> node_free_variables(const Node& node);
 
 }  // namespace edgemm::ir

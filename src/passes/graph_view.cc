@@ -2,7 +2,7 @@
 
 #include <set>
 
-#include "runtime/compiled_graph.h"
+#include "ir/graph.h"
 
 namespace edgemm::passes {
 
@@ -16,7 +16,7 @@ GraphView::GraphView(const ir::Graph& graph) : graph_(graph) {
     std::unordered_set<std::string> read(node.inputs.begin(), node.inputs.end());
     for (const auto& [key, attr] : node.attributes) {
       if (attr.kind == ir::Attribute::Kind::kGraph && attr.g) {
-        for (const auto& name : runtime::free_variables(*attr.g)) read.insert(name);
+        for (const auto& name : ir::free_variables(*attr.g)) read.insert(name);
       }
     }
     read.erase("");
@@ -77,7 +77,7 @@ void sort_topologically(ir::Graph& graph) {
     }
     for (const auto& [key, attr] : graph.nodes[k].attributes) {
       if (attr.kind != ir::Attribute::Kind::kGraph || !attr.g) continue;
-      for (const auto& name : runtime::free_variables(*attr.g)) {
+      for (const auto& name : ir::free_variables(*attr.g)) {
         const int p = view.producer(name);
         if (p >= 0 && p != static_cast<int>(k)) producers.insert(p);
       }

@@ -34,8 +34,8 @@ namespace {
 
 constexpr int64_t kBlock = 8;
 
-using kernels::ActivationLayout;
-using kernels::layout_name;
+using ir::ActivationLayout;
+using ir::layout_name;
 
 bool is_conv(const ir::Node& n) {
   const bool onnx = n.domain.empty() && (n.op_type == "Conv" || n.op_type == "ConvTranspose");

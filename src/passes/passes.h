@@ -10,8 +10,8 @@
 #include <string>
 
 #include "edgemm/status.h"
+#include "ir/activation_layout.h"
 #include "ir/graph.h"
-#include "kernels/cpu/layout.h"
 
 namespace edgemm::passes {
 
@@ -102,14 +102,14 @@ void fuse_elementwise_chains(ir::Model& model, PassReport& report);
 /// 2.6's convolutions work in on the CPU, so that they reorder nothing) with a com.edgemm Reorder
 /// (nChw8c) or Transpose (NHWC) node only where a value leaves the chain (see layout.cc). Runs
 /// last: it changes value shapes that the other passes match on.
-void assign_chain_layouts(ir::Model& model, PassReport& report, kernels::ActivationLayout layout);
+void assign_chain_layouts(ir::Model& model, PassReport& report, ir::ActivationLayout layout);
 
 /// Choices the runtime makes for the passes.
 struct PassOptions {
   /// The layout convolution chains get: kNChw8c (blocked; AVX2, aarch64) or kNhwc (channels
   /// last; AVX-512), or kNchw for none. Chains are worth it when oneDNN runs the convolutions
   /// (the reference loops would convert at every Conv).
-  kernels::ActivationLayout chain_layout = kernels::ActivationLayout::kNChw8c;
+  ir::ActivationLayout chain_layout = ir::ActivationLayout::kNChw8c;
 };
 
 /// The options this process's kernels want: no chain layouts when oneDNN is off

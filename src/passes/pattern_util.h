@@ -10,7 +10,7 @@
 #include <utility>
 #include <vector>
 
-#include "edgemm/inferencer.h"
+#include "edgemm/value_info.h"
 #include "ir/graph.h"
 #include "passes/graph_view.h"
 

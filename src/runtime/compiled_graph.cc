@@ -5,52 +5,6 @@
 
 namespace edgemm::runtime {
 
-namespace {
-
-/// Names defined inside `graph`: inputs, initializers and node outputs.
-std::unordered_set<std::string> defined_names(const ir::Graph& graph) {
-  std::unordered_set<std::string> names;
-  for (const auto& in : graph.inputs) names.insert(in.name);
-  for (const auto& [name, t] : graph.initializers) names.insert(name);
-  for (const auto& node : graph.nodes) {
-    for (const auto& out : node.outputs) {
-      if (!out.empty()) names.insert(out);
-    }
-  }
-  return names;
-}
-
-/// Free variables of every subgraph attribute of `node`.
-std::unordered_set<std::string> node_free_variables(const ir::Node& node) {
-  std::unordered_set<std::string> names;
-  for (const auto& [key, attr] : node.attributes) {
-    if (attr.kind == ir::Attribute::Kind::kGraph && attr.g) {
-      auto inner = free_variables(*attr.g);
-      names.insert(inner.begin(), inner.end());
-    }
-  }
-  return names;
-}
-
-}  // namespace
-
-std::unordered_set<std::string> free_variables(const ir::Graph& graph) {
-  const auto defined = defined_names(graph);
-  std::unordered_set<std::string> free;
-  for (const auto& node : graph.nodes) {
-    for (const auto& in : node.inputs) {
-      if (!in.empty() && !defined.count(in)) free.insert(in);
-    }
-    for (const auto& name : node_free_variables(node)) {
-      if (!defined.count(name)) free.insert(name);
-    }
-  }
-  for (const auto& out : graph.outputs) {
-    if (!defined.count(out.name)) free.insert(out.name);
-  }
-  return free;
-}
-
 int CompiledGraph::value_index(const std::string& name) const {
   auto it = index_.find(name);
   return it == index_.end() ? -1 : it->second;
@@ -88,7 +42,7 @@ Expected<std::shared_ptr<CompiledGraph>> CompiledGraph::compile(std::shared_ptr<
       intern(out);
     }
   }
-  const auto locally_defined = defined_names(g);
+  const auto locally_defined = ir::defined_names(g);
   std::unordered_set<std::string> visible = outer_names;
   visible.insert(locally_defined.begin(), locally_defined.end());
 
@@ -126,7 +80,7 @@ Expected<std::shared_ptr<CompiledGraph>> CompiledGraph::compile(std::shared_ptr<
   for (size_t n = 0; n < n_nodes; ++n) {
     const auto& node = g.nodes[n];
     std::unordered_set<std::string> deps(node.inputs.begin(), node.inputs.end());
-    for (const auto& name : node_free_variables(node)) {
+    for (const auto& name : ir::node_free_variables(node)) {
       if (visible.count(name)) {
         deps.insert(name);
         implicit[n].push_back(name);

@@ -72,8 +72,4 @@ class CompiledGraph : public kernels::Subgraph {
   std::vector<bool> is_output_;
 };
 
-/// Names a graph reads but does not define (its outer-scope references), recursively through
-/// nested subgraphs.
-std::unordered_set<std::string> free_variables(const ir::Graph& graph);
-
 }  // namespace edgemm::runtime

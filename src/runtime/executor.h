@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "edgemm/inferencer.h"
+#include "edgemm/profile.h"
 #include "runtime/compiled_graph.h"
 
 namespace edgemm::runtime {

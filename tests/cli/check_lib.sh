@@ -33,6 +33,23 @@ same_ids() {  # same_ids NAME WANT_JSON: the ids in $tmp/out are WANT_JSON
     echo "FAIL $1: ids $(ids 2>/dev/null) != $2"
   fi
 }
+demo_lines_read() {  # demo_lines_read NAME OCR_TEXT ROOT: the text read has the lines drawn on
+  # ROOT/data/demo/photo_text.jpg (their labels, data/demo/photo_text.json) with at most 2 edits in all
+  check "$1" 0 /usr/bin/python3 -c '
+import json, sys, unicodedata
+norm = lambda s: unicodedata.normalize("NFKC", s).replace(" ", "")
+read = norm(open(sys.argv[2], encoding="utf-8").read().replace("\n", ""))
+def edits(line):  # fewest edits turning `line` into some substring of `read`
+    row = [0] * (len(read) + 1)
+    for i, ch in enumerate(line, 1):
+        prev, row = row, [i] + [0] * len(read)
+        for j, r in enumerate(read, 1):
+            row[j] = min(prev[j] + 1, row[j - 1] + 1, prev[j - 1] + (ch != r))
+    return min(row)
+costs = {l["text"]: edits(norm(l["text"])) for l in json.load(open(sys.argv[1]))["lines"]}
+assert sum(costs.values()) <= 2, {t: c for t, c in costs.items() if c}
+' "$3/data/demo/photo_text.json" "$2"
+}
 report_and_exit() {
   echo "$passed passed, $failed failed"
   [ "$failed" -eq 0 ]

@@ -90,7 +90,7 @@ std::string split_model(const std::filesystem::path& dir) {
 }
 
 void register_subset_backend() {
-  backends::register_backend("subset", [](const InferencerConfig&) -> Expected<std::unique_ptr<backends::Backend>> {
+  backends::register_backend("subset", [](const RuntimeOptions&) -> Expected<std::unique_ptr<backends::Backend>> {
     return std::unique_ptr<backends::Backend>(
         std::make_unique<SubsetBackend>(std::set<std::string>{"Relu", "Add", "Mul"}));
   });

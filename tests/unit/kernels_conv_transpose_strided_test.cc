@@ -35,7 +35,7 @@ ir::Node strided_node(int64_t kh, int64_t kw, bool bias) {
 }
 
 // NCHW `t` stored in `layout`.
-Tensor stored(const Tensor& t, kernels::ActivationLayout layout) {
+Tensor stored(const Tensor& t, ir::ActivationLayout layout) {
   auto b = Tensor::create(DataType::kFloat32, kernels::physical_shape(t.shape(), layout));
   EXPECT_TRUE(b.has_value());
   kernels::to_layout(t.data<float>(), b->data<float>(), t.shape(), layout, 1);
@@ -73,7 +73,7 @@ TEST(ConvTransposeStrided, MatchesReference) {
               kernels::conv_transpose_reference<float>(*g, x.data<float>(), wt.data<float>(), bp, want->data<float>(),
                                                        1);
               const kernels::ConvTransposeStrided kernel(wt.data<float>(), c, m, kh, kw);
-              using kernels::ActivationLayout;
+              using ir::ActivationLayout;
               for (ActivationLayout x_layout :
                    {ActivationLayout::kNchw, ActivationLayout::kNChw8c, ActivationLayout::kNhwc}) {
                 if (x_layout == ActivationLayout::kNChw8c && c % kernels::kChannelBlock != 0) continue;
@@ -107,8 +107,8 @@ TEST(ConvTransposeStrided, MatchesReference) {
 }
 
 // A (Fused)ConvTranspose node, kernel = stride 2x2, with bias; `steps` as its epilogue (fused).
-ir::Node node_with(const std::vector<ir::Step>& steps, bool fused, kernels::ActivationLayout x_layout,
-                   kernels::ActivationLayout y_layout, bool residual) {
+ir::Node node_with(const std::vector<ir::Step>& steps, bool fused, ir::ActivationLayout x_layout,
+                   ir::ActivationLayout y_layout, bool residual) {
   std::vector<std::string> inputs = {"X", "W", "B"};
   if (residual) inputs.push_back("R");
   ir::Node node = make_node(fused ? "FusedConvTranspose" : "ConvTranspose", inputs);
@@ -131,7 +131,7 @@ TEST(ConvTransposeStrided, NodesRunTheNewKernelWithEpilogues) {
   // each input row's output rows; others after it.
   const ir::Step relu{ir::StepKind::kRelu, 0, 0, -1}, sigmoid{ir::StepKind::kSigmoid, 0, 0, -1};
   const ir::Step add{ir::StepKind::kAdd, 0, 0, 3};
-  using L = kernels::ActivationLayout;
+  using L = ir::ActivationLayout;
   struct NodeCase {
     int64_t m;
     std::vector<ir::Step> steps;
@@ -179,8 +179,8 @@ TEST(ConvTransposeStrided, OverlapsPadsAndGroupsKeepOnednn) {
   for (const Variant& v :
        {Variant{"pads", "pads", {1, 0, 1, 0}, 1}, Variant{"output_padding", "output_padding", {1, 1}, 1},
         Variant{"group 2", nullptr, {}, 2}, Variant{"kernel 3 stride 2", "kernel_shape", {3, 3}, 1}}) {
-    ir::Node node = node_with({ir::Step{ir::StepKind::kRelu, 0, 0, -1}}, true, kernels::ActivationLayout::kNchw,
-                              kernels::ActivationLayout::kNchw, false);
+    ir::Node node = node_with({ir::Step{ir::StepKind::kRelu, 0, 0, -1}}, true, ir::ActivationLayout::kNchw,
+                              ir::ActivationLayout::kNchw, false);
     if (v.attr != nullptr) set_ints(node, v.attr, v.value);
     if (v.group != 1) set_int(node, "group", v.group);
     const int64_t k = std::string(v.what) == "kernel 3 stride 2" ? 3 : 2;

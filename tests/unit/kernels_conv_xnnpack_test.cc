@@ -28,7 +28,7 @@ struct XnnCase {
   std::vector<int64_t> pads;  // top, left, bottom, right
 };
 
-ir::Node xnn_node(const XnnCase& xc, bool fused, kernels::ActivationLayout layout) {
+ir::Node xnn_node(const XnnCase& xc, bool fused, ir::ActivationLayout layout) {
   ir::Node node = make_node(fused ? "FusedConv" : "Conv", fused ? std::vector<std::string>{"X", "W", "B", "R"}
                                                                 : std::vector<std::string>{"X", "W", "B"});
   node.name = xc.name;
@@ -47,8 +47,8 @@ ir::Node xnn_node(const XnnCase& xc, bool fused, kernels::ActivationLayout layou
 }
 
 // `t` (logical NCHW) stored in `layout`.
-Tensor in_layout(const Tensor& t, kernels::ActivationLayout layout) {
-  if (layout == kernels::ActivationLayout::kNchw) return t;
+Tensor in_layout(const Tensor& t, ir::ActivationLayout layout) {
+  if (layout == ir::ActivationLayout::kNchw) return t;
   Tensor out = *Tensor::create(DataType::kFloat32, kernels::physical_shape(t.shape(), layout));
   kernels::to_layout(t.data<float>(), out.data<float>(), t.shape(), layout, 1);
   return out;
@@ -69,11 +69,10 @@ void expect_xnnpack_convs_match_reference(const kernels::KernelRegistry& registr
     const Tensor w = random_f32({xc.m, xc.c / xc.group, xc.k, xc.k}, ++seed);
     const Tensor b = random_f32({xc.m}, ++seed);
     for (bool fused : {false, true}) {
-      for (auto layout :
-           {kernels::ActivationLayout::kNchw, kernels::ActivationLayout::kNhwc, kernels::ActivationLayout::kNChw8c}) {
-        if (!fused && layout != kernels::ActivationLayout::kNchw) continue;  // layouts are FusedConv attributes
+      for (auto layout : {ir::ActivationLayout::kNchw, ir::ActivationLayout::kNhwc, ir::ActivationLayout::kNChw8c}) {
+        if (!fused && layout != ir::ActivationLayout::kNchw) continue;  // layouts are FusedConv attributes
         const bool blockable = xc.c % kernels::kChannelBlock == 0 && xc.m % kernels::kChannelBlock == 0;
-        if (layout == kernels::ActivationLayout::kNChw8c && !blockable) continue;
+        if (layout == ir::ActivationLayout::kNChw8c && !blockable) continue;
         const ir::Node node = xnn_node(xc, fused, layout);
         auto attrs = kernels::parse_conv_attrs(node, false);
         ASSERT_TRUE(attrs.has_value());
@@ -114,7 +113,7 @@ TEST(ConvXnnpack, HalfPrecisionKeepsFloat32WhereHalfLosesWeights) {
   Tensor w = random_f32({8, 8, 3, 3}, 7);
   for (int64_t i = 0; i < w.element_count(); ++i) w.data<float>()[i] *= 1e-6f;
   const std::vector<Tensor> in = {random_f32({1, 8, 9, 9}, 8), w, random_f32({8}, 9)};
-  expect_kernel_matches_reference(xnn_node(xc, false, kernels::ActivationLayout::kNchw), in, "f32_conv__xnnpack",
+  expect_kernel_matches_reference(xnn_node(xc, false, ir::ActivationLayout::kNchw), in, "f32_conv__xnnpack",
                                   "tiny weights at fp16", std::nullopt, *kernels::fp16_kernels());
 }
 

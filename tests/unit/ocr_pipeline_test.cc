@@ -13,6 +13,7 @@
 
 #include "edgemm/pipelines/ocr.h"
 #include "model_builder.h"
+#include "ocr_test_util.h"
 #include "pipelines/image.h"
 #include "pipelines/ocr/metrics.h"
 #include "source_dir.h"
@@ -38,33 +39,6 @@ void write_bytes(const fs::path& path, const std::string& bytes) {
 std::string read_bytes(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
-}
-
-/// The demo photo's true lines; `rotate_180` maps them into the photo turned upside down.
-std::vector<TruthLine> demo_truth(bool rotate_180) {
-  std::ifstream in(kSource + "/data/demo/photo_text.json");
-  const nlohmann::json labels = nlohmann::json::parse(in);
-  const float w = labels["width"].get<float>() - 1, h = labels["height"].get<float>() - 1;
-  std::vector<TruthLine> lines;
-  for (const auto& line : labels["lines"]) {
-    const auto b = line["box"].get<std::vector<float>>();
-    TruthLine truth{{Point{b[0], b[1]}, Point{b[2], b[1]}, Point{b[2], b[3]}, Point{b[0], b[3]}}, line["text"]};
-    if (rotate_180) {
-      for (Point& p : truth.polygon) p = {w - p.x, h - p.y};
-    }
-    lines.push_back(truth);
-  }
-  return lines;
-}
-
-OcrScoreTotals score(const OcrResult& result, const std::vector<TruthLine>& truth) {
-  std::vector<PredictedLine> predicted;
-  for (const OcrLine& line : result.lines) predicted.push_back({line.polygon, line.text});
-  auto image = score_image(truth, predicted);
-  EXPECT_TRUE(image.has_value()) << image.status().to_string();
-  OcrScoreTotals totals;
-  totals.add(*image);
-  return totals;
 }
 
 class OcrPipelineTest : public ::testing::Test {

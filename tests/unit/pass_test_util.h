@@ -74,7 +74,7 @@ inline double optimized_vs_original(const std::string& path, const std::vector<s
 /// The model at `path` after passes::optimize (the test fails on import errors). Chain
 /// layouts are off unless asked for, so that tests of other passes see their own rewrites.
 inline ir::Model optimized_model(const std::string& path, passes::PassReport* report = nullptr,
-                                 passes::PassOptions options = passes::PassOptions{kernels::ActivationLayout::kNchw}) {
+                                 passes::PassOptions options = passes::PassOptions{ir::ActivationLayout::kNchw}) {
   auto model = ir::import_onnx_file(path);
   EXPECT_TRUE(model.has_value()) << model.status().message();
   if (!model.has_value()) return {};

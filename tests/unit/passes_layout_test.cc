@@ -37,9 +37,9 @@ using testutil::seeded_f32;
 using testutil::seeded_values;
 constexpr int kF = onnx::TensorProto::FLOAT;
 constexpr const char* kEdgemm = "com.edgemm";
-const passes::PassOptions kLayoutsOn{kernels::ActivationLayout::kNChw8c};
-const passes::PassOptions kNhwcOn{kernels::ActivationLayout::kNhwc};
-const passes::PassOptions kLayoutsOff{kernels::ActivationLayout::kNchw};
+const passes::PassOptions kLayoutsOn{ir::ActivationLayout::kNChw8c};
+const passes::PassOptions kNhwcOn{ir::ActivationLayout::kNhwc};
+const passes::PassOptions kLayoutsOff{ir::ActivationLayout::kNchw};
 
 void set_string(onnx::NodeProto* n, const std::string& name, const std::string& v) {
   auto* a = n->add_attribute();

@@ -163,7 +163,7 @@ int chained_values(const std::string& path, const std::string& producer = "Int8C
   auto model = ir::import_onnx_file(path);
   EXPECT_TRUE(model.has_value());
   passes::PassReport report;
-  passes::optimize(*model, report, passes::PassOptions{kernels::ActivationLayout::kNhwc});
+  passes::optimize(*model, report, passes::PassOptions{ir::ActivationLayout::kNhwc});
   auto it = report.patterns.find(producer + "→Int8Conv uint8");
   return it == report.patterns.end() ? 0 : it->second;
 }

@@ -25,8 +25,8 @@
 #include "pipelines/image.h"
 #include "pipelines/vlm/decoder.h"
 #include "pipelines/vlm/preprocess.h"
-#include "runtime/rewrite_load.h"
 #include "runtime/single_node.h"
+#include "session/rewrite_load.h"
 #include "source_dir.h"
 
 namespace edgemm {
@@ -146,7 +146,7 @@ std::unique_ptr<Inferencer> load_decoder(const std::string& form, bool bind) {
   InferencerConfig config;
   config.model_path = (fixture(form) / "onnx/decoder_model_merged.onnx").string();
   config.threads = 1;
-  auto inf = bind ? runtime::create_with_rewrite(config,
+  auto inf = bind ? session::create_with_rewrite(config,
                                                  [](ir::Model& model) -> Status {
                                                    auto report = passes::bind_kv_cache(model, 200);
                                                    return report.has_value() ? Status::ok() : report.status();
@@ -202,7 +202,7 @@ TEST(VlmDecoder, BoundCacheRefusesToOverflow) {
   InferencerConfig config;
   config.model_path = (fixture("vlm_tiny") / "onnx/decoder_model_merged.onnx").string();
   config.threads = 1;
-  auto inf = runtime::create_with_rewrite(
+  auto inf = session::create_with_rewrite(
       config, [](ir::Model& model) -> Status { return passes::bind_kv_cache(model, 100).status(); });
   ASSERT_TRUE(inf.has_value()) << inf.status().to_string();
   auto session = vlm::DecoderSession::create(**inf, "tiny", {});

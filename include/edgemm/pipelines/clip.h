@@ -80,15 +80,9 @@ struct ClipConfig {
 };
 
 /// Loading options.
-struct ClipOptions {
-  int threads = 0;                 ///< intra-op threads per model (InferencerConfig::threads); 0 = all hardware threads
-  bool optimize = true;            ///< InferencerConfig::optimize
-  std::string backend = "native";  ///< InferencerConfig::backend ("native", "opencv", "plugin")
-  /// InferencerConfig::precision: "fp32", or on native "bf16" (bfloat16 MatMul products where the
-  /// CPU has AVX512_BF16) or "fp16" (half-precision Conv and MatMul on Arm with FP16 arithmetic;
-  /// docs/backends.md). Other than "fp32" it changes vision_model_sha256()
-  /// (the index identity), as embeddings differ in their last digits.
-  std::string precision = "fp32";
+/// RuntimeOptions apply to both encoders. A precision other than "fp32" changes
+/// vision_model_sha256() (the index identity), as embeddings differ in their last digits.
+struct ClipOptions : RuntimeOptions {
   bool load_vision = true;  ///< load the image encoder (needed by embed_images)
   bool load_text = true;    ///< load the text encoder and tokenizer (needed by embed_texts)
   int image_batch = 8;      ///< images per vision run (a static batch dimension in the model wins)

@@ -39,25 +39,18 @@ struct OcrModelFiles {
 
 /// Pipeline settings. Defaults are PaddleOCR's for PP-OCRv4 except where a field says otherwise
 /// (docs/ocr.md lists each difference and its measurement).
-struct OcrOptions {
+/// RuntimeOptions apply to each of the three models; `threads` also sets OpenCV's threads
+/// (cv::setNumThreads, process-wide). Models with static input shapes (`edgemm convert
+/// --fix-shape`) are fed at exactly those shapes: the image is letterboxed into det's height ×
+/// width (det_preprocess), crops are cut to rec/cls's width and batched by their batch size.
+struct OcrOptions : RuntimeOptions {
   std::string models_dir;  ///< folder holding `files` (scripts/setup.sh fetches models/ppocrv4)
   OcrModelFiles files;
-  int threads =
-      0;  ///< intra-op threads per model and for OpenCV (cv::setNumThreads, process-wide); 0 = all hardware threads
   bool use_cls = true;  ///< run the 0°/180° angle classifier on each crop
   /// With the classifier: find whether the whole image is turned by 90°, 180° or 270° (from the
   /// shapes of its lines and the classifier's votes on them) and read it upright; the lines'
   /// polygons are still given in the image as passed (see OcrResult::orientation).
   bool detect_orientation = true;
-  bool optimize = true;  ///< run edgemm's graph passes on the three models (InferencerConfig::optimize)
-  /// Backend settings for the three models (see InferencerConfig::backend: "native", "opencv",
-  /// "plugin"). Models with static input shapes (`edgemm convert --fix-shape`) are fed at exactly
-  /// those shapes: the image is letterboxed into det's height × width (det_preprocess), crops are
-  /// cut to rec/cls's width and batched by their batch size.
-  std::string backend = "native";
-  std::string plugin_path;
-  std::string device = "cpu";
-  std::string precision = "fp32";
 
   // Detection pre-processing.
   int det_limit_side = 960;  ///< longer side limited to this (pixels), then each side rounded to a multiple of 32

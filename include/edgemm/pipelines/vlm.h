@@ -45,9 +45,9 @@ struct VlmConfig {
 };
 
 /// Loading options.
-struct VlmOptions {
-  int threads = 0;       ///< intra-op threads per model; 0 = all hardware threads
-  bool optimize = true;  ///< InferencerConfig::optimize
+/// RuntimeOptions apply to the vision encoder, the embedder and the decoder. The decoder with a
+/// bound KV cache (bind_kv_cache) runs on backend "native" only (kInvalidArgument otherwise).
+struct VlmOptions : RuntimeOptions {
   /// Decoder file in onnx/: "decoder_model_merged.onnx" (either form: zero-length past, or
   /// Optimum's use_cache_branch + If). Other files, e.g. an int4 "decoder_model_merged_q4.onnx".
   std::string decoder_file = "decoder_model_merged.onnx";

@@ -116,7 +116,7 @@ class OpenCvBackend final : public Backend {
 
 }  // namespace
 
-Expected<std::unique_ptr<Backend>> make_opencv_backend(const InferencerConfig& config) {
+Expected<std::unique_ptr<Backend>> make_opencv_backend(const RuntimeOptions& config) {
   return std::unique_ptr<Backend>(std::make_unique<OpenCvBackend>());
 }
 

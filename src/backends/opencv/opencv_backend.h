@@ -6,12 +6,12 @@
 /// Linking: this folder is not part of edgemm_core (the core does not depend on OpenCV). It is
 /// the CMake OBJECT library `edgemm_backend_opencv`, whose static initializer registers the
 /// backend under kOpenCvBackendName (backends::register_backend). A program has
-/// InferencerConfig::backend "opencv" exactly when it links that object library (the `edgemm`
+/// RuntimeOptions::backend "opencv" exactly when it links that object library (the `edgemm`
 /// CLI, edgemm_bench users and the unit tests do); an object library, unlike a static one, is
 /// never dropped by the linker for having no referenced symbol.
 ///
 /// Configuration (BackendConstraints): device "cpu" (DNN_BACKEND_OPENCV, DNN_TARGET_CPU),
-/// precision "fp32". Threads: cv::setNumThreads(InferencerConfig threads; 0 = all hardware
+/// precision "fp32". Threads: cv::setNumThreads(RuntimeOptions::threads; 0 = all hardware
 /// threads), which is process-wide. OpenCV in Debian runs its parallel loops on TBB while
 /// edgemm's kernels use OpenMP: the two pools take turns (a partition runs while the native
 /// nodes wait, and the other way round), but each keeps its own threads, so with n threads a
@@ -34,6 +34,6 @@ inline constexpr const char* kOpenCvBackendName = "opencv";
 
 /// Makes the backend (any config: make_backend checks device and precision against its
 /// constraints, and the thread count comes with BackendOptions at compile). Never fails.
-Expected<std::unique_ptr<Backend>> make_opencv_backend(const InferencerConfig& config);
+Expected<std::unique_ptr<Backend>> make_opencv_backend(const RuntimeOptions& config);
 
 }  // namespace edgemm::backends::opencv

@@ -11,6 +11,7 @@
 
 #include "edgemm/status.h"
 #include "edgemm/tensor.h"
+#include "ir/activation_layout.h"
 #include "ir/graph.h"
 
 namespace edgemm::kernels {
@@ -30,18 +31,10 @@ void to_blocked(const float* src, float* dst, const Shape& logical, int threads)
 /// Copies blocked `src` [N, C/8, H, W, 8] into logical NCHW `dst` [N, C, H, W] (float32).
 void from_blocked(const float* src, float* dst, const Shape& logical, int threads);
 
-/// Physical layout of a float32 activation whose logical shape is [N, C, H, W] (the src_layout
-/// and dst_layout attributes of FusedConv, FusedConvTranspose and Int8Conv): kNchw as is,
-/// kNChw8c stored [N, C/8, H, W, 8], kNhwc stored [N, H, W, C] (the layout oneDNN 2.6's AVX-512
-/// convolutions work in).
-enum class ActivationLayout { kNchw, kNChw8c, kNhwc };
-
-/// The attribute value naming `layout`: "NCHW", "nChw8c" or "NHWC".
-const char* layout_name(ActivationLayout layout);
-
-/// The layout named by string attribute `attr` of `node` ("NCHW" when absent). Errors:
-/// kInvalidModel naming the attribute and the accepted values.
-Expected<ActivationLayout> read_layout(const ir::Node& node, const std::string& attr);
+/// The activation layouts of the IR (ir/activation_layout.h), as the kernels name them.
+using ir::ActivationLayout;
+using ir::layout_name;
+using ir::read_layout;
 
 /// Physical shape of logical [N, C, H, W] stored in `layout` (kNChw8c: C a multiple of 8).
 Shape physical_shape(const Shape& logical, ActivationLayout layout);

@@ -158,11 +158,8 @@ Status load_models(ClipModelImpl& m) {
   }
   auto create = [&](const std::string& path) -> Expected<std::unique_ptr<Inferencer>> {
     InferencerConfig config;
+    static_cast<RuntimeOptions&>(config) = m.options;
     config.model_path = path;
-    config.threads = m.options.threads;
-    config.optimize = m.options.optimize;
-    config.backend = m.options.backend;
-    config.precision = m.options.precision;
     return Inferencer::create(config);
   };
   if (m.options.precision != "fp32") m.vision_sha256 += "+precision(" + m.options.precision + ")";

@@ -104,13 +104,8 @@ Expected<std::unique_ptr<Inferencer>> load_model(const OcrOptions& options, cons
                                                  const std::string& stage) {
   const std::string path = (std::filesystem::path(options.models_dir) / file).string();
   InferencerConfig config;
+  static_cast<RuntimeOptions&>(config) = options;
   config.model_path = path;
-  config.threads = options.threads;
-  config.optimize = options.optimize;
-  config.backend = options.backend;
-  config.plugin_path = options.plugin_path;
-  config.device = options.device;
-  config.precision = options.precision;
   EDGEMM_ASSIGN_OR_RETURN(std::unique_ptr<Inferencer> model, Inferencer::create(config));
   if (!options.input_observer) return model;
   return std::unique_ptr<Inferencer>(new ObservedInferencer(std::move(model), stage, options));

@@ -19,7 +19,7 @@
 #include "pipelines/vlm/decoder.h"
 #include "pipelines/vlm/preprocess.h"
 #include "pipelines/vlm/sampling.h"
-#include "runtime/rewrite_load.h"
+#include "session/rewrite_load.h"
 
 namespace edgemm::vlm {
 
@@ -144,14 +144,13 @@ Status read_processor(const fs::path& dir, VlmConfig& c) {
 }
 
 Expected<std::unique_ptr<Inferencer>> load_model(const fs::path& path, const VlmOptions& options,
-                                                 const runtime::ModelRewrite& rewrite = {}) {
+                                                 const session::ModelRewrite& rewrite = {}) {
   std::error_code ec;
   if (!fs::is_regular_file(path, ec)) return Status(StatusCode::kIo, "missing model file '" + path.string() + "'");
   InferencerConfig ic;
+  static_cast<RuntimeOptions&>(ic) = options;
   ic.model_path = path.string();
-  ic.threads = options.threads;
-  ic.optimize = options.optimize;
-  return rewrite ? runtime::create_with_rewrite(ic, rewrite) : Inferencer::create(ic);
+  return rewrite ? session::create_with_rewrite(ic, rewrite) : Inferencer::create(ic);
 }
 
 /// The decoder with its KV cache bound (passes/kv_cache.h) when the rewrite applies, else as

@@ -23,7 +23,7 @@
 #include "runtime/compiled_graph.h"
 #include "runtime/executor.h"
 #include "runtime/memory_planner.h"
-#include "runtime/rewrite_load.h"
+#include "session/rewrite_load.h"
 
 namespace edgemm {
 
@@ -178,7 +178,7 @@ class PlannedAllocator final : public runtime::ValueAllocator {
 class NativeInferencer final : public Inferencer {
  public:
   static Expected<std::unique_ptr<Inferencer>> create(const InferencerConfig& config,
-                                                      const runtime::ModelRewrite& rewrite = {}) {
+                                                      const session::ModelRewrite& rewrite = {}) {
     if (config.threads < 0 || config.threads > kMaxThreads) {
       return make_error(StatusCode::kInvalidArgument, "threads must be in [0, " + std::to_string(kMaxThreads) +
                                                           "] (0 = all cores), got " + std::to_string(config.threads));
@@ -481,7 +481,7 @@ class NativeInferencer final : public Inferencer {
 namespace {
 
 Expected<std::unique_ptr<Inferencer>> create_guarded(const InferencerConfig& config,
-                                                     const runtime::ModelRewrite& rewrite) {
+                                                     const session::ModelRewrite& rewrite) {
   kernels::log_kernel_selection_once();
   try {
     return NativeInferencer::create(config, rewrite);
@@ -498,18 +498,9 @@ Expected<std::unique_ptr<Inferencer>> Inferencer::create(const InferencerConfig&
   return create_guarded(config, {});
 }
 
-Expected<std::unique_ptr<Inferencer>> runtime::create_with_rewrite(const InferencerConfig& config,
+Expected<std::unique_ptr<Inferencer>> session::create_with_rewrite(const InferencerConfig& config,
                                                                    const ModelRewrite& rewrite) {
   return create_guarded(config, rewrite);
-}
-
-std::string dims_to_string(const std::vector<Dim>& dims) {
-  std::string s = "[";
-  for (size_t i = 0; i < dims.size(); ++i) {
-    if (i) s += ",";
-    s += dims[i].is_static() ? std::to_string(dims[i].value) : (dims[i].symbol.empty() ? "?" : dims[i].symbol);
-  }
-  return s + "]";
 }
 
 }  // namespace edgemm

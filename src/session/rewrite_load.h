@@ -9,7 +9,7 @@
 #include "edgemm/inferencer.h"
 #include "ir/graph.h"
 
-namespace edgemm::runtime {
+namespace edgemm::session {
 
 /// A graph rewrite run on the imported model; its inputs and outputs become the Inferencer's.
 using ModelRewrite = std::function<Status(ir::Model&)>;
@@ -20,4 +20,4 @@ using ModelRewrite = std::function<Status(ir::Model&)>;
 /// with the model path.
 Expected<std::unique_ptr<Inferencer>> create_with_rewrite(const InferencerConfig& config, const ModelRewrite& rewrite);
 
-}  // namespace edgemm::runtime
+}  // namespace edgemm::session

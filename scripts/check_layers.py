@@ -1,0 +1,73 @@
+#!/usr/bin/python3
+"""Fails when a file of src/ includes a header of a layer it may not use (docs/architecture.md).
+
+Each folder of src/ is a layer (one CMake library); a layer may include its own headers, those of
+the layers in its LAYERS entry, and the public headers (include/edgemm/) of those layers. Run from
+anywhere; prints each offending include as FILE:LINE and exits 1, or exits 0 when there are none.
+"""
+import pathlib
+import re
+import sys
+
+ROOT = pathlib.Path(__file__).resolve().parent.parent
+
+# Layer -> the layers it may include, besides itself. Engine layers only look down; the tool-side
+# libraries (convert, quant, targets, bench) and pipelines sit above the session.
+ENGINE = ["core", "ir", "kernels", "runtime", "passes", "backends", "session"]
+LAYERS = {name: ENGINE[:i] for i, name in enumerate(ENGINE)}
+LAYERS["convert"] = ENGINE
+LAYERS["quant"] = ENGINE + ["convert"]
+LAYERS["targets"] = ENGINE + ["convert"]
+LAYERS["pipelines"] = ENGINE
+LAYERS["capi"] = ENGINE + ["pipelines"]
+LAYERS["bench"] = ENGINE + ["pipelines"]
+
+# Public headers (include/edgemm/...) -> the layer that implements them.
+PUBLIC = {
+    "status.h": "core",
+    "tensor.h": "core",
+    "value_info.h": "core",
+    "runtime_options.h": "core",
+    "profile.h": "core",
+    "plugin_abi.h": "backends",
+    "inferencer.h": "session",
+    "edgemm_c.h": "capi",
+}
+
+INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"')
+
+
+def layer_of_header(header):
+    """The layer a quoted include names, or None for a header outside src/ and include/edgemm/."""
+    parts = header.split("/")
+    if parts[0] == "edgemm":
+        rest = "/".join(parts[1:])
+        return "pipelines" if rest.startswith("pipelines/") else PUBLIC.get(rest, "unknown public header")
+    return parts[0] if parts[0] in LAYERS else None
+
+
+def main():
+    bad = []
+    for path in sorted((ROOT / "src").rglob("*")):
+        if path.suffix not in (".h", ".cc"):
+            continue
+        layer = path.relative_to(ROOT / "src").parts[0]
+        allowed = set(LAYERS.get(layer, [])) | {layer}
+        for number, line in enumerate(path.read_text().splitlines(), 1):
+            match = INCLUDE.match(line)
+            if not match:
+                continue
+            target = layer_of_header(match.group(1))
+            if target is not None and target not in allowed:
+                bad.append(f"{path.relative_to(ROOT)}:{number}: layer '{layer}' includes \"{match.group(1)}\""
+                           f" of layer '{target}' (allowed: {', '.join(sorted(allowed))})")
+    for message in bad:
+        print(message)
+    if bad:
+        print(f"{len(bad)} include(s) against the layering (scripts/check_layers.py, docs/architecture.md)")
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
