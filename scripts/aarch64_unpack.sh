@@ -21,16 +21,22 @@ apt_download_opts=()
 staging="$dest.tmp.$$"
 rm -rf "$staging"
 mkdir -p "$staging"
+# The .deb of each listed package (file names encode the epoch's ':' as '%3a').
+deb_of() { echo "$debs/${1}_${3//:/%3a}_${2}.deb"; }
+apt_name() { if [ "$2" = arm64 ]; then echo "$1:arm64=$3"; else echo "$1=$3"; fi; }
+# The missing ones in one `apt-get download` (one call per package spent most of a cold run in
+# apt's start-up).
+missing=()
 while read -r base arch version; do
-  pkg="$base"
-  [ "$arch" = arm64 ] && pkg="$base:arm64"
-  # .deb file names encode the epoch's ':' as '%3a'.
-  deb="$debs/${base}_${version//:/%3a}_${arch}.deb"
-  if [ ! -s "$deb" ]; then
-    (cd "$debs" && apt-get download -qq "${apt_download_opts[@]}" "$pkg=$version")
-    [ -s "$deb" ] || { echo "[aarch64-unpack] ERROR: $pkg $version: $deb not downloaded" >&2; exit 1; }
-    echo "  downloaded $pkg=$version"
-  fi
+  [ -s "$(deb_of "$base" "$arch" "$version")" ] || missing+=("$(apt_name "$base" "$arch" "$version")")
+done <"$list"
+if [ "${#missing[@]}" -gt 0 ]; then
+  (cd "$debs" && apt-get download -qq "${apt_download_opts[@]}" "${missing[@]}")
+  printf '  downloaded %s\n' "${missing[@]}"
+fi
+while read -r base arch version; do
+  deb="$(deb_of "$base" "$arch" "$version")"
+  [ -s "$deb" ] || { echo "[aarch64-unpack] ERROR: $base $arch $version: $deb not downloaded" >&2; exit 1; }
   dpkg -x "$deb" "$staging"
 done <"$list"
 

@@ -18,7 +18,8 @@
  *
  * Thread safety: edgemm_inferencer_run() and the edgemm_ocr_run_*() functions may be called from
  * several threads at once on one handle (each call uses its own buffers); accessors may be called
- * concurrently with them. Destroying a handle while another thread uses it is undefined.
+ * concurrently with them. Destroying a handle while another thread uses it is undefined. A run
+ * sets the calling thread's OpenMP thread count to the handle's threads and restores it after.
  *
  * ABI: edgemm_abi_version() returns EDGEMM_C_ABI_VERSION of the library actually loaded;
  * programs compare it with the header's. Structs passed in carry no hidden fields; a change to
@@ -130,9 +131,10 @@ typedef struct edgemm_input {
 
 /**
  * An output to fetch into caller memory. The caller sets `name`, `data` and `capacity_bytes`;
- * the run sets `dtype`, `rank`, `shape` and `size_bytes`, also when the buffer is too small (then
- * the run fails with EDGEMM_INVALID_ARGUMENT naming the size needed, and nothing is copied), so a
- * caller can size its buffer and run again.
+ * the run sets `dtype`, `rank`, `shape` and `size_bytes` of every requested output, also when a
+ * buffer is too small: then the run fails with EDGEMM_INVALID_ARGUMENT naming the first output
+ * and the size it needs, and no buffer is written, so a caller can size its buffers and run
+ * again.
  */
 typedef struct edgemm_output {
   const char* name;               /**< in: a graph output's name */
@@ -146,9 +148,11 @@ typedef struct edgemm_output {
 
 /**
  * Runs the model on `inputs` (every required graph input, each once) and copies the outputs
- * named in `outputs` into their buffers. Errors: EDGEMM_INVALID_ARGUMENT naming the input and
- * the value at fault (unknown or missing name, wrong dtype, rank or extent, a NULL data pointer),
- * an unknown output name, or a buffer too small; errors of the kernels (naming node and op).
+ * named in `outputs` into their buffers, all of them or, on any error, none. Errors:
+ * EDGEMM_INVALID_ARGUMENT naming the input and the value at fault (unknown or missing name,
+ * unknown or wrong dtype, rank or extent, a NULL data pointer), an unknown output name, or a
+ * buffer too small; EDGEMM_OUT_OF_MEMORY for a shape whose size overflows or exceeds 16 GiB;
+ * errors of the kernels (naming node and op).
  */
 edgemm_status* edgemm_inferencer_run(const edgemm_inferencer* inferencer, const edgemm_input* inputs,
                                      size_t input_count, edgemm_output* outputs, size_t output_count);

@@ -33,9 +33,17 @@ namespace {
 
 static_assert(static_cast<int>(edgemm::StatusCode::kInternal) == EDGEMM_INTERNAL);
 static_assert(static_cast<int>(edgemm::DataType::kBFloat16) == EDGEMM_DTYPE_BFLOAT16);
+static_assert(sizeof(edgemm_dtype) == sizeof(int32_t));
+
+/// Returned when even an error cannot be allocated; edgemm_status_free() leaves it alone.
+edgemm_status out_of_memory{EDGEMM_OUT_OF_MEMORY, "out of memory"};
 
 edgemm_status* make_status(edgemm_status_code code, std::string message) {
-  return new (std::nothrow) edgemm_status{code, std::move(message)};
+  try {
+    return new edgemm_status{code, std::move(message)};
+  } catch (const std::bad_alloc&) {
+    return &out_of_memory;
+  }
 }
 
 edgemm_status* to_c(const edgemm::Status& status) {
@@ -44,7 +52,11 @@ edgemm_status* to_c(const edgemm::Status& status) {
 }
 
 edgemm_status* null_argument(const char* what) {
-  return make_status(EDGEMM_INVALID_ARGUMENT, std::string(what) + " is NULL");
+  try {
+    return make_status(EDGEMM_INVALID_ARGUMENT, std::string(what) + " is NULL");
+  } catch (const std::bad_alloc&) {
+    return &out_of_memory;
+  }
 }
 
 /// Runs `body` (returning edgemm_status*) with exceptions turned into EDGEMM_INTERNAL.
@@ -53,7 +65,7 @@ edgemm_status* guarded(Body&& body) {
   try {
     return body();
   } catch (const std::bad_alloc&) {
-    return make_status(EDGEMM_OUT_OF_MEMORY, "out of memory");
+    return &out_of_memory;
   } catch (const std::exception& e) {
     return make_status(EDGEMM_INTERNAL, std::string("unexpected exception: ") + e.what());
   } catch (...) {
@@ -86,10 +98,13 @@ edgemm::Expected<std::vector<std::pair<std::string, edgemm::Tensor>>> to_tensors
       return edgemm::make_error(edgemm::StatusCode::kInvalidArgument,
                                 what + " has rank " + std::to_string(in.rank) + " but its shape is NULL");
     }
-    const auto dtype = static_cast<edgemm::DataType>(in.dtype);
+    // Read as an integer: a C caller may store any value in the enum, which C++ must not load.
+    int32_t code = 0;
+    std::memcpy(&code, &in.dtype, sizeof code);
+    const auto dtype = static_cast<edgemm::DataType>(code);
     if (!edgemm::dtype_supported(dtype)) {
       return edgemm::make_error(edgemm::StatusCode::kInvalidArgument,
-                                what + " has an unknown dtype " + std::to_string(static_cast<int>(in.dtype)));
+                                what + " has an unknown dtype " + std::to_string(code));
     }
     edgemm::Shape shape(in.shape, in.shape + in.rank);
     if (auto count = edgemm::shape_element_count(shape); !count) {
@@ -101,7 +116,9 @@ edgemm::Expected<std::vector<std::pair<std::string, edgemm::Tensor>>> to_tensors
   return tensors;
 }
 
-edgemm::Status copy_out(const edgemm::Tensor& tensor, edgemm_output& out) {
+/// Sets `out`'s dtype, rank, shape and size_bytes from `tensor`. Errors: kUnsupported above
+/// EDGEMM_MAX_RANK; kInvalidArgument when its buffer is too small (naming the size needed).
+edgemm::Status describe_output(const edgemm::Tensor& tensor, edgemm_output& out) {
   const std::string what = "output '" + std::string(out.name) + "'";
   if (tensor.rank() > EDGEMM_MAX_RANK) {
     return edgemm::make_error(edgemm::StatusCode::kUnsupported, what + " has rank " + std::to_string(tensor.rank()) +
@@ -118,7 +135,21 @@ edgemm::Status copy_out(const edgemm::Tensor& tensor, edgemm_output& out) {
                                   std::to_string(out.size_bytes) + " bytes; its buffer holds " +
                                   std::to_string(out.capacity_bytes));
   }
-  if (out.size_bytes > 0) std::memcpy(out.data, tensor.raw_data(), out.size_bytes);
+  return edgemm::Status::ok();
+}
+
+/// Describes every output, then copies them all when every buffer is large enough; otherwise
+/// copies none and returns the first error.
+edgemm::Status copy_outputs(const std::vector<edgemm::Tensor>& tensors, edgemm_output* outputs, size_t count) {
+  edgemm::Status first;
+  for (size_t i = 0; i < count; ++i) {
+    edgemm::Status status = describe_output(tensors[i], outputs[i]);
+    if (first.is_ok()) first = std::move(status);
+  }
+  if (!first.is_ok()) return first;
+  for (size_t i = 0; i < count; ++i) {
+    if (outputs[i].size_bytes > 0) std::memcpy(outputs[i].data, tensors[i].raw_data(), outputs[i].size_bytes);
+  }
   return edgemm::Status::ok();
 }
 
@@ -147,7 +178,9 @@ edgemm_status_code edgemm_status_get_code(const edgemm_status* status) { return 
 
 const char* edgemm_status_get_message(const edgemm_status* status) { return status ? status->message.c_str() : ""; }
 
-void edgemm_status_free(edgemm_status* status) { delete status; }
+void edgemm_status_free(edgemm_status* status) {
+  if (status != &out_of_memory) delete status;
+}
 
 void edgemm_runtime_options_init(edgemm_runtime_options* options) {
   if (options == nullptr) return;
@@ -209,10 +242,7 @@ edgemm_status* edgemm_inferencer_run(const edgemm_inferencer* inferencer, const 
     if (!feeds) return to_c(feeds.status());
     auto results = inferencer->model->run(*feeds, names);
     if (!results) return to_c(results.status());
-    for (size_t i = 0; i < output_count; ++i) {
-      if (edgemm_status* status = to_c(copy_out((*results)[i], outputs[i]))) return status;
-    }
-    return nullptr;
+    return to_c(copy_outputs(*results, outputs, output_count));
   });
 }
 

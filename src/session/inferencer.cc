@@ -30,6 +30,19 @@ namespace edgemm {
 namespace {
 
 using runtime::CompiledGraph;
+
+/// Sets the calling thread's OpenMP thread count (oneDNN and our loops read it) for one run and
+/// gives the caller's own value back afterwards, so a host program's OpenMP regions keep theirs.
+class OmpThreadsScope {
+ public:
+  explicit OmpThreadsScope(int threads) : previous_(omp_get_max_threads()) { omp_set_num_threads(threads); }
+  ~OmpThreadsScope() { omp_set_num_threads(previous_); }
+  OmpThreadsScope(const OmpThreadsScope&) = delete;
+  OmpThreadsScope& operator=(const OmpThreadsScope&) = delete;
+
+ private:
+  int previous_;
+};
 using runtime::MemoryPlan;
 
 /// Heap buffers recycled as values die: a block freed by one value is taken by a later value of
@@ -290,7 +303,7 @@ class NativeInferencer final : public Inferencer {
     std::string signature;
     for (const Tensor& t : ordered) signature += shape_to_string(t.shape()) + dtype_name(t.dtype()) + ";";
 
-    omp_set_num_threads(threads_);
+    const OmpThreadsScope omp_threads(threads_);
     runtime::ExecOptions options;
     options.threads = threads_;
     options.profiler = profiler;

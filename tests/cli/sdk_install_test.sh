@@ -6,7 +6,8 @@
 # - examples/cpp (find_package(edgemm), target edgemm::edgemm) and the same source built with the
 #   flags of `pkg-config --cflags --libs [--static] edgemm` both read the demo photo: the lines drawn
 #   on it (data/demo/photo_text.json) with at most 2 character edits in all.
-# - examples/c, built with gcc and `pkg-config ... edgemm-c`, runs det through the C API.
+# - examples/c, built with gcc and `pkg-config ... edgemm-c` and as a C-only CMake project
+#   (edgemm::capi), runs det through the C API.
 # Usage: sdk_install_test.sh BUILD_DIR REPO_ROOT
 set -uo pipefail
 build="$1"
@@ -58,4 +59,10 @@ check c-example-det 0 "$tmp/c_example" "$models/ch_PP-OCRv4_det_infer.onnx"
 expect_text c-example-map-shape "$tmp/out" ": 1 1 64 96\$"
 check c-example-bad-model 1 "$tmp/c_example" "$tmp/missing.onnx"
 expect_text c-example-bad-model-message "$tmp/err" "missing.onnx"
+# The same from a C-only CMake project (find_package enables C++ for the libraries' link).
+check c-cmake-configure 0 cmake -S "$root/examples/c" -B "$tmp/c" -G Ninja -DCMAKE_BUILD_TYPE=Release \
+  -DCMAKE_PREFIX_PATH="$prefix" -DCMAKE_FIND_USE_PACKAGE_REGISTRY=OFF
+check c-cmake-build 0 cmake --build "$tmp/c"
+check c-cmake-example-det 0 "$tmp/c/det_example" "$models/ch_PP-OCRv4_det_infer.onnx"
+expect_text c-cmake-example-map-shape "$tmp/out" ": 1 1 64 96\$"
 report_and_exit

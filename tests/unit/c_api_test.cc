@@ -3,6 +3,7 @@
 // they need), every kind of bad argument is an error status naming it, and OCR through it reads
 // the demo photo against its labels (data/demo/photo_text.json), from a file and from memory.
 #include <gtest/gtest.h>
+#include <omp.h>
 
 #include <opencv2/imgcodecs.hpp>
 #include <string>
@@ -105,6 +106,49 @@ TEST(CApi, SmallOutputBufferSaysTheSizeAndCopiesNothing) {
   out.capacity_bytes = out.size_bytes;
   EXPECT_EQ(take(edgemm_inferencer_run(inferencer, &input, 1, &out, 1)).code, EDGEMM_OK);
   for (size_t i = 0; i < values.size(); ++i) EXPECT_EQ(values[i], std::max(x->data<float>()[i], 0.0f));
+  edgemm_inferencer_destroy(inferencer);
+}
+
+TEST(CApi, OneSmallBufferFailsTheRunDescribesEveryOutputAndWritesNone) {
+  const std::string dir = kNodeTests + "test_split_equal_parts_1d/";
+  edgemm_inferencer* inferencer = load(dir + "model.onnx");
+  ASSERT_NE(inferencer, nullptr);
+  ASSERT_EQ(edgemm_inferencer_output_count(inferencer), 3u);
+  auto x = ir::read_tensor_proto_file(dir + "test_data_set_0/input_0.pb");
+  auto want = ir::read_tensor_proto_file(dir + "test_data_set_0/output_2.pb");
+  ASSERT_TRUE(x && want);
+  const edgemm_input input = input_of(edgemm_inferencer_input_name(inferencer, 0), *x);
+  std::vector<float> big(64, -7.0f), last(64, -7.0f);
+  edgemm_output outs[] = {output_of(edgemm_inferencer_output_name(inferencer, 0), big.data(), 256),
+                          output_of(edgemm_inferencer_output_name(inferencer, 1), nullptr, 0),
+                          output_of(edgemm_inferencer_output_name(inferencer, 2), last.data(), 256)};
+  expect_error(edgemm_inferencer_run(inferencer, &input, 1, outs, 3), EDGEMM_INVALID_ARGUMENT, "its buffer holds 0");
+  for (const edgemm_output& out : outs) {
+    EXPECT_EQ(out.size_bytes, want->byte_size()) << out.name;
+    EXPECT_EQ(out.rank, 1u);
+  }
+  EXPECT_EQ(big, std::vector<float>(64, -7.0f));
+  EXPECT_EQ(last, std::vector<float>(64, -7.0f));
+  std::vector<float> middle(64);
+  outs[1] = output_of(outs[1].name, middle.data(), 256);
+  ASSERT_EQ(take(edgemm_inferencer_run(inferencer, &input, 1, outs, 3)).code, EDGEMM_OK);
+  for (int64_t i = 0; i < want->element_count(); ++i) EXPECT_EQ(last[i], want->data<float>()[i]);
+  edgemm_inferencer_destroy(inferencer);
+}
+
+TEST(CApi, ARunLeavesTheCallersOpenMpThreadCountAsItWas) {
+  edgemm_inferencer* inferencer = load(kNodeTests + "test_relu/model.onnx");  // threads = 1
+  ASSERT_NE(inferencer, nullptr);
+  auto x = ir::read_tensor_proto_file(kNodeTests + "test_relu/test_data_set_0/input_0.pb");
+  ASSERT_TRUE(x);
+  const edgemm_input input = input_of(edgemm_inferencer_input_name(inferencer, 0), *x);
+  std::vector<float> values(x->element_count());
+  edgemm_output out = output_of(edgemm_inferencer_output_name(inferencer, 0), values.data(), x->byte_size());
+  const int before = omp_get_max_threads();
+  omp_set_num_threads(3);
+  EXPECT_EQ(take(edgemm_inferencer_run(inferencer, &input, 1, &out, 1)).code, EDGEMM_OK);
+  EXPECT_EQ(omp_get_max_threads(), 3);
+  omp_set_num_threads(before);
   edgemm_inferencer_destroy(inferencer);
 }
 
