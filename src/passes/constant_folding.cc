@@ -126,11 +126,7 @@ void eliminate_dead_nodes(ir::Graph& graph, PassReport& report) {
     if (!needed) continue;
     dead[k] = false;
     for (const auto& in : node.inputs) live.insert(in);
-    for (const auto& [key, attr] : node.attributes) {
-      if (attr.kind == ir::Attribute::Kind::kGraph && attr.g) {
-        for (const auto& name : ir::free_variables(*attr.g)) live.insert(name);
-      }
-    }
+    for (const auto& name : ir::node_free_variables(node)) live.insert(name);
   }
   report.removed_nodes += static_cast<int>(std::count(dead.begin(), dead.end(), true));
   remove_nodes(graph, dead);

@@ -14,11 +14,7 @@ GraphView::GraphView(const ir::Graph& graph) : graph_(graph) {
       if (!out.empty()) producer_[out] = k;
     }
     std::unordered_set<std::string> read(node.inputs.begin(), node.inputs.end());
-    for (const auto& [key, attr] : node.attributes) {
-      if (attr.kind == ir::Attribute::Kind::kGraph && attr.g) {
-        for (const auto& name : ir::free_variables(*attr.g)) read.insert(name);
-      }
-    }
+    for (const auto& name : ir::node_free_variables(node)) read.insert(name);
     read.erase("");
     for (const auto& name : read) consumers_[name].push_back(k);
   }
@@ -75,12 +71,9 @@ void sort_topologically(ir::Graph& graph) {
       const int p = in.empty() ? -1 : view.producer(in);
       if (p >= 0 && p != static_cast<int>(k)) producers.insert(p);
     }
-    for (const auto& [key, attr] : graph.nodes[k].attributes) {
-      if (attr.kind != ir::Attribute::Kind::kGraph || !attr.g) continue;
-      for (const auto& name : ir::free_variables(*attr.g)) {
-        const int p = view.producer(name);
-        if (p >= 0 && p != static_cast<int>(k)) producers.insert(p);
-      }
+    for (const auto& name : ir::node_free_variables(graph.nodes[k])) {
+      const int p = view.producer(name);
+      if (p >= 0 && p != static_cast<int>(k)) producers.insert(p);
     }
     waiting[k] = static_cast<int>(producers.size());
     for (int p : producers) readers[p].push_back(static_cast<int>(k));
