@@ -49,7 +49,7 @@ bool scales_by(const ir::Graph& graph, const ir::Node* n, const std::string& inp
 }
 
 /// A matched pattern: the nodes it replaces, its input x and final output, and its step.
-struct Match {
+struct ActivationMatch {
   std::vector<int> nodes;
   std::string input;
   std::string output;
@@ -59,14 +59,14 @@ struct Match {
 int index_of(const ir::Graph& graph, const ir::Node* n) { return static_cast<int>(n - graph.nodes.data()); }
 
 /// The HardSwish pattern (activation_patterns.h) as a one-step chain.
-std::optional<Match> match_hardswish(const ir::Graph& graph, const GraphView& view, const ir::Node& add) {
+std::optional<ActivationMatch> match_hardswish(const ir::Graph& graph, const GraphView& view, const ir::Node& add) {
   auto m = match_hardswish_pattern(graph, view, add);
   if (!m) return std::nullopt;
-  return Match{m->nodes, m->input, m->output, {StepKind::kHardSwish}};
+  return ActivationMatch{m->nodes, m->input, m->output, {StepKind::kHardSwish}};
 }
 
 /// x·Sigmoid(x) or x·Sigmoid(β·x) ending at `mul`; x·HardSigmoid(x; 1/6, 1/2) as HardSwish.
-std::optional<Match> match_gated(const ir::Graph& graph, const GraphView& view, const ir::Node& mul) {
+std::optional<ActivationMatch> match_gated(const ir::Graph& graph, const GraphView& view, const ir::Node& mul) {
   if (!is_op(&mul, "Mul") || mul.inputs.size() != 2 || mul.outputs.size() != 1) return std::nullopt;
   for (int side = 0; side < 2; ++side) {
     const std::string& x = mul.inputs[side];
@@ -78,18 +78,19 @@ std::optional<Match> match_gated(const ir::Graph& graph, const GraphView& view, 
       auto a = gn.attr_float("alpha", 0.2f);
       auto b = gn.attr_float("beta", 0.5f);
       if (a && b && close_to(*a, 1.f / 6.f) && close_to(*b, 0.5f)) {
-        return Match{{g, index_of(graph, &mul)}, x, mul.outputs[0], {StepKind::kHardSwish}};
+        return ActivationMatch{{g, index_of(graph, &mul)}, x, mul.outputs[0], {StepKind::kHardSwish}};
       }
     }
     if (!is_op(&gn, "Sigmoid")) continue;
-    if (gn.inputs[0] == x) return Match{{g, index_of(graph, &mul)}, x, mul.outputs[0], {StepKind::kSwish, 1.f}};
+    if (gn.inputs[0] == x)
+      return ActivationMatch{{g, index_of(graph, &mul)}, x, mul.outputs[0], {StepKind::kSwish, 1.f}};
     const int s = view.producer(gn.inputs[0]);
     if (s < 0 || !view.single_use(gn.inputs[0])) continue;
     bool first = false;
     const ir::Node& scale = graph.nodes[s];
     auto other = is_op(&scale, "Mul") ? other_operand(scale, x, &first) : std::nullopt;
     auto beta = other ? scalar_constant(graph, *other) : std::nullopt;
-    if (beta) return Match{{s, g, index_of(graph, &mul)}, x, mul.outputs[0], {StepKind::kSwish, *beta}};
+    if (beta) return ActivationMatch{{s, g, index_of(graph, &mul)}, x, mul.outputs[0], {StepKind::kSwish, *beta}};
   }
   return std::nullopt;
 }
@@ -135,7 +136,7 @@ void recognize_activations(ir::Model& model, PassReport& report) {
   std::vector<bool> dead(graph.nodes.size(), false);
   std::vector<ir::Node> added;
   for (const ir::Node& node : graph.nodes) {
-    std::optional<Match> m = match_hardswish(graph, view, node);
+    std::optional<ActivationMatch> m = match_hardswish(graph, view, node);
     if (!m) m = match_gated(graph, view, node);
     if (!m) continue;
     bool taken = false;

@@ -38,7 +38,7 @@ struct ReshapeTarget {
 };
 
 /// A matched attention block: the public summary plus what the rewrite needs.
-struct Match {
+struct HeadsMatch {
   AttentionLayer info;
   int softmax = -1;
   Branch q, k, v;
@@ -197,7 +197,7 @@ Expected<int> scores_matmul(const ir::Graph& graph, const GraphView& view, int s
 /// Follows the head outputs forward, through Transposes and the head-merging Reshape, to the out
 /// projection MatMul.
 Status walk_to_out_projection(const ir::Graph& graph, const GraphView& view, std::string value,
-                              const std::string& where, Match& m) {
+                              const std::string& where, HeadsMatch& m) {
   for (int step = 0; step < 16; ++step) {
     const std::vector<int>& readers = view.consumers(value);
     if (!view.single_use(value) || readers.size() != 1) {
@@ -252,10 +252,10 @@ Status read_split(const ir::Graph& graph, const GraphView& view, int reshape, in
   return Status::ok();
 }
 
-Expected<Match> match_layer(const ir::Graph& graph, const GraphView& view, int softmax, int layer) {
+Expected<HeadsMatch> match_layer(const ir::Graph& graph, const GraphView& view, int softmax, int layer) {
   const ir::Node& sm = graph.nodes[softmax];
   const std::string where = layer_prefix(layer, sm);
-  Match m;
+  HeadsMatch m;
   m.info.layer = layer;
   m.info.softmax = sm.name;
   m.softmax = softmax;
@@ -342,16 +342,16 @@ Expected<Match> match_layer(const ir::Graph& graph, const GraphView& view, int s
 }
 
 /// Folds constants, then matches every Softmax.
-Expected<std::vector<Match>> match_all(ir::Model& model) {
+Expected<std::vector<HeadsMatch>> match_all(ir::Model& model) {
   PassReport scratch;
   fold_constants(model, scratch);
   eliminate_dead_nodes(model.graph, scratch);  // also makes the weight byte counts compare like with like
   const ir::Graph& graph = model.graph;
   const GraphView view(graph);
-  std::vector<Match> layers;
+  std::vector<HeadsMatch> layers;
   for (int i = 0; i < static_cast<int>(graph.nodes.size()); ++i) {
     if (!is_op(graph.nodes[i], "Softmax")) continue;
-    EDGEMM_ASSIGN_OR_RETURN(Match m, match_layer(graph, view, i, static_cast<int>(layers.size())));
+    EDGEMM_ASSIGN_OR_RETURN(HeadsMatch m, match_layer(graph, view, i, static_cast<int>(layers.size())));
     layers.push_back(std::move(m));
   }
   if (layers.empty()) {
@@ -428,7 +428,7 @@ void set_reshape_dim(ir::Graph& graph, const GraphView& view, int reshape, const
 }
 
 /// Removes the heads not in `kept` from matched layer `m`. Returns the shapes rewritten.
-int prune_layer(ir::Graph& graph, const GraphView& view, const Match& m, const std::vector<int>& kept,
+int prune_layer(ir::Graph& graph, const GraphView& view, const HeadsMatch& m, const std::vector<int>& kept,
                 std::vector<ir::Node>& clones) {
   const int64_t d = m.info.head_dim, kept_heads = static_cast<int64_t>(kept.size());
   const bool merge_infers_width = !m.merge.dims.empty() && m.merge.dims.back() == std::optional<int64_t>(-1);
@@ -469,9 +469,9 @@ int64_t weight_bytes(const ir::Graph& graph) {
 }  // namespace
 
 Expected<std::vector<AttentionLayer>> find_attention_layers(ir::Model& model) {
-  EDGEMM_ASSIGN_OR_RETURN(std::vector<Match> matches, match_all(model));
+  EDGEMM_ASSIGN_OR_RETURN(std::vector<HeadsMatch> matches, match_all(model));
   std::vector<AttentionLayer> layers;
-  for (Match& m : matches) layers.push_back(std::move(m.info));
+  for (HeadsMatch& m : matches) layers.push_back(std::move(m.info));
   return layers;
 }
 
@@ -499,7 +499,7 @@ Expected<HeadPruningOptions> parse_head_list(const std::string& text) {
 }
 
 Expected<HeadPruningReport> prune_attention_heads(ir::Model& model, const HeadPruningOptions& options) {
-  EDGEMM_ASSIGN_OR_RETURN(std::vector<Match> matches, match_all(model));
+  EDGEMM_ASSIGN_OR_RETURN(std::vector<HeadsMatch> matches, match_all(model));
   ir::Graph& graph = model.graph;
   HeadPruningReport report;
   report.layers = static_cast<int>(matches.size());
@@ -512,7 +512,7 @@ Expected<HeadPruningReport> prune_attention_heads(ir::Model& model, const HeadPr
                                                           std::to_string(layer) + " is outside 0.." +
                                                           std::to_string(report.layers - 1));
     }
-    const Match& m = matches[layer];
+    const HeadsMatch& m = matches[layer];
     for (int h : heads) {
       if (h < 0 || h >= m.info.heads) {
         return make_error(StatusCode::kInvalidArgument, layer_prefix(layer, graph.nodes[m.softmax]) + " has " +
@@ -531,7 +531,7 @@ Expected<HeadPruningReport> prune_attention_heads(ir::Model& model, const HeadPr
   report.weight_bytes_before = weight_bytes(graph);
   const GraphView view(graph);
   std::vector<ir::Node> clones;
-  for (const Match& m : matches) {
+  for (const HeadsMatch& m : matches) {
     PrunedLayer p{m.info.layer, m.info.softmax, m.info.heads, m.info.head_dim, {}, {}, 0};
     for (int h = 0; h < m.info.heads; ++h) (removed[m.info.layer].count(h) ? p.removed : p.kept).push_back(h);
     if (!p.removed.empty()) {

@@ -92,7 +92,7 @@ Expected<bool> inline_cache_branch(ir::Graph& graph) {
 }
 
 /// One layer's attention, as node indices and value names.
-struct Match {
+struct CacheAttention {
   int concat_k = -1, concat_v = -1, qk = -1, scale_node = -1, mask_node = -1, softmax = -1, pv = -1;
   std::string past_k, past_v, k_new, v_new, q, mask;
   float scale = 1.0f;
@@ -153,8 +153,8 @@ int follow_to_matmul(const ir::Graph& graph, const GraphView& view, std::string 
 }
 
 /// The attention reading past_key_values.`layer`.*, or an error naming where it differs.
-Expected<Match> match_layer(const ir::Graph& graph, const GraphView& view, int layer) {
-  Match m;
+Expected<CacheAttention> match_layer(const ir::Graph& graph, const GraphView& view, int layer) {
+  CacheAttention m;
   m.past_k = "past_key_values." + std::to_string(layer) + ".key";
   m.past_v = "past_key_values." + std::to_string(layer) + ".value";
   const std::string where = "KV cache binding, layer " + std::to_string(layer) + ": ";
@@ -246,7 +246,7 @@ Expected<KvCacheReport> bind_kv_cache(ir::Model& model, int64_t capacity) {
   EDGEMM_ASSIGN_OR_RETURN(report.inlined_if, inline_cache_branch(graph));
   PassReport scratch;
   fold_constants(model, scratch);  // Constant nodes → initializers, for the scale and Unsqueeze axes
-  std::vector<Match> matches;
+  std::vector<CacheAttention> matches;
   {
     const GraphView view(graph);
     for (int layer = 0;; ++layer) {
@@ -254,7 +254,7 @@ Expected<KvCacheReport> bind_kv_cache(ir::Model& model, int64_t capacity) {
       if (std::none_of(graph.inputs.begin(), graph.inputs.end(), [&](const ValueInfo& v) { return v.name == past; })) {
         break;
       }
-      EDGEMM_ASSIGN_OR_RETURN(Match m, match_layer(graph, view, layer));
+      EDGEMM_ASSIGN_OR_RETURN(CacheAttention m, match_layer(graph, view, layer));
       matches.push_back(std::move(m));
     }
   }
@@ -263,7 +263,7 @@ Expected<KvCacheReport> bind_kv_cache(ir::Model& model, int64_t capacity) {
   }
   std::vector<bool> dead(graph.nodes.size(), false);
   for (size_t layer = 0; layer < matches.size(); ++layer) {
-    const Match& m = matches[layer];
+    const CacheAttention& m = matches[layer];
     ir::Node attention;
     attention.name = "/kv_cache/layer_" + std::to_string(layer) + "/KvAttention";
     attention.domain = kEdgemmDomain;
@@ -292,7 +292,7 @@ Expected<KvCacheReport> bind_kv_cache(ir::Model& model, int64_t capacity) {
   sort_topologically(graph);  // eliminate_dead_nodes walks the nodes in reverse topological order
   eliminate_dead_nodes(graph, scratch);
   use_edgemm_domain(model);
-  for (const Match& m : matches) {
+  for (const CacheAttention& m : matches) {
     EDGEMM_RETURN_IF_ERROR(check_past_readers(graph, m.past_k));
     EDGEMM_RETURN_IF_ERROR(check_past_readers(graph, m.past_v));
   }

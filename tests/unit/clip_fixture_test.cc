@@ -37,7 +37,7 @@ std::filesystem::path package() {
              : std::filesystem::path(edgemm::testing::source_dir()) / "tests/fixtures/clip_tiny";
 }
 
-Tensor reference(const std::string& name) {
+Tensor clip_fixture_reference(const std::string& name) {
   auto t = read_npy((package() / "reference" / (name + ".npy")).string());
   EXPECT_TRUE(t.has_value()) << t.status().to_string();
   return t.has_value() ? std::move(t).value() : Tensor();
@@ -113,49 +113,51 @@ class ClipFixture : public ::testing::TestWithParam<Load> {};
 
 TEST_P(ClipFixture, VisionMatchesPyTorch) {
   const Load mode = GetParam();
-  const Tensor pixels = reference("pixel_values");
+  const Tensor pixels = clip_fixture_reference("pixel_values");
   auto inf = load("vision_model.onnx", mode, "pixel_values", pixels.shape());
   ASSERT_NE(inf, nullptr);
   auto out = inf->run({{"pixel_values", pixels}}, {"image_embeds", "last_hidden_state"});
   ASSERT_TRUE(out.has_value()) << out.status().to_string();
-  expect_close((*out)[0], reference("image_embeds"), "image_embeds" + tag(mode));
-  expect_close((*out)[1], reference("vision_last_hidden_state"), "vision last_hidden_state" + tag(mode));
+  expect_close((*out)[0], clip_fixture_reference("image_embeds"), "image_embeds" + tag(mode));
+  expect_close((*out)[1], clip_fixture_reference("vision_last_hidden_state"), "vision last_hidden_state" + tag(mode));
   // The shapes below differ from the pinned one, and from those of a --static export.
   if (mode == Load::kPinned || inf->inputs()[0].shape[0].is_static()) return;
   // Batch 1 (the batch axis is symbolic): the second image alone.
   auto one = inf->run({{"pixel_values", slice<float>(pixels, {1})}}, {"image_embeds"});
   ASSERT_TRUE(one.has_value()) << one.status().to_string();
-  expect_close((*one)[0], slice<float>(reference("image_embeds"), {1}), "image_embeds batch 1" + tag(mode));
+  expect_close((*one)[0], slice<float>(clip_fixture_reference("image_embeds"), {1}),
+               "image_embeds batch 1" + tag(mode));
 }
 
 TEST_P(ClipFixture, TextMatchesPyTorch) {
   const Load mode = GetParam();
-  const Tensor ids = reference("input_ids");
+  const Tensor ids = clip_fixture_reference("input_ids");
   ASSERT_EQ(ids.shape(), (Shape{3, 12}));
   auto inf = load("text_model.onnx", mode, "input_ids", ids.shape());
   ASSERT_NE(inf, nullptr);
   auto out = inf->run({{"input_ids", ids}}, {"text_embeds", "last_hidden_state"});
   ASSERT_TRUE(out.has_value()) << out.status().to_string();
-  expect_close((*out)[0], reference("text_embeds"), "text_embeds" + tag(mode));
-  expect_close((*out)[1], reference("text_last_hidden_state"), "text last_hidden_state" + tag(mode));
+  expect_close((*out)[0], clip_fixture_reference("text_embeds"), "text_embeds" + tag(mode));
+  expect_close((*out)[1], clip_fixture_reference("text_last_hidden_state"), "text last_hidden_state" + tag(mode));
   // The shapes below differ from the pinned one, and from those of a --static export.
   if (mode == Load::kPinned || inf->inputs()[0].shape[0].is_static()) return;
   // Rows 0 and 2 end (EOS) at positions 4 and 7: cut to 8 tokens, their embeddings are unchanged
   // (the causal mask hides what follows the EOS), so a shorter sequence axis must give the same.
   auto cut = inf->run({{"input_ids", slice<int64_t>(ids, {0, 2}, 8)}}, {"text_embeds"});
   ASSERT_TRUE(cut.has_value()) << cut.status().to_string();
-  expect_close((*cut)[0], slice<float>(reference("text_embeds"), {0, 2}), "text_embeds [2, 8]" + tag(mode));
+  expect_close((*cut)[0], slice<float>(clip_fixture_reference("text_embeds"), {0, 2}),
+               "text_embeds [2, 8]" + tag(mode));
   // Real prompts, tokenized by transformers.js with the package's tokenizer.json (prompts.json).
   if (!std::filesystem::exists(package() / "reference/prompt_input_ids.npy")) return;
-  auto prompts = inf->run({{"input_ids", reference("prompt_input_ids")}}, {"text_embeds"});
+  auto prompts = inf->run({{"input_ids", clip_fixture_reference("prompt_input_ids")}}, {"text_embeds"});
   ASSERT_TRUE(prompts.has_value()) << prompts.status().to_string();
-  expect_close((*prompts)[0], reference("prompt_text_embeds"), "prompt text_embeds" + tag(mode));
+  expect_close((*prompts)[0], clip_fixture_reference("prompt_text_embeds"), "prompt text_embeds" + tag(mode));
 }
 
 /// The vision encoder at `precision` stays within cosine 0.999 of PyTorch's float32 image_embeds,
 /// and nodes run kernels named `kernel_prefix`... exactly where `available`.
 void expect_vision_close_at(const std::string& precision, const std::string& kernel_prefix, bool available) {
-  const Tensor pixels = reference("pixel_values");
+  const Tensor pixels = clip_fixture_reference("pixel_values");
   InferencerConfig config;
   config.model_path = (package() / "onnx/vision_model.onnx").string();
   config.threads = 1;
@@ -165,7 +167,7 @@ void expect_vision_close_at(const std::string& precision, const std::string& ker
   auto out = (*inf)->run_profiled({{"pixel_values", pixels}}, {"image_embeds"});
   ASSERT_TRUE(out.has_value()) << out.status().to_string();
   const Tensor& got = out->outputs[0];
-  const Tensor want = reference("image_embeds");
+  const Tensor want = clip_fixture_reference("image_embeds");
   ASSERT_EQ(got.shape(), want.shape());
   const int64_t rows = got.dim(0), row = got.element_count() / rows;
   for (int64_t r = 0; r < rows; ++r) {

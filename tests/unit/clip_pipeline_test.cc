@@ -26,14 +26,14 @@ namespace {
 namespace fs = std::filesystem;
 
 const fs::path kSource(edgemm::testing::source_dir());
-const fs::path kPackage = kSource / "tests/fixtures/clip_tiny";
+const fs::path kClipPackage = kSource / "tests/fixtures/clip_tiny";
 
 /// One 8-bit level after rescale and normalize, for the smallest CLIP std (0.26130258): the
 /// preprocessing tolerance (docs/clip.md, "Retrieval": our resize matches sharp's within one level).
 constexpr double kOneLevel = 1.0 / (255.0 * 0.26130258);
 
-Tensor reference(const std::string& name) {
-  auto t = read_npy((kPackage / "reference" / (name + ".npy")).string());
+Tensor clip_reference(const std::string& name) {
+  auto t = read_npy((kClipPackage / "reference" / (name + ".npy")).string());
   EXPECT_TRUE(t.has_value()) << t.status().to_string();
   return t.has_value() ? std::move(t).value() : Tensor();
 }
@@ -70,7 +70,7 @@ void expect_embeddings(const Tensor& got, const std::vector<float>& want, double
   EXPECT_GT(min_cos, min_cosine) << what;
 }
 
-ClipModel load_package(const fs::path& dir = kPackage, ClipOptions options = {}) {
+ClipModel load_package(const fs::path& dir = kClipPackage, ClipOptions options = {}) {
   options.threads = 1;
   auto model = ClipModel::load(dir.string(), options);
   EXPECT_TRUE(model.has_value()) << model.status().to_string();
@@ -85,11 +85,11 @@ fs::path copy_package(const std::string& name) {
   fs::create_directories(dir);
   for (const char* f : {"config.json", "preprocessor_config.json", "tokenizer.json", "tokenizer_config.json",
                         "special_tokens_map.json"}) {
-    fs::copy_file(kPackage / f, dir / f);
+    fs::copy_file(kClipPackage / f, dir / f);
   }
   fs::create_directories(dir / "onnx");
-  fs::copy_file(kPackage / "onnx/vision_model.onnx", dir / "onnx/vision_model.onnx");
-  fs::copy_file(kPackage / "onnx/text_model.onnx", dir / "onnx/text_model.onnx");
+  fs::copy_file(kClipPackage / "onnx/vision_model.onnx", dir / "onnx/vision_model.onnx");
+  fs::copy_file(kClipPackage / "onnx/text_model.onnx", dir / "onnx/text_model.onnx");
   return dir;
 }
 
@@ -98,7 +98,7 @@ void write(const fs::path& path, const std::string& text) { std::ofstream(path, 
 // --- configuration -------------------------------------------------------------------------------
 
 TEST(ClipConfig, ReadsTheFixture) {
-  auto p = ImageProcessorConfig::load((kPackage / "preprocessor_config.json").string());
+  auto p = ImageProcessorConfig::load((kClipPackage / "preprocessor_config.json").string());
   ASSERT_TRUE(p.has_value()) << p.status().to_string();
   EXPECT_EQ(p->shortest_edge, 64);
   EXPECT_EQ(p->resample, Resample::kBicubic);
@@ -240,7 +240,7 @@ TEST(ClipPreprocess, MatchesTransformersJsProcessor) {
   for (const char* name : {"chelsea", "coffee"}) {
     auto got = model.preprocess_file((kSource / "data/photos" / (std::string(name) + ".png")).string());
     ASSERT_TRUE(got.has_value()) << got.status().to_string();
-    const Tensor want = reference(std::string("processor/") + name);
+    const Tensor want = clip_reference(std::string("processor/") + name);
     ASSERT_EQ(got->shape(), want.shape());
     double max_diff = 0, sum = 0;
     int64_t differing = 0;
@@ -262,13 +262,13 @@ TEST(ClipPreprocess, MatchesTransformersJsProcessor) {
 
 TEST(ClipPipeline, ImageEmbeddingsMatchPyTorch) {
   const ClipModel model = load_package();
-  auto got = model.embed_pixels(reference("pixel_values"));
+  auto got = model.embed_pixels(clip_reference("pixel_values"));
   ASSERT_TRUE(got.has_value()) << got.status().to_string();
-  expect_embeddings(*got, normalized_rows(reference("image_embeds")), 1e-4, "image_embeds (pipeline)");
+  expect_embeddings(*got, normalized_rows(clip_reference("image_embeds")), 1e-4, "image_embeds (pipeline)");
   // Batch 1 and image_batch 1 give the same rows.
   ClipOptions one;
   one.image_batch = 1;
-  const ClipModel single = load_package(kPackage, one);
+  const ClipModel single = load_package(kClipPackage, one);
   const std::vector<std::string> photos = {(kSource / "data/photos/chelsea.png").string(),
                                            (kSource / "data/photos/coffee.png").string(),
                                            (kSource / "data/photos/rocket.jpg").string()};
@@ -280,7 +280,7 @@ TEST(ClipPipeline, ImageEmbeddingsMatchPyTorch) {
                     "embed_images batch 8 vs 1");
   // The photos' embeddings against the model on transformers.js' processor output.
   for (int i = 0; i < 2; ++i) {
-    auto ref = model.embed_pixels(reference(i == 0 ? "processor/chelsea" : "processor/coffee"));
+    auto ref = model.embed_pixels(clip_reference(i == 0 ? "processor/chelsea" : "processor/coffee"));
     ASSERT_TRUE(ref.has_value());
     double dot = 0;
     for (int k = 0; k < 32; ++k) dot += double(ref->data<float>()[k]) * batched->data<float>()[i * 32 + k];
@@ -293,18 +293,18 @@ TEST(ClipPipeline, Bfloat16PrecisionStaysCloseAndHasItsOwnIdentity) {
   const ClipModel fp32 = load_package();
   ClipOptions options;
   options.precision = "bf16";
-  const ClipModel bf16 = load_package(kPackage, options);
+  const ClipModel bf16 = load_package(kClipPackage, options);
   EXPECT_EQ(bf16.vision_model_sha256(), fp32.vision_model_sha256() + "+precision(bf16)");
-  auto got = bf16.embed_pixels(reference("pixel_values"));
+  auto got = bf16.embed_pixels(clip_reference("pixel_values"));
   ASSERT_TRUE(got.has_value()) << got.status().to_string();
-  expect_embeddings(*got, normalized_rows(reference("image_embeds")), 1e-2, "image_embeds (bf16)", 0.999);
-  auto text = bf16.embed_token_ids(reference("input_ids"));
+  expect_embeddings(*got, normalized_rows(clip_reference("image_embeds")), 1e-2, "image_embeds (bf16)", 0.999);
+  auto text = bf16.embed_token_ids(clip_reference("input_ids"));
   ASSERT_TRUE(text.has_value()) << text.status().to_string();
-  expect_embeddings(*text, normalized_rows(reference("text_embeds")), 1e-2, "text_embeds (bf16)", 0.999);
+  expect_embeddings(*text, normalized_rows(clip_reference("text_embeds")), 1e-2, "text_embeds (bf16)", 0.999);
   // An image's embedding does not depend on its batch (65 tokens x 8 images: past 256 MatMul rows).
   const std::vector<std::string> photos(8, (kSource / "data/photos/coffee.png").string());
   options.image_batch = 1;
-  const ClipModel single = load_package(kPackage, options);
+  const ClipModel single = load_package(kClipPackage, options);
   auto batched = bf16.embed_images(photos);
   auto singles = single.embed_images({photos[0]});
   ASSERT_TRUE(batched.has_value()) << batched.status().to_string();
@@ -314,7 +314,7 @@ TEST(ClipPipeline, Bfloat16PrecisionStaysCloseAndHasItsOwnIdentity) {
   expect_embeddings(*batched, repeated, 1e-5, "bf16 embed_images batch 8 vs 1");
   options.precision = "fp8";
   options.image_batch = 8;
-  auto refused = ClipModel::load(kPackage.string(), options);
+  auto refused = ClipModel::load(kClipPackage.string(), options);
   ASSERT_FALSE(refused.has_value());
   EXPECT_EQ(refused.status().code(), StatusCode::kInvalidArgument);
   EXPECT_NE(refused.status().message().find("precision 'fp8'"), std::string::npos) << refused.status().to_string();
@@ -322,15 +322,16 @@ TEST(ClipPipeline, Bfloat16PrecisionStaysCloseAndHasItsOwnIdentity) {
 
 TEST(ClipPipeline, TextEmbeddingsMatchPyTorch) {
   const ClipModel model = load_package();
-  std::ifstream in(kPackage / "reference/prompts.json");
+  std::ifstream in(kClipPackage / "reference/prompts.json");
   const nlohmann::json prompts = nlohmann::json::parse(in);
   const auto texts = prompts.at("texts").get<std::vector<std::string>>();
   auto got = model.embed_texts(texts);
   ASSERT_TRUE(got.has_value()) << got.status().to_string();
-  expect_embeddings(*got, normalized_rows(reference("prompt_text_embeds")), 1e-4, "prompt text_embeds (tokenizer)");
-  auto ids = model.embed_token_ids(reference("input_ids"));
+  expect_embeddings(*got, normalized_rows(clip_reference("prompt_text_embeds")), 1e-4,
+                    "prompt text_embeds (tokenizer)");
+  auto ids = model.embed_token_ids(clip_reference("input_ids"));
   ASSERT_TRUE(ids.has_value()) << ids.status().to_string();
-  expect_embeddings(*ids, normalized_rows(reference("text_embeds")), 1e-4, "text_embeds (ids)");
+  expect_embeddings(*ids, normalized_rows(clip_reference("text_embeds")), 1e-4, "text_embeds (ids)");
   // Over-long text is truncated to the 16 positions (EOS kept) instead of failing.
   auto long_text = model.embed_texts({"a photo of a cat a photo of a cat a photo of a cat a photo of a cat"});
   EXPECT_TRUE(long_text.has_value()) << long_text.status().to_string();
@@ -346,7 +347,7 @@ TEST(ClipPipeline, TextEmbeddingsMatchPyTorch) {
 TEST(ClipIndex, SaveLoadRoundTripAndModelCheck) {
   const ClipModel model = load_package();
   EmbeddingIndex index = EmbeddingIndex::for_model(model);
-  auto e = model.embed_pixels(reference("pixel_values"));
+  auto e = model.embed_pixels(clip_reference("pixel_values"));
   ASSERT_TRUE(e.has_value());
   ASSERT_TRUE(index.add(*e, {"a\xc3\xa9.png", "latin1-\xe9.png"}).is_ok());  // UTF-8 and not
   const fs::path file = fs::temp_directory_path() / ("edgemm_clip_index_" + std::to_string(::getpid()) + ".idx");
@@ -403,14 +404,14 @@ TEST(ClipIndex, RanksByCosine) {
 
 TEST(ClipPipeline, ZeroShotIsSoftmaxOfScaledCosine) {
   const ClipModel model = load_package();
-  auto images = model.embed_pixels(reference("pixel_values"));
+  auto images = model.embed_pixels(clip_reference("pixel_values"));
   ASSERT_TRUE(images.has_value());
   const std::vector<std::string> labels = {"a photo of a cat", "A cup of coffee on a table.",
                                            "rocket launch at night!!"};
   auto scores = model.classify(*images, labels);
   ASSERT_TRUE(scores.has_value()) << scores.status().to_string();
-  const std::vector<float> img = normalized_rows(reference("image_embeds"));
-  const std::vector<float> txt = normalized_rows(reference("prompt_text_embeds"));
+  const std::vector<float> img = normalized_rows(clip_reference("image_embeds"));
+  const std::vector<float> txt = normalized_rows(clip_reference("prompt_text_embeds"));
   const double scale = std::exp(2.6592);
   for (int i = 0; i < 2; ++i) {
     double z[3], sum = 0;
@@ -447,7 +448,7 @@ TEST(ClipPackage, ErrorsNameTheFile) {
   auto text = ClipModel::load(dir.string(), text_only);
   EXPECT_TRUE(text.has_value()) << text.status().to_string();
 
-  fs::copy_file(kPackage / "onnx/vision_model.onnx", dir / "onnx/vision_model.onnx");
+  fs::copy_file(kClipPackage / "onnx/vision_model.onnx", dir / "onnx/vision_model.onnx");
   write(dir / "preprocessor_config.json", R"({"size": {"shortest_edge": 64}, "resample": 7})");
   auto bad_pp = ClipModel::load(dir.string());
   ASSERT_FALSE(bad_pp.has_value());
@@ -457,14 +458,14 @@ TEST(ClipPackage, ErrorsNameTheFile) {
   auto no_pp = ClipModel::load(dir.string());
   ASSERT_FALSE(no_pp.has_value());
   EXPECT_NE(no_pp.status().message().find("preprocessor_config.json"), std::string::npos);
-  fs::copy_file(kPackage / "preprocessor_config.json", dir / "preprocessor_config.json");
+  fs::copy_file(kClipPackage / "preprocessor_config.json", dir / "preprocessor_config.json");
   write(dir / "config.json", R"({"projection_dim": "x"})");
   auto bad_config = ClipModel::load(dir.string());
   ASSERT_FALSE(bad_config.has_value());
   EXPECT_NE(bad_config.status().message().find("config.json: field 'projection_dim'"), std::string::npos)
       << bad_config.status().to_string();
   // A crop size the model's static input cannot take: an error at preprocessing, never a crash.
-  fs::copy_file(kPackage / "config.json", dir / "config.json", fs::copy_options::overwrite_existing);
+  fs::copy_file(kClipPackage / "config.json", dir / "config.json", fs::copy_options::overwrite_existing);
   write(dir / "onnx/vision_model.onnx", "not onnx");
   auto bad_onnx = ClipModel::load(dir.string());
   EXPECT_FALSE(bad_onnx.has_value());
@@ -475,7 +476,7 @@ TEST(ClipPackage, ErrorsNameTheFile) {
 void pin_vision_input(const fs::path& dir, const std::vector<int64_t>& dims) {
   onnx::ModelProto model;
   {
-    std::ifstream in(kPackage / "onnx/vision_model.onnx", std::ios::binary);
+    std::ifstream in(kClipPackage / "onnx/vision_model.onnx", std::ios::binary);
     ASSERT_TRUE(model.ParseFromIstream(&in));
   }
   auto* shape = model.mutable_graph()->mutable_input(0)->mutable_type()->mutable_tensor_type()->mutable_shape();
@@ -501,9 +502,9 @@ TEST(ClipPackage, StaticVisionInput) {
   ASSERT_TRUE(b.has_value()) << b.status().to_string();
   expect_embeddings(*a, std::vector<float>(b->data<float>(), b->data<float>() + b->element_count()), 1e-5,
                     "static batch 1 vs dynamic");
-  auto two = fixed.embed_pixels(reference("pixel_values"));  // [2, ...] through a batch-1 model
+  auto two = fixed.embed_pixels(clip_reference("pixel_values"));  // [2, ...] through a batch-1 model
   ASSERT_TRUE(two.has_value()) << two.status().to_string();
-  expect_embeddings(*two, normalized_rows(reference("image_embeds")), 1e-4, "static batch 1, two images");
+  expect_embeddings(*two, normalized_rows(clip_reference("image_embeds")), 1e-4, "static batch 1, two images");
   // A crop size the static input cannot take is refused at load, naming both.
   write(dir / "preprocessor_config.json",
         R"({"size": {"shortest_edge": 32}, "do_center_crop": true, "crop_size": {"height": 32, "width": 32}})");

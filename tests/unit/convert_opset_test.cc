@@ -11,13 +11,13 @@
 namespace edgemm {
 namespace {
 
+using testing::kFloat;
 using testing::ModelBuilder;
 using testutil::convert_file;
 using testutil::max_output_diff;
 using testutil::op_count;
 using testutil::seeded_f32;
 using testutil::seeded_values;
-constexpr int kFloat = onnx::TensorProto::FLOAT;
 
 convert::ConvertOptions to_opset(int64_t opset) {
   convert::ConvertOptions options;

@@ -11,12 +11,12 @@
 namespace edgemm {
 namespace {
 
+using testing::kFloat;
 using testing::ModelBuilder;
 using testutil::convert_file;
 using testutil::max_output_diff;
 using testutil::op_count;
 using testutil::seeded_f32;
-constexpr int kFloat = onnx::TensorProto::FLOAT;
 
 /// x [N, C, 4] → Reshape to [N, C*4] through Shape/Gather/Unsqueeze/Concat, then Clip with an
 /// upper bound Cast from the batch size.

@@ -14,12 +14,12 @@
 namespace edgemm {
 namespace {
 
+using testing::kFloat;
 using testing::ModelBuilder;
 using testutil::convert_file;
 using testutil::max_output_diff;
 using testutil::op_count;
 using testutil::seeded_f32;
-constexpr int kFloat = onnx::TensorProto::FLOAT;
 
 testutil::Converted simplified(const std::string& path, const Tensor& x) {
   convert::ConvertOptions options;

@@ -24,18 +24,18 @@
 namespace edgemm {
 namespace {
 
-const std::filesystem::path kPackage =
+const std::filesystem::path kPrunedPackage =
     std::filesystem::path(edgemm::testing::source_dir()) / "tests/fixtures/clip_tiny";
-const std::filesystem::path kReference = kPackage / "reference";
+const std::filesystem::path kPrunedReference = kPrunedPackage / "reference";
 
-Tensor reference(const std::string& name) {
-  auto t = read_npy((kReference / (name + ".npy")).string());
+Tensor pruning_reference(const std::string& name) {
+  auto t = read_npy((kPrunedReference / (name + ".npy")).string());
   EXPECT_TRUE(t.has_value()) << t.status().to_string();
   return t.has_value() ? std::move(t).value() : Tensor();
 }
 
 ir::Model load(const std::string& file) {
-  auto model = ir::import_onnx_file((kPackage / "onnx" / file).string());
+  auto model = ir::import_onnx_file((kPrunedPackage / "onnx" / file).string());
   EXPECT_TRUE(model.has_value()) << model.status().to_string();
   return model.has_value() ? std::move(model).value() : ir::Model();
 }
@@ -104,18 +104,18 @@ TEST(HeadPruning, VisionMatchesPyTorchWithHeadsMasked) {
   // the shape constants change by a few int64s.
   EXPECT_NEAR(report->weight_bytes_before - report->weight_bytes_after, 3 * (4 * 64 * 16 + 3 * 16) * 4, 64);
   for (bool optimize : {true, false}) {
-    auto out = run_model(model, "vision.onnx", "pixel_values", reference("pixel_values"), optimize);
-    EXPECT_LT(max_abs_diff(out["image_embeds"], reference("image_embeds_heads_pruned")), 1e-5) << optimize;
-    EXPECT_LT(max_abs_diff(out["last_hidden_state"], reference("vision_last_hidden_state_heads_pruned")), 1e-5);
+    auto out = run_model(model, "vision.onnx", "pixel_values", pruning_reference("pixel_values"), optimize);
+    EXPECT_LT(max_abs_diff(out["image_embeds"], pruning_reference("image_embeds_heads_pruned")), 1e-5) << optimize;
+    EXPECT_LT(max_abs_diff(out["last_hidden_state"], pruning_reference("vision_last_hidden_state_heads_pruned")), 1e-5);
   }
 }
 
 TEST(HeadPruning, TextMatchesPyTorchWithHeadsMasked) {
   ir::Model model = load("text_model.onnx");
   ASSERT_TRUE(passes::prune_attention_heads(model, heads({{1, {2}}})).has_value());
-  auto out = run_model(model, "text.onnx", "input_ids", reference("input_ids"));
-  EXPECT_LT(max_abs_diff(out["text_embeds"], reference("text_embeds_heads_pruned")), 1e-5);
-  EXPECT_LT(max_abs_diff(out["last_hidden_state"], reference("text_last_hidden_state_heads_pruned")), 1e-5);
+  auto out = run_model(model, "text.onnx", "input_ids", pruning_reference("input_ids"));
+  EXPECT_LT(max_abs_diff(out["text_embeds"], pruning_reference("text_embeds_heads_pruned")), 1e-5);
+  EXPECT_LT(max_abs_diff(out["last_hidden_state"], pruning_reference("text_last_hidden_state_heads_pruned")), 1e-5);
 }
 
 // Pruning a pruned model again (its shapes now hold constants and cloned Concats) composes.
@@ -125,8 +125,8 @@ TEST(HeadPruning, PruningTwiceComposes) {
   auto again = passes::prune_attention_heads(model, heads({{0, {1}}}));
   ASSERT_TRUE(again.has_value()) << again.status().to_string();
   EXPECT_EQ(again->pruned[2].heads, 2);
-  auto out = run_model(model, "twice.onnx", "pixel_values", reference("pixel_values"));
-  EXPECT_LT(max_abs_diff(out["image_embeds"], reference("image_embeds_heads_pruned")), 1e-5);
+  auto out = run_model(model, "twice.onnx", "pixel_values", pruning_reference("pixel_values"));
+  EXPECT_LT(max_abs_diff(out["image_embeds"], pruning_reference("image_embeds_heads_pruned")), 1e-5);
 }
 
 TEST(HeadPruning, NothingRemovedLeavesTheOutputsAlone) {
@@ -134,8 +134,8 @@ TEST(HeadPruning, NothingRemovedLeavesTheOutputsAlone) {
   auto report = passes::prune_attention_heads(model, {});
   ASSERT_TRUE(report.has_value()) << report.status().to_string();
   EXPECT_EQ(report->heads_after, 16);
-  auto out = run_model(model, "none.onnx", "pixel_values", reference("pixel_values"));
-  EXPECT_LT(max_abs_diff(out["image_embeds"], reference("image_embeds")), 1e-5);
+  auto out = run_model(model, "none.onnx", "pixel_values", pruning_reference("pixel_values"));
+  EXPECT_LT(max_abs_diff(out["image_embeds"], pruning_reference("image_embeds")), 1e-5);
 }
 
 TEST(HeadPruning, BadHeadsAreClearErrors) {
@@ -155,8 +155,8 @@ TEST(HeadPruning, BadHeadsAreClearErrors) {
             std::string::npos)
       << layer.status().message();
   // Nothing was removed by the refused calls.
-  auto out = run_model(model, "refused.onnx", "pixel_values", reference("pixel_values"));
-  EXPECT_LT(max_abs_diff(out["image_embeds"], reference("image_embeds")), 1e-5);
+  auto out = run_model(model, "refused.onnx", "pixel_values", pruning_reference("pixel_values"));
+  EXPECT_LT(max_abs_diff(out["image_embeds"], pruning_reference("image_embeds")), 1e-5);
 }
 
 TEST(HeadPruning, ParsesHeadLists) {
@@ -198,7 +198,7 @@ TEST(HeadPruning, ModelsWithoutSelfAttentionAreRefused) {
 
 TEST(HeadScoring, MatchesPyTorchOutputContributions) {
   ir::Model model = load("vision_model.onnx");
-  const std::string pixels = (kReference / "pixel_values.npy").string();
+  const std::string pixels = (kPrunedReference / "pixel_values.npy").string();
   quant::FeedSource source = [](const quant::CalibrationSample& s) -> Expected<std::vector<quant::Feed>> {
     EDGEMM_ASSIGN_OR_RETURN(Tensor t, read_npy(s.path));
     return std::vector<quant::Feed>{{{"pixel_values", std::move(t)}}};
@@ -207,7 +207,7 @@ TEST(HeadScoring, MatchesPyTorchOutputContributions) {
   options.threads = 1;
   auto scores = quant::score_heads(model, {{pixels, "default"}}, source, options);
   ASSERT_TRUE(scores.has_value()) << scores.status().to_string();
-  const Tensor want = reference("vision_head_scores");  // float64 [4, 4]
+  const Tensor want = pruning_reference("vision_head_scores");  // float64 [4, 4]
   ASSERT_EQ(want.shape(), (Shape{4, 4}));
   ASSERT_EQ(scores->scores.size(), 4u);
   for (int l = 0; l < 4; ++l) {

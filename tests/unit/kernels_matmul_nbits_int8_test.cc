@@ -21,6 +21,7 @@
 #include "kernels/cpu/matmul_nbits.h"
 #include "kernels/cpu/matmul_nbits_int8.h"
 #include "kernels/cpu_features.h"
+#include "matmul_nbits_test_util.h"
 
 namespace edgemm {
 namespace {
@@ -28,15 +29,8 @@ namespace {
 using kernels::MatMulNBitsShape;
 using kernels::MatMulNBitsVariant;
 using kernels::MatMulNBitsWeights;
-
-std::vector<MatMulNBitsVariant> available_variants() {
-  std::vector<MatMulNBitsVariant> v;
-  for (MatMulNBitsVariant x : {MatMulNBitsVariant::kReference, MatMulNBitsVariant::kPortable, MatMulNBitsVariant::kAvx2,
-                               MatMulNBitsVariant::kAvx512, MatMulNBitsVariant::kNeon}) {
-    if (kernels::matmul_nbits_available(x)) v.push_back(x);
-  }
-  return v;
-}
+using nbits_test::available_variants;
+using nbits_test::ZpKind;
 
 TEST(MatMulNBitsInt8, QuantizeRowHandWorked) {
   // Block 0 (16 values): max |a| = 127, so the codes are a rounded half to even: 2.5 -> 2,
@@ -69,8 +63,6 @@ TEST(MatMulNBitsInt8, QuantizeRowHandWorked) {
     EXPECT_FALSE(kernels::quantize_row_int8(c.data(), 2, 16, q.data(), scales.data(), sums.data()));
   }
 }
-
-enum class ZpKind { kNone, kPacked, kFloat };
 
 // Seeded random weights in MatMulNBits' layout, with the spec's formulas for codes and zero points.
 struct Weights {

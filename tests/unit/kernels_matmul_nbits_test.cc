@@ -30,6 +30,7 @@
 #include "core/npy.h"
 #include "edgemm/inferencer.h"
 #include "kernels/cpu/matmul_nbits.h"
+#include "matmul_nbits_test_util.h"
 #include "nn_test_util.h"
 #include "source_dir.h"
 
@@ -40,16 +41,9 @@ using namespace nntest;
 using kernels::MatMulNBitsShape;
 using kernels::MatMulNBitsVariant;
 using kernels::MatMulNBitsWeights;
+using nbits_test::available_variants;
+using nbits_test::ZpKind;
 using testutil::u8;
-
-template <typename T>
-void expect_error(const Expected<T>& r, StatusCode code, std::initializer_list<std::string> parts) {
-  ASSERT_FALSE(r.has_value()) << "expected an error";
-  EXPECT_EQ(r.status().code(), code) << r.status().to_string();
-  for (const std::string& p : parts) {
-    EXPECT_NE(r.status().message().find(p), std::string::npos) << "'" << p << "' not in: " << r.status().to_string();
-  }
-}
 
 // A MatMulNBits node; `inputs` names its inputs ("" for an absent optional one).
 ir::Node nbits_node(int64_t k, int64_t n, int64_t bits, int64_t block_size, std::vector<std::string> inputs) {
@@ -63,25 +57,6 @@ ir::Node nbits_node(int64_t k, int64_t n, int64_t bits, int64_t block_size, std:
 }
 
 const std::vector<std::string> kAllInputs = {"A", "B", "scales", "zero_points", "g_idx", "bias"};
-
-// Runs the node's kernel directly so that errors name the node's own values.
-Expected<Tensor> run_direct(const ir::Node& node, const std::vector<Tensor>& inputs) {
-  std::vector<const Tensor*> constants;
-  for (const Tensor& t : inputs) constants.push_back(t.defined() ? &t : nullptr);
-  EDGEMM_ASSIGN_OR_RETURN(std::unique_ptr<kernels::Kernel> kernel, make_kernel(node, constants, 1));
-  DirectContext ctx(node, inputs);
-  EDGEMM_RETURN_IF_ERROR(kernel->run(ctx));
-  return ctx.output(0);
-}
-
-std::vector<MatMulNBitsVariant> available_variants() {
-  std::vector<MatMulNBitsVariant> v;
-  for (MatMulNBitsVariant x : {MatMulNBitsVariant::kReference, MatMulNBitsVariant::kPortable, MatMulNBitsVariant::kAvx2,
-                               MatMulNBitsVariant::kAvx512, MatMulNBitsVariant::kNeon}) {
-    if (kernels::matmul_nbits_available(x)) v.push_back(x);
-  }
-  return v;
-}
 
 // Runs the node through the runtime with the best kernel and with the reference kernel.
 std::vector<Tensor> run_both(const ir::Node& node, const std::vector<Tensor>& inputs) {
@@ -199,8 +174,6 @@ TEST(MatMulNBits, KernelNames) {
 
 // ---------------------------------------------------------------------------------------------
 // Variants against an independent oracle
-
-enum class ZpKind { kNone, kPacked, kFloat };
 
 // Seeded random weights in MatMulNBits' layout.
 struct RandomWeights {

@@ -28,28 +28,6 @@ using testutil::i32;
 using testutil::i8;
 using testutil::u8;
 
-// Expects `r` to fail with `code` and a message holding every one of `parts`.
-template <typename T>
-void expect_error(const Expected<T>& r, StatusCode code, std::initializer_list<std::string> parts) {
-  ASSERT_FALSE(r.has_value()) << "expected an error";
-  EXPECT_EQ(r.status().code(), code) << r.status().to_string();
-  for (const std::string& p : parts) {
-    EXPECT_NE(r.status().message().find(p), std::string::npos) << "'" << p << "' not in: " << r.status().to_string();
-  }
-}
-
-// Runs the node's kernel directly (DirectContext), so that errors name the node's own values
-// (runtime::run_node renames the inputs in0, in1, ...); returns output `index`.
-Expected<Tensor> run_direct(const ir::Node& node, const std::vector<Tensor>& inputs, int64_t opset = 17,
-                            int index = 0) {
-  std::vector<const Tensor*> constants;
-  for (const Tensor& t : inputs) constants.push_back(t.defined() ? &t : nullptr);
-  EDGEMM_ASSIGN_OR_RETURN(std::unique_ptr<kernels::Kernel> kernel, make_kernel(node, constants, opset));
-  DirectContext ctx(node, inputs);
-  EDGEMM_RETURN_IF_ERROR(kernel->run(ctx));
-  return ctx.output(index);
-}
-
 ir::Node quantize_node(const std::string& op, int inputs) {
   static const std::vector<std::string> names = {"x", "scale", "zero_point"};
   return make_node(op, std::vector<std::string>(names.begin(), names.begin() + inputs));

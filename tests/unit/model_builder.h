@@ -9,6 +9,9 @@
 
 namespace edgemm::testing {
 
+/// TensorProto data type of float32 tensors, as model builders pass it.
+inline constexpr int kFloat = onnx::TensorProto::FLOAT;
+
 /// A model under construction (default domain, opset 17 unless changed).
 struct ModelBuilder {
   onnx::ModelProto model;

@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <cstring>
 #include <functional>
+#include <initializer_list>
 #include <memory>
 #include <optional>
 #include <random>
@@ -136,6 +137,29 @@ inline Expected<std::unique_ptr<kernels::Kernel>> make_kernel(
   if (factory == nullptr) return Status(StatusCode::kUnsupported, "no kernel");
   kernels::KernelInfo info{node, opset, constants, nullptr};
   return (*factory)(info);
+}
+
+/// Runs the node's kernel directly (DirectContext), so that errors name the node's own values
+/// (runtime::run_node renames the inputs in0, in1, ...); an undefined tensor is an absent
+/// optional input. Returns output `index`.
+inline Expected<Tensor> run_direct(const ir::Node& node, const std::vector<Tensor>& inputs, int64_t opset = 17,
+                                   int index = 0) {
+  std::vector<const Tensor*> constants;
+  for (const Tensor& t : inputs) constants.push_back(t.defined() ? &t : nullptr);
+  EDGEMM_ASSIGN_OR_RETURN(std::unique_ptr<kernels::Kernel> kernel, make_kernel(node, constants, opset));
+  DirectContext ctx(node, inputs);
+  EDGEMM_RETURN_IF_ERROR(kernel->run(ctx));
+  return ctx.output(index);
+}
+
+/// Expects `r` to fail with `code` and a message holding every one of `parts`.
+template <typename T>
+void expect_error(const Expected<T>& r, StatusCode code, std::initializer_list<std::string> parts) {
+  ASSERT_FALSE(r.has_value()) << "expected an error";
+  EXPECT_EQ(r.status().code(), code) << r.status().to_string();
+  for (const std::string& p : parts) {
+    EXPECT_NE(r.status().message().find(p), std::string::npos) << "'" << p << "' not in: " << r.status().to_string();
+  }
 }
 
 /// Max |a - b| over all elements, and max |b| (float32).

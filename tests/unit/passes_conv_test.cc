@@ -16,6 +16,7 @@
 namespace edgemm {
 namespace {
 
+using testing::kFloat;
 using testing::ModelBuilder;
 using testing::set_int;
 using testing::set_ints;
@@ -24,7 +25,6 @@ using testutil::optimized_model;
 using testutil::optimized_vs_original;
 using testutil::seeded_f32;
 using testutil::seeded_values;
-constexpr int kF = onnx::TensorProto::FLOAT;
 
 /// A 3x3 (pad 1) Conv from C to M channels named "conv" reading `x`, writing `y`.
 void add_conv(ModelBuilder& b, const std::string& x, const std::string& y, int64_t c, int64_t m, int64_t group = 1,
@@ -49,7 +49,7 @@ void add_batch_norm(ModelBuilder& b, const std::string& x, const std::string& y,
   b.node("BatchNormalization", {x, y + "_scale", y + "_bias", y + "_mean", y + "_var"}, {y});
 }
 
-std::string save(const ModelBuilder& b, const std::string& name) {
+std::string save_conv_model(const ModelBuilder& b, const std::string& name) {
   return b.save(testing::temp_dir("passes_conv") / (name + ".onnx"));
 }
 
@@ -58,7 +58,7 @@ const std::vector<std::pair<std::string, Tensor>> input_x(const Shape& s) { retu
 TEST(ConvFolding, BatchNormAndConstantAffineFoldIntoConvWeights) {
   // Conv → BN → Mul(scalar) → Add(per channel [1,8,1,1]) → Sub([8,1,1]) → Div(scalar): all fold.
   ModelBuilder b(11);
-  b.input("x", kF, {1, 4, 9, 9}).output("y", kF, {1, 8, 9, 9});
+  b.input("x", kFloat, {1, 4, 9, 9}).output("y", kFloat, {1, 8, 9, 9});
   add_conv(b, "x", "c", 4, 8, 1, false);
   add_batch_norm(b, "c", "bn", 8, 3);
   b.initializer_floats("s", {1}, {1.5f});
@@ -69,7 +69,7 @@ TEST(ConvFolding, BatchNormAndConstantAffineFoldIntoConvWeights) {
   b.node("Add", {"m", "t"}, {"a"});
   b.node("Sub", {"a", "u"}, {"sb"});
   b.node("Div", {"sb", "d"}, {"y"});
-  const std::string path = save(b, "affine");
+  const std::string path = save_conv_model(b, "affine");
   passes::PassReport report;
   const ir::Model m = optimized_model(path, &report);
   EXPECT_EQ(m.graph.nodes.size(), 1u);
@@ -81,7 +81,7 @@ TEST(ConvFolding, BatchNormAndConstantAffineFoldIntoConvWeights) {
 
 TEST(ConvFolding, DepthwiseAndGroupedConvTransposeFold) {
   ModelBuilder b(11);
-  b.input("x", kF, {1, 6, 8, 8}).output("y", kF, {1, 4, 16, 16});
+  b.input("x", kFloat, {1, 6, 8, 8}).output("y", kFloat, {1, 4, 16, 16});
   add_conv(b, "x", "dw", 6, 6, 6, true, 11);
   add_batch_norm(b, "dw", "bn1", 6, 12);
   // ConvTranspose, group 2: weights [C=6, M/group=2, 2, 2], stride 2 → 4 channels.
@@ -90,7 +90,7 @@ TEST(ConvFolding, DepthwiseAndGroupedConvTransposeFold) {
   set_ints(t, "strides", {2, 2});
   set_int(t, "group", 2);
   add_batch_norm(b, "ct", "y", 4, 14);
-  const std::string path = save(b, "grouped");
+  const std::string path = save_conv_model(b, "grouped");
   const ir::Model m = optimized_model(path);
   EXPECT_EQ(count_ops(m.graph, "BatchNormalization"), 0);
   EXPECT_LE(optimized_vs_original(path, input_x({1, 6, 8, 8})), 1e-5);
@@ -100,17 +100,17 @@ TEST(ConvFolding, LeavesSharedOutputsAndSpatialConstantsAlone) {
   // The Conv output is read twice (Mul and the graph's second output): nothing folds. A
   // constant varying along W is not per channel: no fold.
   ModelBuilder b(11);
-  b.input("x", kF, {1, 2, 5, 5}).output("y", kF, {1, 2, 5, 5}).output("c", kF, {1, 2, 5, 5});
+  b.input("x", kFloat, {1, 2, 5, 5}).output("y", kFloat, {1, 2, 5, 5}).output("c", kFloat, {1, 2, 5, 5});
   add_conv(b, "x", "c", 2, 2);
   b.initializer_floats("k", {1, 1, 1, 5}, seeded_values(5, 9));
   b.node("Mul", {"c", "k"}, {"y"});
   ModelBuilder b2(11);
-  b2.input("x", kF, {1, 2, 5, 5}).output("y", kF, {1, 2, 5, 5});
+  b2.input("x", kFloat, {1, 2, 5, 5}).output("y", kFloat, {1, 2, 5, 5});
   add_conv(b2, "x", "c", 2, 2);
   b2.initializer_floats("k", {1, 1, 1, 5}, seeded_values(5, 9));
   b2.node("Mul", {"c", "k"}, {"y"});
   for (const auto& [builder, name] : {std::pair{&b, "shared"}, std::pair{&b2, "spatial"}}) {
-    const std::string path = save(*builder, name);
+    const std::string path = save_conv_model(*builder, name);
     const ir::Model m = optimized_model(path);
     EXPECT_EQ(count_ops(m.graph, "Mul"), 1) << name;
     EXPECT_LE(optimized_vs_original(path, input_x({1, 2, 5, 5})), 1e-5) << name;
@@ -137,14 +137,14 @@ void add_hardswish(ModelBuilder& b, const std::string& x, const std::string& y, 
 TEST(ConvFusion, HardSwishPatternsBecomeTheConvEpilogue) {
   for (bool divide_last : {true, false}) {
     ModelBuilder b(11);
-    b.input("x", kF, {1, 8, 10, 10}).output("y", kF, {1, 8, 10, 10});
+    b.input("x", kFloat, {1, 8, 10, 10}).output("y", kFloat, {1, 8, 10, 10});
     add_conv(b, "x", "c", 8, 8, 8);
     add_hardswish(b, "c", "h", divide_last);
     b.initializer_floats("lab_s", {1}, {0.8f});
     b.initializer_floats("lab_b", {1}, {0.1f});
     b.node("Mul", {"lab_s", "h"}, {"h2"});
     b.node("Add", {"h2", "lab_b"}, {"y"});
-    const std::string path = save(b, divide_last ? "hswish_div" : "hswish_mul");
+    const std::string path = save_conv_model(b, divide_last ? "hswish_div" : "hswish_mul");
     passes::PassReport report;
     const ir::Model m = optimized_model(path, &report);
     ASSERT_EQ(m.graph.nodes.size(), 1u) << divide_last;
@@ -159,8 +159,8 @@ TEST(ConvFusion, HardSwishPatternsBecomeTheConvEpilogue) {
 TEST(ConvFusion, ResidualAndPerChannelOperandsAndTransposeBias) {
   // y = relu(Conv(x) + r) * g + 0.5, r a full tensor, g per channel; then ConvTranspose+bias→Relu.
   ModelBuilder b(13);
-  b.input("x", kF, {1, 8, 6, 6}).input("r", kF, {1, 8, 6, 6}).input("g", kF, {1, 8, 1, 1});
-  b.output("y", kF, {1, 8, 12, 12});
+  b.input("x", kFloat, {1, 8, 6, 6}).input("r", kFloat, {1, 8, 6, 6}).input("g", kFloat, {1, 8, 1, 1});
+  b.output("y", kFloat, {1, 8, 12, 12});
   add_conv(b, "x", "c", 8, 8);
   b.node("Add", {"r", "c"}, {"a"});
   b.node("Relu", {"a"}, {"re"});
@@ -172,7 +172,7 @@ TEST(ConvFusion, ResidualAndPerChannelOperandsAndTransposeBias) {
   auto* t = b.node("ConvTranspose", {"p", "tw", "tb"}, {"ct"});
   set_ints(t, "strides", {2, 2});
   b.node("Relu", {"ct"}, {"y"});
-  const std::string path = save(b, "residual");
+  const std::string path = save_conv_model(b, "residual");
   const ir::Model m = optimized_model(path);
   EXPECT_EQ(count_ops(m.graph, "FusedConv", "com.edgemm"), 1);
   EXPECT_EQ(count_ops(m.graph, "FusedConvTranspose", "com.edgemm"), 1);
@@ -194,7 +194,7 @@ TEST(ConvFusion, RepeatedActivationsWithOtherParametersStayCorrect) {
   // post-ops (18 instead of 6.5): they must still match the unfused graph.
   for (int variant = 0; variant < 2; ++variant) {
     ModelBuilder b(13);
-    b.input("x", kF, {1, 8, 6, 6}).output("y", kF, {1, 8, 6, 6});
+    b.input("x", kFloat, {1, 8, 6, 6}).output("y", kFloat, {1, 8, 6, 6});
     add_conv(b, "x", "c", 8, 8);
     b.initializer_floats("three", {}, {3.f});
     b.initializer_floats("half", {}, {0.5f});
@@ -207,7 +207,7 @@ TEST(ConvFusion, RepeatedActivationsWithOtherParametersStayCorrect) {
       b.node("HardSigmoid", {"c"}, {"h"});
       b.node("Add", {"h", "half"}, {"y"});
     }
-    const std::string path = save(b, "repeated_" + std::to_string(variant));
+    const std::string path = save_conv_model(b, "repeated_" + std::to_string(variant));
     EXPECT_EQ(optimized_model(path).graph.nodes.size(), 1u);
     EXPECT_LE(optimized_vs_original(path, input_x({1, 8, 6, 6})), 1e-5) << variant;
   }
@@ -216,12 +216,12 @@ TEST(ConvFusion, RepeatedActivationsWithOtherParametersStayCorrect) {
 TEST(ConvFusion, OperandComputedFromTheConvIsNotFused) {
   // Squeeze-and-excitation: the gate is computed from the Conv output, which has two readers.
   ModelBuilder b(13);
-  b.input("x", kF, {1, 8, 6, 6}).output("y", kF, {1, 8, 6, 6});
+  b.input("x", kFloat, {1, 8, 6, 6}).output("y", kFloat, {1, 8, 6, 6});
   add_conv(b, "x", "c", 8, 8);
   b.node("GlobalAveragePool", {"c"}, {"p"});
   b.node("Sigmoid", {"p"}, {"g"});
   b.node("Mul", {"c", "g"}, {"y"});
-  const std::string path = save(b, "se");
+  const std::string path = save_conv_model(b, "se");
   const ir::Model m = optimized_model(path);
   EXPECT_EQ(count_ops(m.graph, "Conv"), 1);
   EXPECT_EQ(count_ops(m.graph, "Mul"), 1);

@@ -19,7 +19,7 @@ using testutil::optimized_model;
 using testutil::optimized_vs_original;
 using testutil::seeded_f32;
 
-constexpr int kFloat = onnx::TensorProto::FLOAT;
+using testing::kFloat;
 
 void set_float(onnx::NodeProto* node, const std::string& name, float v) {
   auto* a = node->add_attribute();

@@ -12,12 +12,12 @@
 namespace edgemm {
 namespace {
 
+using testing::kFloat;
 using testing::ModelBuilder;
 using testutil::count_ops;
 using testutil::optimized_model;
 using testutil::optimized_vs_original;
 using testutil::seeded_f32;
-constexpr int kFloat = onnx::TensorProto::FLOAT;
 
 /// Where the 0.5 goes in the product x · (1 + erf) · 0.5.
 enum class Half { kAfter, kOnErfTerm, kOnX };
@@ -67,7 +67,7 @@ std::string gelu_model(const std::string& name, const GeluSpec& spec) {
 
 std::vector<std::pair<std::string, Tensor>> gelu_inputs() { return {{"x", seeded_f32({2, 3, 16}, 9, -4.0f, 4.0f)}}; }
 
-void expect_fused(const std::string& path) {
+void expect_gelu_fused(const std::string& path) {
   passes::PassReport report;
   ir::Model model = optimized_model(path, &report);
   ASSERT_EQ(model.graph.nodes.size(), 1u);
@@ -84,26 +84,26 @@ void expect_fused(const std::string& path) {
   EXPECT_LE(optimized_vs_original(path, gelu_inputs()), 1e-5);
 }
 
-TEST(GeluFusion, DivAndHalfAfter) { expect_fused(gelu_model("div_after", {})); }
+TEST(GeluFusion, DivAndHalfAfter) { expect_gelu_fused(gelu_model("div_after", {})); }
 
 TEST(GeluFusion, MulBySqrtHalfWithSwappedOperands) {
   GeluSpec spec;
   spec.divide = false;
   spec.swap_operands = true;
-  expect_fused(gelu_model("mul_swapped", spec));
+  expect_gelu_fused(gelu_model("mul_swapped", spec));
 }
 
 TEST(GeluFusion, HalfOnTheErfTerm) {
   GeluSpec spec;
   spec.half = Half::kOnErfTerm;
-  expect_fused(gelu_model("half_erf", spec));
+  expect_gelu_fused(gelu_model("half_erf", spec));
 }
 
 TEST(GeluFusion, HalfOnX) {
   GeluSpec spec;
   spec.half = Half::kOnX;
   spec.divide = false;
-  expect_fused(gelu_model("half_x", spec));
+  expect_gelu_fused(gelu_model("half_x", spec));
 }
 
 TEST(GeluFusion, FusedMatchesTheFormula) {

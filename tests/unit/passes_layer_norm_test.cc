@@ -10,12 +10,12 @@
 namespace edgemm {
 namespace {
 
+using testing::kFloat;
 using testing::ModelBuilder;
 using testutil::count_ops;
 using testutil::optimized_model;
 using testutil::optimized_vs_original;
 using testutil::seeded_f32;
-constexpr int kFloat = onnx::TensorProto::FLOAT;
 
 /// How the test model writes the normalization of x [2, 3, 8] over its last axis.
 struct LayerNormSpec {
@@ -68,7 +68,7 @@ std::string layer_norm_model(const std::string& name, const LayerNormSpec& spec)
 /// x [2, 3, 8] away from zero mean, so the normalization does real work.
 std::vector<std::pair<std::string, Tensor>> ln_inputs() { return {{"x", seeded_f32({2, 3, 8}, 7, 1.0f, 4.0f)}}; }
 
-void expect_fused(const std::string& path) {
+void expect_layer_norm_fused(const std::string& path) {
   passes::PassReport report;
   ir::Model model = optimized_model(path, &report);
   EXPECT_EQ(count_ops(model.graph, "LayerNormalization", passes::kEdgemmDomain), 1);
@@ -90,7 +90,7 @@ void expect_not_fused(const std::string& path, int reduce_means) {
 
 TEST(LayerNormFusion, PowWithScaleAndBias) {
   const std::string path = layer_norm_model("pow_affine", {});
-  expect_fused(path);
+  expect_layer_norm_fused(path);
   ir::Model model = optimized_model(path);
   ASSERT_EQ(model.graph.nodes.size(), 1u);
   const ir::Node& ln = model.graph.nodes[0];
@@ -106,20 +106,20 @@ TEST(LayerNormFusion, MulSquareWithoutAffineAtOpset11) {
   spec.square_by_mul = true;
   spec.scale_dims = {};
   spec.bias = false;
-  expect_fused(layer_norm_model("mul_plain", spec));
+  expect_layer_norm_fused(layer_norm_model("mul_plain", spec));
 }
 
 TEST(LayerNormFusion, ScaleOfRankThreeWithoutBias) {
   LayerNormSpec spec;
   spec.scale_dims = {1, 1, 8};
   spec.bias = false;
-  expect_fused(layer_norm_model("scale_rank3", spec));
+  expect_layer_norm_fused(layer_norm_model("scale_rank3", spec));
 }
 
 TEST(LayerNormFusion, PositiveLastAxis) {
   LayerNormSpec spec;
   spec.axes = {2};
-  expect_fused(layer_norm_model("axis2", spec));
+  expect_layer_norm_fused(layer_norm_model("axis2", spec));
 }
 
 TEST(LayerNormFusion, NotOverAnotherAxis) {

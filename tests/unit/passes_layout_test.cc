@@ -27,6 +27,7 @@
 namespace edgemm {
 namespace {
 
+using testing::kFloat;
 using testing::ModelBuilder;
 using testing::set_int;
 using testing::set_ints;
@@ -35,7 +36,6 @@ using testutil::optimized_model;
 using testutil::optimized_vs_original;
 using testutil::seeded_f32;
 using testutil::seeded_values;
-constexpr int kF = onnx::TensorProto::FLOAT;
 constexpr const char* kEdgemm = "com.edgemm";
 const passes::PassOptions kLayoutsOn{ir::ActivationLayout::kNChw8c};
 const passes::PassOptions kNhwcOn{ir::ActivationLayout::kNhwc};
@@ -63,7 +63,7 @@ void add_conv(ModelBuilder& b, const std::string& x, const std::string& y, int64
   set_int(n, "group", group);
 }
 
-std::string save(const ModelBuilder& b, const std::string& name) {
+std::string save_layout_model(const ModelBuilder& b, const std::string& name) {
   return b.save(testing::temp_dir("passes_layout") / (name + ".onnx"));
 }
 
@@ -194,7 +194,7 @@ void expect_same_results(const std::string& path, const Tensor& x, const std::st
 /// inside the chain (by the Resize) and a graph output.
 ModelBuilder every_placement_model() {
   ModelBuilder b(13);
-  b.input("x", kF, {1, 3, 16, 16}).output("y", kF, {1, 4, 32, 32}).output("res", kF, {1, 16, 16, 16});
+  b.input("x", kFloat, {1, 3, 16, 16}).output("y", kFloat, {1, 4, 32, 32}).output("res", kFloat, {1, 16, 16, 16});
   add_conv(b, "x", "c1", 3, 16, 1, 3, 1);
   b.node("Relu", {"c1"}, {"r1"});
   add_conv(b, "r1", "dw", 16, 16, 16, 3, 3);
@@ -223,7 +223,7 @@ ModelBuilder every_placement_model() {
 }
 
 TEST(LayoutPass, EveryPlacementInOneChain) {
-  const std::string path = save(every_placement_model(), "every_placement");
+  const std::string path = save_layout_model(every_placement_model(), "every_placement");
   passes::PassReport report;
   const ir::Model m = optimized_model(path, &report, kLayoutsOn);
   const ir::Graph& g = m.graph;
@@ -270,7 +270,7 @@ TEST(LayoutPass, EveryPlacementInOneChain) {
 }
 
 TEST(LayoutPass, EveryPlacementInOneNhwcChain) {
-  const std::string path = save(every_placement_model(), "every_placement_nhwc");
+  const std::string path = save_layout_model(every_placement_model(), "every_placement_nhwc");
   passes::PassReport report;
   const ir::Model m = optimized_model(path, &report, kNhwcOn);
   const ir::Graph& g = m.graph;
@@ -322,13 +322,13 @@ TEST(LayoutPass, EveryPlacementInOneNhwcChain) {
 TEST(LayoutPass, ChannelCountsNotMultipleOfEightStayNchw) {
   // 3→12→12 channels: nothing can be blocked, so the pass changes nothing.
   ModelBuilder b(13);
-  b.input("x", kF, {1, 3, 10, 10}).output("y", kF, {1, 12, 10, 10});
+  b.input("x", kFloat, {1, 3, 10, 10}).output("y", kFloat, {1, 12, 10, 10});
   add_conv(b, "x", "c1", 3, 12);
   b.node("Relu", {"c1"}, {"r1"});
   add_conv(b, "r1", "c2", 12, 12, 1, 3, 4);
   b.node("GlobalAveragePool", {"c2"}, {"p"});
   b.node("Mul", {"c2", "p"}, {"y"});
-  const std::string path = save(b, "twelve");
+  const std::string path = save_layout_model(b, "twelve");
   passes::PassReport report;
   const ir::Model m = optimized_model(path, &report, kLayoutsOn);
   EXPECT_EQ(report.patterns.count("blocked (nChw8c) values"), 0u);
@@ -345,9 +345,9 @@ TEST(LayoutPass, OneReorderPerValueReadByOpsThePassDoesNotHandle) {
   // c (Conv output) is read by Transpose, Reshape and MaxPool; a = c + 1 (blocked too) by
   // Softmax and MaxPool. Each of the two values gets one NCHW copy shared by its readers.
   ModelBuilder b(13);
-  b.input("x", kF, {1, 3, 8, 8});
-  b.output("t", kF, {1, 8, 8, 16}).output("r", kF, {1, 16, 64}).output("mp", kF, {1, 16, 4, 4});
-  b.output("sm", kF, {1, 16, 8, 8}).output("mp2", kF, {1, 16, 4, 4});
+  b.input("x", kFloat, {1, 3, 8, 8});
+  b.output("t", kFloat, {1, 8, 8, 16}).output("r", kFloat, {1, 16, 64}).output("mp", kFloat, {1, 16, 4, 4});
+  b.output("sm", kFloat, {1, 16, 8, 8}).output("mp2", kFloat, {1, 16, 4, 4});
   add_conv(b, "x", "c", 3, 16);
   auto* t = b.node("Transpose", {"c"}, {"t"});
   set_ints(t, "perm", {0, 2, 3, 1});
@@ -363,7 +363,7 @@ TEST(LayoutPass, OneReorderPerValueReadByOpsThePassDoesNotHandle) {
   auto* mp2 = b.node("MaxPool", {"a"}, {"mp2"});
   set_ints(mp2, "kernel_shape", {2, 2});
   set_ints(mp2, "strides", {2, 2});
-  const std::string path = save(b, "readers");
+  const std::string path = save_layout_model(b, "readers");
   passes::PassReport report;
   const ir::Model m = optimized_model(path, &report, kLayoutsOn);
   const ir::Graph& g = m.graph;
@@ -385,13 +385,13 @@ TEST(LayoutPass, BlockedGraphOutputAlsoReadByAnUnhandledOp) {
   // "c" is a graph output and is read by a Transpose: both need it in NCHW. The output keeps its
   // name and its value.
   ModelBuilder b(13);
-  b.input("x", kF, {1, 3, 8, 8}).output("c", kF, {1, 16, 8, 8}).output("t", kF, {1, 8, 8, 16});
+  b.input("x", kFloat, {1, 3, 8, 8}).output("c", kFloat, {1, 16, 8, 8}).output("t", kFloat, {1, 8, 8, 16});
   add_conv(b, "x", "c", 3, 16);
   auto* t = b.node("Transpose", {"c"}, {"t"});
   set_ints(t, "perm", {0, 2, 3, 1});
   // The model also declares the output in value_info (allowed; some exporters do).
-  ModelBuilder::declare(b.model.mutable_graph()->add_value_info(), "c", kF, {1, 16, 8, 8});
-  const std::string path = save(b, "output_and_reader");
+  ModelBuilder::declare(b.model.mutable_graph()->add_value_info(), "c", kFloat, {1, 16, 8, 8});
+  const std::string path = save_layout_model(b, "output_and_reader");
   const ir::Model m = optimized_model(path, nullptr, kLayoutsOn);
   const ir::Node* out = producer(m.graph, "c");
   ASSERT_NE(out, nullptr);
@@ -417,9 +417,9 @@ TEST(LayoutPass, BlockedValueListedTwiceAsGraphOutput) {
   // The same blocked value named by two graph outputs: one Reorder must write it, and no node
   // may read and write the same value.
   ModelBuilder b(13);
-  b.input("x", kF, {1, 3, 8, 8}).output("c", kF, {1, 16, 8, 8}).output("c", kF, {1, 16, 8, 8});
+  b.input("x", kFloat, {1, 3, 8, 8}).output("c", kFloat, {1, 16, 8, 8}).output("c", kFloat, {1, 16, 8, 8});
   add_conv(b, "x", "c", 3, 16);
-  const std::string path = save(b, "output_twice");
+  const std::string path = save_layout_model(b, "output_twice");
   const ir::Model m = optimized_model(path, nullptr, kLayoutsOn);
   int writers = 0;
   for (const auto& n : m.graph.nodes) {
@@ -437,7 +437,7 @@ TEST(LayoutPass, ConvTransposeAndOpset11ResizeWithEmptyRoi) {
   // FusedConvTranspose. A FusedConv whose residual operand is a graph input (neither blocked nor
   // constant) reads its source blocked but writes NCHW.
   ModelBuilder b(11);
-  b.input("x", kF, {1, 3, 8, 8}).input("r", kF, {1, 16, 32, 32}).output("y", kF, {1, 16, 32, 32});
+  b.input("x", kFloat, {1, 3, 8, 8}).input("r", kFloat, {1, 16, 32, 32}).output("y", kFloat, {1, 16, 32, 32});
   add_conv(b, "x", "c", 3, 16);
   b.initializer_floats("roi", {0}, {});
   b.initializer_floats("scales", {4}, {1.f, 1.f, 2.f, 2.f});
@@ -450,7 +450,7 @@ TEST(LayoutPass, ConvTransposeAndOpset11ResizeWithEmptyRoi) {
   b.node("Relu", {"ct"}, {"ctr"});
   add_conv(b, "ctr", "c2", 8, 16, 1, 3, 43);
   b.node("Add", {"c2", "r"}, {"y"});
-  const std::string path = save(b, "transpose_resize11");
+  const std::string path = save_layout_model(b, "transpose_resize11");
   const ir::Model m = optimized_model(path, nullptr, kLayoutsOn);
   const ir::Graph& g = m.graph;
   EXPECT_EQ(count_ops(g, "Reorder", kEdgemm), 0);
@@ -496,7 +496,7 @@ TEST(LayoutPass, PerChannelConstantsAreRewrittenToBlockedShape) {
   // cat * k1[1,16,1,1] + k2[16,1,1], then max with a scalar: all on blocked values. The
   // constants' values differ per channel, so any channel mix-up would show in the results.
   ModelBuilder b(13);
-  b.input("x", kF, {1, 3, 6, 6}).output("y", kF, {1, 4, 6, 6});
+  b.input("x", kFloat, {1, 3, 6, 6}).output("y", kFloat, {1, 4, 6, 6});
   add_blocked_concat(b);
   b.initializer_floats("k1", {1, 16, 1, 1}, seeded_values(16, 21, 0.5f, 2.f));
   b.initializer_floats("k2", {16, 1, 1}, seeded_values(16, 22));
@@ -505,7 +505,7 @@ TEST(LayoutPass, PerChannelConstantsAreRewrittenToBlockedShape) {
   b.node("Add", {"m", "k2"}, {"a"});
   b.node("Max", {"a", "lo"}, {"mx"});
   add_conv(b, "mx", "y", 16, 4, 1, 3, 5);
-  const std::string path = save(b, "per_channel");
+  const std::string path = save_layout_model(b, "per_channel");
   passes::PassReport report;
   const ir::Model m = optimized_model(path, &report, kLayoutsOn);
   const ir::Graph& g = m.graph;
@@ -531,7 +531,7 @@ TEST(LayoutPass, ConstantsVaryingAlongHeightOrWidthKeepTheOpNchw) {
   // khc [1,16,16,1] along C and H. None is per channel, so each op reads "cat" in NCHW.
   for (const char* which : {"kw", "kh", "khc"}) {
     ModelBuilder b(13);
-    b.input("x", kF, {1, 3, 16, 16}).output("y", kF, {1, 4, 16, 16});
+    b.input("x", kFloat, {1, 3, 16, 16}).output("y", kFloat, {1, 4, 16, 16});
     add_blocked_concat(b);
     const std::string k = which;
     const std::vector<int64_t> dims = k == "kw"   ? std::vector<int64_t>{1, 1, 1, 16}
@@ -542,7 +542,7 @@ TEST(LayoutPass, ConstantsVaryingAlongHeightOrWidthKeepTheOpNchw) {
     b.initializer_floats(k, dims, seeded_values(static_cast<size_t>(count), 31));
     b.node("Mul", {"cat", k}, {"m"});
     add_conv(b, "m", "y", 16, 4, 1, 3, 5);
-    const std::string path = save(b, std::string("spatial_") + which);
+    const std::string path = save_layout_model(b, std::string("spatial_") + which);
     const ir::Model m = optimized_model(path, nullptr, kLayoutsOn);
     const ir::Graph& g = m.graph;
     // cat leaves the chain once (for the Mul); the Mul is not blocked, so y's Conv reads NCHW.

@@ -10,13 +10,13 @@
 namespace edgemm {
 namespace {
 
+using testing::kFloat;
 using testing::ModelBuilder;
 using testutil::count_ops;
 using testutil::optimized_model;
 using testutil::optimized_vs_original;
 using testutil::seeded_f32;
 using testutil::seeded_values;
-constexpr int kFloat = onnx::TensorProto::FLOAT;
 constexpr int64_t kK = 16, kN = 12;
 
 /// y = MatMul(a, w [K, N]) + bias (bias dims as given; `bias_first` puts it as Add's input 0).

@@ -9,14 +9,14 @@
 namespace edgemm {
 namespace {
 
+using testing::kFloat;
 using testing::ModelBuilder;
 using testutil::count_ops;
 using testutil::optimized_model;
 using testutil::optimized_vs_original;
 using testutil::seeded_f32;
-constexpr int kFloat = onnx::TensorProto::FLOAT;
 
-std::string save(const ModelBuilder& b, const std::string& name) {
+std::string save_transpose_model(const ModelBuilder& b, const std::string& name) {
   return b.save(testing::temp_dir("tr_" + name) / "model.onnx");
 }
 
@@ -37,7 +37,7 @@ std::string transpose_pair_model(const std::string& name, const std::vector<int6
     b.output("t1_copy", kFloat, t1_dims);
     b.node("Neg", {"t1"}, {"t1_copy"});
   }
-  return save(b, name);
+  return save_transpose_model(b, name);
 }
 
 std::vector<std::pair<std::string, Tensor>> x_input() { return {{"x", seeded_f32({2, 3, 4, 5}, 3)}}; }
@@ -106,7 +106,7 @@ std::string reshape_chain_model(const std::string& name, const std::string& firs
   b.initializer_int64s("s2", {static_cast<int64_t>(shape.size())}, shape);
   b.node("Reshape", {"r1", "s2"}, {"r2"});
   b.node("Relu", {"r2"}, {"y"});
-  return save(b, name);
+  return save_transpose_model(b, name);
 }
 
 TEST(TransposeReshape, ReshapeOfReshapeReadsTheInput) {
@@ -143,7 +143,7 @@ TEST(TransposeReshape, ReshapeToTheSameShapeDisappears) {
   b.node("Reshape", {"x", "s"}, {"r"});
   b.node("Squeeze", {"r"}, {"q"});  // no axes: drops size-1 axes, of which x has none
   b.node("Relu", {"q"}, {"y"});
-  const std::string path = save(b, "same_shape");
+  const std::string path = save_transpose_model(b, "same_shape");
   passes::PassReport report;
   ir::Model model = optimized_model(path, &report);
   ASSERT_EQ(model.graph.nodes.size(), 1u);
@@ -158,7 +158,7 @@ TEST(TransposeReshape, IdentityAndDropoutDisappearButNotBeforeAnOutput) {
   b.node("Dropout", {"i1"}, {"d1"});
   b.node("Relu", {"d1"}, {"r"});
   b.node("Identity", {"r"}, {"y"});
-  const std::string path = save(b, "identity");
+  const std::string path = save_transpose_model(b, "identity");
   passes::PassReport report;
   ir::Model model = optimized_model(path, &report);
   EXPECT_EQ(count_ops(model.graph, "Dropout"), 0);
@@ -175,7 +175,7 @@ TEST(TransposeReshape, DropoutWithAUsedMaskStays) {
       .output("mask", onnx::TensorProto::BOOL, {2, 3, 4, 5});
   b.node("Dropout", {"x"}, {"d", "mask"});
   b.node("Relu", {"d"}, {"y"});
-  ir::Model model = optimized_model(save(b, "mask"));
+  ir::Model model = optimized_model(save_transpose_model(b, "mask"));
   EXPECT_EQ(count_ops(model.graph, "Dropout"), 1);
 }
 

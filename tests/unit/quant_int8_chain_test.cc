@@ -22,12 +22,12 @@
 namespace edgemm {
 namespace {
 
+using testing::kFloat;
 using testing::ModelBuilder;
 using testing::set_int;
 using testing::set_ints;
 using testutil::seeded_f32;
 using testutil::seeded_values;
-constexpr int kF = onnx::TensorProto::FLOAT;
 constexpr int64_t kSide = 12;
 
 /// How the value `a` between the first convolution and its readers is used.
@@ -99,14 +99,14 @@ void add_epilogue(ModelBuilder& b, Epilogue epilogue, const std::string& x, cons
 
 std::string save_chain(Readers readers, Epilogue epilogue, const std::string& name) {
   ModelBuilder b(13);
-  b.input("x", kF, {1, 8, kSide, kSide});
+  b.input("x", kFloat, {1, 8, kSide, kSide});
   add_qdq(b, "x", "xdq", 0.02f, 128);
   add_int8_conv(b, "xdq", "c1", 8, 16, 3, 1, 10);
   add_epilogue(b, epilogue, "c1", "a");
   add_qdq(b, "a", "adq", 0.05f, 3);
   const bool depthwise = readers == Readers::kDepthwise;
   add_int8_conv(b, "adq", "y", 16, depthwise ? 16 : 8, depthwise ? 3 : 1, depthwise ? 16 : 1, 20);
-  b.output("y", kF, {1, depthwise ? 16 : 8, kSide, kSide});
+  b.output("y", kFloat, {1, depthwise ? 16 : 8, kSide, kSide});
   if (readers == Readers::kTwoSameParams || readers == Readers::kTwoOtherParams) {
     std::string in = "adq";
     if (readers == Readers::kTwoOtherParams) {
@@ -114,11 +114,11 @@ std::string save_chain(Readers readers, Epilogue epilogue, const std::string& na
       in = "adq2";
     }
     add_int8_conv(b, in, "y2", 16, 4, 3, 1, 30);
-    b.output("y2", kF, {1, 4, kSide, kSide});
+    b.output("y2", kFloat, {1, 4, kSide, kSide});
   }
   if (readers == Readers::kAlsoFloatReader) {
     b.node("Add", {"a", "a"}, {"y2"});
-    b.output("y2", kF, {1, 16, kSide, kSide});
+    b.output("y2", kFloat, {1, 16, kSide, kSide});
   }
   return b.save(testing::temp_dir("int8_chain") / (name + ".onnx"));
 }
@@ -128,7 +128,7 @@ std::string save_chain(Readers readers, Epilogue epilogue, const std::string& na
 /// → y.
 std::string save_chain_after_elementwise(bool single_op, const std::string& name) {
   ModelBuilder b(13);
-  b.input("x", kF, {1, 8, kSide, kSide});
+  b.input("x", kFloat, {1, 8, kSide, kSide});
   add_qdq(b, "x", "xdq", 0.02f, 128);
   add_int8_conv(b, "xdq", "c1", 8, 16, 3, 1, 10);
   if (single_op) {
@@ -139,21 +139,21 @@ std::string save_chain_after_elementwise(bool single_op, const std::string& name
   }
   add_qdq(b, "a", "adq", 0.05f, 3);
   add_int8_conv(b, "adq", "y", 16, 8, 1, 1, 20);
-  b.output("y", kF, {1, 8, kSide, kSide});
+  b.output("y", kFloat, {1, 8, kSide, kSide});
   return b.save(testing::temp_dir("int8_chain") / (name + ".onnx"));
 }
 
 /// x → Q → DQ → conv1 (16 channels) and conv1b (8) → Concat on channels → Q → DQ → conv2 → y.
 std::string save_chain_after_concat(const std::string& name) {
   ModelBuilder b(13);
-  b.input("x", kF, {1, 8, kSide, kSide});
+  b.input("x", kFloat, {1, 8, kSide, kSide});
   add_qdq(b, "x", "xdq", 0.02f, 128);
   add_int8_conv(b, "xdq", "c1", 8, 16, 3, 1, 10);
   add_int8_conv(b, "xdq", "c2", 8, 8, 1, 1, 40);
   set_int(b.node("Concat", {"c1", "c2"}, {"a"}), "axis", 1);
   add_qdq(b, "a", "adq", 0.05f, 3);
   add_int8_conv(b, "adq", "y", 24, 8, 1, 1, 20);
-  b.output("y", kF, {1, 8, kSide, kSide});
+  b.output("y", kFloat, {1, 8, kSide, kSide});
   return b.save(testing::temp_dir("int8_chain") / (name + ".onnx"));
 }
 

@@ -25,13 +25,13 @@
 namespace edgemm {
 namespace {
 
+using testing::kFloat;
 using testing::ModelBuilder;
 using testing::set_int;
 using testing::set_ints;
 using testutil::count_ops;
 using testutil::seeded_f32;
 using testutil::seeded_values;
-constexpr int kF = onnx::TensorProto::FLOAT;
 
 /// The kernel an Int8Conv (`conv`) or Int8MatMul runs on this CPU with oneDNN enabled: the SDOT
 /// kernels on Arm with dot product; oneDNN's where its u8s8 kernels are exact for the weights
@@ -54,9 +54,9 @@ struct ConvCase {
 /// scales, axis 0), B) [→ Relu] → y, as edgemm quantize writes it.
 std::string save_qdq_conv(const ConvCase& cc, const std::string& name) {
   ModelBuilder b(13);
-  b.input("x", kF, {1, cc.c, cc.side, cc.side});
+  b.input("x", kFloat, {1, cc.c, cc.side, cc.side});
   const int64_t out = (cc.side + 2 * cc.pad - cc.dilation * (cc.k - 1) - 1) / cc.stride + 1;
-  b.output("y", kF, {1, cc.m, out, out});
+  b.output("y", kFloat, {1, cc.m, out, out});
   b.initializer_floats("x_scale", {}, {0.02f});
   testutil::raw_initializer(b, "x_zp", onnx::TensorProto::UINT8, {}, std::string(1, static_cast<char>(128)));
   b.node("QuantizeLinear", {"x", "x_scale", "x_zp"}, {"xq"});
@@ -192,8 +192,8 @@ std::string save_qdq_matmul(const MatMulCase& mc, const std::string& name) {
   std::vector<int64_t> x_shape = mc.a_shape, y_shape = mc.a_shape;
   x_shape.push_back(mc.k);
   y_shape.push_back(mc.n);
-  b.input("x", kF, x_shape);
-  b.output("y", kF, y_shape);
+  b.input("x", kFloat, x_shape);
+  b.output("y", kFloat, y_shape);
   b.initializer_floats("x_scale", {}, {0.03f});
   testutil::raw_initializer(b, "x_zp", onnx::TensorProto::UINT8, {}, std::string(1, static_cast<char>(100)));
   b.node("QuantizeLinear", {"x", "x_scale", "x_zp"}, {"xq"});
@@ -267,8 +267,8 @@ TEST(QuantInt8Conv, MismatchedQdqParametersAreNotFused) {
 /// x [1, 8, 10, 10] → Conv 3×3 (8 → 16) → Relu → GlobalAveragePool → Flatten → MatMul [16, 4] → y.
 std::string save_float_model(const std::string& name) {
   ModelBuilder b(13);
-  b.input("x", kF, {1, 8, 10, 10});
-  b.output("y", kF, {1, 4});
+  b.input("x", kFloat, {1, 8, 10, 10});
+  b.output("y", kFloat, {1, 4});
   b.initializer_floats("w", {16, 8, 3, 3}, seeded_values(16 * 8 * 9, 1, -0.3f, 0.3f));
   b.initializer_floats("b", {16}, seeded_values(16, 2));
   auto* conv = b.node("Conv", {"x", "w", "b"}, {"c"}, "conv");
@@ -353,8 +353,8 @@ TEST(QuantInt8, ErrorsNameTheProblem) {
 /// a [2, 40] → MatMul(B [40, 5]) → y: K = 40 is not a multiple of the block size 16.
 std::string save_matmul_model(const std::string& name) {
   ModelBuilder b(13);
-  b.input("a", kF, {2, 40});
-  b.output("y", kF, {2, 5});
+  b.input("a", kFloat, {2, 40});
+  b.output("y", kFloat, {2, 5});
   b.initializer_floats("b", {40, 5}, seeded_values(200, 4));
   b.node("MatMul", {"a", "b"}, {"y"}, "matmul");
   return b.save(testing::temp_dir("quant_int4") / (name + ".onnx"));
@@ -417,8 +417,8 @@ TEST(QuantInt4, MatMulBecomesMatMulNBits) {
   options.block_size = 48;
   EXPECT_EQ(quant::quantize_int4_weights(*model, options, report).code(), StatusCode::kInvalidArgument);
   ModelBuilder none(13);
-  none.input("x", kF, {2, 4});
-  none.output("y", kF, {2, 4});
+  none.input("x", kFloat, {2, 4});
+  none.output("y", kFloat, {2, 4});
   none.node("Relu", {"x"}, {"y"});
   auto relu = ir::import_onnx_file(none.save(testing::temp_dir("quant_int4") / "relu.onnx"));
   options.block_size = 32;
@@ -433,8 +433,8 @@ TEST(QuantInt4, MatMulBecomesMatMulNBits) {
 TEST(QuantInt4, MatMulsInsideIfBranchesShareOnePackedWeight) {
   ModelBuilder b(13);
   b.input("c", onnx::TensorProto::BOOL, {1});
-  b.input("a", kF, {2, 40});
-  b.output("y", kF, {2, 5});
+  b.input("a", kFloat, {2, 40});
+  b.output("y", kFloat, {2, 5});
   b.initializer_floats("b", {40, 5}, seeded_values(200, 4));
   onnx::NodeProto* if_node = b.node("If", {"c"}, {"y"}, "choose");
   for (const std::string key : {"then_branch", "else_branch"}) {
@@ -449,7 +449,7 @@ TEST(QuantInt4, MatMulsInsideIfBranchesShareOnePackedWeight) {
     mm->add_input("a");
     mm->add_input("b");
     mm->add_output(key + "_y");
-    ModelBuilder::declare(g->add_output(), key + "_y", kF, {2, 5});
+    ModelBuilder::declare(g->add_output(), key + "_y", kFloat, {2, 5});
   }
   const auto dir = testing::temp_dir("quant_int4_if");
   auto model = ir::import_onnx_file(b.save(dir / "if.onnx"));

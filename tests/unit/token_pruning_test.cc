@@ -23,11 +23,11 @@
 namespace edgemm {
 namespace {
 
-const std::filesystem::path kPackage =
+const std::filesystem::path kTokenPackage =
     std::filesystem::path(edgemm::testing::source_dir()) / "tests/fixtures/clip_tiny";
 
-Tensor reference(const std::string& name) {
-  auto t = read_npy((kPackage / "reference" / (name + ".npy")).string());
+Tensor token_pruning_reference(const std::string& name) {
+  auto t = read_npy((kTokenPackage / "reference" / (name + ".npy")).string());
   EXPECT_TRUE(t.has_value()) << t.status().to_string();
   return t.has_value() ? std::move(t).value() : Tensor();
 }
@@ -67,7 +67,7 @@ double max_abs_diff(const Tensor& a, const Tensor& b) {
 }
 
 ir::Model vision_model() {
-  auto model = ir::import_onnx_file((kPackage / "onnx/vision_model.onnx").string());
+  auto model = ir::import_onnx_file((kTokenPackage / "onnx/vision_model.onnx").string());
   EXPECT_TRUE(model.has_value()) << model.status().to_string();
   return model.has_value() ? std::move(model).value() : ir::Model();
 }
@@ -126,7 +126,7 @@ TEST(TokenPruneKernel, KeepsClassTokenAndTopPatchesInOrder) {
 }
 
 TEST(TokenPruning, MatchesPyTorchReferenceOnTinyClip) {
-  const Tensor pixels = reference("pixel_values");
+  const Tensor pixels = token_pruning_reference("pixel_values");
   for (const char* rule : {"cls_attention", "mean_abs"}) {
     ir::Model model = vision_model();
     auto report = passes::prune_visual_tokens(model, {.after_layer = 1, .keep_ratio = 0.5f, .rule = rule});
@@ -135,7 +135,7 @@ TEST(TokenPruning, MatchesPyTorchReferenceOnTinyClip) {
     for (bool optimize : {true, false}) {
       const Tensor got =
           run_model(model, std::string(rule) + ".onnx", {{"pixel_values", pixels}}, "image_embeds", optimize);
-      const Tensor want = reference(std::string("image_embeds_prune_") + rule + "_k1_keep0.5");
+      const Tensor want = token_pruning_reference(std::string("image_embeds_prune_") + rule + "_k1_keep0.5");
       EXPECT_LT(max_abs_diff(got, want), 1e-4) << rule << (optimize ? " optimized" : " not optimized");
       const Tensor hidden =
           run_model(model, std::string(rule) + "_h.onnx", {{"pixel_values", pixels}}, "last_hidden_state", optimize);
@@ -148,8 +148,9 @@ TEST(TokenPruning, KeepAllEqualsTheUnprunedModel) {
   ir::Model model = vision_model();
   ASSERT_TRUE(
       passes::prune_visual_tokens(model, {.after_layer = 2, .keep_ratio = 1.0f, .rule = "mean_abs"}).has_value());
-  const Tensor got = run_model(model, "keep_all.onnx", {{"pixel_values", reference("pixel_values")}}, "image_embeds");
-  EXPECT_LT(max_abs_diff(got, reference("image_embeds")), 1e-4);
+  const Tensor got =
+      run_model(model, "keep_all.onnx", {{"pixel_values", token_pruning_reference("pixel_values")}}, "image_embeds");
+  EXPECT_LT(max_abs_diff(got, token_pruning_reference("image_embeds")), 1e-4);
 }
 
 TEST(TokenPruning, BadOptionsAreClearErrors) {

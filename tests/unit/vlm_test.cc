@@ -122,7 +122,7 @@ TEST(KvAttention, AppendsInPlaceAndMatchesPlainAttention) {
 
 fs::path fixture(const std::string& form) { return fs::path(edgemm::testing::source_dir()) / "tests/fixtures" / form; }
 
-Tensor reference(const std::string& name) {
+Tensor vlm_reference(const std::string& name) {
   auto t = read_npy((fixture("vlm_tiny") / "reference" / (name + ".npy")).string());
   EXPECT_TRUE(t.has_value()) << t.status().to_string();
   return t.has_value() ? std::move(t).value() : Tensor();
@@ -165,14 +165,14 @@ TEST_P(VlmDecoder, MatchesPyTorchAndDecodesAsOnePrefill) {
   auto session = vlm::DecoderSession::create(*inf, form, {});
   ASSERT_TRUE(session.has_value()) << session.status().to_string();
   EXPECT_EQ(session->bound_cache(), bind);
-  const Tensor embeds = reference("p0_inputs_embeds"), logits = reference("p0_logits");
+  const Tensor embeds = vlm_reference("p0_inputs_embeds"), logits = vlm_reference("p0_logits");
   const int64_t prompt = embeds.dim(1), vocab = logits.dim(2);
   auto last = session->step(embeds);
   ASSERT_TRUE(last.has_value()) << last.status().to_string();
   EXPECT_LE(max_diff(*last, logits.data<float>() + (prompt - 1) * vocab), 1e-4) << "prefill vs PyTorch";
-  auto next = session->step(reference("decode_inputs_embeds"));
+  auto next = session->step(vlm_reference("decode_inputs_embeds"));
   ASSERT_TRUE(next.has_value()) << next.status().to_string();
-  EXPECT_LE(max_diff(*next, reference("decode_logits").data<float>()), 1e-4) << "decode step vs PyTorch";
+  EXPECT_LE(max_diff(*next, vlm_reference("decode_logits").data<float>()), 1e-4) << "decode step vs PyTorch";
 
   // Token by token after a shorter prefill: the same last logits as one prefill.
   session->reset();
@@ -207,7 +207,7 @@ TEST(VlmDecoder, BoundCacheRefusesToOverflow) {
   ASSERT_TRUE(inf.has_value()) << inf.status().to_string();
   auto session = vlm::DecoderSession::create(**inf, "tiny", {});
   ASSERT_TRUE(session.has_value());
-  auto step = session->step(reference("p0_inputs_embeds"));
+  auto step = session->step(vlm_reference("p0_inputs_embeds"));
   ASSERT_FALSE(step.has_value());
   EXPECT_NE(step.status().message().find("more than the 100 of the KV cache"), std::string::npos)
       << step.status().to_string();

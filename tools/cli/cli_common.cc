@@ -187,6 +187,12 @@ Status check_output_path(const std::string& path, const std::vector<std::string>
 
 Status write_text_file(const std::string& path, const std::string& text) { return write_file_atomically(path, text); }
 
+int64_t file_bytes(const std::string& path) {
+  std::error_code ec;
+  const auto size = std::filesystem::file_size(path, ec);
+  return ec ? -1 : static_cast<int64_t>(size);
+}
+
 namespace {
 std::string& invocation_text() {
   static std::string text;

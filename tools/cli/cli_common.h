@@ -4,6 +4,7 @@
 /// pairs, error printing with exit codes, and tensor summaries.
 
 #include <CLI/CLI.hpp>
+#include <cstdint>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -33,6 +34,9 @@ Status check_output_path(const std::string& path, const std::vector<std::string>
 /// Writes `text` to `path`, replacing it whole or not at all (core/atomic_file.h). Errors: kIo
 /// naming the path and the OS error.
 Status write_text_file(const std::string& path, const std::string& text);
+
+/// Size of the file at `path` in bytes, or -1 when it cannot be read.
+int64_t file_bytes(const std::string& path);
 
 /// Records the command line (called once by main) for reports that say how they were made.
 void set_invocation(int argc, char** argv);

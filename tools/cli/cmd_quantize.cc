@@ -82,12 +82,6 @@ Expected<std::vector<std::string>> read_plan(const std::string& path) {
   return nodes;
 }
 
-int64_t file_bytes(const std::string& path) {
-  std::error_code ec;
-  const auto n = fs::file_size(path, ec);
-  return ec ? 0 : static_cast<int64_t>(n);
-}
-
 /// Feeds from .npy samples: each file is the model's single input. Each new shape is checked
 /// against the memory limit (ir::check_shapes_fit_memory) before it runs.
 Expected<quant::FeedSource> npy_source(const std::string& model_path, const ir::Model& model) {

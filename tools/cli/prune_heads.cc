@@ -9,6 +9,7 @@
 #include <iostream>
 #include <memory>
 
+#include "cli_common.h"
 #include "core/npy.h"
 #include "edgemm/pipelines/clip.h"
 #include "passes/head_pruning.h"
@@ -80,12 +81,6 @@ Expected<quant::FeedSource> feed_source(const ir::Model& model, const std::strin
     EDGEMM_ASSIGN_OR_RETURN(Tensor t, processor->preprocess_file(s.path));
     return std::vector<quant::Feed>{{{input, std::move(t)}}};
   });
-}
-
-int64_t file_bytes(const std::string& path) {
-  std::error_code ec;
-  const auto size = fs::file_size(path, ec);
-  return ec ? -1 : static_cast<int64_t>(size);
 }
 
 }  // namespace

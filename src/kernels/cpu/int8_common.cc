@@ -302,3 +302,6 @@ void warn_reference_path(const ir::Node& node) {
 }
 
 }  // namespace edgemm::kernels::int8
+
+#undef EDGEMM_AVX512
+#undef EDGEMM_AVX512_VBMI

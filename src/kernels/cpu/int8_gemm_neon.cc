@@ -191,6 +191,7 @@ void Int8Gemm::gemm(const uint8_t* a, int64_t a_stride, int64_t row_count, float
   }
 }
 
+#undef EDGEMM_DOTPROD
 #endif
 
 }  // namespace edgemm::kernels::int8_neon

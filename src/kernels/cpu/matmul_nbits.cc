@@ -60,17 +60,6 @@ constexpr int kMr = 3;            // rows of a register tile
 constexpr int kNr = 4;            // columns of a register tile
 constexpr int kGemvMaxRows = 4;   // up to this many rows can take an in-register path (FastOps::gemv)
 
-// How far ahead of the codes being read the gemv paths ask for them: the hardware prefetcher alone
-// left the decode MatMuls of a SmolVLM-shaped INT4 decoder waiting on loads (21.4 ms a token at 1
-// thread; 17.3-18.1 ms with 1-8 KB ahead).
-constexpr int64_t kPrefetchBytes = 4096;
-
-// Code `i` of a block's blob (4 bits: two a byte, lower index in the low nibble; 8 bits: a byte).
-inline int code_at(const uint8_t* blob, int64_t i, int64_t bits) {
-  if (bits == 8) return blob[i];
-  return (blob[i >> 1] >> ((i & 1) * 4)) & 0x0F;
-}
-
 // One call's shape and weights with the per-column strides computed once (no division per block).
 struct Problem {
   Problem(const MatMulNBitsShape& shape, const MatMulNBitsWeights& weights)
@@ -84,7 +73,7 @@ struct Problem {
   // Zero point of block j of column n.
   float zero_point(int64_t n, int64_t j) const {
     if (w.float_zero_points != nullptr) return w.float_zero_points[n * kb + j];
-    if (w.zero_points != nullptr) return static_cast<float>(code_at(w.zero_points + n * zp_row, j, s.bits));
+    if (w.zero_points != nullptr) return static_cast<float>(nbits::code_at(w.zero_points + n * zp_row, j, s.bits));
     return default_zp;
   }
   // Codes of block j of column n.
@@ -96,19 +85,16 @@ struct Problem {
   float default_zp;
 };
 
-// Threads for `work` multiply-adds: one below ~32k (a parallel region costs more than that).
-int threads_for(int threads, int64_t work) { return work < 32768 || threads < 1 ? 1 : threads; }
-
 void run_reference(const Problem& p, const float* a, int64_t m, float* y, int threads) {
   const int64_t k = p.s.k, n_total = p.s.n, bs = p.s.block_size;
-  const int t = threads_for(threads, m * k * n_total);
+  const int t = nbits::threads_for(threads, m * k * n_total);
 #pragma omp parallel for num_threads(t) schedule(static)
   for (int64_t n = 0; n < n_total; ++n) {
     for (int64_t r = 0; r < m; ++r) {
       float acc = 0.0f;
       for (int64_t kk = 0; kk < k; ++kk) {
         const int64_t j = kk / bs;
-        const int q = code_at(p.codes(n, j), kk % bs, p.s.bits);
+        const int q = nbits::code_at(p.codes(n, j), kk % bs, p.s.bits);
         const float weight = (static_cast<float>(q) - p.zero_point(n, j)) * p.w.scales[n * p.kb + j];
         acc += a[r * k + kk] * weight;
       }
@@ -274,7 +260,7 @@ EDGEMM_AVX2 inline void gemv_columns_avx2(const Problem& p, const float* a, int6
       vs[c] = _mm256_set1_ps(scale);
       vz[c] = _mm256_set1_ps(p.zero_point(n + c, j));
       codes[c] = p.codes(n + c, j);
-      _mm_prefetch(reinterpret_cast<const char*>(codes[c]) + kPrefetchBytes, _MM_HINT_T0);
+      _mm_prefetch(reinterpret_cast<const char*>(codes[c]) + nbits::kPrefetchBytes, _MM_HINT_T0);
     }
     const float* ak = a + j * bs;
     for (int64_t i = 0; i < bs; i += 16) {
@@ -365,7 +351,7 @@ inline void gemv_columns_neon(const Problem& p, const float* a, int64_t lda, int
       vs[c] = vdupq_n_f32(scale);
       vz[c] = vdupq_n_f32(p.zero_point(n + c, j));
       codes[c] = p.codes(n + c, j);
-      __builtin_prefetch(codes[c] + kPrefetchBytes);
+      __builtin_prefetch(codes[c] + nbits::kPrefetchBytes);
     }
     const float* ak = a + j * bs;
     for (int64_t i = 0; i < bs; i += 16) {
@@ -418,13 +404,6 @@ const FastOps& fast_ops(MatMulNBitsVariant variant, const MatMulNBitsShape& shap
   return shape.bits == 8 ? kPortableOps<8> : kPortableOps<4>;
 }
 
-void add_bias(const float* bias, int64_t m, int64_t n, float* y) {
-  if (bias == nullptr) return;
-  for (int64_t r = 0; r < m; ++r) {
-    for (int64_t c = 0; c < n; ++c) y[r * n + c] += bias[c];
-  }
-}
-
 // A's rows as the fast paths read them: k_pad floats each, zero past K, with every group of
 // `group` (0: none) in [even k, odd k] order. Returns `a` itself when nothing changes; otherwise
 // a per-thread buffer (slot kSrc) of the calling thread.
@@ -454,7 +433,7 @@ const float* prepare_a(const float* a, int64_t m, int64_t k, int64_t k_pad, int 
 void run_fast(const FastOps& ops, const Problem& p, const float* a, int64_t m, float* y, int threads) {
   const int64_t k_pad = p.kb * p.s.block_size, n_total = p.s.n;
   const float* ap = prepare_a(a, m, p.s.k, k_pad, ops.even_odd_group);
-  const int t = threads_for(threads, m * k_pad * n_total);
+  const int t = nbits::threads_for(threads, m * k_pad * n_total);
   if (m <= kGemvMaxRows && ops.gemv[m - 1] != nullptr) {
     const auto gemv = ops.gemv[m - 1];
     constexpr int64_t kChunk = 16;  // columns per scheduling unit
@@ -463,7 +442,7 @@ void run_fast(const FastOps& ops, const Problem& p, const float* a, int64_t m, f
     for (int64_t ch = 0; ch < chunks; ++ch) {
       gemv(p, ap, k_pad, ch * kChunk, std::min(n_total, (ch + 1) * kChunk), y);
     }
-    add_bias(p.w.bias, m, n_total, y);
+    nbits::add_bias(p.w.bias, m, n_total, y);
     return;
   }
   const int64_t tiles = (n_total + kTileCols - 1) / kTileCols;

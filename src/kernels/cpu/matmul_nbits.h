@@ -113,4 +113,30 @@ struct PackedNBits {
 /// power of two >= 16. Pure; thread-safe.
 Expected<PackedNBits> pack_matmul_nbits(const float* weight, int64_t k, int64_t n, int64_t block_size);
 
+/// Helpers shared by the variants' files (matmul_nbits*.cc).
+namespace nbits {
+
+/// How far ahead of the codes being read the gemv paths prefetch them (bytes): the hardware
+/// prefetcher alone left the decode MatMuls of a SmolVLM-shaped INT4 decoder waiting on loads.
+inline constexpr int64_t kPrefetchBytes = 4096;
+
+/// Code `i` of a block's blob (4 bits: two a byte, lower index in the low nibble; 8 bits: a byte).
+inline int code_at(const uint8_t* blob, int64_t i, int64_t bits) {
+  if (bits == 8) return blob[i];
+  return (blob[i >> 1] >> ((i & 1) * 4)) & 0x0F;
+}
+
+/// Threads for `work` multiply-adds: one below ~32k (a parallel region costs more than that).
+inline int threads_for(int threads, int64_t work) { return work < 32768 || threads < 1 ? 1 : threads; }
+
+/// y[r, c] += bias[c] for y float32 [m, n] row-major; nothing when bias is null.
+inline void add_bias(const float* bias, int64_t m, int64_t n, float* y) {
+  if (bias == nullptr) return;
+  for (int64_t r = 0; r < m; ++r) {
+    for (int64_t c = 0; c < n; ++c) y[r * n + c] += bias[c];
+  }
+}
+
+}  // namespace nbits
+
 }  // namespace edgemm::kernels

@@ -48,7 +48,6 @@ namespace {
 #define EDGEMM_AVX512 __attribute__((target("avx512f,avx2,fma")))
 
 constexpr int64_t kGroup = 32;            // K indices per [even, odd] group
-constexpr int64_t kPrefetchBytes = 4096;  // how far ahead of the codes being read they are prefetched
 constexpr int64_t kChunk = 32;            // columns per scheduling unit of the register-tile path
 constexpr int64_t kTileRows = 4;          // rows of a register tile (8 rows with 2 columns ran slower)
 
@@ -114,7 +113,8 @@ EDGEMM_AVX512 void gemv_tile(const Codes& p, const float* zq, const float* a, in
     }
     if ((j & prefetch_mask) == 0) {
 #pragma GCC unroll 8
-      for (int c = 0; c < NC; ++c) _mm_prefetch(reinterpret_cast<const char*>(codes[c]) + kPrefetchBytes, _MM_HINT_T0);
+      for (int c = 0; c < NC; ++c)
+        _mm_prefetch(reinterpret_cast<const char*>(codes[c]) + nbits::kPrefetchBytes, _MM_HINT_T0);
     }
     const float* ak = a + j * p.bs;
     for (int64_t i = 0; i < p.bs; i += kGroup) {
@@ -354,14 +354,11 @@ const float* prepare_a(const float* a, int64_t m, int64_t k, int64_t k_pad, bool
   return out;
 }
 
-// Threads for `work` multiply-adds: one below ~32k (a parallel region costs more than that).
-int threads_for(int threads, int64_t work) { return work < 32768 || threads < 1 ? 1 : threads; }
-
 template <Zp Z>
 void run(const MatMulNBitsShape& s, const MatMulNBitsWeights& w, const float* a, int64_t m, float* y, int threads) {
   const Codes p(s, w);
   const int64_t k_pad = p.kb * p.bs, n_total = s.n;
-  const int t = threads_for(threads, m * k_pad * n_total);
+  const int t = nbits::threads_for(threads, m * k_pad * n_total);
   if (m <= kAvx512GemvMaxRows) {
     const float* ap = prepare_a(a, m, s.k, k_pad, true);
     const int64_t chunks = (n_total + kChunk - 1) / kChunk;

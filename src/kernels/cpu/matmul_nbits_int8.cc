@@ -52,23 +52,14 @@ namespace {
 
 constexpr int64_t kUnitBytes = 16;   // code bytes a lane covers per chunk (one block or less)
 constexpr int64_t kColumnTask = 16;  // columns per OpenMP scheduling unit
-constexpr int64_t kPrefetchBytes = 4096;
-
-// Code `i` of a block's blob (4 bits: two a byte, lower index in the low nibble).
-int code_at(const uint8_t* blob, int64_t i, int64_t bits) {
-  if (bits == 8) return blob[i];
-  return (blob[i >> 1] >> ((i & 1) * 4)) & 0x0F;
-}
 
 // Zero point of block j of column n as a float (the default 2^(bits - 1) when absent).
 float zero_point(const MatMulNBitsShape& s, const MatMulNBitsWeights& w, int64_t n, int64_t j) {
   if (w.zero_points != nullptr) {
-    return static_cast<float>(code_at(w.zero_points + n * s.zero_point_row_bytes(), j, s.bits));
+    return static_cast<float>(nbits::code_at(w.zero_points + n * s.zero_point_row_bytes(), j, s.bits));
   }
   return static_cast<float>(int64_t{1} << (s.bits - 1));
 }
-
-int threads_for(int threads, int64_t work) { return work < 32768 || threads < 1 ? 1 : threads; }
 
 /// Rows of A quantized per block (K order), with per-block scales and code sums; finite[r] is
 /// false for a row that holds NaN or an infinity. Views of a per-thread workspace (slot kExtra
@@ -95,7 +86,7 @@ struct QuantizedRows {
 void run_reference(const MatMulNBitsShape& s, const MatMulNBitsWeights& w, const QuantizedRows& rows, int64_t m,
                    float* y, int threads) {
   const int64_t kb = s.k_blocks(), bs = s.block_size, blob = s.blob_size();
-  const int t = threads_for(threads, m * rows.k_pad * s.n);
+  const int t = nbits::threads_for(threads, m * rows.k_pad * s.n);
 #pragma omp parallel for num_threads(t) schedule(static)
   for (int64_t n = 0; n < s.n; ++n) {
     for (int64_t r = 0; r < m; ++r) {
@@ -104,7 +95,7 @@ void run_reference(const MatMulNBitsShape& s, const MatMulNBitsWeights& w, const
       for (int64_t j = 0; j < kb; ++j) {
         const uint8_t* codes = w.b + (n * kb + j) * blob;
         int32_t dot = 0;
-        for (int64_t i = 0; i < bs; ++i) dot += code_at(codes, i, s.bits) * q[j * bs + i];
+        for (int64_t i = 0; i < bs; ++i) dot += nbits::code_at(codes, i, s.bits) * q[j * bs + i];
         const float zp = zero_point(s, w, n, j);
         const float sum = static_cast<float>(rows.sums[r * kb + j]);
         acc += (static_cast<float>(dot) - zp * sum) * (w.scales[n * kb + j] * rows.scales[r * kb + j]);
@@ -279,7 +270,7 @@ EDGEMM_AVX512_VNNI void columns512(const Job& job, int64_t r0, int64_t n0, int64
     for (int r = 0; r < MR; ++r) acc[r] = _mm512_setzero_ps();
     for (int64_t c = 0; c < wk.chunks; ++c) {
       const uint8_t* p = chunk_codes(job, col, c, spare);
-      _mm_prefetch(reinterpret_cast<const char*>(p) + kPrefetchBytes, _MM_HINT_T0);
+      _mm_prefetch(reinterpret_cast<const char*>(p) + nbits::kPrefetchBytes, _MM_HINT_T0);
       const __m512i z0 = _mm512_loadu_si512(p), z1 = _mm512_loadu_si512(p + 64);
       const __m512i z2 = _mm512_loadu_si512(p + 128), z3 = _mm512_loadu_si512(p + 192);
       const __m512i t0 = _mm512_unpacklo_epi32(z0, z1), t1 = _mm512_unpackhi_epi32(z0, z1);
@@ -375,7 +366,7 @@ EDGEMM_AVX2_INT8 void columns256(const Job& job, int64_t r0, int64_t n0, int64_t
     for (int r = 0; r < MR; ++r) acc[r] = _mm256_setzero_ps();
     for (int64_t c = 0; c < wk.chunks; ++c) {
       const uint8_t* p = chunk_codes(job, col, c, spare);
-      _mm_prefetch(reinterpret_cast<const char*>(p) + kPrefetchBytes, _MM_HINT_T0);
+      _mm_prefetch(reinterpret_cast<const char*>(p) + nbits::kPrefetchBytes, _MM_HINT_T0);
       const __m256i z0 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p));
       const __m256i z1 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p + 32));
       const __m256i z2 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p + 64));
@@ -457,7 +448,7 @@ void run_fast(bool avx512, const MatMulNBitsShape& s, const MatMulNBitsWeights& 
   }
   const int max_rows = avx512 ? 8 : 4;
   const int64_t tasks = (s.n + kColumnTask - 1) / kColumnTask;
-  const int t = threads_for(threads, m * walk.col_bytes * s.n);
+  const int t = nbits::threads_for(threads, m * walk.col_bytes * s.n);
 #pragma omp parallel for num_threads(t) schedule(static)
   for (int64_t task = 0; task < tasks; ++task) {
     const int64_t n0 = task * kColumnTask, n1 = std::min(s.n, n0 + kColumnTask);
@@ -698,7 +689,7 @@ void run_sdot(const MatMulNBitsShape& s, const MatMulNBitsWeights& w, const Quan
   const int8_t* act = sdot_rows(s, rows, m);
   const int64_t units = s.blob_size() / kUnitBytes;
   const int64_t tasks = (s.n + kColumnTask - 1) / kColumnTask;
-  const int t = threads_for(threads, m * rows.k_pad * s.n);
+  const int t = nbits::threads_for(threads, m * rows.k_pad * s.n);
 #pragma omp parallel for num_threads(t) schedule(static)
   for (int64_t task = 0; task < tasks; ++task) {
     const int64_t n0 = task * kColumnTask, n1 = std::min(s.n, n0 + kColumnTask);
@@ -712,13 +703,6 @@ void run_sdot(const MatMulNBitsShape& s, const MatMulNBitsWeights& w, const Quan
 #undef EDGEMM_DOTPROD
 
 #endif  // __aarch64__
-
-void add_bias(const float* bias, int64_t m, int64_t n, float* y) {
-  if (bias == nullptr) return;
-  for (int64_t r = 0; r < m; ++r) {
-    for (int64_t c = 0; c < n; ++c) y[r * n + c] += bias[c];
-  }
-}
 
 }  // namespace
 
@@ -792,7 +776,7 @@ void matmul_nbits_int8(MatMulNBitsVariant variant, const MatMulNBitsShape& shape
   (void)path;
   run_reference(shape, no_bias, rows, m, y, threads);
 #endif
-  add_bias(w.bias, m, shape.n, y);
+  nbits::add_bias(w.bias, m, shape.n, y);
   // Rows with NaN or infinities: the float32 product (the reference formula of matmul_nbits).
   MatMulNBitsShape float_shape = shape;
   float_shape.accuracy_level = 0;

@@ -292,6 +292,7 @@ void matmul_panels(const PackedPanels& b, const float* a, int64_t lda, int64_t m
   }
 }
 
+#undef EDGEMM_AVX512
 #else
 
 bool matmul_panels_available(PanelFormat) { return false; }

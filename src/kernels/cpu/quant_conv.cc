@@ -43,7 +43,7 @@ struct ConvInputs {
 constexpr ConvInputs kConvIntegerInputs{0, 1, 2, 3, -1};
 constexpr ConvInputs kQLinearConvInputs{0, 3, 2, 5, 8};
 // QLinearConv's scales and output zero point.
-enum : int { kXScale = 1, kWScale = 4, kYScale = 6, kYZero = 7 };
+enum : int { kConvXScale = 1, kConvWScale = 4, kConvYScale = 6, kConvYZero = 7 };
 
 const Tensor* optional_input(const KernelContext& ctx, int i) { return i >= 0 ? ctx.input(i) : nullptr; }
 
@@ -140,19 +140,19 @@ void requantize(const ConvGeometry& g, const int32_t* acc, float x_scale, const 
 // holds one value per output channel.
 Status check_qlinear_params(const ir::Node& node, const KernelContext& ctx, const ConvGeometry& g,
                             bool* w_per_channel) {
-  for (int i : {kXScale, kWScale, kYScale}) {
+  for (int i : {kConvXScale, kConvWScale, kConvYScale}) {
     EDGEMM_RETURN_IF_ERROR(quant::check_scale_dtype(node, i, *ctx.input(i)));
   }
-  const Tensor& x_scale = *ctx.input(kXScale);
-  const Tensor& w_scale = *ctx.input(kWScale);
-  const Tensor& y_scale = *ctx.input(kYScale);
-  const Tensor& y_zp = *ctx.input(kYZero);
+  const Tensor& x_scale = *ctx.input(kConvXScale);
+  const Tensor& w_scale = *ctx.input(kConvWScale);
+  const Tensor& y_scale = *ctx.input(kConvYScale);
+  const Tensor& y_zp = *ctx.input(kConvYZero);
   EDGEMM_RETURN_IF_ERROR(
-      quant::check_same_shape(node, kXScale, x_scale, kQLinearConvInputs.x_zp, ctx.input(kQLinearConvInputs.x_zp)));
+      quant::check_same_shape(node, kConvXScale, x_scale, kQLinearConvInputs.x_zp, ctx.input(kQLinearConvInputs.x_zp)));
   EDGEMM_RETURN_IF_ERROR(
-      quant::check_same_shape(node, kWScale, w_scale, kQLinearConvInputs.w_zp, ctx.input(kQLinearConvInputs.w_zp)));
-  EDGEMM_RETURN_IF_ERROR(quant::check_same_shape(node, kYScale, y_scale, kYZero, &y_zp));
-  for (int i : {kXScale, kYScale}) {
+      quant::check_same_shape(node, kConvWScale, w_scale, kQLinearConvInputs.w_zp, ctx.input(kQLinearConvInputs.w_zp)));
+  EDGEMM_RETURN_IF_ERROR(quant::check_same_shape(node, kConvYScale, y_scale, kConvYZero, &y_zp));
+  for (int i : {kConvXScale, kConvYScale}) {
     if (ctx.input(i)->element_count() != 1) {
       return ir::node_error(node, StatusCode::kInvalidArgument,
                             "scale " + describe_input(node, i) + " has shape " +
@@ -162,9 +162,9 @@ Status check_qlinear_params(const ir::Node& node, const KernelContext& ctx, cons
   *w_per_channel = w_scale.element_count() != 1;
   if (*w_per_channel && (w_scale.rank() != 1 || w_scale.dim(0) != g.out_channels)) {
     return ir::node_error(node, StatusCode::kInvalidArgument,
-                          "scale " + describe_input(node, kWScale) + " has shape " + shape_to_string(w_scale.shape()) +
-                              "; expected one value (per tensor) or [" + std::to_string(g.out_channels) +
-                              "] (per output channel)");
+                          "scale " + describe_input(node, kConvWScale) + " has shape " +
+                              shape_to_string(w_scale.shape()) + "; expected one value (per tensor) or [" +
+                              std::to_string(g.out_channels) + "] (per output channel)");
   }
   return Status::ok();
 }
@@ -172,19 +172,21 @@ Status check_qlinear_params(const ir::Node& node, const KernelContext& ctx, cons
 Status QuantConvKernel::run(KernelContext& ctx) const {
   const ir::Node& node = ctx.node();
   if (qlinear_) {
-    for (auto [i, what] :
-         {std::pair{kXScale, "x_scale"}, {kWScale, "w_scale"}, {kYScale, "y_scale"}, {kYZero, "y_zero_point"}}) {
+    for (auto [i, what] : {std::pair{kConvXScale, "x_scale"},
+                           {kConvWScale, "w_scale"},
+                           {kConvYScale, "y_scale"},
+                           {kConvYZero, "y_zero_point"}}) {
       EDGEMM_RETURN_IF_ERROR(quant::required_input(ctx, i, what).status());
     }
-    const DataType out = ctx.input(kYZero)->dtype();
-    if (!quant::is_8bit(out)) return unsupported_dtype(node, kYZero, out);
+    const DataType out = ctx.input(kConvYZero)->dtype();
+    if (!quant::is_8bit(out)) return unsupported_dtype(node, kConvYZero, out);
   }
   ConvGeometry g;
   Tensor x32, w32;
   EDGEMM_RETURN_IF_ERROR(prepare(ctx, &g, &x32, &w32));
   bool w_per_channel = false;
   if (qlinear_) EDGEMM_RETURN_IF_ERROR(check_qlinear_params(node, ctx, g, &w_per_channel));
-  const DataType out_dtype = qlinear_ ? ctx.input(kYZero)->dtype() : DataType::kInt32;
+  const DataType out_dtype = qlinear_ ? ctx.input(kConvYZero)->dtype() : DataType::kInt32;
   EDGEMM_ASSIGN_OR_RETURN(Tensor * y, ctx.allocate_output(0, out_dtype, g.output_shape()));
   if (y->element_count() == 0) return Status::ok();
   const Tensor* bias = qlinear_ ? optional_input(ctx, kQLinearConvInputs.bias) : nullptr;
@@ -195,10 +197,10 @@ Status QuantConvKernel::run(KernelContext& ctx) const {
   }
   EDGEMM_ASSIGN_OR_RETURN(Tensor acc, Tensor::create(DataType::kInt32, g.output_shape()));
   conv_reference<int32_t>(g, x32.data<int32_t>(), w32.data<int32_t>(), b, acc.data<int32_t>(), ctx.threads());
-  const float x_scale = ctx.input(kXScale)->data<float>()[0];
-  const float* w_scale = ctx.input(kWScale)->data<float>();
-  const float y_scale = ctx.input(kYScale)->data<float>()[0];
-  const int32_t y_zp = quant::zero_point_values(ctx.input(kYZero), 1)[0];
+  const float x_scale = ctx.input(kConvXScale)->data<float>()[0];
+  const float* w_scale = ctx.input(kConvWScale)->data<float>();
+  const float y_scale = ctx.input(kConvYScale)->data<float>()[0];
+  const int32_t y_zp = quant::zero_point_values(ctx.input(kConvYZero), 1)[0];
   if (out_dtype == DataType::kUInt8) {
     requantize(g, acc.data<int32_t>(), x_scale, w_scale, w_per_channel, y_scale, y_zp, y->data<uint8_t>());
   } else {

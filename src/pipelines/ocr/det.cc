@@ -10,7 +10,8 @@
 namespace edgemm::ocr {
 namespace {
 
-double polygon_area(const Quad& quad) {
+// |area| of the quad by the shoelace formula (as PaddleOCR's unclip computes it).
+double shoelace_area(const Quad& quad) {
   double twice = 0;
   for (int i = 0; i < 4; ++i) {
     const Point& a = quad[i];
@@ -85,7 +86,7 @@ std::pair<Quad, float> min_area_quad(const std::vector<cv::Point2f>& points) {
 std::vector<cv::Point2f> unclip(const Quad& quad, float ratio) {
   const double perimeter = polygon_perimeter(quad);
   if (perimeter <= 0) return {};
-  const double distance = polygon_area(quad) * ratio / perimeter;
+  const double distance = shoelace_area(quad) * ratio / perimeter;
   ClipperLib::Path path;
   for (const Point& p : quad) path.emplace_back(static_cast<ClipperLib::cInt>(p.x), static_cast<ClipperLib::cInt>(p.y));
   ClipperLib::ClipperOffset offset;

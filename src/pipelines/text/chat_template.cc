@@ -16,26 +16,24 @@ struct ChatTemplateImpl {
 
 namespace {
 
-using Json = nlohmann::ordered_json;
-
 Status template_error(const jinja::TemplateError& e, StatusCode code) {
   std::string where = "chat template";
   if (e.line > 0) where += " line " + std::to_string(e.line) + ", column " + std::to_string(e.column);
   return Status(e.unsupported ? StatusCode::kUnsupported : code, where + ": " + e.what());
 }
 
-Expected<Json> read_json(const std::filesystem::path& path) {
+Expected<jinja::Json> read_json(const std::filesystem::path& path) {
   std::ifstream in(path);
   if (!in) return Status(StatusCode::kIo, "cannot read " + path.string());
   std::stringstream text;
   text << in.rdbuf();
-  Json j = Json::parse(text.str(), nullptr, false);
+  jinja::Json j = jinja::Json::parse(text.str(), nullptr, false);
   if (j.is_discarded()) return Status(StatusCode::kInvalidModel, path.string() + ": malformed JSON");
   return j;
 }
 
 /// tokenizer_config.json's chat_template: a string, or [{name, template}, ...] ("default").
-Expected<std::string> template_text(const Json& value, const std::string& file) {
+Expected<std::string> template_text(const jinja::Json& value, const std::string& file) {
   if (value.is_string()) return value.get<std::string>();
   if (value.is_array()) {
     for (const auto& t : value)
@@ -66,13 +64,13 @@ Expected<ChatTemplate> ChatTemplate::from_model_dir(const std::string& dir) {
   const std::filesystem::path root(dir);
   const auto config_path = root / "tokenizer_config.json";
   const auto template_path = root / "chat_template.json";
-  Json config = Json::object();
+  jinja::Json config = jinja::Json::object();
   if (std::filesystem::exists(config_path)) {
     EDGEMM_ASSIGN_OR_RETURN(config, read_json(config_path));
   }
   std::string text;
   if (std::filesystem::exists(template_path)) {
-    EDGEMM_ASSIGN_OR_RETURN(Json t, read_json(template_path));
+    EDGEMM_ASSIGN_OR_RETURN(jinja::Json t, read_json(template_path));
     if (!t.is_object() || !t.contains("chat_template"))
       return Status(StatusCode::kInvalidModel, template_path.string() + ": no chat_template field");
     EDGEMM_ASSIGN_OR_RETURN(text, template_text(t["chat_template"], template_path.string()));
@@ -87,18 +85,18 @@ Expected<ChatTemplate> ChatTemplate::from_model_dir(const std::string& dir) {
   auto parsed = parse(text);
   if (!parsed) return Status(parsed.status().code(), dir + ": " + parsed.status().message());
   ChatTemplate result = std::move(*parsed);
-  Json tokens = Json::object();
+  jinja::Json tokens = jinja::Json::object();
   for (const char* key : {"bos_token", "eos_token", "unk_token", "sep_token", "pad_token", "cls_token", "mask_token"}) {
     if (!config.is_object() || !config.contains(key)) continue;
-    const Json& t = config[key];
-    const Json content = t.is_object() ? t.value("content", Json()) : t;
+    const jinja::Json& t = config[key];
+    const jinja::Json content = t.is_object() ? t.value("content", jinja::Json()) : t;
     if (content.is_string() && !content.get<std::string>().empty()) tokens[key] = content;
   }
   result.set_special_tokens(std::move(tokens));
   return result;
 }
 
-Expected<std::string> ChatTemplate::render(const Json& variables) const {
+Expected<std::string> ChatTemplate::render(const jinja::Json& variables) const {
   if (!variables.is_object())
     return Status(StatusCode::kInvalidArgument, "chat template variables must be a JSON object");
   try {
@@ -114,14 +112,15 @@ Expected<std::string> ChatTemplate::render(const Json& variables) const {
   }
 }
 
-Expected<std::string> ChatTemplate::apply(const Json& messages, bool add_generation_prompt, const Json& extra) const {
+Expected<std::string> ChatTemplate::apply(const jinja::Json& messages, bool add_generation_prompt,
+                                          const jinja::Json& extra) const {
   if (!messages.is_array()) return Status(StatusCode::kInvalidArgument, "chat messages must be a JSON list");
   if (!extra.is_null() && !extra.is_object())
     return Status(StatusCode::kInvalidArgument, "extra chat template variables must be a JSON object");
-  Json vars = {{"messages", messages},
-               {"add_generation_prompt", add_generation_prompt},
-               {"tools", nullptr},
-               {"documents", nullptr}};
+  jinja::Json vars = {{"messages", messages},
+                      {"add_generation_prompt", add_generation_prompt},
+                      {"tools", nullptr},
+                      {"documents", nullptr}};
   for (const auto& [k, v] : special_tokens_.items()) vars[k] = v;
   if (extra.is_object())
     for (const auto& [k, v] : extra.items()) vars[k] = v;
