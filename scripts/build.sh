@@ -12,5 +12,6 @@ cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release "$@" >"$build/c
   cat "$build/configure.log"
   exit 1
 }
+bash "$root/scripts/unity_relative.sh" "$build" "$root"
 # shellcheck disable=SC2086  # a word list on purpose
 ninja -C "$build" -j"$(nproc)" ${EDGEMM_TARGETS:-}

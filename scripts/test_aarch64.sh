@@ -26,6 +26,7 @@ cmake_args=(-S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release
 [ -n "${EDGEMM_QEMU_CPU:-}" ] && cmake_args+=(-DEDGEMM_QEMU_CPU="$EDGEMM_QEMU_CPU")
 echo "[aarch64] configure: cmake ${cmake_args[*]}"
 cmake "${cmake_args[@]}" >"$build/configure.log" 2>&1 || { cat "$build/configure.log"; exit 1; }
+bash "$root/scripts/unity_relative.sh" "$build" "$root"
 command -v ccache >/dev/null && ccache --zero-stats >/dev/null 2>&1 || true
 echo "[aarch64] build (nice -n 10, -j$jobs)"
 nice -n 10 ninja -C "$build" -j"$jobs"
