@@ -1,8 +1,10 @@
 #!/usr/bin/python3
-"""Fails when a file of src/ includes a header of a layer it may not use (docs/architecture.md).
+"""Fails when a file of src/ includes a header of a layer it may not use (docs/architecture.md),
+or a file of plugins/ or examples/ includes anything but edgemm's public headers.
 
 Each folder of src/ is a layer (one CMake library); a layer may include its own headers, those of
-the layers in its LAYERS entry, and the public headers (include/edgemm/) of those layers. Run from
+the layers in its LAYERS entry, and the public headers (include/edgemm/) of those layers. The
+example plugin and the examples are built against the installed API only (EXTERNAL). Run from
 anywhere; prints each offending include as FILE:LINE and exits 1, or exits 0 when there are none.
 """
 import pathlib
@@ -29,10 +31,14 @@ PUBLIC = {
     "value_info.h": "core",
     "runtime_options.h": "core",
     "profile.h": "core",
+    "image_view.h": "core",
     "plugin_abi.h": "backends",
     "inferencer.h": "session",
     "edgemm_c.h": "capi",
 }
+
+# Folders whose sources may include only public headers (quoted "edgemm/..." includes).
+EXTERNAL = ["plugins", "examples"]
 
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"')
 
@@ -61,6 +67,15 @@ def main():
             if target is not None and target not in allowed:
                 bad.append(f"{path.relative_to(ROOT)}:{number}: layer '{layer}' includes \"{match.group(1)}\""
                            f" of layer '{target}' (allowed: {', '.join(sorted(allowed))})")
+    for folder in EXTERNAL:
+        for path in sorted((ROOT / folder).rglob("*")):
+            if path.suffix not in (".h", ".cc", ".c", ".cpp") or "node_modules" in path.parts:
+                continue
+            for number, line in enumerate(path.read_text().splitlines(), 1):
+                match = INCLUDE.match(line)
+                if match and not match.group(1).startswith("edgemm/"):
+                    bad.append(f"{path.relative_to(ROOT)}:{number}: includes \"{match.group(1)}\"; {folder}/ may"
+                               " include only edgemm's public headers (\"edgemm/...\")")
     for message in bad:
         print(message)
     if bad:

@@ -22,6 +22,10 @@ namespace edgemm {
 /// optimize, backend, plugin_path, device, precision) and what is fixed at load.
 struct InferencerConfig : RuntimeOptions {
   std::string model_path;  ///< .onnx file; external data is read relative to its folder
+  /// The contents of an .onnx file (owned copy), loaded instead of reading model_path when not
+  /// empty; model_path then only names the model in messages (may be empty). A model with
+  /// external data cannot load from bytes (kInvalidModel naming the tensor).
+  std::string model_bytes;
   /// Optional fixed input shapes (name → shape). Symbolic axes are pinned to these values at
   /// load so that shape-dependent subgraphs (Shape → Gather → Concat ...) fold to constants.
   std::map<std::string, Shape> fixed_input_shapes;

@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "edgemm/status.h"
@@ -93,12 +94,21 @@ class Tensor {
 
   void* raw_data() { return data_; }
   const void* raw_data() const { return data_; }
+  /// The elements as T. T must match the dtype: float (kFloat32), double (kFloat64), int8_t,
+  /// int16_t, int32_t, int64_t, uint32_t, uint64_t (their kInt*/kUInt*), uint8_t (kUInt8 or kBool),
+  /// bool (kBool), uint16_t (kUInt16, or the bits of kFloat16 / kBFloat16 values), or
+  /// char / std::byte (the bytes of any dtype); raw_data() for untyped access. An undefined
+  /// tensor gives nullptr for any T. Debug builds (no NDEBUG) and sanitizer builds
+  /// (EDGEMM_CHECK_DTYPES) abort with a message naming both types on a mismatch; release builds
+  /// do not check.
   template <typename T>
   T* data() {
+    check_element_type<T>();
     return static_cast<T*>(data_);
   }
   template <typename T>
   const T* data() const {
+    check_element_type<T>();
     return static_cast<const T*>(data_);
   }
 
@@ -108,6 +118,73 @@ class Tensor {
   Expected<Tensor> reshaped(Shape shape) const;
 
  private:
+  template <typename T>
+  void check_element_type() const {
+#if !defined(NDEBUG) || defined(EDGEMM_CHECK_DTYPES)
+    if (dtype_ != DataType::kUndefined && !element_type_matches<std::remove_cv_t<T>>(dtype_)) {
+      element_type_mismatch(dtype_, element_type_name<std::remove_cv_t<T>>());
+    }
+#endif
+  }
+  template <typename T>
+  static constexpr bool element_type_matches(DataType d) {
+    if constexpr (std::is_same_v<T, char> || std::is_same_v<T, std::byte>)
+      return true;
+    else if constexpr (std::is_same_v<T, float>)
+      return d == DataType::kFloat32;
+    else if constexpr (std::is_same_v<T, double>)
+      return d == DataType::kFloat64;
+    else if constexpr (std::is_same_v<T, bool>)
+      return d == DataType::kBool;
+    else if constexpr (std::is_same_v<T, uint8_t>)
+      return d == DataType::kUInt8 || d == DataType::kBool;
+    else if constexpr (std::is_same_v<T, int8_t>)
+      return d == DataType::kInt8;
+    else if constexpr (std::is_same_v<T, uint16_t>) {
+      return d == DataType::kUInt16 || d == DataType::kFloat16 || d == DataType::kBFloat16;
+    } else if constexpr (std::is_same_v<T, int16_t>)
+      return d == DataType::kInt16;
+    else if constexpr (std::is_same_v<T, int32_t>)
+      return d == DataType::kInt32;
+    else if constexpr (std::is_same_v<T, uint32_t>)
+      return d == DataType::kUInt32;
+    else if constexpr (std::is_same_v<T, int64_t>)
+      return d == DataType::kInt64;
+    else if constexpr (std::is_same_v<T, uint64_t>)
+      return d == DataType::kUInt64;
+    else
+      return false;
+  }
+  template <typename T>
+  static constexpr const char* element_type_name() {
+    if constexpr (std::is_same_v<T, float>)
+      return "float";
+    else if constexpr (std::is_same_v<T, double>)
+      return "double";
+    else if constexpr (std::is_same_v<T, bool>)
+      return "bool";
+    else if constexpr (std::is_same_v<T, uint8_t>)
+      return "uint8_t";
+    else if constexpr (std::is_same_v<T, int8_t>)
+      return "int8_t";
+    else if constexpr (std::is_same_v<T, uint16_t>)
+      return "uint16_t";
+    else if constexpr (std::is_same_v<T, int16_t>)
+      return "int16_t";
+    else if constexpr (std::is_same_v<T, int32_t>)
+      return "int32_t";
+    else if constexpr (std::is_same_v<T, uint32_t>)
+      return "uint32_t";
+    else if constexpr (std::is_same_v<T, int64_t>)
+      return "int64_t";
+    else if constexpr (std::is_same_v<T, uint64_t>)
+      return "uint64_t";
+    else
+      return "an unsupported element type";
+  }
+  /// Prints "Tensor::data<T>() with T = <type> on a <dtype> tensor" to stderr and aborts.
+  [[noreturn]] static void element_type_mismatch(DataType dtype, const char* type);
+
   DataType dtype_ = DataType::kUndefined;
   Shape shape_;
   int64_t element_count_ = 0;

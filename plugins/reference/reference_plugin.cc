@@ -1,33 +1,34 @@
 /// \file reference_plugin.cc
 /// libedgemm_reference_plugin.so: the example vendor plugin (docs/plugins.md). It implements
 /// edgemm/plugin_abi.h for a "device" that runs a few float32 ops, Add, Conv, Gemm, MatMul,
-/// MaxPool, Mul and Relu, with edgemm's own CPU kernels (linked statically from edgemm_core;
-/// only edgemm_plugin_get_api is exported, see plugins/plugin.map). Everything else it refuses
-/// with a reason, so edgemm runs it natively. A real plugin has the same shape: parse the ONNX
-/// bytes, decide per node, hand each partition to the vendor's compiler, run the compiled
-/// artefact.
+/// MaxPool, Mul and Relu, by handing each partition to edgemm's public Inferencer (linked
+/// statically; only edgemm_plugin_get_api is exported, see plugins/plugin.map). It includes
+/// nothing from edgemm's src/: the partition is read with libonnx, as a vendor plugin reads it.
+/// Everything else it refuses with a reason, so edgemm runs it natively. A real plugin has the
+/// same shape: parse the ONNX bytes, decide per node, hand each partition to the vendor's
+/// compiler, run the compiled artefact.
 
-#include <omp.h>
+#include <onnx/onnx_pb.h>
+#include <onnx/shape_inference/implementation.h>
 
 #include <algorithm>
+#include <climits>
 #include <cstring>
+#include <map>
 #include <memory>
 #include <new>
 #include <set>
 #include <string>
+#include <utility>
 #include <vector>
 
+#include "edgemm/inferencer.h"
 #include "edgemm/plugin_abi.h"
-#include "ir/onnx_import.h"
-#include "runtime/compiled_graph.h"
-#include "runtime/executor.h"
 
-/// A compiled partition: edgemm's compiled graph of the partition model.
+/// A compiled partition: an Inferencer over the partition model.
 struct EdgemmPluginPartition {
-  std::shared_ptr<edgemm::runtime::CompiledGraph> graph;
-  std::vector<edgemm::ValueInfo> inputs;
+  std::unique_ptr<edgemm::Inferencer> model;
   std::vector<std::string> outputs;
-  int threads = 1;
 };
 
 namespace {
@@ -44,7 +45,7 @@ const char* const kPrecisions[] = {"fp32"};
 const std::set<std::string> kOps = {"Add", "Conv", "Gemm", "MatMul", "MaxPool", "Mul", "Relu"};
 constexpr const char* kOpList = "Add, Conv, Gemm, MatMul, MaxPool, Mul, Relu";
 
-/// An output of a run: the tensor edgemm's executor returned and the dims handed to the host.
+/// An output of a run: the tensor the Inferencer returned and the dims handed to the host.
 struct OutputBox {
   Tensor tensor;
   std::vector<int64_t> dims;
@@ -96,38 +97,51 @@ int32_t guarded(EdgemmPluginError* error, const Body& body) {
   }
 }
 
-/// The model in `bytes` through edgemm's importer (checker and shape inference; no external data).
-Expected<edgemm::ir::Model> parse(const void* bytes, size_t size) {
-  return edgemm::ir::import_onnx_bytes(std::string(static_cast<const char*>(bytes), size), "");
-}
+/// A partition model as the plugin reads it: the ModelProto, with the dtype of every value it
+/// names (ONNX shape inference fills in the intermediate ones).
+struct Partition {
+  onnx::ModelProto proto;
+  std::map<std::string, DataType> dtypes;
+};
 
-/// The dtype the graph knows for value `name` (kUndefined when it knows none).
-DataType dtype_of(const edgemm::ir::Graph& graph, const std::string& name) {
-  if (auto it = graph.initializers.find(name); it != graph.initializers.end()) return it->second.dtype();
-  if (auto it = graph.value_infos.find(name); it != graph.value_infos.end()) return it->second.dtype;
-  for (const auto* list : {&graph.inputs, &graph.outputs}) {
-    for (const edgemm::ValueInfo& info : *list) {
-      if (info.name == name) return info.dtype;
+/// Parses the partition in `bytes` and infers its value types. Errors: kInvalidModel.
+Expected<Partition> parse(const void* bytes, size_t size) {
+  Partition p;
+  if (bytes == nullptr || size > static_cast<size_t>(INT_MAX) ||
+      !p.proto.ParseFromArray(bytes, static_cast<int>(size))) {
+    return Status(StatusCode::kInvalidModel, "reference plugin: the partition is not an ONNX ModelProto");
+  }
+  try {
+    onnx::shape_inference::InferShapes(p.proto);
+  } catch (const std::exception& e) {
+    return Status(StatusCode::kInvalidModel, std::string("reference plugin: shape inference failed: ") + e.what());
+  }
+  const onnx::GraphProto& g = p.proto.graph();
+  for (const onnx::TensorProto& t : g.initializer()) p.dtypes[t.name()] = static_cast<DataType>(t.data_type());
+  for (const auto* list : {&g.input(), &g.output(), &g.value_info()}) {
+    for (const onnx::ValueInfoProto& v : *list) {
+      if (v.type().has_tensor_type()) p.dtypes[v.name()] = static_cast<DataType>(v.type().tensor_type().elem_type());
     }
   }
-  return DataType::kUndefined;
+  return p;
 }
 
 /// Why this device cannot run `node` (empty when it can).
-std::string refusal(const edgemm::ir::Graph& graph, const edgemm::ir::Node& node) {
-  if (!node.domain.empty() && node.domain != "ai.onnx") {
-    return "reference plugin runs only default-domain ONNX ops, not domain '" + node.domain + "'";
+std::string refusal(const Partition& p, const onnx::NodeProto& node) {
+  if (!node.domain().empty() && node.domain() != "ai.onnx") {
+    return "reference plugin runs only default-domain ONNX ops, not domain '" + node.domain() + "'";
   }
-  if (kOps.count(node.op_type) == 0) {
-    return node.op_type + " is not among the reference plugin's ops (" + kOpList + ")";
+  if (kOps.count(node.op_type()) == 0) {
+    return node.op_type() + " is not among the reference plugin's ops (" + kOpList + ")";
   }
-  if (node.op_type == "MaxPool" && node.outputs.size() > 1 && !node.outputs[1].empty()) {
+  if (node.op_type() == "MaxPool" && node.output_size() > 1 && !node.output(1).empty()) {
     return "MaxPool with an Indices output (the reference plugin computes values only)";
   }
-  for (const auto* names : {&node.inputs, &node.outputs}) {
+  for (const auto* names : {&node.input(), &node.output()}) {
     for (const std::string& name : *names) {
       if (name.empty()) continue;
-      const DataType dtype = dtype_of(graph, name);
+      const auto it = p.dtypes.find(name);
+      const DataType dtype = it == p.dtypes.end() ? DataType::kUndefined : it->second;
       if (dtype != DataType::kFloat32) {
         return "the reference plugin runs float32 only; '" + name + "' is " +
                (dtype == DataType::kUndefined ? std::string("of unknown dtype") : edgemm::dtype_name(dtype));
@@ -155,15 +169,15 @@ Status check_options(const EdgemmPluginOptions* options) {
 Status capability(const void* model, size_t model_size, const EdgemmPluginOptions* options,
                   EdgemmPluginVerdict* verdicts, size_t node_count) {
   EDGEMM_RETURN_IF_ERROR(check_options(options));
-  EDGEMM_ASSIGN_OR_RETURN(edgemm::ir::Model parsed, parse(model, model_size));
-  const auto& nodes = parsed.graph.nodes;
-  if (nodes.size() != node_count) {
+  EDGEMM_ASSIGN_OR_RETURN(Partition parsed, parse(model, model_size));
+  const auto& nodes = parsed.proto.graph().node();
+  if (static_cast<size_t>(nodes.size()) != node_count) {
     return Status(StatusCode::kInvalidModel, "the model has " + std::to_string(nodes.size()) +
                                                  " nodes; edgemm asked for " + std::to_string(node_count) +
                                                  " verdicts");
   }
-  for (size_t n = 0; n < nodes.size(); ++n) {
-    const std::string reason = refusal(parsed.graph, nodes[n]);
+  for (int n = 0; n < nodes.size(); ++n) {
+    const std::string reason = refusal(parsed, nodes[n]);
     verdicts[n].supported = reason.empty() ? 1 : 0;
     write_text(verdicts[n].reason, sizeof verdicts[n].reason, reason);
   }
@@ -171,50 +185,55 @@ Status capability(const void* model, size_t model_size, const EdgemmPluginOption
 }
 
 /// EdgemmPluginApi::compile: checks every node again (refusing what capability would refuse) and
-/// compiles the partition with edgemm's runtime.
+/// loads the partition into an Inferencer (no graph passes: it runs the partition as given).
 Status compile(const void* model, size_t model_size, const EdgemmPluginOptions* options,
                EdgemmPluginPartition** partition) {
   EDGEMM_RETURN_IF_ERROR(check_options(options));
-  EDGEMM_ASSIGN_OR_RETURN(edgemm::ir::Model parsed, parse(model, model_size));
-  for (const edgemm::ir::Node& node : parsed.graph.nodes) {
-    const std::string reason = refusal(parsed.graph, node);
-    if (!reason.empty()) return edgemm::ir::node_error(node, StatusCode::kUnsupported, reason);
+  EDGEMM_ASSIGN_OR_RETURN(Partition parsed, parse(model, model_size));
+  for (const onnx::NodeProto& node : parsed.proto.graph().node()) {
+    const std::string reason = refusal(parsed, node);
+    if (!reason.empty()) {
+      return Status(StatusCode::kUnsupported, node.op_type() + " '" + node.name() + "': " + reason);
+    }
   }
+  edgemm::InferencerConfig config;
+  config.model_bytes.assign(static_cast<const char*>(model), model_size);
+  config.model_path = "reference plugin partition";
+  config.optimize = false;
+  config.threads = std::max(options->threads, 1);
   auto compiled = std::make_unique<EdgemmPluginPartition>();
-  compiled->inputs = parsed.graph.inputs;
-  for (const edgemm::ValueInfo& out : parsed.graph.outputs) compiled->outputs.push_back(out.name);
-  compiled->threads = std::max(options->threads, 1);
-  auto graph = std::make_shared<const edgemm::ir::Graph>(std::move(parsed.graph));
-  EDGEMM_ASSIGN_OR_RETURN(compiled->graph, edgemm::runtime::CompiledGraph::compile(graph, parsed.opsets, {}));
+  EDGEMM_ASSIGN_OR_RETURN(compiled->model, edgemm::Inferencer::create(config));
+  for (const edgemm::ValueInfo& out : compiled->model->outputs()) compiled->outputs.push_back(out.name);
   *partition = compiled.release();
   return Status::ok();
 }
 
-/// The inputs as borrowed Tensors, checked against the partition's graph inputs.
-Expected<std::vector<Tensor>> borrow_inputs(const EdgemmPluginPartition& partition, const EdgemmPluginTensor* inputs,
-                                            size_t input_count) {
-  if (input_count != partition.inputs.size() || (input_count > 0 && inputs == nullptr)) {
-    return Status(StatusCode::kInvalidArgument, "reference plugin partition takes " +
-                                                    std::to_string(partition.inputs.size()) + " inputs, got " +
-                                                    std::to_string(input_count));
+/// The inputs as borrowed Tensors named as the partition's graph inputs, checked against them.
+Expected<std::vector<std::pair<std::string, Tensor>>> borrow_inputs(const EdgemmPluginPartition& partition,
+                                                                    const EdgemmPluginTensor* inputs,
+                                                                    size_t input_count) {
+  const std::vector<edgemm::ValueInfo>& declared = partition.model->inputs();
+  if (input_count != declared.size() || (input_count > 0 && inputs == nullptr)) {
+    return Status(StatusCode::kInvalidArgument, "reference plugin partition takes " + std::to_string(declared.size()) +
+                                                    " inputs, got " + std::to_string(input_count));
   }
-  std::vector<Tensor> tensors;
+  std::vector<std::pair<std::string, Tensor>> tensors;
   for (size_t i = 0; i < input_count; ++i) {
     const EdgemmPluginTensor& in = inputs[i];
-    const edgemm::ValueInfo& want = partition.inputs[i];
+    const edgemm::ValueInfo& want = declared[i];
     if (in.dtype != static_cast<int32_t>(want.dtype) || in.rank < 0 || (in.rank > 0 && in.dims == nullptr)) {
       return Status(StatusCode::kInvalidArgument, "reference plugin input " + std::to_string(i) + " ('" + want.name +
                                                       "') must be " + edgemm::dtype_name(want.dtype) +
                                                       " with dims; got dtype " + std::to_string(in.dtype));
     }
     edgemm::Shape shape(in.dims, in.dims + in.rank);
-    tensors.push_back(Tensor::borrow(want.dtype, std::move(shape), const_cast<void*>(in.data)));
+    tensors.emplace_back(want.name, Tensor::borrow(want.dtype, std::move(shape), const_cast<void*>(in.data)));
   }
   return tensors;
 }
 
-/// EdgemmPluginApi::run: executes the compiled graph (immutable, so concurrent calls need no lock)
-/// and hands each output over in an OutputBox.
+/// EdgemmPluginApi::run: runs the partition's Inferencer (thread-safe, so concurrent calls need no
+/// lock) and hands each output over in an OutputBox.
 Status run(const EdgemmPluginPartition* partition, const EdgemmPluginTensor* inputs, size_t input_count,
            EdgemmPluginTensor* outputs, size_t output_count) {
   if (partition == nullptr) return Status(StatusCode::kInvalidArgument, "reference plugin got no partition (NULL)");
@@ -230,12 +249,8 @@ Status run(const EdgemmPluginPartition* partition, const EdgemmPluginTensor* inp
                                                       (outputs[i].name ? outputs[i].name : "(NULL)") + "'");
     }
   }
-  EDGEMM_ASSIGN_OR_RETURN(std::vector<Tensor> tensors, borrow_inputs(*partition, inputs, input_count));
-  omp_set_num_threads(partition->threads);
-  edgemm::runtime::ExecOptions exec;
-  exec.threads = partition->threads;
-  EDGEMM_ASSIGN_OR_RETURN(std::vector<Tensor> results,
-                          edgemm::runtime::execute(*partition->graph, tensors, nullptr, exec, nullptr));
+  EDGEMM_ASSIGN_OR_RETURN(auto named, borrow_inputs(*partition, inputs, input_count));
+  EDGEMM_ASSIGN_OR_RETURN(std::vector<Tensor> results, partition->model->run(named));
   if (results.size() != output_count) {
     return Status(StatusCode::kInternal, "reference plugin computed " + std::to_string(results.size()) +
                                              " outputs for " + std::to_string(output_count));

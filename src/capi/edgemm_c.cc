@@ -278,7 +278,7 @@ edgemm_status* edgemm_ocr_run_image(const edgemm_ocr* ocr, const uint8_t* pixels
   if (ocr == nullptr) return null_argument("ocr");
   if (pixels == nullptr) return null_argument("pixels");
   return guarded([&]() {
-    const edgemm::ocr::ImageView image{pixels, width, height, channels, row_bytes};
+    const edgemm::ImageView image{pixels, width, height, channels, row_bytes};
     return finish_ocr(ocr->pipeline->run(image), out);
   });
 }

@@ -1,5 +1,6 @@
 #include "edgemm/tensor.h"
 
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <limits>
@@ -244,6 +245,12 @@ uint16_t float_to_bfloat16(float f) {
   if ((x & 0x7fffffff) > 0x7f800000) return static_cast<uint16_t>((x >> 16) | 0x40);
   uint32_t rounding = 0x7fff + ((x >> 16) & 1);
   return static_cast<uint16_t>((x + rounding) >> 16);
+}
+
+void Tensor::element_type_mismatch(DataType dtype, const char* type) {
+  std::fprintf(stderr, "edgemm: Tensor::data<T>() with T = %s on a %s tensor (tensor.h lists the matching types)\n",
+               type, dtype_name(dtype));
+  std::abort();
 }
 
 }  // namespace edgemm

@@ -255,7 +255,7 @@ Expected<cv::Mat> read_image_bgr(const std::string& path, Alpha alpha) {
   return to_bgr8(decoded, alpha);
 }
 
-Expected<cv::Mat> image_view_to_bgr(const ocr::ImageView& view) {
+Expected<cv::Mat> image_view_to_bgr(const ImageView& view, Alpha alpha) {
   if (view.data == nullptr) return Status(StatusCode::kInvalidArgument, "image view has no data (null pointer)");
   EDGEMM_RETURN_IF_ERROR(check_pixel_count(view.width, view.height, "image view"));
   if (view.channels != 1 && view.channels != 3 && view.channels != 4) {
@@ -270,7 +270,10 @@ Expected<cv::Mat> image_view_to_bgr(const ocr::ImageView& view) {
   }
   const cv::Mat borrowed(view.height, view.width, CV_8UC(view.channels), const_cast<uint8_t*>(view.data),
                          static_cast<size_t>(stride));
-  cv::Mat bgr = to_bgr8(borrowed);
+  cv::Mat bgr_order = borrowed;
+  if (view.order == ChannelOrder::kRgb && view.channels == 3) cv::cvtColor(borrowed, bgr_order, cv::COLOR_RGB2BGR);
+  if (view.order == ChannelOrder::kRgb && view.channels == 4) cv::cvtColor(borrowed, bgr_order, cv::COLOR_RGBA2BGRA);
+  cv::Mat bgr = to_bgr8(bgr_order, alpha);
   return bgr.data == borrowed.data ? bgr.clone() : bgr;
 }
 

@@ -8,6 +8,7 @@
 #include <opencv2/core.hpp>
 #include <string>
 
+#include "edgemm/image_view.h"
 #include "edgemm/pipelines/ocr.h"
 #include "edgemm/status.h"
 #include "edgemm/tensor.h"
@@ -36,10 +37,11 @@ inline constexpr int64_t kMaxImagePixels = int64_t{1} << 28;
 enum class Alpha { kComposite, kDrop };
 Expected<cv::Mat> read_image_bgr(const std::string& path, Alpha alpha = Alpha::kComposite);
 
-/// Copies an in-memory 8-bit image (1, 3 or 4 channels; see ocr::ImageView) into BGR.
-/// Errors: kInvalidArgument for a null pointer, non-positive size, unsupported channel count,
-/// too small a stride, or more than kMaxImagePixels pixels.
-Expected<cv::Mat> image_view_to_bgr(const ocr::ImageView& view);
+/// Copies an in-memory 8-bit image (1, 3 or 4 channels in either order; edgemm/image_view.h) into
+/// BGR, its alpha handled as `alpha` says (as read_image_bgr). Errors: kInvalidArgument for a null
+/// pointer, non-positive size, unsupported channel count, too small a stride, or more than
+/// kMaxImagePixels pixels.
+Expected<cv::Mat> image_view_to_bgr(const ImageView& view, Alpha alpha = Alpha::kComposite);
 
 /// Converts an 8-bit BGR image to a float NCHW tensor [1, 3, H, W] (or writes into row `batch`
 /// of an existing [N, 3, H, W'] tensor, W' ≥ W, leaving the padding untouched), computing

@@ -199,7 +199,9 @@ class NativeInferencer final : public Inferencer {
     EDGEMM_ASSIGN_OR_RETURN(std::unique_ptr<backends::Backend> backend, backends::make_backend(config));
     ir::ImportOptions import_options;
     import_options.fixed_input_shapes = config.fixed_input_shapes;
-    EDGEMM_ASSIGN_OR_RETURN(ir::Model model, ir::import_onnx_file(config.model_path, import_options));
+    EDGEMM_ASSIGN_OR_RETURN(ir::Model model, config.model_bytes.empty()
+                                                 ? ir::import_onnx_file(config.model_path, import_options)
+                                                 : ir::import_onnx_bytes(config.model_bytes, "", import_options));
     if (rewrite) {
       if (backend) return make_error(StatusCode::kInvalidArgument, "graph rewrites at load need the native backend");
       if (Status s = rewrite(model); !s.is_ok()) return Status(s.code(), "'" + config.model_path + "': " + s.message());

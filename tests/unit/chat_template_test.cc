@@ -9,6 +9,9 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <tuple>
 
 #include "source_dir.h"
 
@@ -29,7 +32,7 @@ std::string render(const std::string& source, const Json& messages, bool gen = f
   auto t = ChatTemplate::parse(source);
   EXPECT_TRUE(t) << t.status().to_string();
   if (!t) return "<parse error>";
-  auto out = t->apply(messages, gen, extra);
+  auto out = t->apply(messages.dump(), gen, extra.dump());
   EXPECT_TRUE(out) << out.status().to_string();
   return out ? *out : "<render error>";
 }
@@ -37,7 +40,7 @@ std::string render(const std::string& source, const Json& messages, bool gen = f
 edgemm::Status render_error(const std::string& source, const Json& messages = Json::array()) {
   auto t = ChatTemplate::parse(source);
   if (!t) return t.status();
-  auto out = t->apply(messages, false);
+  auto out = t->apply(messages.dump(), false);
   return out ? edgemm::Status::ok() : out.status();
 }
 
@@ -57,14 +60,14 @@ TEST(ChatTemplateOracle, PublishedTemplatesByteExact) {
   for (const auto& t : templates) {
     auto parsed = ChatTemplate::parse(t["template"].get<std::string>());
     ASSERT_TRUE(parsed) << t["name"] << ": " << parsed.status().to_string();
-    parsed->set_special_tokens(t["special_tokens"]);
+    ASSERT_TRUE(parsed->set_special_tokens(t["special_tokens"].dump()).is_ok());
     for (const auto& c : conversations) {
       for (bool gen : {false, true}) {
         const std::string name =
             t["name"].get<std::string>() + "/" + c["name"].get<std::string>() + "/gen" + (gen ? "1" : "0");
         ASSERT_TRUE(refs.count(name)) << "no reference for " << name;
         const Json& ref = refs[name];
-        auto out = parsed->apply(c["messages"], gen, c.value("extra", Json(nullptr)));
+        auto out = parsed->apply(c["messages"].dump(), gen, c.value("extra", Json(nullptr)).dump());
         ++compared;
         if (ref.contains("error")) {
           EXPECT_FALSE(out) << name << ": the reference fails (" << ref["error"] << ") but edgemm renders\n" << *out;
@@ -129,6 +132,23 @@ TEST(ChatTemplate, BadInputIsAClearError) {
   }
   EXPECT_FALSE(render_error("{{ messages[0].content.strip() }}", Json::array()).is_ok());  // calling undefined
   EXPECT_FALSE(render_error("{% for c in 'abc' %}{% endfor %}").is_ok());                  // strings are not iterable
+
+  // Malformed or mistyped JSON arguments.
+  auto t = ChatTemplate::parse("{{ x }}");
+  ASSERT_TRUE(t);
+  for (auto [messages, extra, part] :
+       {std::tuple{"[{", "null", "chat messages are not valid JSON"},
+        std::tuple{"{}", "null", "chat messages must be a JSON list"},
+        std::tuple{"[]", "[1]", "extra chat template variables must be a JSON object"},
+        std::tuple{"[]", "{\"x\":", "extra chat template variables are not valid JSON"}}) {
+    auto out = t->apply(messages, false, extra);
+    ASSERT_FALSE(out) << messages << " " << extra;
+    EXPECT_EQ(out.status().code(), StatusCode::kInvalidArgument);
+    EXPECT_NE(out.status().message().find(part), std::string::npos) << out.status().message();
+  }
+  EXPECT_FALSE(t->render("[1]"));
+  EXPECT_FALSE(t->set_special_tokens("\"<s>\"").is_ok());
+  EXPECT_EQ(*t->render(R"({"x": 2})"), "2");
 }
 
 TEST(ChatTemplate, MutatedTemplatesNeverCrash) {
@@ -163,7 +183,7 @@ TEST(ChatTemplate, MutatedTemplatesNeverCrash) {
     if (!tmpl) continue;
     ++parsed;
     const auto& c = conversations[next(conversations.size())];
-    if (tmpl->apply(c["messages"], next(2) == 1, c.value("extra", Json(nullptr)))) ++rendered;
+    if (tmpl->apply(c["messages"].dump(), next(2) == 1, c.value("extra", Json(nullptr)).dump())) ++rendered;
   }
   EXPECT_GT(parsed, 0);
   EXPECT_GT(rendered, 0);
@@ -183,13 +203,13 @@ TEST(ChatTemplate, FromModelDir) {
       << R"({"bos_token": {"content": "<s>"}, "eos_token": "</s>", "chat_template": [{"name": "default", "template": "{{ bos_token }}{{ messages[0].content }}{{ eos_token }}"}]})";
   auto t = ChatTemplate::from_model_dir(dir.string());
   ASSERT_TRUE(t) << t.status().to_string();
-  auto out = t->apply(Json::parse(R"([{"role": "user", "content": "x"}])"), false);
+  auto out = t->apply(R"([{"role": "user", "content": "x"}])", false);
   ASSERT_TRUE(out);
   EXPECT_EQ(*out, "<s>x</s>");
   std::ofstream(dir / "chat_template.json") << R"({"chat_template": "{{ messages | length }}"})";
   auto t2 = ChatTemplate::from_model_dir(dir.string());
   ASSERT_TRUE(t2);
-  EXPECT_EQ(*t2->apply(Json::array(), false), "0");
+  EXPECT_EQ(*t2->apply("[]", false), "0");
   std::filesystem::remove_all(dir);
   EXPECT_EQ(ChatTemplate::from_model_dir(dir.string()).status().code(), StatusCode::kIo);
 }

@@ -8,6 +8,7 @@
 #include <onnx/onnx_pb.h>
 
 #include <cmath>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -221,7 +222,7 @@ TEST(ClipPreprocess, WholeChainByHand) {
       p[2] = 200;
     }
   }
-  auto t = model.preprocess_rgb(rgb.data(), 130, 64);
+  auto t = model.preprocess(ImageView{rgb.data(), 130, 64, 3, 0, ChannelOrder::kRgb});
   ASSERT_TRUE(t.has_value()) << t.status().to_string();
   ASSERT_EQ(t->shape(), (Shape{1, 3, 64, 64}));
   auto at = [&](int c, int y, int x) { return t->data<float>()[(c * 64 + y) * 64 + x]; };
@@ -229,8 +230,21 @@ TEST(ClipPreprocess, WholeChainByHand) {
   EXPECT_NEAR(at(0, 5, 63), (96 / 255.0 - 0.48145466) / 0.26862954, 1e-6);
   EXPECT_NEAR(at(1, 7, 10), (7 / 255.0 - 0.4578275) / 0.26130258, 1e-6);
   EXPECT_NEAR(at(2, 63, 63), (200 / 255.0 - 0.40821073) / 0.27577711, 1e-6);
-  EXPECT_EQ(model.preprocess_rgb(nullptr, 10, 10).status().code(), StatusCode::kInvalidArgument);
-  EXPECT_EQ(model.preprocess_rgb(rgb.data(), 130, 64, 100).status().code(), StatusCode::kInvalidArgument);
+  // The same pixels as BGR, and as RGBA whose alpha is dropped (not composited), give the same values.
+  std::vector<uint8_t> bgr(rgb.size()), rgba(130 * 64 * 4);
+  for (size_t i = 0; i < 130 * 64; ++i) {
+    bgr[3 * i] = rgb[3 * i + 2], bgr[3 * i + 1] = rgb[3 * i + 1], bgr[3 * i + 2] = rgb[3 * i];
+    for (int c = 0; c < 3; ++c) rgba[4 * i + c] = rgb[3 * i + c];
+    rgba[4 * i + 3] = static_cast<uint8_t>(i % 256);
+  }
+  for (const ImageView& same : {ImageView{bgr.data(), 130, 64, 3, 0, ChannelOrder::kBgr},
+                                ImageView{rgba.data(), 130, 64, 4, 0, ChannelOrder::kRgb}}) {
+    auto u = model.preprocess(same);
+    ASSERT_TRUE(u.has_value()) << u.status().to_string();
+    EXPECT_EQ(std::memcmp(u->data<float>(), t->data<float>(), t->byte_size()), 0) << same.channels << " channels";
+  }
+  EXPECT_EQ(model.preprocess(ImageView{nullptr, 10, 10}).status().code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(model.preprocess(ImageView{rgb.data(), 130, 64, 3, 100}).status().code(), StatusCode::kInvalidArgument);
 }
 
 // --- preprocessing vs transformers.js ------------------------------------------------------------

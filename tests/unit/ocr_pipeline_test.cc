@@ -320,6 +320,20 @@ TEST(OcrImageInput, InMemoryViewsAreValidated) {
   EXPECT_TRUE(pipelines::image_view_to_bgr(ImageView{pixels, 2, 2, 3, 0}).has_value());
 }
 
+TEST(OcrImageInput, RgbViewsAreSwappedToBgr) {
+  // One pixel R = 10, G = 20, B = 30, alpha 255: BGR order gives (30, 20, 10) whatever the input order.
+  const uint8_t rgb[3] = {10, 20, 30}, bgr[3] = {30, 20, 10}, rgba[4] = {10, 20, 30, 255}, bgra[4] = {30, 20, 10, 255};
+  const ImageView views[] = {{rgb, 1, 1, 3, 0, ChannelOrder::kRgb},
+                             {bgr, 1, 1, 3, 0, ChannelOrder::kBgr},
+                             {rgba, 1, 1, 4, 0, ChannelOrder::kRgb},
+                             {bgra, 1, 1, 4, 0, ChannelOrder::kBgr}};
+  for (const ImageView& view : views) {
+    auto mat = pipelines::image_view_to_bgr(view);
+    ASSERT_TRUE(mat.has_value()) << mat.status().to_string();
+    EXPECT_EQ(mat->at<cv::Vec3b>(0, 0), cv::Vec3b(30, 20, 10)) << view.channels << " channels";
+  }
+}
+
 TEST(OcrPipelineOptions, BadOptionsAndMissingModelsAreRefused) {
   OcrOptions options;
   options.models_dir = kSource + "/models/ppocrv4";

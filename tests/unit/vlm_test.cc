@@ -292,5 +292,45 @@ TEST(VlmPreprocessOracle, FramesMatchTransformersJs) {
   EXPECT_GE(images, 5);
 }
 
+// An in-memory image (RGB, as numpy gives it) generates what its file does, and a chat session's
+// conversation holds the typed turns the chat template renders.
+TEST(VlmModelApi, ImageViewsAndTypedMessages) {
+  auto model = vlm::VlmModel::load(fixture("vlm_tiny").string());
+  ASSERT_TRUE(model.has_value()) << model.status().to_string();
+  const std::string photo = (fs::path(edgemm::testing::source_dir()) / "data/photos/chelsea.png").string();
+  auto prompt = model->chat_prompt("What is this?", 1);
+  ASSERT_TRUE(prompt.has_value()) << prompt.status().to_string();
+  vlm::GenerateOptions options;
+  options.max_new_tokens = 4;
+  auto from_file = model->generate(*prompt, std::vector<std::string>{photo}, options);
+  ASSERT_TRUE(from_file.has_value()) << from_file.status().to_string();
+
+  auto bgr = pipelines::read_image_bgr(photo);
+  ASSERT_TRUE(bgr.has_value());
+  cv::Mat rgb;
+  cv::cvtColor(*bgr, rgb, cv::COLOR_BGR2RGB);
+  const ImageView view{rgb.data, rgb.cols, rgb.rows, 3, static_cast<int64_t>(rgb.step[0]), ChannelOrder::kRgb};
+  auto from_view = model->generate(*prompt, std::vector<ImageView>{view}, options);
+  ASSERT_TRUE(from_view.has_value()) << from_view.status().to_string();
+  EXPECT_EQ(from_view->ids, from_file->ids);
+  auto bad = model->generate(*prompt, std::vector<ImageView>{ImageView{nullptr, 4, 4}}, options);
+  ASSERT_FALSE(bad.has_value());
+  EXPECT_EQ(bad.status().code(), StatusCode::kInvalidArgument);
+
+  vlm::ChatSession chat(*model);
+  auto turn = chat.send("What is this?", std::vector<ImageView>{view}, options);
+  ASSERT_TRUE(turn.has_value()) << turn.status().to_string();
+  EXPECT_EQ(turn->ids, from_file->ids);
+  ASSERT_EQ(chat.messages().size(), 2u);
+  const vlm::ChatMessage& user = chat.messages()[0];
+  EXPECT_EQ(user.role, "user");
+  ASSERT_EQ(user.content.size(), 2u);
+  EXPECT_EQ(user.content[0].type, vlm::ChatPart::Type::kImage);
+  EXPECT_EQ(user.content[1].text, "What is this?");
+  EXPECT_EQ(chat.messages()[1].role, "assistant");
+  EXPECT_EQ(chat.messages()[1].content.at(0).text, turn->text);
+  EXPECT_EQ(*model->chat_prompt({user}), *prompt);
+}
+
 }  // namespace
 }  // namespace edgemm

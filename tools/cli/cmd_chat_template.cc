@@ -55,9 +55,9 @@ Status run_chat_template(const ChatTemplateArgs& args) {
   if (!args.vars_file.empty()) {
     EDGEMM_ASSIGN_OR_RETURN(vars, read_json_file(args.vars_file));
   }
-  EDGEMM_ASSIGN_OR_RETURN(std::string text, tmpl->apply(messages, args.add_generation_prompt, vars));
+  EDGEMM_ASSIGN_OR_RETURN(std::string text, tmpl->apply(messages.dump(), args.add_generation_prompt, vars.dump()));
   if (args.json) {
-    std::cout << Json{{"text", text}, {"special_tokens", tmpl->special_tokens()}}.dump(2) << std::endl;
+    std::cout << Json{{"text", text}, {"special_tokens", Json::parse(tmpl->special_tokens())}}.dump(2) << std::endl;
   } else {
     std::cout << text;
   }

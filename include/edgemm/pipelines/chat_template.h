@@ -40,7 +40,7 @@
 /// compares their identities); tojson(sort_keys=true) orders keys case-insensitively by code
 /// point instead of by localeCompare.
 
-#include <nlohmann/json.hpp>
+#include <memory>
 #include <string>
 #include <string_view>
 
@@ -68,29 +68,32 @@ class ChatTemplate {
   /// the errors of parse().
   static Expected<ChatTemplate> from_model_dir(const std::string& dir);
 
-  /// Renders with the given top-level variables (a JSON object; numbers with an integral value
-  /// are integers, as in JavaScript). Errors: kInvalidArgument for a render error (including
+  /// Renders with the given top-level variables: `variables_json`, the text of a JSON object
+  /// (numbers with an integral value are integers, as in JavaScript; keys keep their order).
+  /// Errors: kInvalidArgument for malformed JSON, a non-object, or a render error (including
   /// raise_exception, whose message is kept) naming the line and column.
-  Expected<std::string> render(const nlohmann::ordered_json& variables) const;
+  Expected<std::string> render(std::string_view variables_json) const;
 
   /// transformers.js' apply_chat_template(messages, {tokenize: false, add_generation_prompt}):
   /// variables messages, add_generation_prompt, tools = null, documents = null, then
-  /// special_tokens(), then `extra` (an object, or null; later keys win).
-  /// `messages` is a list of {"role": ..., "content": string or list of parts such as
-  /// {"type": "text", "text": ...} / {"type": "image"}}. Errors as render().
-  Expected<std::string> apply(const nlohmann::ordered_json& messages, bool add_generation_prompt,
-                              const nlohmann::ordered_json& extra = nullptr) const;
+  /// special_tokens(), then `extra_json` (a JSON object, or null; later keys win).
+  /// `messages_json` is the text of a JSON list of {"role": ..., "content": string or list of
+  /// parts such as {"type": "text", "text": ...} / {"type": "image"}}. Errors as render().
+  Expected<std::string> apply(std::string_view messages_json, bool add_generation_prompt,
+                              std::string_view extra_json = "null") const;
 
-  /// Special tokens read by from_model_dir() (empty object otherwise); may be replaced.
-  const nlohmann::ordered_json& special_tokens() const { return special_tokens_; }
-  void set_special_tokens(nlohmann::ordered_json tokens) { special_tokens_ = std::move(tokens); }
+  /// Special tokens read by from_model_dir() as the text of a JSON object ("{}" otherwise), e.g.
+  /// {"bos_token": "<s>"}.
+  const std::string& special_tokens() const { return special_tokens_; }
+  /// Replaces them. Errors: kInvalidArgument unless `tokens_json` is a JSON object.
+  Status set_special_tokens(std::string_view tokens_json);
   /// The template text.
   const std::string& source() const;
 
  private:
   explicit ChatTemplate(std::shared_ptr<const ChatTemplateImpl> impl) : impl_(std::move(impl)) {}
   std::shared_ptr<const ChatTemplateImpl> impl_;
-  nlohmann::ordered_json special_tokens_ = nlohmann::ordered_json::object();
+  std::string special_tokens_ = "{}";
 };
 
 }  // namespace edgemm::text

@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "edgemm/image_view.h"
 #include "edgemm/inferencer.h"
 #include "edgemm/status.h"
 #include "edgemm/tensor.h"
@@ -132,9 +133,10 @@ class ClipModel {
   /// (not an image, empty, larger than 2^28 pixels), naming the path.
   Expected<Tensor> preprocess_file(const std::string& path) const;
 
-  /// Preprocesses an in-memory 8-bit RGB image (row-major, interleaved, `row_bytes` stride, 0 =
-  /// width × 3), borrowed for the call. Errors: kInvalidArgument for a null or empty image.
-  Expected<Tensor> preprocess_rgb(const uint8_t* rgb, int width, int height, int64_t row_bytes = 0) const;
+  /// Preprocesses an in-memory image (edgemm/image_view.h; alpha dropped, gray expanded) as
+  /// preprocess_file() does a decoded file. Errors: kUnsupported (no vision model loaded),
+  /// kInvalidArgument for an inconsistent view (ImageView lists them).
+  Expected<Tensor> preprocess(const ImageView& image) const;
 
   /// Image embeddings of float32 pixel_values [N, 3, H, W] (as from preprocess_*): float32
   /// [N, projection_dim], each row L2-normalized. Errors: kInvalidArgument (shape or dtype), kUnsupported
@@ -145,6 +147,8 @@ class ClipModel {
   /// rows L2-normalized, in the order of `paths`. Fails on the first unreadable image (errors of
   /// preprocess_file and embed_pixels).
   Expected<Tensor> embed_images(const std::vector<std::string>& paths) const;
+  /// As embed_images(paths) for in-memory images (errors of preprocess(ImageView)).
+  Expected<Tensor> embed_images(const std::vector<ImageView>& images) const;
 
   /// Text embeddings: tokenized with the package's tokenizer (special tokens added, truncated to
   /// tokenizer_config's model_max_length or text_config.max_position_embeddings, padded to the

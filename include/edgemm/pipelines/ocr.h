@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "edgemm/image_view.h"
 #include "edgemm/inferencer.h"
 #include "edgemm/status.h"
 
@@ -126,15 +127,6 @@ struct OcrResult {
   int orientation = 0;
   std::vector<OcrLine> lines;
   OcrTimings timings;
-};
-
-/// An 8-bit image in memory, borrowed for the duration of a call.
-struct ImageView {
-  const uint8_t* data = nullptr;  ///< row-major, interleaved channels
-  int width = 0;
-  int height = 0;
-  int channels = 3;       ///< 1 (gray), 3 (BGR) or 4 (BGRA)
-  int64_t row_bytes = 0;  ///< stride between rows; 0 = width × channels
 };
 
 /// The loaded pipeline. Thread safety: run()/run_file() may be called from several threads at

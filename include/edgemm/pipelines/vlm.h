@@ -13,10 +13,10 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
-#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
+#include "edgemm/image_view.h"
 #include "edgemm/inferencer.h"
 #include "edgemm/pipelines/clip.h"
 #include "edgemm/pipelines/ocr.h"
@@ -108,6 +108,19 @@ struct GenerateResult {
 /// With no line: "Text in the image (OCR): none.\n\nQuestion: " + question.
 std::string ocr_grounded_question(const ocr::OcrResult& ocr, const std::string& question);
 
+/// One part of a chat message's content: text, or the place of an image.
+struct ChatPart {
+  enum class Type { kText, kImage };
+  Type type = Type::kText;
+  std::string text;  ///< the text of a kText part
+};
+
+/// One message of a conversation, as chat templates read it: {role, content: [parts]}.
+struct ChatMessage {
+  std::string role;  ///< "user", "assistant" or "system"
+  std::vector<ChatPart> content;
+};
+
 /// Receives each new token id and the text it adds, as it is generated.
 using TokenCallback = std::function<void(int64_t id, const std::string& piece)>;
 
@@ -135,6 +148,10 @@ class VlmModel {
   /// the tokenizer, the sampler and Inferencer::run.
   Expected<GenerateResult> generate(const std::string& prompt, const std::vector<std::string>& image_paths,
                                     const GenerateOptions& options, const TokenCallback& on_token = {});
+  /// As generate() with in-memory images (edgemm/image_view.h; alpha dropped, gray expanded);
+  /// kInvalidArgument for an inconsistent view.
+  Expected<GenerateResult> generate(const std::string& prompt, const std::vector<ImageView>& images,
+                                    const GenerateOptions& options, const TokenCallback& on_token = {});
 
   /// Continues the conversation: `prompt` is the whole conversation so far (earlier turns, the
   /// answers as the chat template renders them, the new turn), its "<image>" markers the earlier
@@ -142,6 +159,9 @@ class VlmModel {
   /// tokens are not computed again (GenerateTimings::cached_prompt_tokens); where the prompt
   /// departs from what was fed, the cache is cut back. Errors as generate().
   Expected<GenerateResult> extend(const std::string& prompt, const std::vector<std::string>& new_images,
+                                  const GenerateOptions& options, const TokenCallback& on_token = {});
+  /// As extend() with in-memory images (as generate()).
+  Expected<GenerateResult> extend(const std::string& prompt, const std::vector<ImageView>& new_images,
                                   const GenerateOptions& options, const TokenCallback& on_token = {});
 
   /// The package's chat template applied to one user turn: `images` image parts, then `question`
@@ -151,7 +171,7 @@ class VlmModel {
   Expected<std::string> chat_prompt(const std::string& question, int images) const;
   /// The chat template applied to a whole conversation (messages as ChatSession::messages()),
   /// with the generation prompt.
-  Expected<std::string> chat_prompt(const nlohmann::ordered_json& messages) const;
+  Expected<std::string> chat_prompt(const std::vector<ChatMessage>& messages) const;
 
   const VlmConfig& config() const;
   /// "bound (capacity N)" when the decoder appends to edgemm's cache in place, else "concat" and
@@ -175,14 +195,21 @@ class ChatSession {
   /// turn is not added.
   Expected<GenerateResult> send(const std::string& text, const std::vector<std::string>& image_paths,
                                 const GenerateOptions& options, const TokenCallback& on_token = {});
+  /// As send() with in-memory images (as VlmModel::generate()).
+  Expected<GenerateResult> send(const std::string& text, const std::vector<ImageView>& images,
+                                const GenerateOptions& options, const TokenCallback& on_token = {});
   /// Starts a new conversation.
   void reset();
-  /// The conversation: [{role, content: [{type: "image"} | {type: "text", text}]}].
-  const nlohmann::ordered_json& messages() const { return messages_; }
+  /// The conversation so far: user turns (image parts, then text) and the answers.
+  const std::vector<ChatMessage>& messages() const { return messages_; }
 
  private:
+  template <typename Image>
+  Expected<GenerateResult> send_turn(const std::string& text, const std::vector<Image>& images,
+                                     const GenerateOptions& options, const TokenCallback& on_token);
+
   VlmModel* model_;
-  nlohmann::ordered_json messages_ = nlohmann::ordered_json::array();
+  std::vector<ChatMessage> messages_;
   bool started_ = false;
 };
 

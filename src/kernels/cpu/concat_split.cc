@@ -107,8 +107,8 @@ Status concat(KernelContext& ctx, bool quantizing) {
   for (const Tensor* t : inputs) {
     const int64_t block = t->shape()[axis] * inner;
     if (block > 0 && outer > 0) {
-      strided_copy(out->data<unsigned char>() + offset * elem, {out_block, 1}, t->raw_data(), {block, 1},
-                   {outer, block}, elem, ctx.threads());
+      strided_copy(out->data<char>() + offset * elem, {out_block, 1}, t->raw_data(), {block, 1}, {outer, block}, elem,
+                   ctx.threads());
     }
     offset += block;
   }
@@ -182,8 +182,8 @@ Status run_split(KernelContext& ctx, int64_t opset) {
       shape[axis] = sizes[i];
       EDGEMM_ASSIGN_OR_RETURN(Tensor * out, ctx.allocate_output(static_cast<int>(i), in->dtype(), shape));
       if (block > 0 && outer > 0) {
-        strided_copy(out->raw_data(), {block, 1}, in->data<unsigned char>() + offset * elem, {in_block, 1},
-                     {outer, block}, elem, ctx.threads());
+        strided_copy(out->raw_data(), {block, 1}, in->data<char>() + offset * elem, {in_block, 1}, {outer, block}, elem,
+                     ctx.threads());
       }
     }
     offset += block;

@@ -169,8 +169,8 @@ Status run_gather_nd(KernelContext& ctx, int64_t opset) {
   }
   const int64_t batch_size = s;
   const size_t elem = dtype_size(data->dtype());
-  const auto* src = data->data<unsigned char>();
-  auto* dst = out->data<unsigned char>();
+  const auto* src = data->data<char>();
+  auto* dst = out->data<char>();
   IndexView view(*indices);
   for (int64_t bi = 0; bi < batches; ++bi) {
     for (int64_t n = 0; n < per_batch; ++n) {

@@ -89,7 +89,7 @@ Status run_constant_of_shape(KernelContext& ctx) {
           "attribute 'value' must hold one element, got shape " + shape_to_string(v->shape()));
     }
     dtype = v->dtype();
-    value.assign(v->data<unsigned char>(), v->data<unsigned char>() + dtype_size(dtype));
+    value.assign(v->data<char>(), v->data<char>() + dtype_size(dtype));
   }
   EDGEMM_RETURN_IF_ERROR(check_output_shape(node, shape, dtype, "input 'input' (the shape)"));
   EDGEMM_ASSIGN_OR_RETURN(Tensor * out, ctx.allocate_output(0, dtype, shape));
@@ -236,12 +236,12 @@ Status run_one_hot(KernelContext& ctx) {
   EDGEMM_RETURN_IF_ERROR(check_output_shape(node, out_shape, values->dtype(), "output"));
   EDGEMM_ASSIGN_OR_RETURN(Tensor * out, ctx.allocate_output(0, values->dtype(), out_shape));
   const size_t elem = dtype_size(values->dtype());
-  const auto* off = values->data<unsigned char>();
+  const auto* off = values->data<char>();
   const auto* on = off + elem;
   fill_elements(out->raw_data(), out->element_count(), elem, off);
   int64_t outer = 1, inner = 1;
   for (int64_t k = 0; k < indices->rank(); ++k) (k < axis ? outer : inner) *= indices->shape()[k];
-  auto* dst = out->data<unsigned char>();
+  auto* dst = out->data<char>();
   for (int64_t o = 0; o < outer; ++o) {
     for (int64_t i = 0; i < inner; ++i) {
       int64_t v = load_as_int64(indices->dtype(), indices->raw_data(), o * inner + i);

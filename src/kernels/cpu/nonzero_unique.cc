@@ -147,8 +147,8 @@ Status run_unique(KernelContext& ctx) {
   }
   EDGEMM_ASSIGN_OR_RETURN(Tensor * y, ctx.allocate_output(0, x->dtype(), y_shape));
   const size_t block = static_cast<size_t>(inner) * dtype_size(x->dtype());
-  const auto* src = x->data<unsigned char>();
-  auto* dst = y->data<unsigned char>();
+  const auto* src = x->data<char>();
+  auto* dst = y->data<char>();
   for (int64_t o = 0; o < outer; ++o) {
     for (int64_t p = 0; p < groups; ++p) {
       copy_bytes(dst + (o * groups + p) * block, src + (o * dim + first_at[p]) * block, block);

@@ -207,9 +207,8 @@ Status run_pad(KernelContext& ctx, int64_t opset) {
       in_off += in_start * in_strides[k];
       out_off += out_start * out_strides[k];
     }
-    strided_copy(out->data<unsigned char>() + out_off * static_cast<int64_t>(elem), out_strides,
-                 in->data<unsigned char>() + in_off * static_cast<int64_t>(elem), in_strides,
-                 region, elem, ctx.threads());
+    strided_copy(out->data<char>() + out_off * static_cast<int64_t>(elem), out_strides,
+                 in->data<char>() + in_off * static_cast<int64_t>(elem), in_strides, region, elem, ctx.threads());
     return Status::ok();
   }
 

@@ -122,8 +122,8 @@ Status run_scatter_elements(KernelContext& ctx, int64_t opset) {
   const int64_t dim = data->shape()[axis];
   const std::vector<int64_t> dstride = contiguous_strides(data->shape());
   const size_t elem = dtype_size(data->dtype());
-  auto* dst = out->data<unsigned char>();
-  const auto* upd = updates->data<unsigned char>();
+  auto* dst = out->data<char>();
+  const auto* upd = updates->data<char>();
   IndexView view(*indices);
   std::vector<int64_t> pos(static_cast<size_t>(rank), 0);
   int64_t base = 0;
@@ -179,8 +179,8 @@ Status run_scatter_nd(KernelContext& ctx, int64_t opset) {
     s *= data->shape()[j];
   }
   const size_t elem = dtype_size(data->dtype());
-  auto* dst = out->data<unsigned char>();
-  const auto* upd = updates->data<unsigned char>();
+  auto* dst = out->data<char>();
+  const auto* upd = updates->data<char>();
   IndexView view(*indices);
   for (int64_t row = 0; row < rows; ++row) {
     int64_t offset = 0;

@@ -130,9 +130,8 @@ Status run_slice(KernelContext& ctx, int64_t opset) {
     src_strides[k] = step[k] * strides[k];
   }
   const size_t elem = dtype_size(in->dtype());
-  strided_copy(out->raw_data(), contiguous_strides(out_shape),
-               in->data<unsigned char>() + base * static_cast<int64_t>(elem), src_strides,
-               out_shape, elem, ctx.threads());
+  strided_copy(out->raw_data(), contiguous_strides(out_shape), in->data<char>() + base * static_cast<int64_t>(elem),
+               src_strides, out_shape, elem, ctx.threads());
   return Status::ok();
 }
 
@@ -171,8 +170,8 @@ Status run_compress(KernelContext& ctx) {
   }
   EDGEMM_ASSIGN_OR_RETURN(Tensor * out, ctx.allocate_output(0, in->dtype(), out_shape));
   const size_t block = static_cast<size_t>(inner) * dtype_size(in->dtype());
-  const auto* src = in->data<unsigned char>();
-  auto* dst = out->data<unsigned char>();
+  const auto* src = in->data<char>();
+  auto* dst = out->data<char>();
   for (int64_t o = 0; o < outer; ++o) {
     for (int64_t i : picked) {
       copy_bytes(dst, src + (o * dim + i) * block, block);
@@ -219,8 +218,8 @@ Status run_reverse_sequence(KernelContext& ctx) {
   auto offset = [&](int64_t t, int64_t b) {
     return static_cast<size_t>(time_axis == 0 ? t * batch + b : b * steps + t) * block;
   };
-  const auto* src = in->data<unsigned char>();
-  auto* dst = out->data<unsigned char>();
+  const auto* src = in->data<char>();
+  auto* dst = out->data<char>();
   for (int64_t b = 0; b < batch; ++b) {
     for (int64_t t = 0; t < steps; ++t) {
       const int64_t from = t < lens[b] ? lens[b] - 1 - t : t;

@@ -54,10 +54,10 @@ Status run_trilu(KernelContext& ctx) {
   // Beyond ±(rows + cols) every k behaves the same; clamping keeps i + k from overflowing.
   k = std::clamp<int64_t>(k, -(rows + cols), rows + cols);
   const size_t elem = dtype_size(in->dtype());
-  auto* base = out->data<unsigned char>();
+  auto* base = out->data<char>();
   for (int64_t m = 0; m < matrices; ++m) {
     for (int64_t i = 0; i < rows; ++i) {
-      unsigned char* row = base + ((m * rows + i) * cols) * static_cast<int64_t>(elem);
+      char* row = base + ((m * rows + i) * cols) * static_cast<int64_t>(elem);
       int64_t z0, z1;  // zeroed columns [z0, z1)
       if (upper != 0) {
         z0 = 0;

@@ -336,30 +336,56 @@ Expected<ClipModel> ClipModel::load(const std::string& dir, const ClipOptions& o
   return ClipModel(std::move(impl));
 }
 
-Expected<Tensor> ClipModel::preprocess_file(const std::string& path) const {
-  if (impl_->vision == nullptr) return Status(StatusCode::kUnsupported, "no vision model loaded (load_vision off)");
-  auto bgr = pipelines::read_image_bgr(path, pipelines::Alpha::kDrop);
-  if (!bgr.has_value()) return bgr.status();
+namespace {
+
+// pixel_values [1, 3, H, W] of an 8-bit BGR image (the processor works on RGB).
+Expected<Tensor> preprocess_bgr(const ClipModelImpl& m, const cv::Mat& bgr) {
   cv::Mat rgb;
-  cv::cvtColor(*bgr, rgb, cv::COLOR_BGR2RGB);
-  return preprocess_rgb(rgb.data, rgb.cols, rgb.rows, static_cast<int64_t>(rgb.step[0]));
+  cv::cvtColor(bgr, rgb, cv::COLOR_BGR2RGB);
+  EDGEMM_ASSIGN_OR_RETURN(Tensor t, Tensor::create(DataType::kFloat32, {1, 3, m.height, m.width}));
+  EDGEMM_RETURN_IF_ERROR(preprocess_rgb_into(rgb, m.processor, m.width, m.height, t.data<float>()));
+  return t;
 }
 
-Expected<Tensor> ClipModel::preprocess_rgb(const uint8_t* rgb, int width, int height, int64_t row_bytes) const {
-  if (impl_->vision == nullptr) return Status(StatusCode::kUnsupported, "no vision model loaded (load_vision off)");
-  if (rgb == nullptr || width <= 0 || height <= 0 || int64_t{width} * height > pipelines::kMaxImagePixels) {
-    return Status(StatusCode::kInvalidArgument, "image is empty, null or larger than 2^28 pixels (" +
-                                                    std::to_string(width) + "x" + std::to_string(height) + ")");
+Status require_vision(const ClipModelImpl& m) {
+  if (m.vision == nullptr) return Status(StatusCode::kUnsupported, "no vision model loaded (load_vision off)");
+  return Status::ok();
+}
+
+// Embeddings [count, dim] of `count` images, image_batch at a time; preprocess(i) gives image i's
+// pixel_values [1, 3, H, W].
+Expected<Tensor> embed_batched(const ClipModel& model, const ClipModelImpl& m, size_t count,
+                               const std::function<Expected<Tensor>(size_t)>& preprocess) {
+  if (count == 0) return Status(StatusCode::kInvalidArgument, "no images to embed");
+  EDGEMM_ASSIGN_OR_RETURN(Tensor out, Tensor::create(DataType::kFloat32, {static_cast<int64_t>(count), m.dim}));
+  const int64_t image = 3 * int64_t{m.height} * m.width;
+  const size_t batch = static_cast<size_t>(m.static_batch > 0 ? m.static_batch : m.options.image_batch);
+  for (size_t start = 0; start < count; start += batch) {
+    const size_t rows = std::min(batch, count - start);
+    EDGEMM_ASSIGN_OR_RETURN(Tensor pixels,
+                            Tensor::create(DataType::kFloat32, {static_cast<int64_t>(rows), 3, m.height, m.width}));
+    for (size_t r = 0; r < rows; ++r) {
+      EDGEMM_ASSIGN_OR_RETURN(Tensor one, preprocess(start + r));
+      std::memcpy(pixels.data<float>() + r * image, one.data<float>(), static_cast<size_t>(image) * sizeof(float));
+    }
+    EDGEMM_ASSIGN_OR_RETURN(Tensor e, model.embed_pixels(pixels));
+    std::memcpy(out.data<float>() + start * m.dim, e.data<float>(), rows * m.dim * sizeof(float));
   }
-  if (row_bytes == 0) row_bytes = int64_t{width} * 3;
-  if (row_bytes < int64_t{width} * 3) {
-    return Status(StatusCode::kInvalidArgument, "row_bytes " + std::to_string(row_bytes) + " < width × 3");
-  }
-  const cv::Mat view(height, width, CV_8UC3, const_cast<uint8_t*>(rgb), static_cast<size_t>(row_bytes));
-  auto t = Tensor::create(DataType::kFloat32, {1, 3, impl_->height, impl_->width});
-  if (!t.has_value()) return t.status();
-  EDGEMM_RETURN_IF_ERROR(preprocess_rgb_into(view, impl_->processor, impl_->width, impl_->height, t->data<float>()));
-  return t;
+  return out;
+}
+
+}  // namespace
+
+Expected<Tensor> ClipModel::preprocess_file(const std::string& path) const {
+  EDGEMM_RETURN_IF_ERROR(require_vision(*impl_));
+  EDGEMM_ASSIGN_OR_RETURN(cv::Mat bgr, pipelines::read_image_bgr(path, pipelines::Alpha::kDrop));
+  return preprocess_bgr(*impl_, bgr);
+}
+
+Expected<Tensor> ClipModel::preprocess(const ImageView& image) const {
+  EDGEMM_RETURN_IF_ERROR(require_vision(*impl_));
+  EDGEMM_ASSIGN_OR_RETURN(cv::Mat bgr, pipelines::image_view_to_bgr(image, pipelines::Alpha::kDrop));
+  return preprocess_bgr(*impl_, bgr);
 }
 
 Expected<Tensor> ClipModel::embed_pixels(const Tensor& pixel_values) const {
@@ -413,26 +439,11 @@ Expected<Tensor> ClipModel::embed_pixels(const Tensor& pixel_values) const {
 }
 
 Expected<Tensor> ClipModel::embed_images(const std::vector<std::string>& paths) const {
-  const ClipModelImpl& m = *impl_;
-  if (paths.empty()) return Status(StatusCode::kInvalidArgument, "no images to embed");
-  auto out = Tensor::create(DataType::kFloat32, {static_cast<int64_t>(paths.size()), embedding_dim()});
-  if (!out.has_value()) return out.status();
-  const int64_t image = 3 * int64_t{m.height} * m.width;
-  const size_t batch = static_cast<size_t>(m.static_batch > 0 ? m.static_batch : m.options.image_batch);
-  for (size_t start = 0; start < paths.size(); start += batch) {
-    const size_t rows = std::min(batch, paths.size() - start);
-    auto pixels = Tensor::create(DataType::kFloat32, {static_cast<int64_t>(rows), 3, m.height, m.width});
-    if (!pixels.has_value()) return pixels.status();
-    for (size_t r = 0; r < rows; ++r) {
-      auto one = preprocess_file(paths[start + r]);
-      if (!one.has_value()) return one.status();
-      std::memcpy(pixels->data<float>() + r * image, one->data<float>(), static_cast<size_t>(image) * sizeof(float));
-    }
-    auto e = embed_pixels(*pixels);
-    if (!e.has_value()) return e.status();
-    std::memcpy(out->data<float>() + start * m.dim, e->data<float>(), rows * m.dim * sizeof(float));
-  }
-  return out;
+  return embed_batched(*this, *impl_, paths.size(), [&](size_t i) { return preprocess_file(paths[i]); });
+}
+
+Expected<Tensor> ClipModel::embed_images(const std::vector<ImageView>& images) const {
+  return embed_batched(*this, *impl_, images.size(), [&](size_t i) { return preprocess(images[i]); });
 }
 
 Expected<Tensor> ClipModel::embed_texts(const std::vector<std::string>& texts) const {

@@ -92,11 +92,20 @@ Expected<ChatTemplate> ChatTemplate::from_model_dir(const std::string& dir) {
     const jinja::Json content = t.is_object() ? t.value("content", jinja::Json()) : t;
     if (content.is_string() && !content.get<std::string>().empty()) tokens[key] = content;
   }
-  result.set_special_tokens(std::move(tokens));
+  result.special_tokens_ = tokens.dump();
   return result;
 }
 
-Expected<std::string> ChatTemplate::render(const jinja::Json& variables) const {
+namespace {
+
+// `text` parsed as JSON (objects keep their key order). Errors: kInvalidArgument naming `what`.
+Expected<jinja::Json> parse_argument(std::string_view text, const std::string& what) {
+  jinja::Json j = jinja::Json::parse(text.begin(), text.end(), nullptr, false);
+  if (j.is_discarded()) return Status(StatusCode::kInvalidArgument, what + " are not valid JSON");
+  return j;
+}
+
+Expected<std::string> render_variables(const jinja::Program& program, const jinja::Json& variables) {
   if (!variables.is_object())
     return Status(StatusCode::kInvalidArgument, "chat template variables must be a JSON object");
   try {
@@ -104,7 +113,7 @@ Expected<std::string> ChatTemplate::render(const jinja::Json& variables) const {
     jinja::add_globals(globals);
     for (const auto& [name, value] : variables.items())
       globals.set(name, jinja::Value::of(jinja::normalize_input(value)));
-    return jinja::render(impl_->program, globals);
+    return jinja::render(program, globals);
   } catch (const jinja::TemplateError& e) {
     return template_error(e, StatusCode::kInvalidArgument);
   } catch (const std::exception& e) {
@@ -112,19 +121,35 @@ Expected<std::string> ChatTemplate::render(const jinja::Json& variables) const {
   }
 }
 
-Expected<std::string> ChatTemplate::apply(const jinja::Json& messages, bool add_generation_prompt,
-                                          const jinja::Json& extra) const {
+}  // namespace
+
+Expected<std::string> ChatTemplate::render(std::string_view variables_json) const {
+  EDGEMM_ASSIGN_OR_RETURN(jinja::Json variables, parse_argument(variables_json, "chat template variables"));
+  return render_variables(impl_->program, variables);
+}
+
+Expected<std::string> ChatTemplate::apply(std::string_view messages_json, bool add_generation_prompt,
+                                          std::string_view extra_json) const {
+  EDGEMM_ASSIGN_OR_RETURN(jinja::Json messages, parse_argument(messages_json, "chat messages"));
+  EDGEMM_ASSIGN_OR_RETURN(jinja::Json extra, parse_argument(extra_json, "extra chat template variables"));
   if (!messages.is_array()) return Status(StatusCode::kInvalidArgument, "chat messages must be a JSON list");
   if (!extra.is_null() && !extra.is_object())
     return Status(StatusCode::kInvalidArgument, "extra chat template variables must be a JSON object");
-  jinja::Json vars = {{"messages", messages},
+  jinja::Json vars = {{"messages", std::move(messages)},
                       {"add_generation_prompt", add_generation_prompt},
                       {"tools", nullptr},
                       {"documents", nullptr}};
-  for (const auto& [k, v] : special_tokens_.items()) vars[k] = v;
+  for (const auto& [k, v] : jinja::Json::parse(special_tokens_).items()) vars[k] = v;
   if (extra.is_object())
     for (const auto& [k, v] : extra.items()) vars[k] = v;
-  return render(vars);
+  return render_variables(impl_->program, vars);
+}
+
+Status ChatTemplate::set_special_tokens(std::string_view tokens_json) {
+  EDGEMM_ASSIGN_OR_RETURN(jinja::Json tokens, parse_argument(tokens_json, "special tokens"));
+  if (!tokens.is_object()) return Status(StatusCode::kInvalidArgument, "special tokens must be a JSON object");
+  special_tokens_ = tokens.dump();
+  return Status::ok();
 }
 
 const std::string& ChatTemplate::source() const { return impl_->source; }

@@ -190,12 +190,32 @@ Status find_names(VlmModelImpl& m) {
   return Status::ok();
 }
 
-/// Decodes an image file (alpha dropped, as transformers.js' RawImage.rgb()) into frames.
-Expected<ImageFrames> read_frames(const std::string& path, const VlmConfig& config) {
-  EDGEMM_ASSIGN_OR_RETURN(cv::Mat bgr, pipelines::read_image_bgr(path, pipelines::Alpha::kDrop));
+/// The frames of a decoded 8-bit BGR image (the processor works on RGB).
+Expected<ImageFrames> frames_of(const cv::Mat& bgr, const VlmConfig& config) {
   cv::Mat rgb;
   cv::cvtColor(bgr, rgb, cv::COLOR_BGR2RGB);
   return preprocess_image(rgb, config);
+}
+
+/// Decodes an image file or view (alpha dropped, as transformers.js' RawImage.rgb()) into frames.
+Expected<ImageFrames> read_frames(const std::string& path, const VlmConfig& config) {
+  EDGEMM_ASSIGN_OR_RETURN(cv::Mat bgr, pipelines::read_image_bgr(path, pipelines::Alpha::kDrop));
+  return frames_of(bgr, config);
+}
+Expected<ImageFrames> read_frames(const ImageView& view, const VlmConfig& config) {
+  EDGEMM_ASSIGN_OR_RETURN(cv::Mat bgr, pipelines::image_view_to_bgr(view, pipelines::Alpha::kDrop));
+  return frames_of(bgr, config);
+}
+
+/// The frames of each image, in order; stops at the first that cannot be decoded.
+template <typename Image>
+Expected<std::vector<ImageFrames>> read_all_frames(const std::vector<Image>& images, const VlmConfig& config) {
+  std::vector<ImageFrames> frames;
+  for (const Image& image : images) {
+    EDGEMM_ASSIGN_OR_RETURN(ImageFrames f, read_frames(image, config));
+    frames.push_back(std::move(f));
+  }
+  return frames;
 }
 
 /// input_ids int64 [1, n] → inputs_embeds float32 [1, n, hidden].
@@ -261,13 +281,34 @@ Status merge_features(const VlmModelImpl& m, const std::vector<Tensor>& features
   return Status::ok();
 }
 
-/// A user message of `images` image parts then `text`, in the parts form the VLM chat templates read.
-nlohmann::ordered_json user_turn(const std::string& text, int images) {
-  nlohmann::ordered_json content = nlohmann::ordered_json::array();
-  for (int i = 0; i < images; ++i) content.push_back({{"type", "image"}});
-  content.push_back({{"type", "text"}, {"text", text}});
-  return {{"role", "user"}, {"content", content}};
+/// A user message of `images` image parts then `text`.
+ChatMessage user_turn(const std::string& text, size_t images) {
+  ChatMessage message{"user", std::vector<ChatPart>(images, ChatPart{ChatPart::Type::kImage, ""})};
+  message.content.push_back({ChatPart::Type::kText, text});
+  return message;
 }
+
+/// Messages in the parts form the VLM chat templates read: [{role, content: [{type: "image"} |
+/// {type: "text", text}]}], as JSON text.
+std::string messages_json(const std::vector<ChatMessage>& messages) {
+  nlohmann::ordered_json list = nlohmann::ordered_json::array();
+  for (const ChatMessage& message : messages) {
+    nlohmann::ordered_json content = nlohmann::ordered_json::array();
+    for (const ChatPart& part : message.content) {
+      if (part.type == ChatPart::Type::kImage) {
+        content.push_back({{"type", "image"}});
+      } else {
+        content.push_back({{"type", "text"}, {"text", part.text}});
+      }
+    }
+    list.push_back({{"role", message.role}, {"content", std::move(content)}});
+  }
+  return list.dump();
+}
+
+Expected<GenerateResult> extend_with(VlmModelImpl& m, const std::string& prompt, std::vector<ImageFrames> added,
+                                     Clock::time_point start, const GenerateOptions& options,
+                                     const TokenCallback& on_token);
 
 }  // namespace
 
@@ -309,34 +350,44 @@ Expected<VlmModel> VlmModel::load(const std::string& dir, const VlmOptions& opti
 }
 
 Expected<std::string> VlmModel::chat_prompt(const std::string& question, int images) const {
-  return chat_prompt(nlohmann::ordered_json::array({user_turn(question, images)}));
+  return chat_prompt(std::vector<ChatMessage>{user_turn(question, static_cast<size_t>(std::max(images, 0)))});
 }
 
-Expected<std::string> VlmModel::chat_prompt(const nlohmann::ordered_json& messages) const {
+Expected<std::string> VlmModel::chat_prompt(const std::vector<ChatMessage>& messages) const {
   if (!impl_->chat_template) {
     return Status(StatusCode::kInvalidModel,
                   "the package has no usable chat template: " + impl_->chat_template_status.message());
   }
-  return impl_->chat_template->apply(messages, /*add_generation_prompt=*/true);
+  return impl_->chat_template->apply(messages_json(messages), /*add_generation_prompt=*/true);
 }
 
-Expected<GenerateResult> ChatSession::send(const std::string& text, const std::vector<std::string>& image_paths,
-                                           const GenerateOptions& options, const TokenCallback& on_token) {
-  nlohmann::ordered_json messages = messages_;
-  messages.push_back(user_turn(text, static_cast<int>(image_paths.size())));
+template <typename Image>
+Expected<GenerateResult> ChatSession::send_turn(const std::string& text, const std::vector<Image>& images,
+                                                const GenerateOptions& options, const TokenCallback& on_token) {
+  std::vector<ChatMessage> messages = messages_;
+  messages.push_back(user_turn(text, images.size()));
   EDGEMM_ASSIGN_OR_RETURN(std::string prompt, model_->chat_prompt(messages));
-  auto result = started_ ? model_->extend(prompt, image_paths, options, on_token)
-                         : model_->generate(prompt, image_paths, options, on_token);
+  auto result = started_ ? model_->extend(prompt, images, options, on_token)
+                         : model_->generate(prompt, images, options, on_token);
   if (!result.has_value()) return result.status();
-  messages.push_back({{"role", "assistant"},
-                      {"content", nlohmann::ordered_json::array({{{"type", "text"}, {"text", result->text}}})}});
+  messages.push_back({"assistant", {{ChatPart::Type::kText, result->text}}});
   messages_ = std::move(messages);
   started_ = true;
   return result;
 }
 
+Expected<GenerateResult> ChatSession::send(const std::string& text, const std::vector<std::string>& image_paths,
+                                           const GenerateOptions& options, const TokenCallback& on_token) {
+  return send_turn(text, image_paths, options, on_token);
+}
+
+Expected<GenerateResult> ChatSession::send(const std::string& text, const std::vector<ImageView>& images,
+                                           const GenerateOptions& options, const TokenCallback& on_token) {
+  return send_turn(text, images, options, on_token);
+}
+
 void ChatSession::reset() {
-  messages_ = nlohmann::ordered_json::array();
+  messages_.clear();
   started_ = false;
 }
 
@@ -348,16 +399,35 @@ Expected<GenerateResult> VlmModel::generate(const std::string& prompt, const std
   return extend(prompt, image_paths, options, on_token);
 }
 
+Expected<GenerateResult> VlmModel::generate(const std::string& prompt, const std::vector<ImageView>& images,
+                                            const GenerateOptions& options, const TokenCallback& on_token) {
+  impl_->fed_ids.clear();
+  impl_->frames.clear();
+  impl_->features.clear();
+  return extend(prompt, images, options, on_token);
+}
+
 Expected<GenerateResult> VlmModel::extend(const std::string& prompt, const std::vector<std::string>& new_images,
                                           const GenerateOptions& options, const TokenCallback& on_token) {
-  VlmModelImpl& m = *impl_;
-  GenerateResult result;
   const Clock::time_point start = Clock::now();
-  std::vector<ImageFrames> added;
-  for (const std::string& path : new_images) {
-    EDGEMM_ASSIGN_OR_RETURN(ImageFrames f, read_frames(path, m.config));
-    added.push_back(std::move(f));
-  }
+  EDGEMM_ASSIGN_OR_RETURN(std::vector<ImageFrames> added, read_all_frames(new_images, impl_->config));
+  return extend_with(*impl_, prompt, std::move(added), start, options, on_token);
+}
+
+Expected<GenerateResult> VlmModel::extend(const std::string& prompt, const std::vector<ImageView>& new_images,
+                                          const GenerateOptions& options, const TokenCallback& on_token) {
+  const Clock::time_point start = Clock::now();
+  EDGEMM_ASSIGN_OR_RETURN(std::vector<ImageFrames> added, read_all_frames(new_images, impl_->config));
+  return extend_with(*impl_, prompt, std::move(added), start, options, on_token);
+}
+
+namespace {
+
+/// extend() once the new images are decoded into frames (`start`: when the call began).
+Expected<GenerateResult> extend_with(VlmModelImpl& m, const std::string& prompt, std::vector<ImageFrames> added,
+                                     Clock::time_point start, const GenerateOptions& options,
+                                     const TokenCallback& on_token) {
+  GenerateResult result;
   std::vector<ImageFrames> frames = m.frames;
   frames.insert(frames.end(), added.begin(), added.end());
   EDGEMM_ASSIGN_OR_RETURN(std::string text, expand_image_tokens(prompt, frames, m.config.image_seq_len));
@@ -434,5 +504,7 @@ Expected<GenerateResult> VlmModel::extend(const std::string& prompt, const std::
   result.text = decoded;
   return result;
 }
+
+}  // namespace
 
 }  // namespace edgemm::vlm
