@@ -139,7 +139,8 @@ Expected<std::string> ChatTemplate::apply(std::string_view messages_json, bool a
                       {"add_generation_prompt", add_generation_prompt},
                       {"tools", nullptr},
                       {"documents", nullptr}};
-  for (const auto& [k, v] : jinja::Json::parse(special_tokens_).items()) vars[k] = v;
+  const jinja::Json special_tokens = jinja::Json::parse(special_tokens_);
+  for (const auto& [k, v] : special_tokens.items()) vars[k] = v;
   if (extra.is_object())
     for (const auto& [k, v] : extra.items()) vars[k] = v;
   return render_variables(impl_->program, vars);
