@@ -270,9 +270,16 @@ Expected<cv::Mat> image_view_to_bgr(const ImageView& view, Alpha alpha) {
   }
   const cv::Mat borrowed(view.height, view.width, CV_8UC(view.channels), const_cast<uint8_t*>(view.data),
                          static_cast<size_t>(stride));
-  cv::Mat bgr_order = borrowed;
-  if (view.order == ChannelOrder::kRgb && view.channels == 3) cv::cvtColor(borrowed, bgr_order, cv::COLOR_RGB2BGR);
-  if (view.order == ChannelOrder::kRgb && view.channels == 4) cv::cvtColor(borrowed, bgr_order, cv::COLOR_RGBA2BGRA);
+  // A fresh Mat for the swap: converting into one that shares `borrowed`'s data would write the
+  // caller's buffer.
+  cv::Mat bgr_order;
+  if (view.order == ChannelOrder::kRgb && view.channels == 3) {
+    cv::cvtColor(borrowed, bgr_order, cv::COLOR_RGB2BGR);
+  } else if (view.order == ChannelOrder::kRgb && view.channels == 4) {
+    cv::cvtColor(borrowed, bgr_order, cv::COLOR_RGBA2BGRA);
+  } else {
+    bgr_order = borrowed;
+  }
   cv::Mat bgr = to_bgr8(bgr_order, alpha);
   return bgr.data == borrowed.data ? bgr.clone() : bgr;
 }

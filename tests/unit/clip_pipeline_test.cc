@@ -222,8 +222,10 @@ TEST(ClipPreprocess, WholeChainByHand) {
       p[2] = 200;
     }
   }
+  const std::vector<uint8_t> rgb_before = rgb;
   auto t = model.preprocess(ImageView{rgb.data(), 130, 64, 3, 0, ChannelOrder::kRgb});
   ASSERT_TRUE(t.has_value()) << t.status().to_string();
+  EXPECT_EQ(rgb, rgb_before) << "the caller's pixels were written";
   ASSERT_EQ(t->shape(), (Shape{1, 3, 64, 64}));
   auto at = [&](int c, int y, int x) { return t->data<float>()[(c * 64 + y) * 64 + x]; };
   EXPECT_NEAR(at(0, 0, 0), (33 / 255.0 - 0.48145466) / 0.26862954, 1e-6);
