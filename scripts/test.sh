@@ -13,7 +13,7 @@ bash "$root/scripts/build.sh" "$root/build"
 (cd "$root/build" && ctest --output-on-failure --timeout 900 -j2)
 echo "== sanitizers: ASan + UBSan build of shared libraries, unit tests (one process) + conformance + quick"
 echo "   bad-input CLI tests + the SDK installed and used (shared: a layer calling upwards fails to link)"
-EDGEMM_TARGETS="edgemm edgemm_unit_tests edgemm_conformance" \
+EDGEMM_TARGETS="edgemm edgemm_unit_tests edgemm_conformance edgemm_fork_pool_test" \
   bash "$root/scripts/build.sh" "$root/build-asan" -DEDGEMM_SANITIZE=ON -DBUILD_SHARED_LIBS=ON
 # Unit tests in one process (unit_all_in_one, label sanitize), not one per test: ASan's start-up.
 (cd "$root/build-asan" &&

@@ -3,20 +3,14 @@
 /// pytorch-converted, pytorch-operator, simple) through edgemm's Inferencer and reports
 /// pass / fail / unsupported / error / crash / timeout per test, per suite and per op.
 ///
-/// Each test runs in a forked child with a wall-clock limit (SIGKILL on timeout), so a crash or
-/// hang cannot stop the run; the child reports through a pipe. The data layout and the
+/// Tests run in forked children with a wall-clock limit per test (fork_pool.h: SIGKILL on
+/// timeout; --batch tests per child), so a crash or hang cannot stop the run. The data layout and the
 /// positional input/output convention follow onnx/backend/test/runner/__init__.py.
 ///
 /// Gate (exit status 1): a test whose ops are all in the supported-ops list does not pass, or
 /// any test anywhere crashes or times out. Exit status 2: bad options or unreadable lists.
 
-#include <fcntl.h>
 #include <onnx/onnx_pb.h>
-#include <poll.h>
-#include <signal.h>
-#include <sys/resource.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
 #include <CLI/CLI.hpp>
 #include <algorithm>
@@ -34,12 +28,9 @@
 #include <string>
 #include <vector>
 
-#if defined(__SANITIZE_ADDRESS__)
-#include <sanitizer/lsan_interface.h>
-#endif
-
 #include "compare.h"
 #include "edgemm/inferencer.h"
+#include "fork_pool.h"
 #include "ir/onnx_import.h"
 
 namespace fs = std::filesystem;
@@ -84,6 +75,7 @@ struct Options {
   std::string supported_path;
   std::string skip_path;
   int jobs = 1;
+  int batch = 1;
   int threads = 1;
   double timeout_s = 10.0;
   int64_t memory_limit_mb = 4096;
@@ -302,141 +294,50 @@ TestResult run_test(const TestCase& tc, const Options& opt) {
   return {Outcome::kPass, "", 0};
 }
 
-void write_all(int fd, const std::string& s) {
-  size_t off = 0;
-  while (off < s.size()) {
-    const ssize_t n = ::write(fd, s.data() + off, s.size() - off);
-    if (n <= 0) {
-      if (n < 0 && errno == EINTR) continue;
-      return;
-    }
-    off += static_cast<size_t>(n);
-  }
-}
-
-[[noreturn]] void child_main(const TestCase& tc, const Options& opt, int result_fd, int output_fd) {
-  ::dup2(output_fd, STDOUT_FILENO);
-  ::dup2(output_fd, STDERR_FILENO);
-#if !defined(__SANITIZE_ADDRESS__)
-  if (opt.memory_limit_mb > 0) {
-    const rlim_t bytes = static_cast<rlim_t>(opt.memory_limit_mb) << 20;
-    rlimit lim{bytes, bytes};
-    ::setrlimit(RLIMIT_AS, &lim);
-  }
-#endif
-  TestResult r = run_test(tc, opt);
-#if defined(__SANITIZE_ADDRESS__)
-  // Everything the test allocated is released by now; leaks make the test a sanitizer failure.
-  if (__lsan_do_recoverable_leak_check() != 0) {
-    r = {Outcome::kCrash, std::string("LeakSanitizer found leaks (test result was ") + outcome_name(r.outcome) + ")", 0};
-  }
-#endif
+/// The child's side: runs one test and reports it as "<outcome> <message>".
+std::string run_and_report(const TestCase& tc, const Options& opt) {
+  const TestResult r = run_test(tc, opt);
   std::string msg = r.message;
   for (size_t at; (at = msg.find(tc.dir + "/")) != std::string::npos;) msg.erase(at, tc.dir.size() + 1);
-  msg = msg.substr(0, 3000);
-  std::replace(msg.begin(), msg.end(), '\n', ' ');
-  write_all(result_fd, std::string(outcome_name(r.outcome)) + "\n" + msg);
-  std::fflush(nullptr);
-  ::_exit(0);
+  return std::string(outcome_name(r.outcome)) + " " + msg.substr(0, 3000);
 }
 
-// ---------------------------------------------------------------------------------------------
-// Parent: schedule children, enforce the time limit, collect results
-
-struct Running {
-  size_t index;
-  pid_t pid;
-  int result_fd, output_fd;
-  std::string result, output;
-  Clock::time_point start, deadline;
-};
-
-/// Reads what is available; returns false once the descriptor reached EOF (and closes it).
-bool drain(int* fd, std::string* into, size_t keep_tail) {
-  if (*fd < 0) return false;
-  char buf[4096];
-  for (;;) {
-    const ssize_t n = ::read(*fd, buf, sizeof buf);
-    if (n > 0) {
-      into->append(buf, static_cast<size_t>(n));
-      if (keep_tail && into->size() > 2 * keep_tail) into->erase(0, into->size() - keep_tail);
-      continue;
+/// The parent's side: what a test's child reported, or how it ended.
+TestResult to_test_result(const ItemResult& item) {
+  TestResult r;
+  r.ms = item.ms;
+  switch (item.end) {
+    case ItemEnd::kReported:
+    case ItemEnd::kLeaked: {
+      const size_t space = item.text.find(' ');
+      if (!parse_outcome(item.text.substr(0, space), &r.outcome)) {
+        r.outcome = Outcome::kCrash;
+        r.message = "runner: unreadable report '" + item.text + "'";
+        return r;
+      }
+      r.message = space == std::string::npos ? "" : item.text.substr(space + 1);
+      if (item.end == ItemEnd::kLeaked) {
+        r.message = std::string("LeakSanitizer found leaks (test result was ") + outcome_name(r.outcome) +
+                    "); output: ..." + item.output;
+        r.outcome = Outcome::kCrash;
+      }
+      return r;
     }
-    if (n < 0 && (errno == EINTR)) continue;
-    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) return true;
-    ::close(*fd);
-    *fd = -1;
-    return false;
+    case ItemEnd::kCrashed:
+      r.outcome = Outcome::kCrash;
+      break;
+    case ItemEnd::kTimedOut:
+      r.outcome = Outcome::kTimeout;
+      break;
+    case ItemEnd::kNotRun:
+      r.outcome = Outcome::kError;
+      break;
   }
+  r.message = item.text;
+  return r;
 }
 
-/// Last non-empty lines of a child's stdout/stderr, for crash reports.
-std::string output_tail(const std::string& out) {
-  std::string tail = out.size() > 1000 ? out.substr(out.size() - 1000) : out;
-  std::replace(tail.begin(), tail.end(), '\n', ' ');
-  return trim(tail);
-}
-
-TestResult finish(Running& r, int wait_status, bool timed_out, const Options& opt) {
-  TestResult res;
-  res.ms = std::chrono::duration<double, std::milli>(Clock::now() - r.start).count();
-  drain(&r.result_fd, &r.result, 0);
-  drain(&r.output_fd, &r.output, 8192);
-  if (r.result_fd >= 0) ::close(r.result_fd);
-  if (r.output_fd >= 0) ::close(r.output_fd);
-  const std::string tail = output_tail(r.output);
-  if (timed_out) {
-    res.outcome = Outcome::kTimeout;
-    char buf[64];
-    std::snprintf(buf, sizeof buf, "no result within %g s; killed", opt.timeout_s);
-    res.message = buf;
-    return res;
-  }
-  const size_t nl = r.result.find('\n');
-  if (WIFEXITED(wait_status) && WEXITSTATUS(wait_status) == 0 && nl != std::string::npos &&
-      parse_outcome(r.result.substr(0, nl), &res.outcome)) {
-    res.message = r.result.substr(nl + 1);
-    if (res.outcome == Outcome::kCrash && !tail.empty()) res.message += "; output: ..." + tail;
-    return res;
-  }
-  res.outcome = Outcome::kCrash;
-  if (WIFSIGNALED(wait_status)) {
-    const int sig = WTERMSIG(wait_status);
-    const char* abbrev = sigabbrev_np(sig);
-    res.message = "killed by signal " + std::to_string(sig) + " (SIG" + (abbrev ? abbrev : "?") + ")";
-  } else {
-    res.message = "exited with status " + std::to_string(WEXITSTATUS(wait_status)) + " without a result";
-  }
-  if (!tail.empty()) res.message += "; output: ..." + tail;
-  return res;
-}
-
-bool spawn(const std::vector<TestCase>& tests, size_t index, const Options& opt, std::vector<Running>* running) {
-  int res_pipe[2], out_pipe[2];
-  if (::pipe2(res_pipe, O_CLOEXEC) != 0) return false;
-  if (::pipe2(out_pipe, O_CLOEXEC) != 0) {
-    ::close(res_pipe[0]);
-    ::close(res_pipe[1]);
-    return false;
-  }
-  std::fflush(nullptr);
-  const pid_t pid = ::fork();
-  if (pid < 0) {
-    for (int fd : {res_pipe[0], res_pipe[1], out_pipe[0], out_pipe[1]}) ::close(fd);
-    return false;
-  }
-  if (pid == 0) child_main(tests[index], opt, res_pipe[1], out_pipe[1]);
-  ::close(res_pipe[1]);
-  ::close(out_pipe[1]);
-  ::fcntl(res_pipe[0], F_SETFL, O_NONBLOCK);
-  ::fcntl(out_pipe[0], F_SETFL, O_NONBLOCK);
-  const auto now = Clock::now();
-  running->push_back({index, pid, res_pipe[0], out_pipe[0], "", "", now,
-                      now + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(opt.timeout_s))});
-  return true;
-}
-
-/// Runs every non-skipped test; results are indexed like `tests`.
+/// Runs every non-skipped test in forked children (fork_pool.h); results are indexed like `tests`.
 std::vector<TestResult> run_all(const std::vector<TestCase>& tests, const Options& opt) {
   std::vector<TestResult> results(tests.size());
   std::vector<size_t> todo;
@@ -444,55 +345,23 @@ std::vector<TestResult> run_all(const std::vector<TestCase>& tests, const Option
     if (!tests[i].skip_reason.empty()) results[i] = {Outcome::kSkip, tests[i].skip_reason, 0};
     else todo.push_back(i);
   }
-  std::vector<Running> running;
-  size_t next = 0, done = 0;
-  while (next < todo.size() || !running.empty()) {
-    while (running.size() < static_cast<size_t>(opt.jobs) && next < todo.size()) {
-      if (!spawn(tests, todo[next], opt, &running)) {
-        results[todo[next]] = {Outcome::kError, std::string("runner: fork/pipe failed: ") + std::strerror(errno), 0};
-      }
-      ++next;
-    }
-    // Sleep until output arrives, a deadline passes, or (polling every 1 ms) a child whose pipes
-    // are closed has exited; 200 ms bounds the wait for a child that exits with pipes held open.
-    std::vector<pollfd> fds;
-    auto wake = Clock::now() + std::chrono::milliseconds(200);
-    for (const Running& r : running) {
-      if (r.result_fd >= 0) fds.push_back({r.result_fd, POLLIN, 0});
-      if (r.output_fd >= 0) fds.push_back({r.output_fd, POLLIN, 0});
-      if (r.result_fd < 0 && r.output_fd < 0) wake = std::min(wake, Clock::now() + std::chrono::milliseconds(1));
-      wake = std::min(wake, r.deadline);
-    }
-    const auto wait_ms = std::chrono::duration_cast<std::chrono::milliseconds>(wake - Clock::now()).count();
-    ::poll(fds.data(), fds.size(), static_cast<int>(std::max<int64_t>(wait_ms, 1)));
-    for (size_t k = 0; k < running.size();) {
-      Running& r = running[k];
-      drain(&r.result_fd, &r.result, 0);
-      drain(&r.output_fd, &r.output, 8192);
-      int status = 0;
-      pid_t w = ::waitpid(r.pid, &status, WNOHANG);
-      bool timed_out = false;
-      if (w == 0 && Clock::now() >= r.deadline) {
-        ::kill(r.pid, SIGKILL);
-        ::waitpid(r.pid, &status, 0);
-        timed_out = true;
-        w = r.pid;
-      }
-      if (w == 0) {
-        ++k;
-        continue;
-      }
-      TestResult res = finish(r, status, timed_out, opt);
-      results[r.index] = res;
-      ++done;
-      if (opt.verbose) {
-        std::printf("[%zu/%zu] %-11s %s (%.0f ms)\n", done, todo.size(), outcome_name(res.outcome),
-                    tests[r.index].id().c_str(), res.ms);
-        std::fflush(stdout);
-      }
-      running.erase(running.begin() + static_cast<std::ptrdiff_t>(k));
-    }
-  }
+  ForkPoolOptions pool;
+  pool.jobs = opt.jobs;
+  pool.batch = opt.batch;
+  pool.timeout_s = opt.timeout_s;
+  pool.memory_limit_mb = opt.memory_limit_mb;
+  size_t done = 0;
+  run_in_children(
+      todo, pool, [&](size_t i) { return run_and_report(tests[i], opt); },
+      [&](size_t i, const ItemResult& item) {
+        results[i] = to_test_result(item);
+        ++done;
+        if (opt.verbose) {
+          std::printf("[%zu/%zu] %-11s %s (%.0f ms)\n", done, todo.size(), outcome_name(results[i].outcome),
+                      tests[i].id().c_str(), results[i].ms);
+          std::fflush(stdout);
+        }
+      });
   return results;
 }
 
@@ -581,6 +450,10 @@ int main(int argc, char** argv) {
   app.add_option("--filter", opt.filter, "only tests whose 'suite/name' matches this regex (search)");
   app.add_option("--json", opt.json_path, "write per-test results, totals per suite and per-op summary here");
   app.add_option("--jobs", opt.jobs, "tests run in parallel (one child process each)")->check(CLI::Range(1, 64));
+  app.add_option("--batch", opt.batch,
+                 "tests per child process, one after another (a crash or timeout is charged to the test "
+                 "running; the rest of the batch runs again in a new child)")
+      ->check(CLI::Range(1, 1000));
   app.add_option("--threads", opt.threads, "intra-op threads of each Inferencer")->check(CLI::Range(1, 256));
   app.add_option("--supported-ops", opt.supported_path,
                  "ops we claim (one a line, # comments): a test using only these ops must pass");
