@@ -32,6 +32,7 @@ PUBLIC = {
     "runtime_options.h": "core",
     "profile.h": "core",
     "image_view.h": "core",
+    "npy.h": "core",
     "plugin_abi.h": "backends",
     "inferencer.h": "session",
     "edgemm_c.h": "capi",

@@ -94,10 +94,13 @@ class Tensor {
 
   void* raw_data() { return data_; }
   const void* raw_data() const { return data_; }
-  /// The elements as T. T must match the dtype: float (kFloat32), double (kFloat64), int8_t,
-  /// int16_t, int32_t, int64_t, uint32_t, uint64_t (their kInt*/kUInt*), uint8_t (kUInt8 or kBool),
-  /// bool (kBool), uint16_t (kUInt16, or the bits of kFloat16 / kBFloat16 values), or
-  /// char / std::byte (the bytes of any dtype); raw_data() for untyped access. An undefined
+  /// The elements as T. T must match the dtype: float (kFloat32), double (kFloat64), bool
+  /// (kBool), int8_t, int16_t, int32_t, int64_t (kInt*); an unsigned integer (uint8_t, uint16_t,
+  /// uint32_t, uint64_t) matches its kUInt* and, as the elements' bits, any dtype of its width
+  /// (kFloat16 / kBFloat16 as uint16_t; kernels that move elements without reading them); char /
+  /// std::byte give the bytes of any dtype; a type that declares `static constexpr DataType
+  /// kDataType` (a kernel's storage type for float16 bits) matches that dtype; raw_data() for
+  /// untyped access. An undefined
   /// tensor gives nullptr for any T. Debug builds (no NDEBUG) and sanitizer builds
   /// (EDGEMM_CHECK_DTYPES) abort with a message naming both types on a mismatch; release builds
   /// do not check.
@@ -127,7 +130,7 @@ class Tensor {
 #endif
   }
   template <typename T>
-  static constexpr bool element_type_matches(DataType d) {
+  static bool element_type_matches(DataType d) {
     if constexpr (std::is_same_v<T, char> || std::is_same_v<T, std::byte>)
       return true;
     else if constexpr (std::is_same_v<T, float>)
@@ -136,22 +139,19 @@ class Tensor {
       return d == DataType::kFloat64;
     else if constexpr (std::is_same_v<T, bool>)
       return d == DataType::kBool;
-    else if constexpr (std::is_same_v<T, uint8_t>)
-      return d == DataType::kUInt8 || d == DataType::kBool;
     else if constexpr (std::is_same_v<T, int8_t>)
       return d == DataType::kInt8;
-    else if constexpr (std::is_same_v<T, uint16_t>) {
-      return d == DataType::kUInt16 || d == DataType::kFloat16 || d == DataType::kBFloat16;
-    } else if constexpr (std::is_same_v<T, int16_t>)
+    else if constexpr (std::is_same_v<T, int16_t>)
       return d == DataType::kInt16;
     else if constexpr (std::is_same_v<T, int32_t>)
       return d == DataType::kInt32;
-    else if constexpr (std::is_same_v<T, uint32_t>)
-      return d == DataType::kUInt32;
     else if constexpr (std::is_same_v<T, int64_t>)
       return d == DataType::kInt64;
-    else if constexpr (std::is_same_v<T, uint64_t>)
-      return d == DataType::kUInt64;
+    else if constexpr (std::is_same_v<T, uint8_t> || std::is_same_v<T, uint16_t> || std::is_same_v<T, uint32_t> ||
+                       std::is_same_v<T, uint64_t>)
+      return dtype_size(d) == sizeof(T);
+    else if constexpr (requires { T::kDataType; })
+      return d == T::kDataType;
     else
       return false;
   }
@@ -183,7 +183,7 @@ class Tensor {
       return "an unsupported element type";
   }
   /// Prints "Tensor::data<T>() with T = <type> on a <dtype> tensor" to stderr and aborts.
-  [[noreturn]] static void element_type_mismatch(DataType dtype, const char* type);
+  static void element_type_mismatch(DataType dtype, const char* type);
 
   DataType dtype_ = DataType::kUndefined;
   Shape shape_;

@@ -2,7 +2,7 @@
 
 #include <random>
 
-#include "core/npy.h"
+#include "edgemm/npy.h"
 
 namespace edgemm::bench {
 

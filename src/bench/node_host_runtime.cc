@@ -7,7 +7,7 @@
 #include <sstream>
 
 #include "bench/child_process.h"
-#include "core/npy.h"
+#include "edgemm/npy.h"
 
 namespace edgemm::bench {
 

@@ -1,4 +1,4 @@
-#include "core/npy.h"
+#include "edgemm/npy.h"
 
 #include <cstring>
 #include <fstream>

@@ -9,16 +9,15 @@
 
 #include <cmath>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
-#include <cstring>
 #include <map>
+#include <nlohmann/json.hpp>
 #include <thread>
 
-#include <nlohmann/json.hpp>
-
-#include "core/npy.h"
 #include "edgemm/inferencer.h"
+#include "edgemm/npy.h"
 
 namespace edgemm {
 namespace {

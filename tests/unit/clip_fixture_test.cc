@@ -17,8 +17,8 @@
 #include <utility>
 #include <vector>
 
-#include "core/npy.h"
 #include "edgemm/inferencer.h"
+#include "edgemm/npy.h"
 #include "kernels/cpu/matmul_panels.h"
 #include "kernels/kernel.h"
 #include "source_dir.h"

@@ -16,7 +16,7 @@
 #include <string>
 #include <vector>
 
-#include "core/npy.h"
+#include "edgemm/npy.h"
 #include "edgemm/pipelines/clip.h"
 #include "pipelines/clip/preprocess.h"
 #include "source_dir.h"

@@ -6,7 +6,7 @@
 #include <filesystem>
 #include <fstream>
 
-#include "core/npy.h"
+#include "edgemm/npy.h"
 #include "edgemm/status.h"
 #include "edgemm/tensor.h"
 
@@ -49,6 +49,22 @@ TEST(Tensor, CreateZeroFillsAndClones) {
   ASSERT_TRUE(c.has_value());
   EXPECT_NE(c->raw_data(), t->raw_data());
   EXPECT_EQ(c->data<float>()[4], 7.5f);
+}
+
+TEST(Tensor, DataChecksTheElementTypeInCheckedBuilds) {
+  auto t = Tensor::create(DataType::kFloat32, {4});
+  ASSERT_TRUE(t.has_value());
+  // Always allowed: the dtype's own type, bytes, and the unsigned integer of the element's width.
+  EXPECT_NE(t->data<float>(), nullptr);
+  EXPECT_NE(t->data<char>(), nullptr);
+  EXPECT_NE(t->data<uint32_t>(), nullptr);
+#if !defined(NDEBUG) || defined(EDGEMM_CHECK_DTYPES)
+  EXPECT_DEATH(t->data<int32_t>(), "int32_t on a float32 tensor");
+  EXPECT_DEATH(t->data<uint16_t>(), "uint16_t on a float32 tensor");
+  EXPECT_DEATH(t->data<double>(), "double on a float32 tensor");
+#else
+  GTEST_SKIP() << "release build: Tensor::data<T>() does not check T";
+#endif
 }
 
 TEST(Half, KnownValues) {

@@ -27,8 +27,8 @@
 #include <string>
 #include <vector>
 
-#include "core/npy.h"
 #include "edgemm/inferencer.h"
+#include "edgemm/npy.h"
 #include "kernels/cpu/matmul_nbits.h"
 #include "matmul_nbits_test_util.h"
 #include "nn_test_util.h"

@@ -12,8 +12,8 @@
 #include <string>
 #include <vector>
 
-#include "core/npy.h"
 #include "edgemm/inferencer.h"
+#include "edgemm/npy.h"
 #include "ir/onnx_export.h"
 #include "ir/onnx_import.h"
 #include "kernels/cpu/token_prune.h"

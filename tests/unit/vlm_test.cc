@@ -17,8 +17,8 @@
 #include <string>
 #include <vector>
 
-#include "core/npy.h"
 #include "edgemm/inferencer.h"
+#include "edgemm/npy.h"
 #include "ir/onnx_export.h"
 #include "kernels/cpu/onednn.h"
 #include "passes/kv_cache.h"

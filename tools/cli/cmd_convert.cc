@@ -12,7 +12,7 @@
 #include "convert/convert.h"
 #include "convert_target.h"
 #include "convert_verify.h"
-#include "core/npy.h"
+#include "edgemm/npy.h"
 #include "ir/memory_estimate.h"
 #include "ir/onnx_export.h"
 #include "ir/onnx_import.h"

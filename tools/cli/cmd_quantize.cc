@@ -15,7 +15,7 @@
 #include "bench/memory.h"
 #include "cli_common.h"
 #include "commands.h"
-#include "core/npy.h"
+#include "edgemm/npy.h"
 #include "ir/memory_estimate.h"
 #include "ir/onnx_export.h"
 #include "ir/onnx_import.h"

@@ -7,8 +7,8 @@
 
 #include "cli_common.h"
 #include "commands.h"
-#include "core/npy.h"
 #include "edgemm/inferencer.h"
+#include "edgemm/npy.h"
 #include "ir/memory_estimate.h"
 #include "output_folder.h"
 

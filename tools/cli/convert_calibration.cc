@@ -10,7 +10,7 @@
 
 #include "cli_common.h"
 #include "core/atomic_file.h"
-#include "core/npy.h"
+#include "edgemm/npy.h"
 #include "ocr_calibration.h"
 #include "pipelines/image.h"
 

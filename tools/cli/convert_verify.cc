@@ -18,8 +18,8 @@
 #include <sstream>
 
 #include "cli_common.h"
-#include "core/npy.h"
 #include "edgemm/inferencer.h"
+#include "edgemm/npy.h"
 #include "ir/onnx_import.h"
 #include "quant/sensitivity.h"
 

@@ -10,7 +10,7 @@
 #include <memory>
 
 #include "cli_common.h"
-#include "core/npy.h"
+#include "edgemm/npy.h"
 #include "edgemm/pipelines/clip.h"
 #include "passes/head_pruning.h"
 #include "quant/calibration_set.h"

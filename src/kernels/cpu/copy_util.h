@@ -55,11 +55,14 @@ void dispatch_by_size(size_t size, Fn&& fn) {
   }
 }
 
-/// Storage tags for the 16-bit float types in numeric dispatch.
+/// Storage tags for the 16-bit float types in numeric dispatch (Tensor::data<Half>() is checked
+/// against kDataType).
 struct Half {
+  static constexpr DataType kDataType = DataType::kFloat16;
   uint16_t bits;
 };
 struct BFloat16 {
+  static constexpr DataType kDataType = DataType::kBFloat16;
   uint16_t bits;
 };
 

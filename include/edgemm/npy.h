@@ -1,7 +1,8 @@
 #pragma once
 /// \file npy.h
 /// NumPy .npy files (format version 1.0/2.0, little-endian, C order), as specified in
-/// numpy/lib/format.py ("NPY format"). Used by `edgemm run` and the parity tests.
+/// numpy/lib/format.py ("NPY format"): tensors in and out of `edgemm run`, calibration and
+/// verification data of `edgemm convert` / `quantize`, and the parity tests' references.
 
 #include <string>
 
@@ -15,7 +16,8 @@ namespace edgemm {
 /// data shorter than the header says, unsupported dtype).
 Expected<Tensor> read_npy(const std::string& path);
 
-/// Writes a tensor as .npy (version 1.0), whole or not at all (core/atomic_file.h). Errors: kIo.
+/// Writes a tensor as .npy (version 1.0), whole or not at all (a temporary file renamed into
+/// place). Errors: kIo.
 Status write_npy(const std::string& path, const Tensor& tensor);
 
 }  // namespace edgemm
