@@ -1,6 +1,7 @@
 #pragma once
 /// \file profile.h
-/// Per-node timing records of a profiled run (Inferencer::run_profiled, `edgemm profile`).
+/// Per-node timing records of a profiled run (Inferencer::run_profiled, `edgemm profile`) and
+/// their Chrome trace.
 
 #include <cstdint>
 #include <string>
@@ -36,5 +37,10 @@ struct ProfiledRun {
   std::vector<Tensor> outputs;     ///< as run() returns them
   std::vector<NodeProfile> nodes;  ///< one entry per node execution
 };
+
+/// Chrome trace JSON of node executions ("Trace Event Format": complete events "ph":"X",
+/// ts/dur in microseconds, pid 1, tid 1 + depth; args op_type, kernel, output_shapes as text
+/// like "[1,16,320,320][1,16]", flops, bytes). Opens in chrome://tracing and Perfetto.
+std::string chrome_trace_json(const std::vector<NodeProfile>& events);
 
 }  // namespace edgemm

@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "edgemm/backends.h"
 #include "edgemm/runtime_options.h"
 #include "edgemm/status.h"
 #include "edgemm/tensor.h"
@@ -74,9 +75,6 @@ using BackendFactory = std::function<Expected<std::unique_ptr<Backend>>(const Ru
 /// Registers a backend under `name` (a later registration of the same name replaces it).
 /// Backends outside the core (OpenCV) register from a static initializer of their object library.
 void register_backend(const std::string& name, BackendFactory factory);
-
-/// Names of the registered backends plus "native" and "plugin", sorted.
-std::vector<std::string> backend_names();
 
 /// The backend config.backend names: nullptr for "native" (edgemm's own kernels run
 /// everything), the plugin at config.plugin_path for "plugin", else the registered one.

@@ -43,15 +43,6 @@ void register_backend(const std::string& name, BackendFactory factory) {
   r.factories[name] = std::move(factory);
 }
 
-std::vector<std::string> backend_names() {
-  Registry& r = registry();
-  std::lock_guard<std::mutex> lock(r.mutex);
-  std::vector<std::string> names = {"native", "plugin"};
-  for (const auto& [name, factory] : r.factories) names.push_back(name);
-  std::sort(names.begin(), names.end());
-  return names;
-}
-
 Expected<std::unique_ptr<Backend>> make_backend(const RuntimeOptions& config) {
   if (config.backend != "plugin" && !config.plugin_path.empty()) {
     return make_error(StatusCode::kInvalidArgument, "a plugin ('" + config.plugin_path +
@@ -84,3 +75,20 @@ Expected<std::unique_ptr<Backend>> make_backend(const RuntimeOptions& config) {
 }
 
 }  // namespace edgemm::backends
+
+namespace edgemm {
+
+std::vector<std::string> backend_names() {
+  backends::Registry& r = backends::registry();
+  std::lock_guard<std::mutex> lock(r.mutex);
+  std::vector<std::string> names = {"native", "plugin"};
+  for (const auto& [name, factory] : r.factories) names.push_back(name);
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+Status check_runtime_options(const RuntimeOptions& options) {
+  return backends::make_backend(options).status();
+}
+
+}  // namespace edgemm

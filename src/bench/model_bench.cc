@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <sstream>
 
-#include "ir/memory_estimate.h"
+#include "edgemm/memory_check.h"
 #include "ir/onnx_import.h"
 
 namespace edgemm::bench {
@@ -155,7 +155,7 @@ Expected<std::vector<BenchPoint>> bench_model(const ModelBenchOptions& options) 
     if (!options.sweep.key.empty()) {
       EDGEMM_ASSIGN_OR_RETURN(spec, apply_sweep(declared, options.inputs, options.sweep.key, value));
     }
-    EDGEMM_RETURN_IF_ERROR(ir::check_shapes_fit_memory(options.model, spec.shapes));
+    EDGEMM_RETURN_IF_ERROR(check_shapes_fit_memory(options.model, spec.shapes));
   }
   const int count = static_cast<int>(sweep_values.size() * options.threads.size());
   std::vector<BenchPoint> points;

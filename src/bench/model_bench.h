@@ -47,7 +47,7 @@ Expected<InputSpec> apply_sweep(const std::vector<ValueInfo>& declared, const In
                                 int64_t value);
 
 /// Runs the whole benchmark. Errors: the model cannot be imported (kIo, kInvalidModel), a
-/// point's shapes cannot fit in memory (kOutOfMemory from ir::check_shapes_fit_memory, checked
+/// point's shapes cannot fit in memory (kOutOfMemory from check_shapes_fit_memory, checked
 /// for every point before any is measured), or the inputs cannot be built (see make_inputs); a
 /// runtime that fails is reported in its result.
 Expected<std::vector<BenchPoint>> bench_model(const ModelBenchOptions& options);

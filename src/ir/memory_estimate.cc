@@ -4,6 +4,7 @@
 #include <unordered_map>
 
 #include "core/memory_limit.h"
+#include "edgemm/memory_check.h"
 #include "ir/onnx_import.h"
 
 namespace edgemm::ir {
@@ -97,7 +98,12 @@ MemoryEstimate estimate_memory(const Graph& graph) {
   return estimate;
 }
 
+}  // namespace edgemm::ir
+
+namespace edgemm {
+
 Status check_shapes_fit_memory(const std::string& model_path, const std::map<std::string, Shape>& shapes) {
+  using namespace ir;  // shapes_text, bytes_text
   if (shapes.empty()) return Status::ok();
   ImportOptions options;
   options.fixed_input_shapes = shapes;
@@ -117,4 +123,4 @@ Status check_shapes_fit_memory(const std::string& model_path, const std::map<std
                                               " this process may use (" + limit.source + "); give smaller shapes");
 }
 
-}  // namespace edgemm::ir
+}  // namespace edgemm

@@ -1,12 +1,9 @@
 #pragma once
 /// \file memory_estimate.h
 /// The memory one run of a model needs at given input shapes, estimated from ONNX shape
-/// inference before anything is allocated, and the one check every command that takes input
-/// shapes from its user makes with it (check_shapes_fit_memory): absurd shapes are refused in
-/// milliseconds instead of growing until the allocator or the OOM killer stops the process.
+/// inference before anything is allocated; edgemm/memory_check.h refuses input shapes with it.
 
 #include <cstdint>
-#include <map>
 #include <string>
 
 #include "edgemm/status.h"
@@ -33,13 +30,5 @@ struct MemoryEstimate {
 /// det at 1×3×416×640: 30.2 MB estimated, 25.5 MB planned arena + input + output).
 MemoryEstimate estimate_memory(const Graph& graph);
 
-/// Refuses input shapes whose run cannot fit: imports `model_path` with `shapes` pinned (no
-/// checker), estimates its memory and compares the total with process_memory_limit()
-/// (core/memory_limit.h). OK when `shapes` is empty or the model cannot be imported with them
-/// (the caller's own checks then report why). Errors: kOutOfMemory, one message for every
-/// command: "input shapes x=[1,3,20000,20000]: one run needs an estimated 38.1 GiB (weights ...,
-/// inputs ..., intermediate tensors ... at their peak, the largest 'name' ...), more than the
-/// 21.5 GiB this process may use (physical memory + swap); give smaller shapes".
-Status check_shapes_fit_memory(const std::string& model_path, const std::map<std::string, Shape>& shapes);
 
 }  // namespace edgemm::ir

@@ -44,6 +44,9 @@ namespace {
 }
 
 }  // namespace
+}  // namespace edgemm::kernels
+
+namespace edgemm {
 
 const CpuFeatures& cpu_features() {
   static const CpuFeatures features = [] {
@@ -80,6 +83,7 @@ const CpuFeatures& cpu_features() {
 }
 
 std::vector<std::string> kernel_selection() {
+  using namespace kernels;  // each kernel family's own queries
   const CpuFeatures& f = cpu_features();
   std::string cpu = "CPU: " + f.arch;
   for (const auto& [on, name] :
@@ -150,6 +154,10 @@ std::vector<std::string> kernel_selection() {
 #endif
   return lines;
 }
+
+}  // namespace edgemm
+
+namespace edgemm::kernels {
 
 void log_kernel_selection_once() {
   static std::once_flag once;

@@ -26,7 +26,7 @@ using Feed = std::vector<std::pair<std::string, Tensor>>;
 /// The runs one sample stands for (e.g. one det input per image; one rec input per text-line
 /// batch of the image), built by the same preprocessing as inference. An error skips the sample
 /// (counted and reported), e.g. an image that does not decode; kOutOfMemory (a sample whose
-/// shapes cannot fit, ir::check_shapes_fit_memory) stops the calibration with that error.
+/// shapes cannot fit, check_shapes_fit_memory) stops the calibration with that error.
 using FeedSource = std::function<Expected<std::vector<Feed>>(const CalibrationSample&)>;
 
 /// Settings of a calibration run.

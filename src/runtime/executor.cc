@@ -140,22 +140,6 @@ double Profiler::now_us() const {
   return std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - origin_).count();
 }
 
-std::string chrome_trace_json(const std::vector<NodeProfile>& events) {
-  std::string out = "{\"traceEvents\":[\n";
-  for (size_t i = 0; i < events.size(); ++i) {
-    const NodeProfile& e = events[i];
-    std::string shapes;
-    for (const Shape& s : e.output_shapes) shapes += shape_to_string(s);
-    out += "{\"name\":\"" + json_escape(e.node.empty() ? e.op_type : e.node) + "\",\"cat\":\"" +
-           json_escape(e.op_type) + "\",\"ph\":\"X\",\"ts\":" + fixed3(e.start_us) +
-           ",\"dur\":" + fixed3(e.duration_us) + ",\"pid\":1,\"tid\":" + std::to_string(1 + e.depth) +
-           ",\"args\":{\"op_type\":\"" + json_escape(e.op_type) + "\",\"kernel\":\"" + json_escape(e.kernel) +
-           "\",\"output_shapes\":\"" + json_escape(shapes) + "\",\"flops\":" + std::to_string(e.flops) +
-           ",\"bytes\":" + std::to_string(e.bytes) + "}}";
-    out += i + 1 < events.size() ? ",\n" : "\n";
-  }
-  return out + "],\"displayTimeUnit\":\"ms\"}\n";
-}
 
 const Tensor* Frame::lookup(const std::string& name) const {
   for (const Frame* f = this; f != nullptr; f = f->parent) {
@@ -220,3 +204,25 @@ Expected<std::vector<Tensor>> execute(const CompiledGraph& graph, const std::vec
 }
 
 }  // namespace edgemm::runtime
+
+namespace edgemm {
+
+std::string chrome_trace_json(const std::vector<NodeProfile>& events) {
+  using namespace runtime;  // json_escape, fixed3
+  std::string out = "{\"traceEvents\":[\n";
+  for (size_t i = 0; i < events.size(); ++i) {
+    const NodeProfile& e = events[i];
+    std::string shapes;
+    for (const Shape& s : e.output_shapes) shapes += shape_to_string(s);
+    out += "{\"name\":\"" + json_escape(e.node.empty() ? e.op_type : e.node) + "\",\"cat\":\"" +
+           json_escape(e.op_type) + "\",\"ph\":\"X\",\"ts\":" + fixed3(e.start_us) +
+           ",\"dur\":" + fixed3(e.duration_us) + ",\"pid\":1,\"tid\":" + std::to_string(1 + e.depth) +
+           ",\"args\":{\"op_type\":\"" + json_escape(e.op_type) + "\",\"kernel\":\"" + json_escape(e.kernel) +
+           "\",\"output_shapes\":\"" + json_escape(shapes) + "\",\"flops\":" + std::to_string(e.flops) +
+           ",\"bytes\":" + std::to_string(e.bytes) + "}}";
+    out += i + 1 < events.size() ? ",\n" : "\n";
+  }
+  return out + "],\"displayTimeUnit\":\"ms\"}\n";
+}
+
+}  // namespace edgemm

@@ -37,10 +37,6 @@ class Profiler {
   std::vector<NodeProfile> events_;
 };
 
-/// Chrome trace JSON of node executions ("Trace Event Format": complete events "ph":"X",
-/// ts/dur in microseconds, pid 1, tid 1 + depth; args op_type, kernel, output_shapes as text
-/// like "[1,16,320,320][1,16]", flops, bytes). Opens in chrome://tracing and Perfetto.
-std::string chrome_trace_json(const std::vector<NodeProfile>& events);
 
 /// Per-run settings shared by a graph and its subgraphs.
 struct ExecOptions {

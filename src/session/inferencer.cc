@@ -467,7 +467,7 @@ class NativeInferencer final : public Inferencer {
 
   Status write_profile(const runtime::Profiler& profiler) const {
     std::lock_guard<std::mutex> lock(mutex_);
-    return write_file_atomically(config_.profile_path, runtime::chrome_trace_json(profiler.events()));
+    return write_file_atomically(config_.profile_path, chrome_trace_json(profiler.events()));
   }
 
   /// Plans kept per model. Each holds arenas of its shape's planned size, so with dynamic

@@ -199,7 +199,7 @@ TEST(BackendPlugin, BackendDeclaresThePluginsNameDevicesAndPrecisions) {
   EXPECT_EQ((*backend)->name(), "reference");
   EXPECT_EQ((*backend)->constraints().devices, std::vector<std::string>{"cpu"});
   EXPECT_EQ((*backend)->constraints().precisions, std::vector<std::string>{"fp32"});
-  const auto names = backends::backend_names();
+  const auto names = backend_names();
   EXPECT_NE(std::find(names.begin(), names.end(), "plugin"), names.end());
 
   const std::string model = relu_model(testing::temp_dir("plugin_device"));

@@ -14,7 +14,7 @@
 #include "kernels/cpu/conv_reference.h"
 #include "kernels/cpu/layout.h"
 #include "kernels/cpu/xnnpack.h"
-#include "kernels/cpu_features.h"
+#include "edgemm/cpu.h"
 #include "nn_test_util.h"
 
 namespace edgemm {
@@ -91,7 +91,7 @@ void expect_xnnpack_convs_match_reference(const kernels::KernelRegistry& registr
 
 TEST(ConvXnnpack, NodesRunXnnpackAndMatchReference) {
   if (!kernels::xnnpack::enabled()) {
-    const kernels::CpuFeatures& f = kernels::cpu_features();
+    const CpuFeatures& f = cpu_features();
     GTEST_SKIP() << "f32_conv__xnnpack runs on aarch64 with asimd and without SVE; this CPU: " << f.arch;
   }
   expect_xnnpack_convs_match_reference(kernels::cpu_registry(), "f32", 1e-5);

@@ -20,7 +20,7 @@
 
 #include "kernels/cpu/matmul_nbits.h"
 #include "kernels/cpu/matmul_nbits_int8.h"
-#include "kernels/cpu_features.h"
+#include "edgemm/cpu.h"
 #include "matmul_nbits_test_util.h"
 
 namespace edgemm {
@@ -187,7 +187,7 @@ TEST(MatMulNBitsInt8, KernelNamesFollowTheCpu) {
   if (kernels::matmul_nbits_available(MatMulNBitsVariant::kAvx2)) {
     EXPECT_STREQ(kernels::matmul_nbits_kernel_name(MatMulNBitsVariant::kAvx2, s), "i8_matmul_nbits__avx2");
   }
-  if (kernels::matmul_nbits_available(MatMulNBitsVariant::kNeon) && kernels::cpu_features().asimddp) {
+  if (kernels::matmul_nbits_available(MatMulNBitsVariant::kNeon) && cpu_features().asimddp) {
     EXPECT_STREQ(kernels::matmul_nbits_kernel_name(MatMulNBitsVariant::kNeon, s), "i8_matmul_nbits__neon_dot");
   }
   MatMulNBitsShape blocks16 = s;

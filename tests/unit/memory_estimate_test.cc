@@ -1,6 +1,7 @@
 // The memory estimate of one run (ir/memory_estimate.h) on a hand-built chain, with every byte
 // count worked out by hand, and the shared refusal of check_shapes_fit_memory at the limit
 // ($EDGEMM_MAX_MEMORY) and one byte below it.
+#include "edgemm/memory_check.h"
 #include "ir/memory_estimate.h"
 
 #include <gtest/gtest.h>
@@ -49,16 +50,16 @@ TEST(MemoryEstimate, RefusesShapesAboveTheLimitWithOneMessage) {
   const std::string path = chain_model("memory_limit");
   {
     MaxMemory limit("124000");
-    EXPECT_TRUE(ir::check_shapes_fit_memory(path, {{"x", {10, 1000}}}).is_ok());
+    EXPECT_TRUE(check_shapes_fit_memory(path, {{"x", {10, 1000}}}).is_ok());
   }
   MaxMemory limit("123999");
-  const Status refused = ir::check_shapes_fit_memory(path, {{"x", {10, 1000}}});
+  const Status refused = check_shapes_fit_memory(path, {{"x", {10, 1000}}});
   EXPECT_EQ(refused.code(), StatusCode::kOutOfMemory);
   EXPECT_EQ(refused.message(),
             "input shapes x=[10,1000]: one run needs an estimated 121.1 KiB (weights 3.9 KiB, inputs 39.1 KiB, "
             "intermediate tensors 78.1 KiB at their peak, the largest 'a' 39.1 KiB), more than the 121.1 KiB this "
             "process may use (EDGEMM_MAX_MEMORY); give smaller shapes");
-  EXPECT_TRUE(ir::check_shapes_fit_memory(path, {}).is_ok());  // no shapes given: nothing to check
+  EXPECT_TRUE(check_shapes_fit_memory(path, {}).is_ok());  // no shapes given: nothing to check
 }
 
 }  // namespace

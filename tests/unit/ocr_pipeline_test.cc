@@ -15,7 +15,7 @@
 #include "model_builder.h"
 #include "ocr_test_util.h"
 #include "pipelines/image.h"
-#include "pipelines/ocr/metrics.h"
+#include "edgemm/pipelines/ocr_metrics.h"
 #include "source_dir.h"
 
 namespace edgemm::ocr {

@@ -1,6 +1,6 @@
 #pragma once
 // The demo photo's labels (data/demo/photo_text.json, drawn by make_demo_photo.py: the oracle of
-// the OCR tests) and the CER of a result against them (pipelines/ocr/metrics.h).
+// the OCR tests) and the CER of a result against them (edgemm/pipelines/ocr_metrics.h).
 #include <gtest/gtest.h>
 
 #include <fstream>
@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "edgemm/pipelines/ocr.h"
-#include "pipelines/ocr/metrics.h"
+#include "edgemm/pipelines/ocr_metrics.h"
 #include "source_dir.h"
 
 namespace edgemm::ocr {

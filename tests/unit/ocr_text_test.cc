@@ -1,5 +1,5 @@
 // CTC decoding and dictionary (src/pipelines/ocr/ctc.h) and OCR metrics
-// (src/pipelines/ocr/metrics.h) on hand-computed cases.
+// (include/edgemm/pipelines/ocr_metrics.h) on hand-computed cases.
 
 #include <gtest/gtest.h>
 #include <unistd.h>
@@ -10,7 +10,7 @@
 #include <limits>
 
 #include "pipelines/ocr/ctc.h"
-#include "pipelines/ocr/metrics.h"
+#include "edgemm/pipelines/ocr_metrics.h"
 #include "source_dir.h"
 
 namespace edgemm::ocr {

@@ -14,7 +14,7 @@
 #include "ir/onnx_import.h"
 #include "kernels/cpu/int8_gemm_neon.h"
 #include "kernels/cpu/onednn.h"
-#include "kernels/cpu_features.h"
+#include "edgemm/cpu.h"
 #include "model_builder.h"
 #include "onnx_attr_util.h"
 #include "pass_test_util.h"
@@ -38,7 +38,7 @@ using testutil::seeded_values;
 /// (`full_range`: weights beyond [-64, 64] need AVX-512 VNNI), else the reference path.
 const char* fast_kernel(bool conv, bool full_range = false) {
   if (kernels::int8_neon::enabled()) return conv ? "u8s8_conv__neon_dot" : "u8s8_matmul__neon_dot";
-  if (full_range && !kernels::cpu_features().avx512_vnni)
+  if (full_range && !cpu_features().avx512_vnni)
     return conv ? "u8s8_conv__reference" : "u8s8_matmul__reference";
   return conv ? "u8s8_conv__onednn" : "u8s8_matmul__onednn";
 }

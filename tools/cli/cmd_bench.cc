@@ -4,7 +4,7 @@
 #include <iostream>
 #include <optional>
 
-#include "backends/backend.h"
+#include "edgemm/backends.h"
 #include "bench/energy.h"
 #include "bench/model_bench.h"
 #include "bench/pipeline_bench.h"
@@ -177,7 +177,7 @@ Status check_outputs(const BenchArgs& args) {
 Status check_backend(const BenchArgs& args) {
   InferencerConfig config;
   args.backend.apply(config);
-  return backends::make_backend(config).status();
+  return check_runtime_options(config);
 }
 
 /// edgemm's own first failure: the report keeps it, and the command's exit code says it.

@@ -13,7 +13,7 @@
 #include "convert_target.h"
 #include "convert_verify.h"
 #include "edgemm/npy.h"
-#include "ir/memory_estimate.h"
+#include "edgemm/memory_check.h"
 #include "ir/onnx_export.h"
 #include "ir/onnx_import.h"
 #include "ocr_calibration.h"
@@ -227,7 +227,7 @@ Expected<int> convert_command(const ConvertArgs& args) {
   if (!args.no_verify) {
     EDGEMM_ASSIGN_OR_RETURN(verify, verify_options(args, options.fixed_shapes));
   }
-  EDGEMM_RETURN_IF_ERROR(ir::check_shapes_fit_memory(args.model, verify ? verify->shapes : options.fixed_shapes));
+  EDGEMM_RETURN_IF_ERROR(check_shapes_fit_memory(args.model, verify ? verify->shapes : options.fixed_shapes));
   if (verify) EDGEMM_RETURN_IF_ERROR(check_verify_inputs(args.model, *verify));
   progress(args, "converting");
   convert::ConvertReport report;

@@ -16,7 +16,7 @@
 #include "edgemm/pipelines/ocr.h"
 #include "ocr_json.h"
 #include "ocr_options.h"
-#include "pipelines/ocr/metrics.h"
+#include "edgemm/pipelines/ocr_metrics.h"
 
 namespace edgemm::cli {
 namespace {

@@ -2,15 +2,16 @@
 #include <iomanip>
 #include <iostream>
 
-#include "backends/backend.h"
+#include "edgemm/backends.h"
 #include "cli_common.h"
 #include "commands.h"
 #include "convert/convert.h"
 #include "core/memory_limit.h"
 #include "ir/flops.h"
+#include "edgemm/memory_check.h"
 #include "ir/memory_estimate.h"
 #include "ir/onnx_import.h"
-#include "kernels/cpu_features.h"
+#include "edgemm/cpu.h"
 #include "passes/passes.h"
 #include "target_report.h"
 
@@ -94,7 +95,7 @@ std::string padded(const std::string& text, size_t width) {
 
 void print_pass_report(const passes::PassReport& r) {
   std::cout << "  kernels (this machine):\n";
-  for (const std::string& line : kernels::kernel_selection()) std::cout << "    " << line << "\n";
+  for (const std::string& line : kernel_selection()) std::cout << "    " << line << "\n";
   std::cout << "  passes: " << r.nodes_before << " -> " << r.nodes_after << " nodes (" << r.folded_nodes
             << " folded to constants, " << r.removed_nodes << " dead, " << rewritten_nodes(r)
             << " merged by rewrites)\n";
@@ -154,7 +155,7 @@ Status inspect_command(const InspectArgs& args) {
   EDGEMM_ASSIGN_OR_RETURN(const auto shapes, inspect_shapes(args));
   if (!args.target.empty()) return inspect_target(args, shapes);
   if (args.optimized || args.backend.backend != "native") {  // these load or fold at those shapes
-    EDGEMM_RETURN_IF_ERROR(ir::check_shapes_fit_memory(args.model, shapes));
+    EDGEMM_RETURN_IF_ERROR(check_shapes_fit_memory(args.model, shapes));
   }
   nlohmann::json placement;
   if (args.backend.backend != "native") {
@@ -162,7 +163,7 @@ Status inspect_command(const InspectArgs& args) {
   } else {
     InferencerConfig config;
     args.backend.apply(config);
-    EDGEMM_RETURN_IF_ERROR(backends::make_backend(config).status());  // device and precision
+    EDGEMM_RETURN_IF_ERROR(check_runtime_options(config));  // device and precision
   }
   ir::ImportOptions options;
   options.fixed_input_shapes = shapes;
@@ -200,7 +201,7 @@ Status inspect_command(const InspectArgs& args) {
   j["nodes"] = g.nodes.size();
   if (args.optimized) {
     j["optimized"] = pass_report_json(report);
-    j["optimized"]["kernels"] = kernels::kernel_selection();
+    j["optimized"]["kernels"] = kernel_selection();
   }
   j["op_histogram"] = histogram;
   j["parameters"] = params;

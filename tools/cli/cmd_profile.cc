@@ -11,8 +11,7 @@
 #include "cli_common.h"
 #include "commands.h"
 #include "edgemm/inferencer.h"
-#include "ir/memory_estimate.h"
-#include "runtime/executor.h"
+#include "edgemm/memory_check.h"
 
 namespace edgemm::cli {
 
@@ -95,7 +94,7 @@ Status profile_command(const ProfileArgs& args) {
   EDGEMM_ASSIGN_OR_RETURN(config.fixed_input_shapes, parse_named_shapes(args.shapes));
   spec.shapes = config.fixed_input_shapes;
   EDGEMM_ASSIGN_OR_RETURN(spec.npy_files, parse_npy_files(args.inputs));
-  EDGEMM_RETURN_IF_ERROR(ir::check_shapes_fit_memory(args.model, spec.shapes));
+  EDGEMM_RETURN_IF_ERROR(check_shapes_fit_memory(args.model, spec.shapes));
   EDGEMM_ASSIGN_OR_RETURN(auto inferencer, Inferencer::create(config));
   EDGEMM_ASSIGN_OR_RETURN(bench::NamedTensors inputs, bench::make_inputs(inferencer->inputs(), spec));
   EDGEMM_ASSIGN_OR_RETURN(auto samples, bench::collect_profiles(*inferencer, inputs, args.warmup, args.iterations));
@@ -106,7 +105,7 @@ Status profile_command(const ProfileArgs& args) {
   report.warmup = args.warmup;
   if (!args.trace.empty()) {
     const auto& nodes = samples[bench::median_sample(samples)].nodes;
-    EDGEMM_RETURN_IF_ERROR(write_text_file(args.trace, runtime::chrome_trace_json(nodes)));
+    EDGEMM_RETURN_IF_ERROR(write_text_file(args.trace, chrome_trace_json(nodes)));
   }
   if (!args.markdown.empty()) {
     const size_t top = args.top > 0 ? static_cast<size_t>(args.top) : 0;

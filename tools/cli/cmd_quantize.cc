@@ -16,10 +16,10 @@
 #include "cli_common.h"
 #include "commands.h"
 #include "edgemm/npy.h"
-#include "ir/memory_estimate.h"
+#include "edgemm/memory_check.h"
 #include "ir/onnx_export.h"
 #include "ir/onnx_import.h"
-#include "kernels/cpu_features.h"
+#include "edgemm/cpu.h"
 #include "ocr_calibration.h"
 #include "quant/histogram_io.h"
 #include "quant/quantize.h"
@@ -83,7 +83,7 @@ Expected<std::vector<std::string>> read_plan(const std::string& path) {
 }
 
 /// Feeds from .npy samples: each file is the model's single input. Each new shape is checked
-/// against the memory limit (ir::check_shapes_fit_memory) before it runs.
+/// against the memory limit (check_shapes_fit_memory) before it runs.
 Expected<quant::FeedSource> npy_source(const std::string& model_path, const ir::Model& model) {
   if (model.graph.inputs.size() != 1) {
     return make_error(StatusCode::kInvalidArgument,
@@ -97,7 +97,7 @@ Expected<quant::FeedSource> npy_source(const std::string& model_path, const ir::
         EDGEMM_ASSIGN_OR_RETURN(Tensor t, read_npy(s.path));
         auto known = checked->find(t.shape());
         if (known == checked->end()) {
-          known = checked->emplace(t.shape(), ir::check_shapes_fit_memory(model_path, {{input, t.shape()}})).first;
+          known = checked->emplace(t.shape(), check_shapes_fit_memory(model_path, {{input, t.shape()}})).first;
         }
         EDGEMM_RETURN_IF_ERROR(known->second);
         return std::vector<quant::Feed>{{{input, std::move(t)}}};
@@ -143,13 +143,13 @@ Expected<quant::Int8QuantizeOptions> int8_options(const QuantizeArgs& args) {
   }
   // 7-bit weights only help CPUs whose u8s8 kernels sum pairs in int16 (no VNNI); where this CPU
   // multiplies 8-bit weights exactly, the halved weight resolution would only cost accuracy.
-  o.qdq.reduce_range = args.reduce_range || (!args.full_range && !kernels::cpu_features().avx512_vnni);
+  o.qdq.reduce_range = args.reduce_range || (!args.full_range && !cpu_features().avx512_vnni);
   if (args.quantize_depthwise && args.float_depthwise) {
     return make_error(StatusCode::kInvalidArgument, "--quantize-depthwise and --float-depthwise contradict each other");
   }
   // int8 depthwise convolutions gain where oneDNN's VNNI kernels read and write the uint8 values
   // between int8 convolutions (passes::chain_int8); on AVX2 they are slower than float.
-  o.qdq.quantize_depthwise = args.quantize_depthwise || (!args.float_depthwise && kernels::cpu_features().avx512_vnni);
+  o.qdq.quantize_depthwise = args.quantize_depthwise || (!args.float_depthwise && cpu_features().avx512_vnni);
   if (args.activation_type != "uint8" && args.activation_type != "int8") {
     return make_error(StatusCode::kInvalidArgument,
                       "--activation-type must be uint8 or int8, got '" + args.activation_type + "'");

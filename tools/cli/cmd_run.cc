@@ -9,7 +9,7 @@
 #include "commands.h"
 #include "edgemm/inferencer.h"
 #include "edgemm/npy.h"
-#include "ir/memory_estimate.h"
+#include "edgemm/memory_check.h"
 #include "output_folder.h"
 
 namespace edgemm::cli {
@@ -72,7 +72,7 @@ Status run_command(const RunArgs& args) {
   EDGEMM_ASSIGN_OR_RETURN(auto inputs, load_inputs(args.inputs));
   std::map<std::string, Shape> shapes = config.fixed_input_shapes;
   for (const auto& [name, t] : inputs) shapes.emplace(name, t.shape());
-  EDGEMM_RETURN_IF_ERROR(ir::check_shapes_fit_memory(args.model, shapes));
+  EDGEMM_RETURN_IF_ERROR(check_shapes_fit_memory(args.model, shapes));
   EDGEMM_ASSIGN_OR_RETURN(auto inferencer, Inferencer::create(config));
   std::vector<Tensor> outputs;
   for (int r = 0; r < args.warmup; ++r) {

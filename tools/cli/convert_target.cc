@@ -10,7 +10,7 @@
 #include "cli_common.h"
 #include "convert/convert.h"
 #include "convert_calibration.h"
-#include "ir/memory_estimate.h"
+#include "edgemm/memory_check.h"
 #include "ir/onnx_export.h"
 #include "ir/onnx_import.h"
 #include "output_folder.h"
@@ -397,7 +397,7 @@ Expected<Prepared> prepare(const TargetConvertArgs& args, const VerifyOptions* v
   EDGEMM_RETURN_IF_ERROR(check_recipe_inputs(p.model.graph, args, p.recipe));
   p.before = targets::check_model(p.model, p.profile);
   EDGEMM_ASSIGN_OR_RETURN(p.plan, targets::plan_conversion(p.model, p.profile, p.before, args.fixed_shapes));
-  EDGEMM_RETURN_IF_ERROR(ir::check_shapes_fit_memory(args.model, verify ? verify->shapes : args.fixed_shapes));
+  EDGEMM_RETURN_IF_ERROR(check_shapes_fit_memory(args.model, verify ? verify->shapes : args.fixed_shapes));
   if (verify) EDGEMM_RETURN_IF_ERROR(check_verify_inputs(args.model, *verify));
   if (!args.calib.empty() && p.recipe.calibration.format == "none" && !args.int8) {
     std::cerr << "edgemm convert: warning: the " << p.recipe.target

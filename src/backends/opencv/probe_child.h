@@ -1,7 +1,7 @@
 #pragma once
 /// \file probe_child.h
 /// The probe helper's side of probe_protocol.h: the body of the `edgemm-opencv-probe` program
-/// (tools/cli/opencv_probe_main.cc) that ProbeProcess (probe_process.h) starts.
+/// (src/backends/opencv/helper/probe_main.cc) that ProbeProcess (probe_process.h) starts.
 
 namespace edgemm::backends::opencv {
 

@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <fstream>
 
-#include "pipelines/ocr/metrics.h"
+#include "edgemm/pipelines/ocr_metrics.h"
 
 namespace edgemm::ocr {
 

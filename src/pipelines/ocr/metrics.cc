@@ -1,4 +1,4 @@
-#include "pipelines/ocr/metrics.h"
+#include "edgemm/pipelines/ocr_metrics.h"
 
 #include <algorithm>
 #include <clipper.hpp>

@@ -1,8 +1,8 @@
 #pragma once
-/// \file metrics.h
-/// OCR evaluation: UTF-8 conversion, text normalization, edit distance, polygon overlap, the
-/// grouping of predicted lines with true lines, and the scores built on it (character error
-/// rate, detection precision and recall).
+/// \file ocr_metrics.h
+/// OCR evaluation (`edgemm eval ocr`): UTF-8 conversion, text normalization, edit distance,
+/// polygon overlap, the grouping of predicted lines with true lines, and the scores built on it
+/// (character error rate, detection precision and recall).
 /// Definitions: CER = Σ edit distance / Σ reference length, as in the OCR literature (e.g.
 /// Neudecker et al., "A survey of OCR evaluation tools and metrics", HIP 2021). Lines are
 /// matched many-to-many within a row, as the ICDAR 2013 and DetEval protocols allow splits

@@ -1,4 +1,4 @@
-/// \file opencv_probe_main.cc
+/// \file probe_main.cc
 /// `edgemm-opencv-probe`: the helper the opencv backend spawns to probe OpenCV DNN 4.6 node by
 /// node outside edgemm's own process (src/backends/opencv/probe_process.h). Not for people: it
 /// reads its jobs from file descriptors 3 and 4, which only ProbeProcess sets up.
