@@ -33,6 +33,7 @@ PUBLIC = {
     "profile.h": "runtime",
     "image_view.h": "core",
     "npy.h": "core",
+    "atomic_file.h": "core",
     "cpu.h": "kernels",
     "memory_check.h": "ir",
     "plugin_abi.h": "backends",

@@ -1,4 +1,4 @@
-#include "core/atomic_file.h"
+#include "edgemm/atomic_file.h"
 
 #include <fcntl.h>
 #include <unistd.h>

@@ -4,7 +4,7 @@
 #include <fstream>
 #include <sstream>
 
-#include "core/atomic_file.h"
+#include "edgemm/atomic_file.h"
 
 namespace edgemm {
 

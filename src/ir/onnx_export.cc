@@ -9,7 +9,7 @@
 #include <optional>
 #include <vector>
 
-#include "core/atomic_file.h"
+#include "edgemm/atomic_file.h"
 
 namespace edgemm::ir {
 

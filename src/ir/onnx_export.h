@@ -49,7 +49,7 @@ Expected<std::string> export_onnx_bytes(const Model& model);
 
 /// Writes `model` to `path` (replaced) and, per `options`, its external data to "<path>.data"
 /// (replaced when at least one tensor goes there; not touched otherwise). Each file is written
-/// whole or not at all and the two are renamed into place together (core/atomic_file.h).
+/// whole or not at all and the two are renamed into place together (edgemm/atomic_file.h).
 /// The files read back with import_onnx_file and pass onnx::checker::check_model(path).
 /// Errors: those of export_onnx_bytes; kInvalidArgument for a negative threshold; kIo naming
 /// the path that could not be written.

@@ -6,7 +6,7 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
-#include "core/atomic_file.h"
+#include "edgemm/atomic_file.h"
 
 namespace edgemm::quant {
 

@@ -16,7 +16,7 @@
 namespace edgemm::quant {
 
 /// Writes `histograms` (tensor name → histogram) to `path`, whole or not at all
-/// (core/atomic_file.h). Errors: kIo when it cannot be written.
+/// (edgemm/atomic_file.h). Errors: kIo when it cannot be written.
 Status write_histograms(const std::string& path, const std::map<std::string, TensorHistogram>& histograms);
 
 /// Reads a file write_histograms() wrote. Errors: kIo when it cannot be read; kInvalidArgument

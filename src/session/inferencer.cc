@@ -15,7 +15,7 @@
 
 #include "backends/backend.h"
 #include "backends/partition.h"
-#include "core/atomic_file.h"
+#include "edgemm/atomic_file.h"
 #include "ir/onnx_import.h"
 #include "kernels/cpu/matmul_panels.h"
 #include "kernels/cpu_features.h"

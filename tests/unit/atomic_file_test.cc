@@ -1,8 +1,8 @@
-// Outputs written whole or not at all (core/atomic_file.h): the destination keeps its old content
+// Outputs written whole or not at all (edgemm/atomic_file.h): the destination keeps its old content
 // until commit(); a failed or abandoned write leaves it and no temporary; links keep pointing at
 // the replaced file; devices are written in place; registered temporaries are removed on demand.
 // Expected contents are the bytes each test writes.
-#include "core/atomic_file.h"
+#include "edgemm/atomic_file.h"
 
 #include <gtest/gtest.h>
 

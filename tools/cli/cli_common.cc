@@ -11,7 +11,7 @@
 #include <filesystem>
 #include <iostream>
 
-#include "core/atomic_file.h"
+#include "edgemm/atomic_file.h"
 
 namespace edgemm::cli {
 

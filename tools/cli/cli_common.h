@@ -31,7 +31,7 @@ Expected<std::pair<std::string, std::string>> split_assignment(const std::string
 /// path or "-" (standard output is not a file here), kIo naming the path and the OS error.
 Status check_output_path(const std::string& path, const std::vector<std::string>& inputs);
 
-/// Writes `text` to `path`, replacing it whole or not at all (core/atomic_file.h). Errors: kIo
+/// Writes `text` to `path`, replacing it whole or not at all (edgemm/atomic_file.h). Errors: kIo
 /// naming the path and the OS error.
 Status write_text_file(const std::string& path, const std::string& text);
 

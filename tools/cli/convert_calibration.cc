@@ -9,7 +9,7 @@
 #include <opencv2/imgproc.hpp>
 
 #include "cli_common.h"
-#include "core/atomic_file.h"
+#include "edgemm/atomic_file.h"
 #include "edgemm/npy.h"
 #include "ocr_calibration.h"
 #include "pipelines/image.h"

@@ -16,7 +16,7 @@
 #include <thread>
 
 #include "cli_common.h"
-#include "core/atomic_file.h"
+#include "edgemm/atomic_file.h"
 
 namespace edgemm::cli {
 

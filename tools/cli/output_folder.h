@@ -62,7 +62,7 @@ class OutputFolder {
   int lock_fd_ = -1;
 };
 
-/// Makes SIGINT, SIGTERM and SIGHUP remove the registered temporaries (core/atomic_file.h:
+/// Makes SIGINT, SIGTERM and SIGHUP remove the registered temporaries (edgemm/atomic_file.h:
 /// unfinished files and staging folders) and then end the process by the same signal (a shell
 /// reports 128 + the signal number, e.g. 130 for Ctrl-C). A signal ignored when edgemm starts
 /// (nohup, background jobs of a non-interactive shell) stays ignored. Called once by main.

@@ -7,7 +7,7 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
-#include "core/atomic_file.h"
+#include "edgemm/atomic_file.h"
 #include "edgemm/pipelines/clip.h"
 
 namespace edgemm::clip {

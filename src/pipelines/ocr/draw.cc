@@ -6,7 +6,7 @@
 #include <opencv2/imgcodecs.hpp>
 #include <opencv2/imgproc.hpp>
 
-#include "core/atomic_file.h"
+#include "edgemm/atomic_file.h"
 #include "edgemm/pipelines/ocr.h"
 #include "pipelines/image.h"
 

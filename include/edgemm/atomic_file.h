@@ -4,7 +4,7 @@
 /// folder ('.<name>.tmp-<pid>-<n>') and renamed over the destination once complete: rename(2)
 /// within one file system is atomic, so readers and concurrent writers see the old file or a
 /// new complete one, never a part (the last writer wins). The temporaries of unfinished outputs
-/// are registered so that a signal watcher (the CLI's, tools/cli/output_folder.h) can remove them
+/// are registered so that a signal watcher (the edgemm CLI has one) can remove them
 /// before the process dies. This guards against interruption and concurrent writers, not power
 /// loss (nothing is fsync'ed). A symbolic link stays and its target is replaced; a device or pipe
 /// (/dev/null) is written in place.
