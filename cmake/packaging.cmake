@@ -18,7 +18,7 @@ install(PROGRAMS scripts/fetch_ppocr_models.sh DESTINATION bin RENAME edgemm-fet
 add_library(edgemm_api INTERFACE)
 target_link_libraries(edgemm_api INTERFACE edgemm_pipelines)
 set_target_properties(edgemm_api PROPERTIES EXPORT_NAME edgemm)
-set(EDGEMM_INSTALLED_LAYERS core ir kernels runtime passes backends session convert quant targets pipelines capi)
+set(EDGEMM_INSTALLED_LAYERS core ir kernels runtime passes backends session convert quant targets pipelines bench capi)
 foreach(layer IN LISTS EDGEMM_INSTALLED_LAYERS)
   set_target_properties(edgemm_${layer} PROPERTIES EXPORT_NAME ${layer})  # edgemm::capi is libedgemm_c
   list(APPEND EDGEMM_INSTALLED_TARGETS edgemm_${layer})
@@ -34,7 +34,7 @@ install(FILES ${CMAKE_BINARY_DIR}/edgemmConfig.cmake ${CMAKE_BINARY_DIR}/edgemmC
               cmake/edgemm_dependencies.cmake cmake/opencv_modules.cmake DESTINATION lib/cmake/edgemm)
 # pkg-config: edgemm (the same libraries as edgemm::edgemm; --static adds the dependencies).
 list(REVERSE EDGEMM_INSTALLED_LAYERS)
-list(REMOVE_ITEM EDGEMM_INSTALLED_LAYERS capi convert quant targets)
+list(REMOVE_ITEM EDGEMM_INSTALLED_LAYERS capi convert quant targets bench)
 list(TRANSFORM EDGEMM_INSTALLED_LAYERS PREPEND "-ledgemm_" OUTPUT_VARIABLE EDGEMM_PC_LIBS)
 list(JOIN EDGEMM_PC_LIBS " " EDGEMM_PC_LIBS)
 configure_file(cmake/edgemm.pc.in ${CMAKE_BINARY_DIR}/edgemm.pc @ONLY)

@@ -7,7 +7,7 @@
 #include <cmath>
 
 #include "bench/energy.h"
-#include "bench/memory.h"
+#include "edgemm/process_memory.h"
 #include "bench/stats.h"
 
 namespace edgemm::bench {

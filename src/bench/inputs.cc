@@ -1,4 +1,4 @@
-#include "bench/inputs.h"
+#include "edgemm/tools/bench_inputs.h"
 
 #include <random>
 

@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "bench/compare.h"
-#include "bench/inputs.h"
+#include "edgemm/tools/bench_inputs.h"
 #include "bench/report.h"
 
 namespace edgemm::bench {

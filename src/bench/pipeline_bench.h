@@ -12,6 +12,7 @@
 #include "bench/compare.h"
 #include "bench/report.h"
 #include "bench/runtimes.h"
+#include "edgemm/tools/bench.h"
 
 namespace edgemm::bench {
 
@@ -29,10 +30,6 @@ struct PipelineBenchOptions {
   CompareOptions compare;          ///< runs count images: a run is one image
   std::function<void(int, int, const std::string&)> on_point;
 };
-
-/// Image files of `dir` in name order. Errors: kIo when `dir` is not a readable folder or
-/// holds no image.
-Expected<std::vector<std::string>> list_images(const std::string& dir);
 
 /// Runs the benchmark, one point per thread count. Errors: no images (kIo); a pipeline that
 /// cannot load or fails on an image is reported in its result.

@@ -1,4 +1,4 @@
-#include "bench/profile.h"
+#include "edgemm/tools/model_profile.h"
 
 #include <algorithm>
 #include <chrono>
@@ -6,6 +6,7 @@
 #include <numeric>
 
 #include "bench/format.h"
+#include "bench/profile_json.h"
 
 namespace edgemm::bench {
 
@@ -221,6 +222,10 @@ nlohmann::json profile_report_to_json(const ProfileReport& report) {
           {"bytes", report.bytes},
           {"nodes", std::move(nodes)},
           {"op_types", std::move(op_types)}};
+}
+
+std::string profile_report_json(const ProfileReport& report) {
+  return profile_report_to_json(report).dump(2, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 
 Expected<ProfileReport> profile_report_from_json(const nlohmann::json& json) {

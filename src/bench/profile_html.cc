@@ -1,4 +1,4 @@
-#include "bench/profile_html.h"
+#include "edgemm/tools/model_profile.h"
 
 #include <algorithm>
 

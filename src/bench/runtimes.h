@@ -13,7 +13,8 @@
 #include <string>
 #include <vector>
 
-#include "bench/inputs.h"
+#include "edgemm/tools/bench.h"
+#include "edgemm/tools/bench_inputs.h"
 
 namespace edgemm {
 class Inferencer;
@@ -72,10 +73,6 @@ double ms_since(std::chrono::steady_clock::time_point start);
 /// Creates runtime `name` ("edgemm", "onnxruntime" (alias "ort") or "opencv") for `setup`,
 /// without loading anything. Errors: kInvalidArgument for an unknown name.
 Expected<std::unique_ptr<BenchRuntime>> make_runtime(const std::string& name, const RuntimeSetup& setup);
-
-/// Canonical runtime name for an alias ("ort" → "onnxruntime", "guten" → "guten-ocr"); unknown
-/// names are returned as is.
-std::string canonical_runtime_name(const std::string& name);
 
 /// Creates edgemm's own runtime (Inferencer with setup.fixed_shapes pinned, setup.threads, on
 /// setup.edgemm_backend). Its settings() name the backend, device and precision and, once

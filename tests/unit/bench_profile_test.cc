@@ -6,7 +6,7 @@
 #include <numeric>
 #include <thread>
 
-#include "bench/profile.h"
+#include "bench/profile_json.h"
 #include "ir/flops.h"
 #include "ir/onnx_import.h"
 #include "model_builder.h"

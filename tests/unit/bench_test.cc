@@ -12,9 +12,9 @@
 
 #include "bench/compare.h"
 #include "bench/energy.h"
-#include "bench/inputs.h"
+#include "edgemm/tools/bench_inputs.h"
 #include "bench/machine.h"
-#include "bench/memory.h"
+#include "edgemm/process_memory.h"
 #include "bench/model_bench.h"
 #include "bench/report.h"
 #include "bench/report_markdown.h"

@@ -1,17 +1,14 @@
-#include <chrono>
+/// `edgemm bench MODEL | --pipeline ocr --set DIR`: the options of edgemm::bench::run_benchmark
+/// (edgemm/tools/bench.h) from the command line, progress on stderr, the report on stdout and
+/// in files. docs/benchmarks.md.
+#include <algorithm>
 #include <cmath>
-#include <ctime>
 #include <iostream>
-#include <optional>
 
-#include "edgemm/backends.h"
-#include "bench/energy.h"
-#include "bench/model_bench.h"
-#include "bench/pipeline_bench.h"
-#include "bench/report_html.h"
-#include "bench/report_markdown.h"
 #include "cli_common.h"
 #include "commands.h"
+#include "edgemm/backends.h"
+#include "edgemm/tools/bench.h"
 
 namespace edgemm::cli {
 
@@ -42,13 +39,6 @@ struct BenchArgs {
   BackendArgs backend;  ///< the backend of edgemm's runtime (the model, or the pipeline's models)
 };
 
-std::string utc_now() {
-  const std::time_t t = std::time(nullptr);
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&t));
-  return buf;
-}
-
 /// edgemm first, then each peer once. Models take ort (onnxruntime) and opencv; pipelines guten.
 Expected<std::vector<std::string>> runtime_list(const BenchArgs& args) {
   const bool pipeline = !args.pipeline.empty();
@@ -71,61 +61,36 @@ std::string reference_dir(const BenchArgs& args) {
   return args.reference_dir.empty() ? default_repo_dir("EDGEMM_REFERENCE_DIR", "tools/reference") : args.reference_dir;
 }
 
-/// One start/stop before any model loads, so that a broken --power-cmd fails at once.
-Status probe_energy(bench::EnergyMeter& energy) {
-  if (!energy.available()) return Status::ok();
-  Status status = energy.start();
-  if (status.is_ok()) status = energy.stop().status();
-  if (status.is_ok()) return Status::ok();
-  return make_error(StatusCode::kInvalidArgument, "energy counter " + energy.source() + ": " + status.message());
-}
-
-/// Runs the points; progress goes to a bar on stderr.
-Expected<std::vector<bench::BenchPoint>> measure(const BenchArgs& args, bench::CompareOptions compare,
-                                                 const std::vector<std::string>& runtimes) {
-  ProgressBar bar("bench", 100);
-  std::string point_text;
-  compare.progress = [&](int done, int total) {
-    bar.update(static_cast<size_t>(100.0 * done / std::max(total, 1)), point_text);
-  };
-  auto on_point = [&](int index, int count, const std::string& what) {
-    point_text = "point " + std::to_string(index + 1) + "/" + std::to_string(count) + ": " + what;
-    bar.update(0, point_text);
-  };
-  if (!args.pipeline.empty()) {
-    bench::PipelineBenchOptions options;
-    options.pipeline = args.pipeline;
-    options.set_dir = args.set;
-    options.models_dir = args.models.empty() ? default_ocr_models_dir() : args.models;
-    options.use_cls = !args.no_cls;
-    options.edgemm_backend = {args.backend.backend, args.backend.device, args.backend.precision, args.backend.plugin};
-    options.threads = args.threads;
-    options.peers.assign(runtimes.begin() + 1, runtimes.end());
-    options.reference_dir = reference_dir(args);
-    options.timeout_s = args.timeout;
-    options.compare = compare;
-    options.on_point = on_point;
-    return bench::bench_pipeline(options);
-  }
-  bench::ModelBenchOptions options;
+/// The benchmark's options from the command line's.
+Expected<bench::BenchOptions> bench_options(const BenchArgs& args, const std::vector<std::string>& runtimes) {
+  bench::BenchOptions options;
   options.model = args.model;
-  EDGEMM_ASSIGN_OR_RETURN(options.inputs.shapes, parse_named_shapes(args.shapes));
+  EDGEMM_ASSIGN_OR_RETURN(options.shapes, parse_named_shapes(args.shapes));
   for (const auto& spec : args.inputs) {
     EDGEMM_ASSIGN_OR_RETURN(auto kv, split_assignment(spec, "--input"));
-    options.inputs.npy_files[kv.first] = kv.second;
+    options.npy_inputs[kv.first] = kv.second;
   }
-  options.inputs.seed = args.seed;
+  options.seed = args.seed;
+  options.sweep = args.sweep;
+  options.pipeline = args.pipeline;
+  options.set_dir = args.set;
+  if (!args.pipeline.empty()) options.models_dir = args.models.empty() ? default_ocr_models_dir() : args.models;
+  options.use_cls = !args.no_cls;
   options.threads = args.threads;
-  if (!args.sweep.empty()) {
-    EDGEMM_ASSIGN_OR_RETURN(options.sweep, bench::parse_sweep(args.sweep));
-  }
   options.runtimes = runtimes;
-  options.edgemm_backend = {args.backend.backend, args.backend.device, args.backend.precision, args.backend.plugin};
-  options.compare = compare;
+  options.edgemm.backend = args.backend.backend;
+  options.edgemm.device = args.backend.device;
+  options.edgemm.precision = args.backend.precision;
+  options.edgemm.plugin_path = args.backend.plugin;
+  options.warmup = args.warmup;
+  options.iters = args.iters;
+  options.seconds = args.seconds;
+  options.blocks = args.blocks;
+  options.power_command = args.power_cmd;
   options.reference_dir = reference_dir(args);
   options.timeout_s = args.timeout;
-  options.on_point = on_point;
-  return bench::bench_model(options);
+  options.command = invocation();
+  return options;
 }
 
 /// Models: 2 warm-up and 20 timed runs. Pipelines: one pass over the set to warm up (cold run
@@ -180,19 +145,6 @@ Status check_backend(const BenchArgs& args) {
   return check_runtime_options(config);
 }
 
-/// edgemm's own first failure: the report keeps it, and the command's exit code says it.
-std::optional<Status> edgemm_failure(const bench::BenchReport& report) {
-  for (const auto& p : report.points) {
-    for (const auto& rt : p.runtimes) {
-      if (rt.name == "edgemm" && !rt.ok()) {
-        return Status(rt.failed_code, "edgemm could not " + rt.failed_stage + " at threads " +
-                                          std::to_string(p.threads) + ": " + rt.error);
-      }
-    }
-  }
-  return std::nullopt;
-}
-
 /// Measures and writes the report; returns the exit code (non-zero when edgemm itself failed,
 /// after the report with the failure has been written).
 Expected<int> bench_command(const BenchArgs& args) {
@@ -202,41 +154,24 @@ Expected<int> bench_command(const BenchArgs& args) {
   EDGEMM_ASSIGN_OR_RETURN(std::vector<std::string> runtimes, runtime_list(args));
   EDGEMM_RETURN_IF_ERROR(check_backend(args));
   EDGEMM_RETURN_IF_ERROR(check_outputs(args));
-  bench::EnergyOptions energy_options;
-  energy_options.power_command = args.power_cmd;
-  EDGEMM_ASSIGN_OR_RETURN(auto energy, bench::EnergyMeter::open(energy_options));
-  EDGEMM_RETURN_IF_ERROR(probe_energy(*energy));
-
-  bench::BenchReport report;
-  report.edgemm_version = EDGEMM_VERSION;
-  report.created = utc_now();
-  report.kind = args.pipeline.empty() ? "model" : "pipeline";
-  report.subject = args.pipeline.empty() ? args.model : args.pipeline + " on " + args.set;
-  report.command = invocation();
-  report.machine = bench::describe_machine();
-  const int blocks = args.seconds > 0 ? args.blocks : std::min(args.blocks, args.iters);
-  report.settings = {args.warmup, args.seconds > 0 ? 0 : args.iters, args.seconds, blocks, args.seed, runtimes};
-  report.energy_source = energy->available() ? energy->source() : "";
-  report.energy_note =
-      energy->available() ? "energy: measured with " + energy->source() : "energy: " + energy->unavailable_reason();
-
-  bench::CompareOptions compare;
-  compare.warmup = args.warmup;
-  compare.iters = args.iters;
-  compare.seconds = args.seconds;
-  compare.blocks = blocks;
-  compare.energy = energy.get();
-  EDGEMM_ASSIGN_OR_RETURN(report.points, measure(args, compare, runtimes));
-  report.load_average_end = bench::load_average_1m();
-
-  const std::string markdown = bench::to_markdown(report);
-  if (!args.markdown.empty()) EDGEMM_RETURN_IF_ERROR(write_text_file(args.markdown, markdown));
-  if (!args.report.empty()) EDGEMM_RETURN_IF_ERROR(write_text_file(args.report, bench::to_html(report)));
-  std::cout << (args.json ? json_text(bench::to_json(report)) + "\n" : markdown) << std::flush;
+  EDGEMM_ASSIGN_OR_RETURN(bench::BenchOptions options, bench_options(args, runtimes));
+  ProgressBar bar("bench", 100);
+  std::string point_text;
+  options.progress = [&](int done, int total) {
+    bar.update(static_cast<size_t>(100.0 * done / std::max(total, 1)), point_text);
+  };
+  options.on_point = [&](int index, int count, const std::string& what) {
+    point_text = "point " + std::to_string(index + 1) + "/" + std::to_string(count) + ": " + what;
+    bar.update(0, point_text);
+  };
+  EDGEMM_ASSIGN_OR_RETURN(bench::BenchResult result, bench::run_benchmark(options));
+  if (!args.markdown.empty()) EDGEMM_RETURN_IF_ERROR(write_text_file(args.markdown, result.markdown));
+  if (!args.report.empty()) EDGEMM_RETURN_IF_ERROR(write_text_file(args.report, result.html));
+  std::cout << (args.json ? result.json + "\n" : result.markdown) << std::flush;
   if (!std::cout) return make_error(StatusCode::kIo, "cannot write the report to standard output");
-  if (auto failure = edgemm_failure(report)) {
-    std::cerr << "edgemm bench: error: " << failure->message() << "\n";
-    return exit_code(*failure);
+  if (!result.edgemm_status.is_ok()) {
+    std::cerr << "edgemm bench: error: " << result.edgemm_status.message() << "\n";
+    return exit_code(result.edgemm_status);
   }
   return 0;
 }

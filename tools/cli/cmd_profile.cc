@@ -5,13 +5,12 @@
 #include <iostream>
 #include <memory>
 
-#include "bench/inputs.h"
-#include "bench/profile.h"
-#include "bench/profile_html.h"
 #include "cli_common.h"
 #include "commands.h"
 #include "edgemm/inferencer.h"
 #include "edgemm/memory_check.h"
+#include "edgemm/tools/bench_inputs.h"
+#include "edgemm/tools/model_profile.h"
 
 namespace edgemm::cli {
 
@@ -115,7 +114,7 @@ Status profile_command(const ProfileArgs& args) {
     EDGEMM_RETURN_IF_ERROR(write_text_file(args.report, bench::profile_to_html(report)));
   }
   if (args.json) {
-    std::cout << json_text(bench::profile_report_to_json(report)) << std::endl;
+    std::cout << bench::profile_report_json(report) << std::endl;
     return Status::ok();
   }
   print_text(report, args.top > 0 ? static_cast<size_t>(args.top) : 20);

@@ -12,7 +12,7 @@
 #include <map>
 #include <memory>
 
-#include "bench/memory.h"
+#include "edgemm/process_memory.h"
 #include "cli_common.h"
 #include "commands.h"
 #include "edgemm/npy.h"
@@ -444,7 +444,7 @@ Expected<int> quantize_command(const QuantizeArgs& args) {
   }
   EDGEMM_RETURN_IF_ERROR(ir::export_onnx_file(model, args.output));
   const int64_t before = file_bytes(args.model), after = file_bytes(args.output);
-  const auto memory = bench::read_process_memory();
+  const auto memory = read_process_memory();
   j["bytes"] = {{"before", before}, {"after", after}};
   j["peak_rss_bytes"] = memory ? memory->peak_rss_bytes : 0;
   if (args.json) {

@@ -1,5 +1,5 @@
 #pragma once
-/// \file memory.h
+/// \file process_memory.h
 /// Resident memory of a process, read from Linux's /proc (proc(5)): VmRSS is the current
 /// resident set, VmHWM its high-water mark, which /proc/PID/clear_refs can reset (Linux ≥ 4.0).
 
@@ -10,7 +10,7 @@
 
 #include "edgemm/status.h"
 
-namespace edgemm::bench {
+namespace edgemm {
 
 /// Resident memory in bytes.
 struct ProcessMemory {
@@ -30,4 +30,4 @@ Expected<ProcessMemory> read_process_memory(pid_t pid = 0);
 /// /proc/PID/clear_refs. Errors: kIo (e.g. a kernel without it, or no permission).
 Status reset_peak_rss(pid_t pid = 0);
 
-}  // namespace edgemm::bench
+}  // namespace edgemm

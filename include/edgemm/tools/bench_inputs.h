@@ -1,5 +1,5 @@
 #pragma once
-/// \file inputs.h
+/// \file bench_inputs.h
 /// Input tensors for benchmarks and profiles: given .npy files, or seeded synthetic data of a
 /// given or declared shape. Every runtime in a comparison gets these very tensors.
 

@@ -1,9 +1,9 @@
-#include "bench/memory.h"
+#include "edgemm/process_memory.h"
 
 #include <fstream>
 #include <sstream>
 
-namespace edgemm::bench {
+namespace edgemm {
 
 namespace {
 
@@ -56,4 +56,4 @@ Status reset_peak_rss(pid_t pid) {
   return Status::ok();
 }
 
-}  // namespace edgemm::bench
+}  // namespace edgemm

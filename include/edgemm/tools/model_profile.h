@@ -1,18 +1,18 @@
 #pragma once
-/// \file profile.h
+/// \file model_profile.h
 /// Per-node and per-op-type profiles of a model: profiled runs (Inferencer::run_profiled)
-/// aggregated into a ProfileReport, written as JSON (schema "edgemm.profile/1", read back
-/// exactly by profile_report_from_json) or Markdown. `edgemm profile` is its front end.
+/// aggregated into a ProfileReport, written as JSON (schema "edgemm.profile/1"), Markdown or an
+/// HTML page. `edgemm profile` is its front end; the library is edgemm::bench (tool-side,
+/// docs/sdk.md).
 ///
 /// Only main-graph nodes (depth 0) are aggregated: a subgraph's nodes run inside their
 /// If/Loop/Scan node, whose time already includes them (they are in the Chrome trace).
 
 #include <cstdint>
-#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
-#include "bench/inputs.h"
+#include "edgemm/tools/bench_inputs.h"
 #include "edgemm/inferencer.h"
 
 namespace edgemm::bench {
@@ -92,17 +92,13 @@ struct ProfileReport {
 /// differ (names or op types).
 Expected<ProfileReport> aggregate_profiles(const std::vector<ProfiledSample>& samples);
 
-/// JSON of a report: {"schema": "edgemm.profile/1", model, inputs, threads, warmup,
-/// iterations, median_wall_us, node_sum_us, overhead_us, flops, gflops_per_s, bytes,
+/// JSON text of a report, indented by 2: {"schema": "edgemm.profile/1", model, inputs, threads,
+/// warmup, iterations, median_wall_us, node_sum_us, overhead_us, flops, gflops_per_s, bytes,
 /// nodes: [{index, node, op_type, kernel, output_shapes: [[dims]], median_us, share_percent,
 /// flops, gflops_per_s, bytes}], op_types: [{op_type, count, time_us, share_percent, flops,
-/// gflops_per_s, bytes}]}. Doubles are written in shortest round-trip form.
-nlohmann::json profile_report_to_json(const ProfileReport& report);
-
-/// Reads what profile_report_to_json wrote (exactly the same report back).
-/// Errors: kInvalidArgument when "schema" is not "edgemm.profile/1" or a field is missing or
-/// of the wrong type (the message names it).
-Expected<ProfileReport> profile_report_from_json(const nlohmann::json& json);
+/// gflops_per_s, bytes}]}. Doubles are written in shortest round-trip form; invalid UTF-8 in
+/// names is replaced (U+FFFD).
+std::string profile_report_json(const ProfileReport& report);
 
 /// Table cells, header row first, shared by the Markdown writer and the CLI's text output.
 using TextTable = std::vector<std::vector<std::string>>;
@@ -116,5 +112,11 @@ TextTable op_type_table(const ProfileReport& report);
 
 /// Markdown: a summary list, the node table (top `top` by time, 0 = all) and the op-type table.
 std::string profile_report_markdown(const ProfileReport& report, size_t top = 0);
+
+/// The report as a self-contained HTML page (`edgemm profile --report out.html`): the summary,
+/// charts of the per-op-type breakdown (time share, achieved GFLOP/s) and of the slowest nodes,
+/// then the op-type and node tables. Every string from the report (model path, node names) is
+/// escaped.
+std::string profile_to_html(const ProfileReport& report);
 
 }  // namespace edgemm::bench
