@@ -20,10 +20,13 @@ namespace fs = std::filesystem;
 namespace {
 
 constexpr int64_t kMaxOpset = 17;
+constexpr const char* kNotAModel =
+    "the file is not a valid ONNX model: protobuf parsing failed (truncated or not ONNX?)";
 
 Status invalid(const std::string& message) { return Status(StatusCode::kInvalidModel, message); }
 
-Expected<std::string> read_file(const std::string& path, const std::string& what) {
+/// Opens `path` for reading after checking it is a regular file; its size goes to `size`.
+Expected<std::ifstream> open_file(const std::string& path, const std::string& what, uintmax_t& size) {
   std::error_code ec;
   if (!fs::is_regular_file(path, ec)) {
     const std::string why = fs::is_directory(path, ec) ? "it is a folder"
@@ -32,8 +35,14 @@ Expected<std::string> read_file(const std::string& path, const std::string& what
     return make_error(StatusCode::kIo, "cannot read " + what + " '" + path + "': " + why);
   }
   std::ifstream in(path, std::ios::binary);
-  const auto size = fs::file_size(path, ec);
+  size = fs::file_size(path, ec);
   if (!in || ec) return make_error(StatusCode::kIo, "cannot open " + what + " '" + path + "'");
+  return in;
+}
+
+Expected<std::string> read_file(const std::string& path, const std::string& what) {
+  uintmax_t size = 0;
+  EDGEMM_ASSIGN_OR_RETURN(std::ifstream in, open_file(path, what, size));
   std::string bytes(size, '\0');
   if (!in.read(bytes.data(), static_cast<std::streamsize>(size))) {
     return make_error(StatusCode::kIo, "cannot read " + what + " '" + path + "': it changed while being read");
@@ -157,9 +166,9 @@ ValueInfo value_info_from_proto(const onnx::ValueInfoProto& vi) {
   return info;
 }
 
-Expected<Graph> graph_from_proto(const onnx::GraphProto& proto, const std::string& base_dir);
+Expected<Graph> graph_from_proto(onnx::GraphProto& proto, const std::string& base_dir);
 
-Expected<Attribute> attribute_from_proto(const onnx::AttributeProto& a, const std::string& base_dir) {
+Expected<Attribute> attribute_from_proto(onnx::AttributeProto& a, const std::string& base_dir) {
   Attribute attr;
   using AP = onnx::AttributeProto;
   switch (a.type()) {
@@ -178,11 +187,12 @@ Expected<Attribute> attribute_from_proto(const onnx::AttributeProto& a, const st
     case AP::TENSOR: {
       attr.kind = Attribute::Kind::kTensor;
       EDGEMM_ASSIGN_OR_RETURN(attr.t, tensor_from_proto(a.t(), base_dir));
+      std::string().swap(*a.mutable_t()->mutable_raw_data());
       break;
     }
     case AP::GRAPH: {
       attr.kind = Attribute::Kind::kGraph;
-      EDGEMM_ASSIGN_OR_RETURN(Graph g, graph_from_proto(a.g(), base_dir));
+      EDGEMM_ASSIGN_OR_RETURN(Graph g, graph_from_proto(*a.mutable_g(), base_dir));
       attr.g = std::make_shared<Graph>(std::move(g));
       break;
     }
@@ -205,15 +215,18 @@ Expected<Attribute> attribute_from_proto(const onnx::AttributeProto& a, const st
   return attr;
 }
 
-Expected<Graph> graph_from_proto(const onnx::GraphProto& proto, const std::string& base_dir) {
+/// Converts `proto` (and its subgraphs) to the IR. Each initializer's data is freed from the proto
+/// once converted, so that the import holds one copy of the weights, not two.
+Expected<Graph> graph_from_proto(onnx::GraphProto& proto, const std::string& base_dir) {
   Graph graph;
   graph.name = proto.name();
   if (proto.sparse_initializer_size() > 0) {
     return make_error(StatusCode::kUnsupported, "graph '" + proto.name() + "' has sparse initializers");
   }
-  for (const auto& t : proto.initializer()) {
+  for (auto& t : *proto.mutable_initializer()) {
     EDGEMM_ASSIGN_OR_RETURN(Tensor tensor, tensor_from_proto(t, base_dir));
     graph.initializers[t.name()] = std::move(tensor);
+    std::string().swap(*t.mutable_raw_data());
   }
   for (const auto& vi : proto.input()) {
     if (graph.initializers.count(vi.name())) continue;
@@ -221,14 +234,14 @@ Expected<Graph> graph_from_proto(const onnx::GraphProto& proto, const std::strin
   }
   for (const auto& vi : proto.output()) graph.outputs.push_back(value_info_from_proto(vi));
   for (const auto& vi : proto.value_info()) graph.value_infos[vi.name()] = value_info_from_proto(vi);
-  for (const auto& n : proto.node()) {
+  for (auto& n : *proto.mutable_node()) {
     Node node;
     node.name = n.name();
     node.op_type = n.op_type();
     node.domain = n.domain() == "ai.onnx" ? "" : n.domain();
     node.inputs.assign(n.input().begin(), n.input().end());
     node.outputs.assign(n.output().begin(), n.output().end());
-    for (const auto& a : n.attribute()) {
+    for (auto& a : *n.mutable_attribute()) {
       auto attr = attribute_from_proto(a, base_dir);
       if (!attr) return node_error(node, attr.status().code(), attr.status().message());
       node.attributes[a.name()] = std::move(attr).value();
@@ -393,7 +406,7 @@ Expected<Model> import_model_proto(onnx::ModelProto& proto, const std::string& b
   if (options.run_checker) EDGEMM_RETURN_IF_ERROR(run_checker(proto));
   EDGEMM_RETURN_IF_ERROR(check_window_attributes(proto.graph()));
   if (options.infer_shapes) EDGEMM_RETURN_IF_ERROR(infer_shapes(proto, model.opsets));
-  EDGEMM_ASSIGN_OR_RETURN(model.graph, graph_from_proto(proto.graph(), base_dir));
+  EDGEMM_ASSIGN_OR_RETURN(model.graph, graph_from_proto(*proto.mutable_graph(), base_dir));
   return model;
 }
 
@@ -494,9 +507,7 @@ Expected<Tensor> read_tensor_proto_file(const std::string& path) {
 Expected<Model> import_onnx_bytes(const std::string& bytes, const std::string& base_dir, const ImportOptions& options) {
   if (bytes.empty()) return invalid("the model file is empty (0 bytes)");
   onnx::ModelProto proto;
-  if (!proto.ParseFromString(bytes)) {
-    return invalid("the file is not a valid ONNX model: protobuf parsing failed (truncated or not ONNX?)");
-  }
+  if (!proto.ParseFromString(bytes)) return invalid(kNotAModel);
   return import_model_proto(proto, base_dir, options);
 }
 
@@ -506,10 +517,16 @@ Expected<Model> import_onnx_file(const std::string& path, const ImportOptions& o
                   "a model cannot be read from standard input ('-'): give its file path (external data is found "
                   "beside it)");
   }
-  EDGEMM_ASSIGN_OR_RETURN(std::string bytes, read_file(path, "model"));
+  uintmax_t size = 0;
+  auto in = open_file(path, "model", size);
+  if (!in) return in.status();
   std::string base = fs::path(path).parent_path().string();
   if (base.empty()) base = ".";
-  auto model = import_onnx_bytes(bytes, base, options);
+  // Parsed from the stream, not from the file read into memory first: one copy of the weights.
+  onnx::ModelProto proto;
+  Expected<Model> model = size == 0                       ? invalid("the model file is empty (0 bytes)")
+                          : !proto.ParseFromIstream(&*in) ? invalid(kNotAModel)
+                                                          : import_model_proto(proto, base, options);
   if (!model) return Status(model.status().code(), "'" + path + "': " + model.status().message());
   return model;
 }
