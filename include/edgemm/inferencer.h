@@ -34,11 +34,16 @@ struct InferencerConfig : RuntimeOptions {
   std::string profile_path;
 };
 
-/// Memory report of the latest planned run (bytes).
+/// Memory of a loaded model, in bytes: its weights as the graph holds them, the copies the
+/// kernels made in layouts of their own, and the arena of the latest planned run.
 struct MemoryReport {
-  int64_t planned_peak_bytes = 0;  ///< arena size chosen by the buffer-reuse planner
-  int64_t unplanned_bytes = 0;     ///< sum of all intermediates if none were reused
-  int64_t weight_bytes = 0;        ///< initializers and folded constants
+  int64_t planned_peak_bytes = 0;  ///< arena size chosen by the buffer-reuse planner (latest run shape)
+  int64_t unplanned_bytes = 0;     ///< sum of all intermediates if none were reused (latest run shape)
+  int64_t weight_bytes = 0;        ///< initializers and folded constants of the graph after the passes
+  /// Weights the kernels hold packed or reordered for their own loops (matmul panels, oneDNN
+  /// layouts, XNNPACK operators), besides `weight_bytes`; oneDNN makes a layout per input shape
+  /// on first use, so this can grow after the first run of a new shape.
+  int64_t packed_weight_bytes = 0;
 };
 
 /// A loaded, compiled model.
@@ -72,7 +77,8 @@ class Inferencer {
   virtual Expected<ProfiledRun> run_profiled(const std::vector<std::pair<std::string, Tensor>>& inputs,
                                              const std::vector<std::string>& output_names = {}) const = 0;
 
-  /// Memory plan of the most recent run shape (zeros before the first run).
+  /// Weights and packed weights now, and the memory plan of the most recent run shape (arena
+  /// fields zero before the first run).
   virtual MemoryReport memory_report() const = 0;
 
   /// Backend of every node, in execution order. With backend "native" every entry says

@@ -56,6 +56,7 @@ void set_up(Entry& e, const CompareOptions& options) {
   auto warm = rt.run(options.warmup);
   if (!warm) return fail(e, "run", warm.status());
   auto after = read_process_memory(pid);
+  e.result.settings = rt.settings();  // again: what loading and the first runs set up (edgemm's memory)
   if (before && after) {
     e.result.memory = {before->rss_bytes, after->peak_rss_bytes, after->rss_bytes};
   }

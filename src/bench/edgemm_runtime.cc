@@ -27,7 +27,13 @@ class EdgemmRuntime : public BenchRuntime {
     nlohmann::json settings = {{"threads", setup_.threads}, {"optimize", true},   {"fixed_input_shapes", fixed},
                                {"backend", b.backend},      {"device", b.device}, {"precision", b.precision}};
     if (!b.plugin_path.empty()) settings["plugin"] = b.plugin_path;
-    if (inferencer_) settings["placement"] = placement_counts(*inferencer_);
+    if (inferencer_) {
+      settings["placement"] = placement_counts(*inferencer_);
+      const MemoryReport memory = inferencer_->memory_report();
+      settings["memory"] = {{"weight_bytes", memory.weight_bytes},
+                            {"packed_weight_bytes", memory.packed_weight_bytes},
+                            {"arena_bytes", memory.planned_peak_bytes}};
+    }
     return settings;
   }
 

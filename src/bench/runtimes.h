@@ -76,7 +76,9 @@ Expected<std::unique_ptr<BenchRuntime>> make_runtime(const std::string& name, co
 
 /// Creates edgemm's own runtime (Inferencer with setup.fixed_shapes pinned, setup.threads, on
 /// setup.edgemm_backend). Its settings() name the backend, device and precision and, once
-/// loaded, the placement counts {"nodes", "on_backend", "fallback_nodes"}.
+/// loaded, the placement counts {"nodes", "on_backend", "fallback_nodes"} and the model's memory
+/// {"weight_bytes", "packed_weight_bytes", "arena_bytes"} (Inferencer::memory_report(); the
+/// report takes settings again after the warm-up runs, when the arena is planned).
 std::unique_ptr<BenchRuntime> make_edgemm_runtime(const RuntimeSetup& setup);
 /// {"nodes", "on_backend", "fallback_nodes"}: how many of the loaded model's nodes run on its
 /// backend (Inferencer::placement(), Inferencer::backend()) and how many fell back to native.

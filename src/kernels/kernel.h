@@ -55,6 +55,10 @@ class Kernel {
   virtual Status run(KernelContext& ctx) const = 0;
   /// Name of the implementation for profiles and logs, e.g. "f32_conv__onednn".
   virtual const char* name() const { return "reference"; }
+  /// Bytes of constant inputs (weights) this kernel holds in a layout of its own, packed or
+  /// reordered from the graph's tensors (0 when it reads those as they are). May grow after
+  /// create: oneDNN layouts are made per input shape on first use. Thread-safe.
+  virtual int64_t packed_bytes() const { return 0; }
 };
 
 /// What a factory sees when creating a kernel for a node.

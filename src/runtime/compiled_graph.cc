@@ -213,4 +213,10 @@ Expected<std::shared_ptr<CompiledGraph>> CompiledGraph::compile(std::shared_ptr<
   return cg;
 }
 
+int64_t CompiledGraph::packed_bytes() const {
+  int64_t bytes = 0;
+  for (const CompiledNode& cn : nodes_) bytes += cn.kernel->packed_bytes();
+  return bytes;
+}
+
 }  // namespace edgemm::runtime

@@ -58,6 +58,8 @@ class CompiledGraph : public kernels::Subgraph {
   int producer_step(int v) const { return producer_step_[v]; }
   /// True when v is a graph output (kept until the end, never planned in the arena).
   bool is_graph_output(int v) const { return is_output_[v]; }
+  /// Sum of the kernels' packed_bytes() (main graph; subgraphs' kernels not counted).
+  int64_t packed_bytes() const;
   const ir::Graph& graph() const { return *graph_; }
 
  private:

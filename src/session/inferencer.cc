@@ -262,7 +262,7 @@ class NativeInferencer final : public Inferencer {
       std::lock_guard<std::mutex> lock(mutex_);
       last = last_entry_;
     }
-    if (last == nullptr) return MemoryReport{0, 0, weight_bytes_};
+    if (last == nullptr) return MemoryReport{0, 0, weight_bytes_, compiled_->packed_bytes()};
     return report_of(last->plan_for(*compiled_));
   }
 
@@ -462,7 +462,7 @@ class NativeInferencer final : public Inferencer {
   }
 
   MemoryReport report_of(const MemoryPlan& plan) const {
-    return MemoryReport{plan.arena_bytes, plan.unplanned_bytes, weight_bytes_};
+    return MemoryReport{plan.arena_bytes, plan.unplanned_bytes, weight_bytes_, compiled_->packed_bytes()};
   }
 
   Status write_profile(const runtime::Profiler& profiler) const {

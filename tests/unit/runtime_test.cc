@@ -73,6 +73,35 @@ TEST(Runtime, ChainMatchesHandComputedValuesAndReusesBuffers) {
   EXPECT_EQ((*out2)[0].data<float>()[4], 22);  // 1 → (1+1)*2=4 → (4+1)*2=10 → (10+1)*2=22
 }
 
+TEST(Runtime, MemoryReportCountsWeightsAndTheirPackedCopy) {
+  // y = x · B with a constant B [64, 40]: 2560 float32 weights, 10240 bytes.
+  auto dir = testing::temp_dir("packed_report");
+  ModelBuilder b;
+  b.input("x", onnx::TensorProto::FLOAT, {-1, 64});
+  b.initializer_floats("B", {64, 40}, std::vector<float>(64 * 40, 0.5f));
+  b.node("MatMul", {"x", "B"}, {"y"});
+  b.output("y", onnx::TensorProto::FLOAT, {-1, 40});
+  auto inf = load(b.save(dir / "matmul.onnx"));
+  ASSERT_TRUE(inf);
+  auto out = inf->run({{"x", Tensor::from_floats({1, 64}, std::vector<float>(64, 1.0f))}});
+  ASSERT_TRUE(out.has_value()) << out.status().to_string();
+  EXPECT_EQ((*out)[0].data<float>()[0], 32.0f);  // 64 · 1 · 0.5
+  const MemoryReport mem = inf->memory_report();
+  EXPECT_EQ(mem.weight_bytes, 64 * 40 * 4);
+  const std::string kernel = inf->run_profiled({{"x", Tensor::from_floats({1, 64}, std::vector<float>(64, 1.0f))}})
+                                 .value()
+                                 .nodes.front()
+                                 .kernel;
+  if (kernel == "f32_matmul__avx512_panels") {
+    // ceil(40 / 32) = 2 panels of 64 K steps, each step 32 columns × 4 bytes.
+    EXPECT_EQ(mem.packed_weight_bytes, 2 * 64 * 32 * 4);
+  } else if (kernel == "f32_matmul__xnnpack") {
+    EXPECT_EQ(mem.packed_weight_bytes, 64 * 40 * 4);  // counted as K × N float32 elements
+  } else {
+    EXPECT_GE(mem.packed_weight_bytes, 0) << kernel;  // oneDNN may keep B as it is
+  }
+}
+
 // If whose branches read the outer value 'x'; Loop whose body accumulates the outer 'x'.
 std::string control_flow_model(const std::filesystem::path& dir) {
   ModelBuilder b;

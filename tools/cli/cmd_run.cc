@@ -105,6 +105,8 @@ Status run_command(const RunArgs& args) {
   j["threads"] = resolve_threads(args.threads);
   j["planned_peak_bytes"] = mem.planned_peak_bytes;
   j["unplanned_bytes"] = mem.unplanned_bytes;
+  j["weight_bytes"] = mem.weight_bytes;
+  j["packed_weight_bytes"] = mem.packed_weight_bytes;
   j["placement"] = placement_json(*inferencer);
   j["outputs"] = nlohmann::json::array();
   for (size_t i = 0; i < outputs.size(); ++i) {
@@ -126,7 +128,8 @@ Status run_command(const RunArgs& args) {
   std::cout << std::fixed << std::setprecision(2) << "ran " << args.model << " in " << median_ms << " ms"
             << timing_note(args.repeat, args.warmup) << ", planned activation memory "
             << mem.planned_peak_bytes / 1048576.0 << " MiB (without reuse " << mem.unplanned_bytes / 1048576.0
-            << " MiB)\n";
+            << " MiB); weights " << mem.weight_bytes / 1048576.0 << " MiB, packed by the kernels "
+            << mem.packed_weight_bytes / 1048576.0 << " MiB\n";
   if (inferencer->backend() != "native") {
     const int fallbacks = j["placement"]["fallback_nodes"].get<int>();
     std::cout << "backend " << inferencer->backend() << ": " << inferencer->placement().size() - fallbacks << " of "

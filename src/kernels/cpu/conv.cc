@@ -131,6 +131,14 @@ class ConvKernel final : public Kernel {
         name_(name) {}
 
   const char* name() const override { return name_; }
+
+  int64_t packed_bytes() const override {
+    int64_t bytes = weights_.packed_bytes() + (strided_ != nullptr ? strided_->packed_bytes() : 0);
+#if defined(__aarch64__)
+    if (xnnpack_ != nullptr) bytes += xnnpack_->packed_bytes();
+#endif
+    return bytes;
+  }
   void set_name(const char* name) { name_ = name; }
 #if defined(__aarch64__)
   void set_xnnpack(std::unique_ptr<const XnnpackConv> xnnpack, bool bias_in_loops) {

@@ -175,6 +175,13 @@ class Int8ConvKernel final : public Kernel {
     return use_onednn_ ? "u8s8_conv__onednn" : "u8s8_conv__reference";
   }
 
+  int64_t packed_bytes() const override {
+#if defined(__aarch64__)
+    if (neon_) return neon_->packed_bytes() + packed_.packed_bytes();
+#endif
+    return packed_.packed_bytes();
+  }
+
   Status run(KernelContext& ctx) const override {
     const ir::Node& node = ctx.node();
     const Tensor* x = ctx.input(0);

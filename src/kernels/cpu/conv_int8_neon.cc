@@ -112,6 +112,12 @@ Int8ConvNeon::Int8ConvNeon(const Tensor& weights, int64_t group, const int8::Qdq
   }
 }
 
+int64_t Int8ConvNeon::packed_bytes() const {
+  int64_t bytes = static_cast<int64_t>(2 * dw_weights_.size() + 4 * (dw_scales_.size() + dw_bias_.size()));
+  for (const auto& gemm : gemms_) bytes += gemm.packed_bytes();
+  return bytes;
+}
+
 void Int8ConvNeon::run(const ConvGeometry& g, const uint8_t* x, float* y, int threads) const {
   if (depthwise_) return run_depthwise(g, x, y, threads);
   run_gemm(g, x, y, threads);

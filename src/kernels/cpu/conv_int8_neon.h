@@ -37,6 +37,9 @@ class Int8ConvNeon {
   /// `threads` OpenMP threads.
   void run(const ConvGeometry& g, const uint8_t* x, float* y, int threads) const;
 
+  /// Bytes of the packed weights and their per-channel terms.
+  int64_t packed_bytes() const;
+
  private:
   void run_depthwise(const ConvGeometry& g, const uint8_t* x, float* y, int threads) const;
   void run_gemm(const ConvGeometry& g, const uint8_t* x, float* y, int threads) const;

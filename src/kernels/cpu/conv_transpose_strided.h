@@ -52,6 +52,9 @@ class ConvTransposeStrided {
   void run(const ConvGeometry& g, const float* x, ActivationLayout x_layout, const float* bias, float* y,
            ActivationLayout y_layout, const std::vector<ir::Step>& unary_steps, int threads) const;
 
+  /// Bytes of the packed weights.
+  int64_t packed_bytes() const { return static_cast<int64_t>(packed_.size() * sizeof(float)); }
+
  private:
   int64_t in_channels_, out_channels_, kh_, kw_;
   std::vector<float> packed_;  // [ceil(M/8), kh, kw, C, 8]

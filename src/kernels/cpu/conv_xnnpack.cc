@@ -65,6 +65,12 @@ bool XnnpackConv::fits(const ConvGeometry& g) const {
   return g.in_channels / g.group == in_per_group_;
 }
 
+int64_t XnnpackConv::packed_bytes() const {
+  const int64_t own = static_cast<int64_t>((weights_.size() + bias_.size()) * sizeof(float));
+  std::lock_guard<std::mutex> lock(mutex_);
+  return own + (op_ != nullptr ? static_cast<int64_t>(weights_.size()) * (fp16_ ? 2 : 4) : 0);
+}
+
 XnnpackConv::~XnnpackConv() {
   if (op_ != nullptr) xnn_delete_operator(op_);
 }

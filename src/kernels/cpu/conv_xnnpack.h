@@ -56,6 +56,11 @@ class XnnpackConv {
   /// `threads` pthreadpool workers. Errors: XNNPACK's own refusals (Internal), naming `node`.
   Status run(const ir::Node& node, const ConvGeometry& g, const float* x, float* y, int threads) const;
 
+  /// Bytes of the weights and bias held here in XNNPACK's order, plus the operator's packed copy
+  /// once it exists, counted as as many elements at the operator's precision (XNNPACK does not
+  /// report its packed size).
+  int64_t packed_bytes() const;
+
  private:
   Status prepare(const ir::Node& node, const ConvGeometry& g) const;  // with mutex_ held
   /// ConvTranspose: output rows (axis 0) or columns (1) beyond XNNPACK's padded output, i.e. the

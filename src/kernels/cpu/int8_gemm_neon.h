@@ -49,6 +49,10 @@ class Int8Gemm {
 
   int64_t depth() const { return depth_; }
   int64_t columns() const { return columns_; }
+  /// Bytes of the packed B and its per-column terms.
+  int64_t packed_bytes() const {
+    return static_cast<int64_t>(packed_.size() + 4 * (correction_.size() + scales_.size() + bias_.size()));
+  }
 
   /// y[i * y_stride + n] for i < count (<= kBlockRows), n < N: the rows rows[i][0..K) (uint8).
   /// On the calling thread; its scratch is per thread.

@@ -213,6 +213,7 @@ class OnednnMatMulBase : public Kernel {
       : weights_(std::move(weights)), use_onednn_(use_onednn), name_(name) {}
   const char* name() const override { return name_; }
   void set_name(const char* name) { name_ = name; }
+  int64_t packed_bytes() const override { return weights_.packed_bytes(); }
 
  protected:
   static constexpr size_t kMaxPlans = 64;
@@ -327,6 +328,14 @@ class MatMulKernel final : public OnednnMatMulBase {
     xnnpack_bias_packed_ = bias_packed;
   }
 #endif
+
+  int64_t packed_bytes() const override {
+    int64_t bytes = OnednnMatMulBase::packed_bytes() + (panels_ != nullptr ? panels_->bytes() : 0);
+#if defined(__aarch64__)
+    if (xnnpack_ != nullptr) bytes += xnnpack_->packed_bytes();
+#endif
+    return bytes;
+  }
 
   std::shared_ptr<const MatMulPlan> plan(const ir::Node& node, const MatMulShape& s) const {
     return cached(onednn::shape_key(s.a, s.b), [&](MatMulPlan& p) {
@@ -697,6 +706,10 @@ class GemmKernel final : public OnednnMatMulBase {
   void set_xnnpack(std::unique_ptr<const XnnpackFullyConnected> fc, bool bias_packed) {
     xnnpack_ = std::move(fc);
     xnnpack_bias_packed_ = bias_packed;
+  }
+
+  int64_t packed_bytes() const override {
+    return OnednnMatMulBase::packed_bytes() + (xnnpack_ != nullptr ? xnnpack_->packed_bytes() : 0);
   }
 #endif
 

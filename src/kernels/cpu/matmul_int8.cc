@@ -54,6 +54,13 @@ class Int8MatMulKernel final : public Kernel {
     return use_onednn_ ? "u8s8_matmul__onednn" : "u8s8_matmul__reference";
   }
 
+  int64_t packed_bytes() const override {
+#if defined(__aarch64__)
+    if (neon_) return neon_->packed_bytes() + packed_.packed_bytes();
+#endif
+    return packed_.packed_bytes();
+  }
+
 #if defined(__aarch64__)
   /// Takes the SDOT path (int8_gemm_neon.h) instead of oneDNN's.
   void use_neon() {

@@ -62,6 +62,8 @@ class PackedPanels {
   int64_t steps() const { return format_ == PanelFormat::kFloat32 ? k_ : (k_ + 1) / 2; }
   /// Number of panels: ceil(n / 32).
   int64_t panels() const { return (n_ + kPanelColumns - 1) / kPanelColumns; }
+  /// Bytes of all panels: panels() x steps() x kPanelStepBytes.
+  int64_t bytes() const { return panels() * steps() * kPanelStepBytes; }
   /// Panel p's steps() x kPanelStepBytes bytes.
   const char* panel(int64_t p) const { return data_.get() + p * steps() * kPanelStepBytes; }
 

@@ -35,6 +35,9 @@ class XnnpackFullyConnected {
 
   /// Whether the operator was created.
   bool ok() const { return op_ != nullptr; }
+  /// Bytes of XNNPACK's packed copy of B, counted as K x N elements of the operator's precision
+  /// (XNNPACK does not report its packed size; its padding is left out).
+  int64_t packed_bytes() const { return k_ * n_ * (fp16_ ? 2 : 4); }
 
   /// y [rows, N] = a [rows, K] · B (+ bias), float32 in and out, on `threads` pthreadpool workers. Errors:
   /// XNNPACK's own refusals (Internal), naming `node`.

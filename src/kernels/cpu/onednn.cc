@@ -168,6 +168,7 @@ dnnl::reorder make_reorder(const dnnl::memory::desc& from, const dnnl::memory::d
 dnnl::memory PackedWeights::get(const ir::Node& node, const dnnl::memory::desc& desc,
                                 const dnnl::memory::desc& user_md) {
   if (desc == user_md) return wrap(user_md, weights_.raw_data());
+  std::lock_guard<std::mutex> lock(mutex_);
   for (const auto& [d, mem] : packed_) {
     if (d == desc) return mem;
   }
@@ -182,6 +183,18 @@ dnnl::memory PackedWeights::get(const ir::Node& node, const dnnl::memory::desc& 
   } catch (const dnnl::error&) {
     return dnnl::memory();
   }
+}
+
+size_t PackedWeights::packed_count() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return packed_.size();
+}
+
+int64_t PackedWeights::packed_bytes() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  int64_t bytes = 0;
+  for (const auto& [desc, mem] : packed_) bytes += static_cast<int64_t>(desc.get_size());
+  return bytes;
 }
 
 std::string impl_name(const dnnl::primitive_desc_base& pd) {

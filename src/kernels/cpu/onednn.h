@@ -14,6 +14,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <dnnl.hpp>
+#include <mutex>
 #include <string>
 #include <unordered_map>
 #include <utility>
@@ -105,7 +106,7 @@ dnnl::reorder make_reorder(const dnnl::memory::desc& from, const dnnl::memory::d
 
 /// Constant weights (an f32 Tensor known when the kernel is created) reordered into every
 /// layout a primitive asks for, each layout made once and kept for the kernel's lifetime.
-/// Not synchronized: the owning kernel calls get() under its own mutex.
+/// Thread-safe: get() and the counts may be called from concurrent runs.
 class PackedWeights {
  public:
   PackedWeights() = default;
@@ -116,10 +117,13 @@ class PackedWeights {
   /// `user_md` (the same memory, no copy, when the two are equal). Empty memory on failure.
   dnnl::memory get(const ir::Node& node, const dnnl::memory::desc& desc, const dnnl::memory::desc& user_md);
   /// Number of reordered copies made so far (tests check that weights are packed once).
-  size_t packed_count() const { return packed_.size(); }
+  size_t packed_count() const;
+  /// Bytes of the reordered copies made so far. Thread-safe, as get() is.
+  int64_t packed_bytes() const;
 
  private:
   Tensor weights_;
+  mutable std::mutex mutex_;  // guards packed_
   std::vector<std::pair<dnnl::memory::desc, dnnl::memory>> packed_;
 };
 
