@@ -5,6 +5,7 @@
 #include "convert/onnx_checks.h"
 #include "convert/opset_downgrade.h"
 #include "convert/simplify_extra.h"
+#include "ir/onnx_model_access.h"
 #include "passes/passes.h"
 
 namespace edgemm::convert {
@@ -176,6 +177,17 @@ Status convert_model(ir::Model& model, const ConvertOptions& options, ConvertRep
   report.nodes_after = static_cast<int>(model.graph.nodes.size());
   report.ops_after = op_histogram(model.graph);
   return Status::ok();
+}
+
+Status validate_fixed_shapes(const OnnxModel& model, const std::map<std::string, Shape>& fixed,
+                             const std::string& option) {
+  return validate_fixed_shapes(ir::model_of(model).graph, fixed, option);
+}
+
+Expected<ConvertReport> convert_model(OnnxModel& model, const ConvertOptions& options) {
+  ConvertReport report;
+  EDGEMM_RETURN_IF_ERROR(convert_model(ir::model_of(model), options, report));
+  return report;
 }
 
 }  // namespace edgemm::convert

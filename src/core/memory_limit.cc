@@ -1,4 +1,4 @@
-#include "core/memory_limit.h"
+#include "edgemm/memory_limit.h"
 
 #include <sys/resource.h>
 #include <sys/sysinfo.h>

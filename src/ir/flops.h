@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "edgemm/model_estimates.h"
 #include "ir/graph.h"
 
 namespace edgemm::ir {
@@ -32,11 +33,7 @@ using NodeShapes = std::vector<std::optional<Shape>>;
 /// Returns std::nullopt when the first output's shape is unknown. Subgraphs are not counted.
 std::optional<int64_t> node_flops(const Node& node, const NodeShapes& inputs, const NodeShapes& outputs);
 
-struct FlopsEstimate {
-  int64_t total = 0;                     ///< FLOPs for one run
-  std::map<std::string, int64_t> by_op;  ///< op_type → FLOPs
-  int unknown_nodes = 0;                 ///< nodes whose first output shape was not inferred (not counted)
-};
+using FlopsEstimate = edgemm::FlopsEstimate;  ///< edgemm/model_estimates.h
 
 /// Estimates FLOPs of the main graph (subgraphs are not counted) from static shapes:
 /// initializers, graph inputs/outputs and ONNX-inferred value_infos (fix symbolic input dims

@@ -3,8 +3,8 @@
 #include <set>
 #include <unordered_map>
 
-#include "core/memory_limit.h"
 #include "edgemm/memory_check.h"
+#include "edgemm/memory_limit.h"
 #include "ir/onnx_import.h"
 
 namespace edgemm::ir {

@@ -6,21 +6,14 @@
 #include <cstdint>
 #include <string>
 
+#include "edgemm/model_estimates.h"
 #include "edgemm/status.h"
 #include "edgemm/tensor.h"
 #include "ir/graph.h"
 
 namespace edgemm::ir {
 
-/// Bytes one run holds, by kind.
-struct MemoryEstimate {
-  int64_t weight_bytes = 0;      ///< initializers and Constant-node tensors
-  int64_t input_bytes = 0;       ///< graph inputs with static shapes (held by the caller through the run)
-  int64_t activation_bytes = 0;  ///< most intermediate and output bytes alive at once (see estimate_memory)
-  std::string largest_value;     ///< the largest intermediate or output ("" when none has a known size)
-  int64_t largest_bytes = 0;
-  int64_t total() const { return weight_bytes + input_bytes + activation_bytes; }
-};
+using MemoryEstimate = edgemm::MemoryEstimate;  ///< edgemm/model_estimates.h
 
 /// Estimates the memory of one run of the main graph from static shapes (inputs, outputs and
 /// value_infos: import with the input shapes pinned): the nodes run in file order, each output

@@ -26,19 +26,14 @@
 #include <cstdint>
 #include <string>
 
+#include "edgemm/onnx_model.h"
 #include "edgemm/status.h"
 #include "ir/graph.h"
 
 namespace edgemm::ir {
 
-/// How export_onnx_file lays out the files.
-struct ExportOptions {
-  /// Tensors (initializers and tensor attributes such as Constant values, in every graph) of at
-  /// least this many bytes go to one external data file beside the model, named
-  /// "<model file name>.data", at offsets aligned to 64 bytes (ONNX IR spec "External Tensor
-  /// Data": location, offset, length). 0 = never: every tensor inline. Negative is an error.
-  int64_t external_data_threshold = 0;
-};
+/// How export_onnx_file lays out the files: the public OnnxSaveOptions (edgemm/onnx_model.h).
+using ExportOptions = OnnxSaveOptions;
 
 /// Serializes `model` as an ONNX ModelProto with every tensor inline.
 /// Errors: kUnsupported naming the node or value that cannot be written (non-standard domain,

@@ -6,6 +6,7 @@
 #include <map>
 #include <string>
 
+#include "edgemm/onnx_model.h"
 #include "edgemm/status.h"
 #include "edgemm/tensor.h"
 #include "ir/graph.h"
@@ -16,13 +17,8 @@ class TensorProto;
 
 namespace edgemm::ir {
 
-/// Import options.
-struct ImportOptions {
-  /// Pins symbolic input axes before shape inference (input name → full shape).
-  std::map<std::string, Shape> fixed_input_shapes;
-  bool run_checker = true;
-  bool infer_shapes = true;
-};
+/// Import options: the public OnnxLoadOptions (edgemm/onnx_model.h).
+using ImportOptions = OnnxLoadOptions;
 
 /// Reads and converts a model file. External data is resolved relative to the model's folder;
 /// a `location` that is absolute or climbs out of that folder (`..`) is refused.

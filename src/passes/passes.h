@@ -10,20 +10,11 @@
 #include <string>
 
 #include "edgemm/status.h"
+#include "edgemm/tools/inspect.h"  // PassReport
 #include "ir/activation_layout.h"
 #include "ir/graph.h"
 
 namespace edgemm::passes {
-
-/// What the passes changed.
-struct PassReport {
-  int nodes_before = 0;
-  int nodes_after = 0;
-  int folded_nodes = 0;   ///< nodes replaced by constants
-  int removed_nodes = 0;  ///< dead nodes dropped
-  /// Patterns rewritten, by name (e.g. "BatchNormalization→Conv": 3, "HardSwish": 24).
-  std::map<std::string, int> patterns;
-};
 
 /// Turns each Conv or MatMul whose activation and weight come through QDQ pairs (QuantizeLinear →
 /// DequantizeLinear on X, DequantizeLinear on a constant int8 W) into one com.edgemm Int8Conv or

@@ -13,6 +13,7 @@
 #include <optional>
 #include <vector>
 
+#include "edgemm/pipelines/image_file.h"
 #include "pipelines/jpeg_check.h"
 
 namespace edgemm::pipelines {
@@ -305,3 +306,20 @@ void write_normalized_chw(const cv::Mat& bgr, const std::array<float, 3>& mean, 
 }
 
 }  // namespace edgemm::pipelines
+
+namespace edgemm {
+
+Expected<Image> read_image(const std::string& path) {
+  EDGEMM_ASSIGN_OR_RETURN(const cv::Mat bgr, pipelines::read_image_bgr(path));
+  Image image;
+  image.width = bgr.cols;
+  image.height = bgr.rows;
+  image.pixels.resize(static_cast<size_t>(bgr.total()) * 3);
+  for (int y = 0; y < bgr.rows; ++y) {
+    std::memcpy(image.pixels.data() + static_cast<size_t>(y) * bgr.cols * 3, bgr.ptr<uint8_t>(y),
+                static_cast<size_t>(bgr.cols) * 3);
+  }
+  return image;
+}
+
+}  // namespace edgemm

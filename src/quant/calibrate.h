@@ -14,28 +14,11 @@
 #include "edgemm/inferencer.h"
 #include "edgemm/status.h"
 #include "edgemm/tensor.h"
+#include "edgemm/tools/calibration.h"  // CalibrationSample, Feed, FeedSource, CalibrateOptions
 #include "ir/graph.h"
-#include "quant/calibration_set.h"
 #include "quant/observer.h"
 
 namespace edgemm::quant {
-
-/// One run's inputs: graph input name → tensor.
-using Feed = std::vector<std::pair<std::string, Tensor>>;
-
-/// The runs one sample stands for (e.g. one det input per image; one rec input per text-line
-/// batch of the image), built by the same preprocessing as inference. An error skips the sample
-/// (counted and reported), e.g. an image that does not decode; kOutOfMemory (a sample whose
-/// shapes cannot fit, check_shapes_fit_memory) stops the calibration with that error.
-using FeedSource = std::function<Expected<std::vector<Feed>>(const CalibrationSample&)>;
-
-/// Settings of a calibration run.
-struct CalibrateOptions {
-  int threads = 0;  ///< intra-op threads of the model (0 = all cores)
-  int bins = 2048;  ///< histogram bins per tensor
-  /// Called after each sample with (samples done, total); may be empty.
-  std::function<void(size_t, size_t)> progress;
-};
 
 /// What a calibration run observed.
 struct CalibrationResult {

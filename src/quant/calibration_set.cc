@@ -1,7 +1,5 @@
 /// \file calibration_set.cc
-/// Listing and stratified sampling of calibration sets (see calibration_set.h).
-
-#include "quant/calibration_set.h"
+/// Listing and stratified sampling of calibration sets (edgemm/tools/calibration.h).
 
 #include <algorithm>
 #include <cmath>
@@ -10,6 +8,8 @@
 #include <nlohmann/json.hpp>
 #include <random>
 #include <sstream>
+
+#include "edgemm/tools/calibration.h"
 
 namespace edgemm::quant {
 

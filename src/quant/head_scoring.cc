@@ -8,6 +8,8 @@
 #include <cmath>
 #include <numeric>
 
+#include "ir/onnx_model_access.h"
+
 namespace edgemm::quant {
 namespace {
 
@@ -124,6 +126,11 @@ Expected<passes::HeadPruningOptions> select_heads(const HeadScores& scores, doub
     }
   }
   return options;
+}
+
+Expected<HeadScores> score_heads(const OnnxModel& model, const std::vector<CalibrationSample>& samples,
+                                 const FeedSource& source, const CalibrateOptions& options) {
+  return score_heads(ir::model_of(model), samples, source, options);
 }
 
 }  // namespace edgemm::quant

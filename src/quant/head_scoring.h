@@ -1,56 +1,21 @@
 #pragma once
 /// \file head_scoring.h
-/// Scores the attention heads of a transformer on calibration data, and picks the heads to remove
-/// for passes::prune_attention_heads (passes/head_pruning.h). The score of head h in layer l is
-/// its output contribution: the L2 norm of what the head adds to the out projection's output,
-/// ‖o_h · W_o[h·d:(h+1)·d, :]‖₂ (o_h [d] the head's attention output for one token), averaged
-/// over every token of every run. Removing a head removes exactly that term from the layer's
-/// output, so low scores mark heads whose removal changes the residual stream least (a cheap
-/// stand-in for the gradient-based importance of Michel et al., "Are Sixteen Heads Really Better
-/// than One?", NeurIPS 2019; the output norm follows Kobayashi et al., "Attention is Not Only a
-/// Weight", EMNLP 2020). docs/clip.md "Attention-head pruning".
+/// Head scoring (edgemm/tools/head_scoring.h) on ir::Model.
 
-#include <cstdint>
-#include <string>
 #include <vector>
 
 #include "edgemm/status.h"
+#include "edgemm/tools/head_scoring.h"
 #include "ir/graph.h"
 #include "passes/head_pruning.h"
 #include "quant/calibrate.h"
 
 namespace edgemm::quant {
 
-/// Per-head scores of every attention layer.
-struct HeadScores {
-  std::vector<passes::AttentionLayer> layers;  ///< the layers found (find_attention_layers)
-  /// scores[l][h]: mean over runs, batch items and tokens of the head's output contribution norm
-  /// (same units as the hidden states).
-  std::vector<std::vector<double>> scores;
-  int samples_used = 0;
-  int samples_skipped = 0;
-  int64_t runs = 0;
-  double seconds = 0;  ///< wall time of the scoring runs
-};
-
-/// Runs a copy of `model` (normalized by find_attention_layers, with every layer's head outputs
-/// [B, H, T, d] added as graph outputs) on each feed of each sample (through `source`, as
-/// calibrate() does) and accumulates the scores. `model` itself is not changed.
-/// Errors: those of passes::find_attention_layers() and quant::observe(); kInvalidModel when a
-/// head output's run-time shape is not [B, H, T, d] (naming the value).
+/// score_heads of edgemm/tools/head_scoring.h on an ir::Model: finds the layers with
+/// passes::find_attention_layers() and observes their head outputs with quant::observe(); the
+/// same errors.
 Expected<HeadScores> score_heads(const ir::Model& model, const std::vector<CalibrationSample>& samples,
                                  const FeedSource& source, const CalibrateOptions& options);
-
-/// How select_heads() ranks.
-enum class HeadRanking {
-  kPerLayer,  ///< each layer keeps its own top max(1, ⌈keep_ratio · H⌉) heads
-  kGlobal,    ///< all layers compete for ⌈keep_ratio · ΣH⌉ heads (at least one per layer)
-};
-
-/// The heads to remove: the lowest-scoring ones, so that the highest-scoring share `keep_ratio`
-/// stays (⌈x⌉ computed as ceil(x − 1e-6), so 0.75 · 4 keeps 3). Ties keep the lower (layer, head)
-/// first. Every layer keeps at least one head. Errors: kInvalidArgument for keep_ratio outside
-/// (0, 1].
-Expected<passes::HeadPruningOptions> select_heads(const HeadScores& scores, double keep_ratio, HeadRanking ranking);
 
 }  // namespace edgemm::quant

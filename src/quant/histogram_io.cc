@@ -1,12 +1,11 @@
 /// \file histogram_io.cc
-/// Calibration histograms to and from JSON (see histogram_io.h).
-
-#include "quant/histogram_io.h"
+/// Calibration histograms to and from JSON (write_histograms, read_histograms: edgemm/tools/calibration.h).
 
 #include <fstream>
 #include <nlohmann/json.hpp>
 
 #include "edgemm/atomic_file.h"
+#include "edgemm/tools/calibration.h"
 
 namespace edgemm::quant {
 

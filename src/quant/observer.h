@@ -23,57 +23,9 @@
 #include <vector>
 
 #include "edgemm/status.h"
+#include "edgemm/tools/calibration.h"  // TensorHistogram, CalibrationMethod, Range
 
 namespace edgemm::quant {
-
-/// Streaming min/max and histogram of float values. Not thread-safe.
-class TensorHistogram {
- public:
-  /// `bins` must be even and at least 2 (2048 by default, as TensorRT and ONNX Runtime use).
-  explicit TensorHistogram(int bins = 2048);
-
-  /// A histogram in the state the accessors below describe (e.g. one saved by
-  /// write_histograms()). Errors: kInvalidArgument when the state is inconsistent (odd or
-  /// fewer than 2 bins, a non-positive width with values, counts that do not add up to `count`,
-  /// min > max, or [min, max] outside the bins' range).
-  static Expected<TensorHistogram> restore(std::vector<int64_t> bins, double lo, double bin_width, float min, float max,
-                                           int64_t non_finite);
-
-  /// Adds `n` values. NaN and ±inf are not binned; they are counted in non_finite().
-  void add(const float* values, int64_t n);
-
-  int64_t count() const { return count_; }  ///< finite values added
-  int64_t non_finite() const { return non_finite_; }
-  float min() const { return min_; }  ///< 0 before any finite value
-  float max() const { return max_; }
-  /// Lower edge of bin 0; bin i covers [lo + i·width, lo + (i+1)·width).
-  double lo() const { return lo_; }
-  double bin_width() const { return width_; }
-  const std::vector<int64_t>& bins() const { return bins_; }
-
- private:
-  // Doubles the histogram's range towards lower values (keeping the upper edge) or higher ones.
-  void grow(bool downwards);
-
-  std::vector<int64_t> bins_;
-  double lo_ = 0, width_ = 0;
-  float min_ = 0, max_ = 0;
-  int64_t count_ = 0, non_finite_ = 0;
-};
-
-/// How a tensor's quantization range is chosen from its statistics.
-enum class CalibrationMethod { kMinMax, kPercentile, kEntropy, kMse };
-
-/// "minmax", "percentile", "entropy", "mse".
-const char* method_name(CalibrationMethod method);
-/// Parses a method_name(). Errors: kInvalidArgument listing the valid names.
-Expected<CalibrationMethod> parse_method(const std::string& name);
-
-/// A real-valued range [lo, hi] with lo <= hi.
-struct Range {
-  float lo = 0;
-  float hi = 0;
-};
 
 /// The range `method` picks for `h` (see the file comment). `percentile` is p in (50, 100] for
 /// kPercentile; `symmetric` says the activations are symmetric int8 (else asymmetric uint8),

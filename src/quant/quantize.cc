@@ -9,6 +9,7 @@
 #include <unordered_set>
 
 #include "convert/rewrite_context.h"
+#include "ir/onnx_model_access.h"
 #include "kernels/cpu/matmul_nbits.h"
 #include "passes/graph_view.h"
 #include "passes/passes.h"
@@ -393,6 +394,24 @@ Expected<int> store_weights_fp16(ir::Model& model, int64_t min_elements) {
     graph.nodes.insert(graph.nodes.begin(), std::move(cast));
   }
   return static_cast<int>(names.size());
+}
+
+Expected<Int8Report> quantize_int8(OnnxModel& model, const std::vector<CalibrationSample>& samples,
+                                   const FeedSource& source, const Int8QuantizeOptions& options) {
+  Int8Report report;
+  EDGEMM_RETURN_IF_ERROR(quantize_int8(ir::model_of(model), samples, source, options, report));
+  return report;
+}
+
+Expected<Int4Report> quantize_int4_weights(OnnxModel& model, const Int4Options& options,
+                                           const std::vector<CalibrationSample>& samples, const FeedSource& source) {
+  Int4Report report;
+  EDGEMM_RETURN_IF_ERROR(quantize_int4_weights(ir::model_of(model), options, report, samples, source));
+  return report;
+}
+
+Expected<int> store_weights_fp16(OnnxModel& model, int64_t min_elements) {
+  return store_weights_fp16(ir::model_of(model), min_elements);
 }
 
 }  // namespace edgemm::quant

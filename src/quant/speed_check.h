@@ -9,18 +9,12 @@
 #include <vector>
 
 #include "edgemm/status.h"
+#include "edgemm/tools/quantize.h"
 #include "ir/graph.h"
 #include "quant/calibrate.h"
 #include "quant/qdq.h"
 
 namespace edgemm::quant {
-
-/// Median time of one node in the float model and in the int8 model.
-struct NodeTiming {
-  std::string node;  ///< node name
-  double float_us = 0;
-  double int8_us = 0;
-};
 
 /// Runs `float_model` and `int8_model` (the same graph before and after insert_qdq) with
 /// edgemm's runtime on `feed`, `runs` profiled runs each after one warm-up, alternating, and

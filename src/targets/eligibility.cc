@@ -8,6 +8,7 @@
 #include <set>
 #include <sstream>
 
+#include "ir/onnx_model_access.h"
 #include "kernels/kernel.h"
 
 namespace edgemm::targets {
@@ -486,6 +487,10 @@ TargetReport check_model(const ir::Model& model, const PlatformProfile& profile)
   report.fixes.assign(fixes.begin(), fixes.end());
   partition(model.graph, values, report);
   return report;
+}
+
+TargetReport check_model(const OnnxModel& model, const PlatformProfile& profile) {
+  return check_model(ir::model_of(model), profile);
 }
 
 }  // namespace edgemm::targets

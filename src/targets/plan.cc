@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "ir/onnx_model_access.h"
+
 namespace edgemm::targets {
 
 namespace {
@@ -86,6 +88,11 @@ Expected<ConversionPlan> plan_conversion(const ir::Model& model, const PlatformP
                          ")");
   }
   return plan;
+}
+
+Expected<ConversionPlan> plan_conversion(const OnnxModel& model, const PlatformProfile& profile,
+                                         const TargetReport& report, const std::map<std::string, Shape>& fixed_shapes) {
+  return plan_conversion(ir::model_of(model), profile, report, fixed_shapes);
 }
 
 }  // namespace edgemm::targets

@@ -1,5 +1,3 @@
-#include "targets/profile.h"
-
 #include <onnx/defs/schema.h>
 
 #include <algorithm>
@@ -8,6 +6,8 @@
 #include <nlohmann/json.hpp>
 #include <set>
 #include <sstream>
+
+#include "edgemm/tools/targets.h"
 
 namespace edgemm::targets {
 

@@ -1,10 +1,10 @@
-#include "targets/recipe.h"
-
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <sstream>
+
+#include "edgemm/tools/targets.h"
 
 namespace edgemm::targets {
 

@@ -7,10 +7,9 @@
 #include <fstream>
 #include <random>
 
+#include "edgemm/tools/calibration.h"
 #include "model_builder.h"
 #include "quant/awq.h"
-#include "quant/calibration_set.h"
-#include "quant/histogram_io.h"
 #include "quant/observer.h"
 #include "quant/qdq.h"
 

@@ -1,6 +1,8 @@
 // Platform profiles (src/targets): the loader's schema errors name the file and line; a
 // hand-made profile applied to a hand-built model gives the verdicts, partitions, crossings
 // and fixes worked out by hand below; the conversion plan and the recipe renderer.
+#include "edgemm/tools/targets.h"
+
 #include <gtest/gtest.h>
 
 #include <fstream>
@@ -10,8 +12,6 @@
 #include "onnx_attr_util.h"
 #include "targets/eligibility.h"
 #include "targets/plan.h"
-#include "targets/profile.h"
-#include "targets/recipe.h"
 
 namespace edgemm {
 namespace {

@@ -1,5 +1,5 @@
 /// `edgemm convert MODEL -o OUT`: fixed shapes, simplification and opset conversion with
-/// standard ONNX ops only (src/convert/convert.h), then verification against the input model
+/// standard ONNX ops only (edgemm/tools/convert.h), then verification against the input model
 /// (convert_verify.h). docs/convert.md describes the options and the rewrites.
 #include <algorithm>
 #include <chrono>
@@ -9,13 +9,12 @@
 
 #include "cli_common.h"
 #include "commands.h"
-#include "convert/convert.h"
 #include "convert_target.h"
 #include "convert_verify.h"
-#include "edgemm/npy.h"
 #include "edgemm/memory_check.h"
-#include "ir/onnx_export.h"
-#include "ir/onnx_import.h"
+#include "edgemm/npy.h"
+#include "edgemm/onnx_model.h"
+#include "edgemm/tools/convert.h"
 #include "ocr_calibration.h"
 
 namespace edgemm::cli {
@@ -215,14 +214,14 @@ Expected<int> convert_command(const ConvertArgs& args) {
   options.target_opset = args.opset;
   if (options.target_opset != 0) EDGEMM_RETURN_IF_ERROR(convert::check_target_opset(options.target_opset));
   progress(args, "reading " + args.model);
-  EDGEMM_ASSIGN_OR_RETURN(ir::Model model, ir::import_onnx_file(args.model));
-  std::vector<std::string> read_files = model.external_data_files;  // -o must not replace any of them
+  EDGEMM_ASSIGN_OR_RETURN(OnnxModel model, OnnxModel::load(args.model));
+  std::vector<std::string> read_files = model.external_data_files();  // -o must not replace any of them
   for (const auto& spec : args.inputs) {
     EDGEMM_ASSIGN_OR_RETURN(auto kv, split_assignment(spec, "--input"));
     read_files.push_back(kv.second);
   }
   EDGEMM_RETURN_IF_ERROR(check_output_path(args.output, read_files));
-  EDGEMM_RETURN_IF_ERROR(convert::validate_fixed_shapes(model.graph, options.fixed_shapes));
+  EDGEMM_RETURN_IF_ERROR(convert::validate_fixed_shapes(model, options.fixed_shapes));
   std::optional<VerifyOptions> verify;
   if (!args.no_verify) {
     EDGEMM_ASSIGN_OR_RETURN(verify, verify_options(args, options.fixed_shapes));
@@ -230,9 +229,8 @@ Expected<int> convert_command(const ConvertArgs& args) {
   EDGEMM_RETURN_IF_ERROR(check_shapes_fit_memory(args.model, verify ? verify->shapes : options.fixed_shapes));
   if (verify) EDGEMM_RETURN_IF_ERROR(check_verify_inputs(args.model, *verify));
   progress(args, "converting");
-  convert::ConvertReport report;
-  EDGEMM_RETURN_IF_ERROR(convert::convert_model(model, options, report));
-  EDGEMM_RETURN_IF_ERROR(ir::export_onnx_file(model, args.output));
+  EDGEMM_ASSIGN_OR_RETURN(const convert::ConvertReport report, convert::convert_model(model, options));
+  EDGEMM_RETURN_IF_ERROR(model.save(args.output));
   std::optional<VerifyReport> checked;
   if (verify) {
     EDGEMM_ASSIGN_OR_RETURN(checked, verify_conversion(args.model, args.output, *verify));

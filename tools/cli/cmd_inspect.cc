@@ -2,17 +2,16 @@
 #include <iomanip>
 #include <iostream>
 
-#include "edgemm/backends.h"
 #include "cli_common.h"
 #include "commands.h"
-#include "convert/convert.h"
-#include "core/memory_limit.h"
-#include "ir/flops.h"
-#include "edgemm/memory_check.h"
-#include "ir/memory_estimate.h"
-#include "ir/onnx_import.h"
+#include "edgemm/backends.h"
 #include "edgemm/cpu.h"
-#include "passes/passes.h"
+#include "edgemm/memory_check.h"
+#include "edgemm/memory_limit.h"
+#include "edgemm/onnx_model.h"
+#include "edgemm/tools/convert.h"
+#include "edgemm/tools/inspect.h"
+#include "edgemm/tools/targets.h"
 #include "target_report.h"
 
 namespace edgemm::cli {
@@ -35,22 +34,22 @@ struct InspectArgs {
 Expected<std::map<std::string, Shape>> inspect_shapes(const InspectArgs& args) {
   EDGEMM_ASSIGN_OR_RETURN(auto shapes, parse_named_shapes(args.shapes));
   if (shapes.empty()) return shapes;
-  ir::ImportOptions options;
+  OnnxLoadOptions options;
   options.run_checker = false;
   options.infer_shapes = false;
-  EDGEMM_ASSIGN_OR_RETURN(ir::Model model, ir::import_onnx_file(args.model, options));
-  EDGEMM_RETURN_IF_ERROR(convert::validate_fixed_shapes(model.graph, shapes, "--shape"));
+  EDGEMM_ASSIGN_OR_RETURN(const OnnxModel model, OnnxModel::load(args.model, options));
+  EDGEMM_RETURN_IF_ERROR(convert::validate_fixed_shapes(model, shapes, "--shape"));
   return shapes;
 }
 
 /// JSON of a memory estimate with the limit it is compared with.
-nlohmann::json memory_json(const ir::MemoryEstimate& m) {
+nlohmann::json memory_json(const MemoryEstimate& m) {
   const MemoryLimit limit = process_memory_limit();
   return {{"weight_bytes", m.weight_bytes}, {"input_bytes", m.input_bytes}, {"activation_bytes", m.activation_bytes},
           {"total_bytes", m.total()},       {"limit_bytes", limit.bytes},   {"limit_source", limit.source}};
 }
 
-void print_memory(const ir::MemoryEstimate& m) {
+void print_memory(const MemoryEstimate& m) {
   const MemoryLimit limit = process_memory_limit();
   std::cout << "  memory of one run: an estimated " << bytes_text(m.total()) << " (weights "
             << bytes_text(m.weight_bytes) << ", inputs " << bytes_text(m.input_bytes) << ", intermediate tensors "
@@ -59,28 +58,13 @@ void print_memory(const ir::MemoryEstimate& m) {
             << (m.total() > limit.bytes ? ": run, bench and profile refuse these shapes" : "") << "\n";
 }
 
-bool all_inputs_static(const ir::Graph& g) {
-  for (const auto& in : g.inputs) {
-    if (!in.rank_known) return false;
-    for (const auto& d : in.shape) {
-      if (!d.is_static()) return false;
-    }
-  }
-  return true;
-}
-
-/// Nodes the fusion and clean-up passes replaced (neither folded nor dropped as dead).
-int rewritten_nodes(const passes::PassReport& r) {
-  return r.nodes_before - r.nodes_after - r.folded_nodes - r.removed_nodes;
-}
-
 nlohmann::json pass_report_json(const passes::PassReport& r) {
   nlohmann::json j;
   j["nodes_before"] = r.nodes_before;
   j["nodes_after"] = r.nodes_after;
   j["folded_nodes"] = r.folded_nodes;
   j["removed_nodes"] = r.removed_nodes;
-  j["rewritten_nodes"] = rewritten_nodes(r);
+  j["rewritten_nodes"] = r.rewritten_nodes();
   j["patterns"] = nlohmann::json::object();
   for (const auto& [name, count] : r.patterns) j["patterns"][name] = count;
   return j;
@@ -97,7 +81,7 @@ void print_pass_report(const passes::PassReport& r) {
   std::cout << "  kernels (this machine):\n";
   for (const std::string& line : kernel_selection()) std::cout << "    " << line << "\n";
   std::cout << "  passes: " << r.nodes_before << " -> " << r.nodes_after << " nodes (" << r.folded_nodes
-            << " folded to constants, " << r.removed_nodes << " dead, " << rewritten_nodes(r)
+            << " folded to constants, " << r.removed_nodes << " dead, " << r.rewritten_nodes()
             << " merged by rewrites)\n";
   std::cout << "  rewritten patterns:" << (r.patterns.empty() ? " none" : "") << "\n";
   for (const auto& [name, count] : r.patterns) {
@@ -132,9 +116,9 @@ void print_placement(const nlohmann::json& placement) {
 /// `inspect --target`: the profile's per-node verdicts instead of the model summary.
 Status inspect_target(const InspectArgs& args, const std::map<std::string, Shape>& shapes) {
   EDGEMM_ASSIGN_OR_RETURN(targets::PlatformProfile profile, load_platform(args.platforms, args.target));
-  ir::ImportOptions options;
+  OnnxLoadOptions options;
   options.fixed_input_shapes = shapes;
-  EDGEMM_ASSIGN_OR_RETURN(ir::Model model, ir::import_onnx_file(args.model, options));
+  EDGEMM_ASSIGN_OR_RETURN(const OnnxModel model, OnnxModel::load(args.model, options));
   const targets::TargetReport report = targets::check_model(model, profile);
   if (args.json) {
     std::cout << json_text(target_report_json(report, profile, args.model)) << std::endl;
@@ -165,91 +149,72 @@ Status inspect_command(const InspectArgs& args) {
     args.backend.apply(config);
     EDGEMM_RETURN_IF_ERROR(check_runtime_options(config));  // device and precision
   }
-  ir::ImportOptions options;
-  options.fixed_input_shapes = shapes;
-  EDGEMM_ASSIGN_OR_RETURN(ir::Model model, ir::import_onnx_file(args.model, options));
-  const ir::MemoryEstimate memory = ir::estimate_memory(model.graph);  // of the file's graph
-  passes::PassReport report;
-  if (args.optimized) passes::optimize(model, report, passes::kernel_pass_options());
-  const ir::Graph& g = model.graph;
-  std::map<std::string, int> histogram;
-  for (const auto& n : g.nodes) histogram[(n.domain.empty() ? "" : n.domain + ".") + n.op_type]++;
-  int64_t params = 0, param_bytes = 0;
-  for (const auto& [name, t] : g.initializers) {
-    params += t.element_count();
-    param_bytes += static_cast<int64_t>(t.byte_size());
-  }
-  for (const auto& n : g.nodes) {  // weights stored as Constant nodes (Paddle exports do this)
-    if (const Tensor* t = n.op_type == "Constant" ? n.attr_tensor("value") : nullptr) {
-      params += t->element_count();
-      param_bytes += static_cast<int64_t>(t->byte_size());
-    }
-  }
-  const bool shapes_known = all_inputs_static(g);
-  const ir::FlopsEstimate flops = ir::estimate_flops(g);
-
+  passes::InspectOptions options;
+  options.shapes = shapes;
+  options.optimized = args.optimized;
+  EDGEMM_ASSIGN_OR_RETURN(const passes::ModelSummary m, passes::inspect_model(args.model, options));
   nlohmann::json j;
   j["model"] = args.model;
-  j["ir_version"] = model.ir_version;
-  j["producer"] = model.producer_name;
+  j["ir_version"] = m.ir_version;
+  j["producer"] = m.producer_name;
   j["opsets"] = nlohmann::json::object();
-  for (const auto& [domain, version] : model.opsets) j["opsets"][domain.empty() ? "ai.onnx" : domain] = version;
+  for (const auto& [domain, version] : m.opsets) j["opsets"][domain.empty() ? "ai.onnx" : domain] = version;
   j["inputs"] = nlohmann::json::array();
-  for (const auto& v : g.inputs) j["inputs"].push_back(value_info_json(v));
+  for (const auto& v : m.inputs) j["inputs"].push_back(value_info_json(v));
   j["outputs"] = nlohmann::json::array();
-  for (const auto& v : g.outputs) j["outputs"].push_back(value_info_json(v));
-  j["nodes"] = g.nodes.size();
+  for (const auto& v : m.outputs) j["outputs"].push_back(value_info_json(v));
+  j["nodes"] = m.nodes;
   if (args.optimized) {
-    j["optimized"] = pass_report_json(report);
+    j["optimized"] = pass_report_json(*m.optimized);
     j["optimized"]["kernels"] = kernel_selection();
   }
-  j["op_histogram"] = histogram;
-  j["parameters"] = params;
-  j["parameter_bytes"] = param_bytes;
-  if (shapes_known) {
-    j["flops"] = flops.total;
-    j["flops_by_op"] = flops.by_op;
-    j["flops_unknown_nodes"] = flops.unknown_nodes;
+  j["op_histogram"] = m.op_histogram;
+  j["parameters"] = m.parameters;
+  j["parameter_bytes"] = m.parameter_bytes;
+  if (m.shapes_known) {
+    j["flops"] = m.flops.total;
+    j["flops_by_op"] = m.flops.by_op;
+    j["flops_unknown_nodes"] = m.flops.unknown_nodes;
   } else {
     j["flops"] = nullptr;
   }
-  j["memory"] = shapes_known ? memory_json(memory) : nlohmann::json(nullptr);
+  j["memory"] = m.shapes_known ? memory_json(m.memory) : nlohmann::json(nullptr);
   if (!placement.is_null()) j["placement"] = placement;
   if (args.json) {
     std::cout << json_text(j) << std::endl;
     return Status::ok();
   }
-  std::cout << args.model << "\n  ir_version " << model.ir_version << ", producer '" << model.producer_name
-            << "', opsets:";
-  for (const auto& [domain, version] : model.opsets)
+  std::cout << args.model << "\n  ir_version " << m.ir_version << ", producer '" << m.producer_name << "', opsets:";
+  for (const auto& [domain, version] : m.opsets)
     std::cout << " " << (domain.empty() ? "ai.onnx" : domain) << "=" << version;
   std::cout << "\n  inputs:\n";
-  for (const auto& v : g.inputs)
+  for (const auto& v : m.inputs)
     std::cout << "    " << v.name << " " << dtype_name(v.dtype) << " " << dims_text(v.shape, v.rank_known) << "\n";
   std::cout << "  outputs:\n";
-  for (const auto& v : g.outputs)
+  for (const auto& v : m.outputs)
     std::cout << "    " << v.name << " " << dtype_name(v.dtype) << " " << dims_text(v.shape, v.rank_known) << "\n";
-  std::cout << "  nodes: " << g.nodes.size() << "\n  parameters: " << params << " (" << std::fixed
-            << std::setprecision(2) << param_bytes / 1048576.0 << " MiB)\n";
-  if (args.optimized) print_pass_report(report);
+  std::cout << "  nodes: " << m.nodes << "\n  parameters: " << m.parameters << " (" << std::fixed
+            << std::setprecision(2) << m.parameter_bytes / 1048576.0 << " MiB)\n";
+  if (args.optimized) print_pass_report(*m.optimized);
   if (!placement.is_null()) print_placement(placement);
-  if (shapes_known) {
-    std::cout << "  FLOPs: " << std::setprecision(3) << flops.total / 1e9 << " G";
-    if (flops.unknown_nodes) std::cout << " (" << flops.unknown_nodes << " nodes without inferred shapes not counted)";
+  if (m.shapes_known) {
+    std::cout << "  FLOPs: " << std::setprecision(3) << m.flops.total / 1e9 << " G";
+    if (m.flops.unknown_nodes)
+      std::cout << " (" << m.flops.unknown_nodes << " nodes without inferred shapes not counted)";
     std::cout << "\n";
   } else {
     std::cout << "  FLOPs: unknown (symbolic input dims; pass --shape name=1,3,640,640)\n";
   }
-  if (shapes_known) print_memory(memory);
-  std::vector<std::pair<std::string, int>> ops(histogram.begin(), histogram.end());
+  if (m.shapes_known) print_memory(m.memory);
+  std::vector<std::pair<std::string, int>> ops(m.op_histogram.begin(), m.op_histogram.end());
   std::sort(ops.begin(), ops.end(), [](const auto& a, const auto& b) {
     return a.second != b.second ? a.second > b.second : a.first < b.first;
   });
   std::cout << "  op histogram:\n";
   for (const auto& [op, count] : ops) {
     std::cout << "    " << padded(op, 32) << std::setw(4) << count;
-    if (shapes_known && flops.by_op.count(op))
-      std::cout << "  " << std::setprecision(3) << flops.by_op.at(op) / 1e9 << " GFLOP";
+    if (m.shapes_known && m.flops.by_op.count(op))
+      std::cout << "  " << std::setprecision(3) << m.flops.by_op.at(op) / 1e9 << " GFLOP";
     std::cout << "\n";
   }
   return Status::ok();

@@ -1,18 +1,17 @@
 /// \file cmd_prune.cc
 /// `edgemm prune MODEL -o OUT [--tokens-after-layer K --keep-ratio R [--rule ...]]
 /// [--heads L:h,... | --heads-keep-ratio R --calib FILES...]`: writes a copy of a transformer with
-/// attention heads removed (passes/head_pruning.h, prune_heads.h) and/or, for a vision
+/// attention heads removed (edgemm/tools/prune.h, prune_heads.h) and/or, for a vision
 /// transformer, whose layers after K run on the class token and the highest-scoring patch tokens
-/// (passes/token_pruning.h). Both may be asked at once: heads go first. docs/clip.md.
+/// (edgemm/tools/prune.h). Both may be asked at once: heads go first. docs/clip.md.
 
 #include <filesystem>
 #include <iostream>
 
 #include "cli_common.h"
 #include "commands.h"
-#include "ir/onnx_export.h"
-#include "ir/onnx_import.h"
-#include "passes/token_pruning.h"
+#include "edgemm/onnx_model.h"
+#include "edgemm/tools/prune.h"
 #include "prune_heads.h"
 
 namespace edgemm::cli {
@@ -37,7 +36,7 @@ Status prune_command(const PruneArgs& args) {
                       "--heads-keep-ratio R --calib FILES (attention heads)");
   }
   EDGEMM_RETURN_IF_ERROR(check_output_path(args.output, {args.model}));
-  EDGEMM_ASSIGN_OR_RETURN(ir::Model model, ir::import_onnx_file(args.model));
+  EDGEMM_ASSIGN_OR_RETURN(OnnxModel model, OnnxModel::load(args.model));
   nlohmann::json j;
   j["model"] = args.model;
   j["output"] = args.output;
@@ -58,7 +57,7 @@ Status prune_command(const PruneArgs& args) {
                    {"kept_tokens", report.kept_tokens},
                    {"reshapes_rewritten", report.reshapes_rewritten}};
   }
-  EDGEMM_RETURN_IF_ERROR(ir::export_onnx_file(model, args.output));
+  EDGEMM_RETURN_IF_ERROR(model.save(args.output));
   if (j.contains("heads")) {
     std::error_code ec;
     const auto size = std::filesystem::file_size(args.output, ec);

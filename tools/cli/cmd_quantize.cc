@@ -1,5 +1,5 @@
 /// `edgemm quantize MODEL -o OUT --scheme int8|fp16`: post-training quantization
-/// (src/quant/quantize.h). int8 calibrates on a data set: .npy files fed to the model's input,
+/// (edgemm/tools/quantize.h). int8 calibrates on a data set: .npy files fed to the model's input,
 /// or images fed through a pipeline stage's own preprocessing (--stage ocr-det|ocr-cls|ocr-rec:
 /// the float OCR pipeline runs on each image and the stage's model inputs are recorded).
 /// docs/quantize.md describes the options, the format and measured results.
@@ -15,14 +15,13 @@
 #include "edgemm/process_memory.h"
 #include "cli_common.h"
 #include "commands.h"
-#include "edgemm/npy.h"
-#include "edgemm/memory_check.h"
-#include "ir/onnx_export.h"
-#include "ir/onnx_import.h"
 #include "edgemm/cpu.h"
+#include "edgemm/memory_check.h"
+#include "edgemm/npy.h"
+#include "edgemm/onnx_model.h"
+#include "edgemm/tools/calibration.h"
+#include "edgemm/tools/quantize.h"
 #include "ocr_calibration.h"
-#include "quant/histogram_io.h"
-#include "quant/quantize.h"
 
 namespace edgemm::cli {
 
@@ -84,13 +83,13 @@ Expected<std::vector<std::string>> read_plan(const std::string& path) {
 
 /// Feeds from .npy samples: each file is the model's single input. Each new shape is checked
 /// against the memory limit (check_shapes_fit_memory) before it runs.
-Expected<quant::FeedSource> npy_source(const std::string& model_path, const ir::Model& model) {
-  if (model.graph.inputs.size() != 1) {
-    return make_error(StatusCode::kInvalidArgument,
-                      ".npy calibration samples feed a model with one input; this one has " +
-                          std::to_string(model.graph.inputs.size()));
+Expected<quant::FeedSource> npy_source(const std::string& model_path, const OnnxModel& model) {
+  if (model.inputs().size() != 1) {
+    return make_error(
+        StatusCode::kInvalidArgument,
+        ".npy calibration samples feed a model with one input; this one has " + std::to_string(model.inputs().size()));
   }
-  const std::string input = model.graph.inputs[0].name;
+  const std::string input = model.inputs()[0].name;
   auto checked = std::make_shared<std::map<Shape, Status>>();  // shape → its memory check
   return quant::FeedSource(
       [model_path, input, checked](const quant::CalibrationSample& s) -> Expected<std::vector<quant::Feed>> {
@@ -105,16 +104,16 @@ Expected<quant::FeedSource> npy_source(const std::string& model_path, const ir::
 }
 
 /// Feeds from images through the float OCR pipeline: the inputs it gives --stage's model.
-Expected<quant::FeedSource> ocr_source(const QuantizeArgs& args, const ir::Model& model) {
+Expected<quant::FeedSource> ocr_source(const QuantizeArgs& args, const OnnxModel& model) {
   OcrStageOptions options;
   EDGEMM_ASSIGN_OR_RETURN(options.stage, ocr_stage(args.stage));
-  if (model.graph.inputs.size() != 1) {
+  if (model.inputs().size() != 1) {
     return make_error(StatusCode::kInvalidArgument, "an OCR " + options.stage + " model has one input; this one has " +
-                                                        std::to_string(model.graph.inputs.size()));
+                                                        std::to_string(model.inputs().size()));
   }
   options.models_dir = args.ocr_models;
   options.threads = args.threads;
-  return ocr_stage_feeds(options, model.graph.inputs[0].name);
+  return ocr_stage_feeds(options, model.inputs()[0].name);
 }
 
 bool all_npy(const std::vector<quant::CalibrationSample>& samples) {
@@ -124,7 +123,7 @@ bool all_npy(const std::vector<quant::CalibrationSample>& samples) {
   return true;
 }
 
-Expected<quant::FeedSource> feed_source(const QuantizeArgs& args, const ir::Model& model,
+Expected<quant::FeedSource> feed_source(const QuantizeArgs& args, const OnnxModel& model,
                                         const std::vector<quant::CalibrationSample>& samples) {
   if (!args.stage.empty()) return ocr_source(args, model);
   if (all_npy(samples)) return npy_source(args.model, model);
@@ -348,7 +347,7 @@ Status check_options(const QuantizeArgs& args) {
 }
 
 /// --scheme int4-weight: MatMul weights to MatMulNBits (with --awq, calibrated scales).
-Status run_int4(const QuantizeArgs& args, ir::Model& model, nlohmann::json& j) {
+Status run_int4(const QuantizeArgs& args, OnnxModel& model, nlohmann::json& j) {
   quant::Int4Options options;
   options.block_size = args.block_size;
   options.accuracy_level = args.accuracy_level;
@@ -361,8 +360,8 @@ Status run_int4(const QuantizeArgs& args, ir::Model& model, nlohmann::json& j) {
     EDGEMM_ASSIGN_OR_RETURN(samples, draw_samples(args));
     EDGEMM_ASSIGN_OR_RETURN(source, feed_source(args, model, samples));
   }
-  quant::Int4Report report;
-  EDGEMM_RETURN_IF_ERROR(quant::quantize_int4_weights(model, options, report, samples, source));
+  EDGEMM_ASSIGN_OR_RETURN(const quant::Int4Report report,
+                          quant::quantize_int4_weights(model, options, samples, source));
   nlohmann::json awq = nlohmann::json::array();
   for (const auto& a : report.awq) {
     awq.push_back({{"node", a.node}, {"alpha", a.alpha}, {"error", a.error}, {"plain_error", a.plain_error}});
@@ -383,7 +382,7 @@ Status run_int4(const QuantizeArgs& args, ir::Model& model, nlohmann::json& j) {
 }
 
 /// --scheme int8 / mixed: calibrate, choose, rewrite to QDQ.
-Status run_int8(const QuantizeArgs& args, quant::Int8QuantizeOptions options, ir::Model& model, nlohmann::json& j) {
+Status run_int8(const QuantizeArgs& args, quant::Int8QuantizeOptions options, OnnxModel& model, nlohmann::json& j) {
   quant::SamplingReport drawn;
   EDGEMM_ASSIGN_OR_RETURN(const auto samples, draw_samples(args, &drawn));
   EDGEMM_ASSIGN_OR_RETURN(quant::FeedSource source, feed_source(args, model, samples));
@@ -396,8 +395,7 @@ Status run_int8(const QuantizeArgs& args, quant::Int8QuantizeOptions options, ir
     EDGEMM_ASSIGN_OR_RETURN(saved, quant::read_histograms(args.histograms));
     options.histograms = &saved;
   }
-  quant::Int8Report report;
-  EDGEMM_RETURN_IF_ERROR(quant::quantize_int8(model, samples, source, options, report));
+  EDGEMM_ASSIGN_OR_RETURN(const quant::Int8Report report, quant::quantize_int8(model, samples, source, options));
   bar.clear();
   if (!args.save_histograms.empty()) {
     EDGEMM_RETURN_IF_ERROR(quant::write_histograms(args.save_histograms, report.histograms));
@@ -430,8 +428,8 @@ Expected<int> quantize_command(const QuantizeArgs& args) {
   if (is_int8_scheme(args.scheme)) {
     EDGEMM_ASSIGN_OR_RETURN(int8_opts, int8_options(args));
   }
-  EDGEMM_ASSIGN_OR_RETURN(ir::Model model, ir::import_onnx_file(args.model));
-  EDGEMM_RETURN_IF_ERROR(check_output_path(args.output, model.external_data_files));
+  EDGEMM_ASSIGN_OR_RETURN(OnnxModel model, OnnxModel::load(args.model));
+  EDGEMM_RETURN_IF_ERROR(check_output_path(args.output, model.external_data_files()));
   nlohmann::json j = {{"model", args.model}, {"output", args.output}, {"scheme", args.scheme}};
   if (args.scheme == "fp16") {
     EDGEMM_ASSIGN_OR_RETURN(const int converted, quant::store_weights_fp16(model));
@@ -442,7 +440,7 @@ Expected<int> quantize_command(const QuantizeArgs& args) {
   } else {
     EDGEMM_RETURN_IF_ERROR(run_int8(args, std::move(int8_opts), model, j));
   }
-  EDGEMM_RETURN_IF_ERROR(ir::export_onnx_file(model, args.output));
+  EDGEMM_RETURN_IF_ERROR(model.save(args.output));
   const int64_t before = file_bytes(args.model), after = file_bytes(args.output);
   const auto memory = read_process_memory();
   j["bytes"] = {{"before", before}, {"after", after}};

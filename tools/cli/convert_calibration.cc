@@ -11,8 +11,8 @@
 #include "cli_common.h"
 #include "edgemm/atomic_file.h"
 #include "edgemm/npy.h"
+#include "edgemm/pipelines/image_file.h"
 #include "ocr_calibration.h"
-#include "pipelines/image.h"
 
 namespace edgemm::cli {
 
@@ -28,7 +28,8 @@ int64_t at(const InputGeometry& g, int c, int64_t y, int64_t x) {
 /// One image as the model takes it without --stage: resized to the input's H x W (stretched:
 /// the aspect ratio is not kept), float32 in the model's layout and channel order (--bgr),
 /// (pixel - mean) / std with --mean / --std.
-Tensor stretched_input(const cv::Mat& bgr, const InputGeometry& g, const TargetConvertArgs& args) {
+Tensor stretched_input(const Image& image, const InputGeometry& g, const TargetConvertArgs& args) {
+  const cv::Mat bgr(image.height, image.width, CV_8UC3, const_cast<uint8_t*>(image.pixels.data()));
   cv::Mat resized;
   cv::resize(bgr, resized, cv::Size(static_cast<int>(g.width), static_cast<int>(g.height)), 0, 0, cv::INTER_LINEAR);
   const Shape shape = g.nchw ? Shape{1, 3, g.height, g.width} : Shape{1, g.height, g.width, 3};
@@ -146,11 +147,11 @@ Expected<CalibrationImages> calibration_images(const std::string& dir, int count
   CalibrationImages chosen;
   for (const fs::path& file : files) {
     if (static_cast<int>(chosen.images.size()) == count) break;
-    auto bgr = pipelines::read_image_bgr(file.string());
-    if (bgr) {
+    auto image = read_image(file.string());
+    if (image) {
       chosen.images.push_back(file);
     } else {
-      chosen.skipped.push_back(file.filename().string() + ": " + bgr.status().message());
+      chosen.skipped.push_back(file.filename().string() + ": " + image.status().message());
     }
   }
   if (chosen.images.empty()) {
@@ -176,8 +177,8 @@ Expected<quant::FeedSource> model_feed_source(const TargetConvertArgs& args, con
     return ocr_stage_feeds(options, input);
   }
   return quant::FeedSource([args, g, input](const quant::CalibrationSample& s) -> Expected<std::vector<quant::Feed>> {
-    EDGEMM_ASSIGN_OR_RETURN(cv::Mat bgr, pipelines::read_image_bgr(s.path));
-    return std::vector<quant::Feed>{{{input, stretched_input(bgr, g, args)}}};
+    EDGEMM_ASSIGN_OR_RETURN(const Image image, read_image(s.path));
+    return std::vector<quant::Feed>{{{input, stretched_input(image, g, args)}}};
   });
 }
 

@@ -12,8 +12,8 @@
 
 #include "convert_target.h"
 #include "edgemm/status.h"
-#include "quant/calibrate.h"
-#include "targets/recipe.h"
+#include "edgemm/tools/calibration.h"
+#include "edgemm/tools/targets.h"
 
 namespace edgemm::cli {
 

@@ -8,16 +8,14 @@
 #include <sstream>
 
 #include "cli_common.h"
-#include "convert/convert.h"
 #include "convert_calibration.h"
 #include "edgemm/memory_check.h"
-#include "ir/onnx_export.h"
-#include "ir/onnx_import.h"
+#include "edgemm/onnx_model.h"
+#include "edgemm/tools/convert.h"
+#include "edgemm/tools/quantize.h"
+#include "edgemm/tools/targets.h"
 #include "output_folder.h"
-#include "quant/quantize.h"
 #include "target_report.h"
-#include "targets/plan.h"
-#include "targets/recipe.h"
 
 namespace edgemm::cli {
 
@@ -46,7 +44,7 @@ struct Int8Result {
 Expected<Int8Result> write_int8(const TargetConvertArgs& args, const targets::PlatformProfile& profile,
                                 const CalibrationImages& chosen, const quant::FeedSource& source,
                                 const std::string& converted, const fs::path& out, const VerifyOptions* verify) {
-  EDGEMM_ASSIGN_OR_RETURN(ir::Model model, ir::import_onnx_file(converted));
+  EDGEMM_ASSIGN_OR_RETURN(OnnxModel model, OnnxModel::load(converted));
   std::vector<quant::CalibrationSample> samples;
   for (const fs::path& p : chosen.images) samples.push_back({p.string(), "default"});
   quant::Int8QuantizeOptions options;
@@ -60,11 +58,11 @@ Expected<Int8Result> write_int8(const TargetConvertArgs& args, const targets::Pl
   };
   Int8Result result;
   result.images_skipped = static_cast<int>(chosen.skipped.size());
-  EDGEMM_RETURN_IF_ERROR(quant::quantize_int8(model, samples, source, options, result.quantized));
+  EDGEMM_ASSIGN_OR_RETURN(result.quantized, quant::quantize_int8(model, samples, source, options));
   bar.clear();
   const std::string path = (out / "model.int8.onnx").string();
-  EDGEMM_RETURN_IF_ERROR(ir::export_onnx_file(model, path));
-  EDGEMM_ASSIGN_OR_RETURN(ir::Model reread, ir::import_onnx_file(path));
+  EDGEMM_RETURN_IF_ERROR(model.save(path));
+  EDGEMM_ASSIGN_OR_RETURN(const OnnxModel reread, OnnxModel::load(path));
   result.target = targets::check_model(reread, profile);
   if (verify == nullptr) return result;
   for (const quant::CalibrationSample& sample : samples) {
@@ -204,7 +202,7 @@ std::string readme(const TargetConvertArgs& args, const targets::PlatformProfile
                    const targets::Recipe& recipe, const targets::ConversionPlan& plan,
                    const targets::TargetReport& before, const targets::TargetReport& after,
                    const CalibrationResult& calib, const std::optional<VerifyReport>& verified,
-                   const ir::Graph& graph) {
+                   const std::vector<ValueInfo>& inputs) {
   std::ostringstream s;
   s << "# " << profile.title << ": deployment folder for " << fs::path(args.model).filename().string() << "\n\n"
     << "Written by `" << invocation() << "`. **No NPU or vendor tool was run here**: the verdicts below encode the\n"
@@ -241,7 +239,7 @@ std::string readme(const TargetConvertArgs& args, const targets::PlatformProfile
                                  : ": the defaults (raw pixels), as no --mean/--std was given; set them to the model's")
     << ".\n\n";
   if (calibrates(args, recipe)) {
-    s << "Preprocessing of the calibration inputs: " << preprocessing_text(args, graph.inputs.front()) << ".\n\n";
+    s << "Preprocessing of the calibration inputs: " << preprocessing_text(args, inputs.front()) << ".\n\n";
   }
   if (calib.written == 0) {
     s << (recipe.calibration.format == "none" ? "None: the " + recipe.target + " recipe takes no calibration files"
@@ -255,9 +253,9 @@ std::string readme(const TargetConvertArgs& args, const targets::PlatformProfile
       << calib.skipped.size() << " images skipped" << (calib.skipped.empty() ? ".\n" : ":\n\n");
     for (const std::string& skipped : calib.skipped) s << "- " << skipped << "\n";
   }
-  if (graph.inputs.size() > 1) {
-    s << "\n**The recipe configures only the first input, `" << graph.inputs.front().name << "`**; this model has "
-      << graph.inputs.size() << " inputs: edit the generated scripts for the others.\n";
+  if (inputs.size() > 1) {
+    s << "\n**The recipe configures only the first input, `" << inputs.front().name << "`**; this model has "
+      << inputs.size() << " inputs: edit the generated scripts for the others.\n";
   }
   s << "\n## Run on the SDK machine\n\n```sh\n";
   for (const targets::RecipeTemplate& t : recipe.templates) s << t.run << "\n";
@@ -270,11 +268,11 @@ std::string readme(const TargetConvertArgs& args, const targets::PlatformProfile
 
 /// The checks of an image input that calibration samples feed: one input, 3 channels, batch 1,
 /// and for samples edgemm preprocesses, the layout the recipe declares to the converter.
-Status check_calibration_input(const ir::Graph& g, const ValueInfo& input, const TargetConvertArgs& args,
-                               const targets::CalibrationFormat& f) {
-  if (g.inputs.size() != 1) {
+Status check_calibration_input(const std::vector<ValueInfo>& inputs, const ValueInfo& input,
+                               const TargetConvertArgs& args, const targets::CalibrationFormat& f) {
+  if (inputs.size() != 1) {
     return Status(StatusCode::kInvalidArgument, "calibration samples feed one image input; '" + args.model + "' has " +
-                                                    std::to_string(g.inputs.size()) + " inputs");
+                                                    std::to_string(inputs.size()) + " inputs");
   }
   EDGEMM_ASSIGN_OR_RETURN(const InputGeometry geometry, input_geometry(input));
   if (input.shape[0].value != 1) {
@@ -312,12 +310,13 @@ Expected<bool> templates_use_shape(const targets::Recipe& recipe) {
 /// name the generated scripts can quote, a static shape when the scripts write it, an image input
 /// when calibration images are given or the converter needs them, --int8 options that can run,
 /// and templates that render.
-Status check_recipe_inputs(const ir::Graph& g, const TargetConvertArgs& args, const targets::Recipe& recipe) {
-  if (g.inputs.empty()) {
+Status check_recipe_inputs(const std::vector<ValueInfo>& inputs, const TargetConvertArgs& args,
+                           const targets::Recipe& recipe) {
+  if (inputs.empty()) {
     return Status(StatusCode::kInvalidArgument,
                   "'" + args.model + "' has no graph inputs; the converter recipes feed its first input");
   }
-  const std::string& name = g.inputs.front().name;
+  const std::string& name = inputs.front().name;
   const bool quotable = std::all_of(name.begin(), name.end(), [](unsigned char c) {
     return std::isalnum(c) || c == '_' || c == '.' || c == ':' || c == '/' || c == '-';
   });
@@ -327,7 +326,7 @@ Status check_recipe_inputs(const ir::Graph& g, const TargetConvertArgs& args, co
                                                     "(letters, digits and _ . : / - only, not starting with -): "
                                                     "rename the input");
   }
-  ValueInfo input = g.inputs.front();
+  ValueInfo input = inputs.front();
   if (auto fixed = args.fixed_shapes.find(name); fixed != args.fixed_shapes.end()) {
     input.shape.clear();
     for (int64_t d : fixed->second) input.shape.push_back(Dim{d, ""});
@@ -356,7 +355,7 @@ Status check_recipe_inputs(const ir::Graph& g, const TargetConvertArgs& args, co
                   "DIR");
   }
   if (calibrates(args, recipe)) {
-    EDGEMM_RETURN_IF_ERROR(check_calibration_input(g, input, args, recipe.calibration));
+    EDGEMM_RETURN_IF_ERROR(check_calibration_input(inputs, input, args, recipe.calibration));
     if (!args.normalization_given) {
       return Status(StatusCode::kInvalidArgument,
                     "--calib: the calibration samples and the recipe need the model's input normalization: give "
@@ -375,37 +374,39 @@ Status check_recipe_inputs(const ir::Graph& g, const TargetConvertArgs& args, co
 
 /// Everything checked and chosen before the folder is written.
 struct Prepared {
+  OnnxModel model;
   targets::PlatformProfile profile;
   targets::Recipe recipe;
-  ir::Model model;
   targets::TargetReport before;
   targets::ConversionPlan plan;
   CalibrationImages chosen;  ///< empty without --calib
 };
 
 Expected<Prepared> prepare(const TargetConvertArgs& args, const VerifyOptions* verify) {
-  Prepared p;
-  EDGEMM_ASSIGN_OR_RETURN(p.profile, load_platform(args.platforms, args.target));
+  EDGEMM_ASSIGN_OR_RETURN(targets::PlatformProfile profile, load_platform(args.platforms, args.target));
   const fs::path recipe_dir = fs::path(platforms_dir(args.platforms)) / "recipes" / args.target;
-  EDGEMM_ASSIGN_OR_RETURN(p.recipe, targets::load_recipe(recipe_dir.string()));
-  if (p.recipe.target != p.profile.name) {
-    return Status(StatusCode::kInvalidModel, recipe_dir.string() + "/recipe.json: 'target' is '" + p.recipe.target +
-                                                 "', not '" + p.profile.name + "'");
+  EDGEMM_ASSIGN_OR_RETURN(targets::Recipe recipe, targets::load_recipe(recipe_dir.string()));
+  if (recipe.target != profile.name) {
+    return Status(StatusCode::kInvalidModel, recipe_dir.string() + "/recipe.json: 'target' is '" + recipe.target +
+                                                 "', not '" + profile.name + "'");
   }
-  EDGEMM_ASSIGN_OR_RETURN(p.model, ir::import_onnx_file(args.model));
-  EDGEMM_RETURN_IF_ERROR(convert::validate_fixed_shapes(p.model.graph, args.fixed_shapes));
-  EDGEMM_RETURN_IF_ERROR(check_recipe_inputs(p.model.graph, args, p.recipe));
-  p.before = targets::check_model(p.model, p.profile);
-  EDGEMM_ASSIGN_OR_RETURN(p.plan, targets::plan_conversion(p.model, p.profile, p.before, args.fixed_shapes));
+  EDGEMM_ASSIGN_OR_RETURN(OnnxModel model, OnnxModel::load(args.model));
+  EDGEMM_RETURN_IF_ERROR(convert::validate_fixed_shapes(model, args.fixed_shapes));
+  EDGEMM_RETURN_IF_ERROR(check_recipe_inputs(model.inputs(), args, recipe));
+  targets::TargetReport before = targets::check_model(model, profile);
+  EDGEMM_ASSIGN_OR_RETURN(targets::ConversionPlan plan,
+                          targets::plan_conversion(model, profile, before, args.fixed_shapes));
   EDGEMM_RETURN_IF_ERROR(check_shapes_fit_memory(args.model, verify ? verify->shapes : args.fixed_shapes));
   if (verify) EDGEMM_RETURN_IF_ERROR(check_verify_inputs(args.model, *verify));
-  if (!args.calib.empty() && p.recipe.calibration.format == "none" && !args.int8) {
-    std::cerr << "edgemm convert: warning: the " << p.recipe.target
+  CalibrationImages chosen;
+  if (!args.calib.empty() && recipe.calibration.format == "none" && !args.int8) {
+    std::cerr << "edgemm convert: warning: the " << recipe.target
               << " recipe takes no calibration files; --calib is used only with --int8" << std::endl;
   } else if (!args.calib.empty()) {
-    EDGEMM_ASSIGN_OR_RETURN(p.chosen, calibration_images(args.calib, args.calib_count));
+    EDGEMM_ASSIGN_OR_RETURN(chosen, calibration_images(args.calib, args.calib_count));
   }
-  return p;
+  return Prepared{std::move(model),  std::move(profile), std::move(recipe),
+                  std::move(before), std::move(plan),    std::move(chosen)};
 }
 
 /// Writes the folder's files into `folder`'s staging folder, commits it, and prints the summary.
@@ -419,17 +420,16 @@ Expected<int> write_folder(const TargetConvertArgs& args, Prepared& p, const Ver
   const fs::path final_dir(args.output_dir);  // and paths in the report and messages name this
   const std::string converted = (out / "model.onnx").string();
   std::cerr << "edgemm convert: rewriting for " << profile.name << "..." << std::endl;
-  convert::ConvertReport creport;
-  EDGEMM_RETURN_IF_ERROR(convert::convert_model(p.model, plan.options, creport));
-  EDGEMM_RETURN_IF_ERROR(ir::export_onnx_file(p.model, converted));
-  EDGEMM_ASSIGN_OR_RETURN(ir::Model written, ir::import_onnx_file(converted));
+  EDGEMM_ASSIGN_OR_RETURN(const convert::ConvertReport creport, convert::convert_model(p.model, plan.options));
+  EDGEMM_RETURN_IF_ERROR(p.model.save(converted));
+  EDGEMM_ASSIGN_OR_RETURN(const OnnxModel written, OnnxModel::load(converted));
   const targets::TargetReport after = targets::check_model(written, profile);
 
   std::optional<VerifyReport> verified;
   if (verify) {
     EDGEMM_ASSIGN_OR_RETURN(verified, verify_conversion(args.model, converted, *verify));
   }
-  const ValueInfo& input = written.graph.inputs.front();
+  const ValueInfo& input = written.inputs().front();
   InputGeometry geometry;
   quant::FeedSource source;
   if (calibrates(args, recipe)) {
@@ -458,9 +458,9 @@ Expected<int> write_folder(const TargetConvertArgs& args, Prepared& p, const Ver
     std::cerr << "edgemm convert: quantizing to int8 QDQ..." << std::endl;
     EDGEMM_ASSIGN_OR_RETURN(int8, write_int8(args, profile, p.chosen, source, converted, out, verify));
   }
-  EDGEMM_RETURN_IF_ERROR(write_text_file(
-      (out / "README.md").string(), readme(args, profile, shown, plan, before, after, calib, verified, written.graph) +
-                                        (int8 ? int8_readme(*int8, args) : "")));
+  EDGEMM_RETURN_IF_ERROR(write_text_file((out / "README.md").string(), readme(args, profile, shown, plan, before, after,
+                                                                              calib, verified, written.inputs()) +
+                                                                           (int8 ? int8_readme(*int8, args) : "")));
 
   nlohmann::json j;
   j["schema"] = "edgemm.convert_target/2";
@@ -535,7 +535,7 @@ Expected<int> write_folder(const TargetConvertArgs& args, Prepared& p, const Ver
 Expected<int> convert_for_target(const TargetConvertArgs& args, const VerifyOptions* verify) {
   EDGEMM_ASSIGN_OR_RETURN(Prepared prepared, prepare(args, verify));
   if (args.output_dir.empty()) return Status(StatusCode::kInvalidArgument, "-o needs a folder name");
-  std::vector<std::string> inputs = prepared.model.external_data_files;
+  std::vector<std::string> inputs = prepared.model.external_data_files();
   inputs.push_back(args.model);
   for (const fs::path& image : prepared.chosen.images) inputs.push_back(image.string());
   EDGEMM_ASSIGN_OR_RETURN(OutputFolder folder, OutputFolder::claim(args.output_dir, inputs));

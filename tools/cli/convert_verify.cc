@@ -20,8 +20,8 @@
 #include "cli_common.h"
 #include "edgemm/inferencer.h"
 #include "edgemm/npy.h"
-#include "ir/onnx_import.h"
-#include "quant/sensitivity.h"
+#include "edgemm/onnx_model.h"
+#include "edgemm/tools/quantize.h"
 
 extern char** environ;
 
@@ -40,13 +40,13 @@ struct ModelSignature {
 };
 
 Expected<ModelSignature> read_signature(const std::string& path) {
-  ir::ImportOptions options;
+  OnnxLoadOptions options;
   options.run_checker = false;
   options.infer_shapes = false;
-  EDGEMM_ASSIGN_OR_RETURN(ir::Model model, ir::import_onnx_file(path, options));
+  EDGEMM_ASSIGN_OR_RETURN(const OnnxModel model, OnnxModel::load(path, options));
   ModelSignature sig;
-  sig.inputs = model.graph.inputs;
-  for (const ValueInfo& out : model.graph.outputs) sig.outputs.push_back(out.name);
+  sig.inputs = model.inputs();
+  for (const ValueInfo& out : model.outputs()) sig.outputs.push_back(out.name);
   return sig;
 }
 

@@ -6,8 +6,6 @@
 
 #include "cli_common.h"
 #include "edgemm/pipelines/ocr.h"
-#include "pipelines/ocr/det.h"
-#include "pipelines/ocr/recognize.h"
 
 namespace edgemm::cli {
 

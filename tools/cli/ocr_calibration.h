@@ -10,7 +10,7 @@
 #include <string>
 
 #include "edgemm/status.h"
-#include "quant/calibrate.h"
+#include "edgemm/tools/calibration.h"
 
 namespace edgemm::cli {
 

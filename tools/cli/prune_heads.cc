@@ -1,6 +1,6 @@
 /// \file prune_heads.cc
 /// `edgemm prune --heads ...` / `--heads-keep-ratio R --calib ...` (prune_heads.h): static
-/// attention-head pruning (passes/head_pruning.h) with scores from quant/head_scoring.h.
+/// attention-head pruning (edgemm/tools/prune.h) with scores from edgemm/tools/head_scoring.h.
 
 #include "prune_heads.h"
 
@@ -12,9 +12,9 @@
 #include "cli_common.h"
 #include "edgemm/npy.h"
 #include "edgemm/pipelines/clip.h"
-#include "passes/head_pruning.h"
-#include "quant/calibration_set.h"
-#include "quant/head_scoring.h"
+#include "edgemm/tools/calibration.h"
+#include "edgemm/tools/head_scoring.h"
+#include "edgemm/tools/prune.h"
 
 namespace edgemm::cli {
 namespace fs = std::filesystem;
@@ -49,14 +49,14 @@ std::string package_of(const std::string& model_path) {
 
 /// Feeds the model's single input from .npy files (as they are) or images (preprocessed by the
 /// CLIP package's pipeline, include/edgemm/pipelines/clip.h).
-Expected<quant::FeedSource> feed_source(const ir::Model& model, const std::string& model_path,
+Expected<quant::FeedSource> feed_source(const OnnxModel& model, const std::string& model_path,
                                         const std::vector<quant::CalibrationSample>& samples,
                                         const HeadPruneArgs& args) {
-  if (model.graph.inputs.size() != 1) {
+  if (model.inputs().size() != 1) {
     return make_error(StatusCode::kInvalidArgument, "head scoring feeds a model with one input; this one has " +
-                                                        std::to_string(model.graph.inputs.size()));
+                                                        std::to_string(model.inputs().size()));
   }
-  const std::string input = model.graph.inputs[0].name;
+  const std::string input = model.inputs()[0].name;
   bool images = false;
   for (const auto& s : samples) images = images || !is_npy(s.path);
   std::shared_ptr<clip::ClipModel> processor;
@@ -115,7 +115,7 @@ void add_head_prune_options(CLI::App* cmd, HeadPruneArgs& args) {
   package->needs(ratio);
 }
 
-Expected<nlohmann::json> prune_heads(ir::Model& model, const std::string& model_path, const HeadPruneArgs& args) {
+Expected<nlohmann::json> prune_heads(OnnxModel& model, const std::string& model_path, const HeadPruneArgs& args) {
   nlohmann::json j;
   passes::HeadPruningOptions options;
   if (!args.heads.empty()) {

@@ -7,8 +7,8 @@
 #include <vector>
 
 #include "cli_common.h"
+#include "edgemm/onnx_model.h"
 #include "edgemm/status.h"
-#include "ir/graph.h"
 
 namespace edgemm::cli {
 
@@ -34,9 +34,9 @@ void add_head_prune_options(CLI::App* cmd, HeadPruneArgs& args);
 /// "heads_after", "weight_bytes_before", "weight_bytes_after", "removed": [{"layer", "heads"}],
 /// "per_layer": [...], "scores": [[...]] when scored, "calibration": {...}}.
 /// Errors: those of passes::parse_head_list, quant::score_heads / select_heads and
-/// passes::prune_attention_heads; kInvalidArgument for calibration files that are neither .npy nor
-/// images, or images without a CLIP package to preprocess them.
-Expected<nlohmann::json> prune_heads(ir::Model& model, const std::string& model_path, const HeadPruneArgs& args);
+/// passes::prune_attention_heads (edgemm/tools/prune.h, edgemm/tools/head_scoring.h); kInvalidArgument for calibration
+/// files that are neither .npy nor images, or images without a CLIP package to preprocess them.
+Expected<nlohmann::json> prune_heads(OnnxModel& model, const std::string& model_path, const HeadPruneArgs& args);
 
 /// Prints the head part of a JSON report from prune_heads() as text (score table included).
 void print_head_report(const nlohmann::json& j);

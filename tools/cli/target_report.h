@@ -7,8 +7,7 @@
 #include <string>
 
 #include "edgemm/status.h"
-#include "targets/eligibility.h"
-#include "targets/profile.h"
+#include "edgemm/tools/targets.h"
 
 namespace edgemm::cli {
 

@@ -24,6 +24,15 @@ enum class ScoreMode {
   kSlow,  ///< mean probability inside the contour polygon itself
 };
 
+/// det's input normalization, (pixel / 255 - mean) / std per channel of the B, G, R image: the
+/// ImageNet values, applied to OpenCV's channel order as PaddleOCR's NormalizeImage does.
+inline constexpr std::array<float, 3> kDetMean = {0.485f, 0.456f, 0.406f};
+inline constexpr std::array<float, 3> kDetStd = {0.229f, 0.224f, 0.225f};
+
+/// cls and rec input normalization, (pixel / 255 - mean) / std on every channel: to [-1, 1].
+inline constexpr std::array<float, 3> kLineMean = {0.5f, 0.5f, 0.5f};
+inline constexpr std::array<float, 3> kLineStd = {0.5f, 0.5f, 0.5f};
+
 /// File names of the four model files inside `OcrOptions::models_dir`.
 struct OcrModelFiles {
   std::string det = "ch_PP-OCRv4_det_infer.onnx";

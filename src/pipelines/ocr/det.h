@@ -17,11 +17,6 @@ namespace edgemm::ocr {
 /// A quadrilateral in pixels, clockwise from the top-left corner.
 using Quad = std::array<Point, 4>;
 
-/// det's input normalization, (pixel / 255 - mean) / std per channel of the B, G, R image: the
-/// ImageNet values, applied to OpenCV's channel order as PaddleOCR's NormalizeImage does.
-inline constexpr std::array<float, 3> kDetMean = {0.485f, 0.456f, 0.406f};
-inline constexpr std::array<float, 3> kDetStd = {0.229f, 0.224f, 0.225f};
-
 /// Size the det network sees: the longer side limited to `limit_side` (never enlarged), then
 /// each side rounded to the nearest multiple of 32, halves to even as Python's round() does
 /// (at least 32). PaddleOCR DetResizeForTest with limit_type "max".

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "edgemm/inferencer.h"
+#include "edgemm/pipelines/ocr.h"
 #include "pipelines/ocr/ctc.h"
 
 namespace edgemm::ocr {
@@ -23,10 +24,6 @@ inline constexpr int kClsWidth = 192;
 inline constexpr double kClsMaxAspect = 12.0;
 /// Smallest recognizer input width (PP-OCRv4 rec_image_shape 3,48,320).
 inline constexpr int kRecMinWidth = 320;
-/// cls and rec input normalization, (pixel / 255 - mean) / std on every channel: to [-1, 1].
-inline constexpr std::array<float, 3> kLineMean = {0.5f, 0.5f, 0.5f};
-inline constexpr std::array<float, 3> kLineStd = {0.5f, 0.5f, 0.5f};
-
 /// Extents a model's first input fixes ([N, C, H, W]); 0 where the axis is symbolic.
 struct FixedGeometry {
   int64_t batch = 0;

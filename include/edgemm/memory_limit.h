@@ -1,14 +1,14 @@
 #pragma once
 /// \file memory_limit.h
 /// The most memory this process can hope to use, for refusing work that cannot fit before
-/// anything is allocated (ir/memory_estimate.h).
+/// anything is allocated (edgemm/memory_check.h, edgemm/model_estimates.h).
 
 #include <cstdint>
 #include <string>
 
 namespace edgemm {
 
-/// A byte count and where it comes from.
+/// A byte count and where it comes from (process_memory_limit).
 struct MemoryLimit {
   int64_t bytes = 0;
   std::string source;  ///< e.g. "physical memory + swap", "ulimit -v", "cgroup memory.max"
