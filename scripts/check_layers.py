@@ -1,6 +1,7 @@
 #!/usr/bin/python3
 """Fails when a file of src/ includes a header of a layer it may not use (docs/architecture.md),
-or a file of plugins/ or examples/ includes anything but edgemm's public headers.
+a file of plugins/ or examples/ includes anything but edgemm's public headers, or a file of the
+CLI (tools/cli/) anything but public headers and its own.
 
 Each folder of src/ is a layer (one CMake library); a layer may include its own headers, those of
 the layers in its LAYERS entry, and the public headers (include/edgemm/) of those layers. The
@@ -56,8 +57,10 @@ PUBLIC = {
     "edgemm_c.h": "capi",
 }
 
-# Folders whose sources may include only public headers (quoted "edgemm/..." includes).
+# Folders whose sources may include only public headers (quoted "edgemm/..." includes), and
+# folders that may include public headers and their own files.
 EXTERNAL = ["plugins", "examples"]
+PUBLIC_AND_OWN = ["tools/cli"]
 
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"')
 
@@ -95,6 +98,15 @@ def main():
                 if match and not match.group(1).startswith("edgemm/"):
                     bad.append(f"{path.relative_to(ROOT)}:{number}: includes \"{match.group(1)}\"; {folder}/ may"
                                " include only edgemm's public headers (\"edgemm/...\")")
+    for folder in PUBLIC_AND_OWN:
+        for path in sorted((ROOT / folder).glob("*")):
+            if path.suffix not in (".h", ".cc"):
+                continue
+            for number, line in enumerate(path.read_text().splitlines(), 1):
+                match = INCLUDE.match(line)
+                if match and not match.group(1).startswith("edgemm/") and not (path.parent / match.group(1)).is_file():
+                    bad.append(f"{path.relative_to(ROOT)}:{number}: includes \"{match.group(1)}\"; {folder}/ may"
+                               " include only edgemm's public headers (\"edgemm/...\") and its own")
     for message in bad:
         print(message)
     if bad:
