@@ -42,6 +42,9 @@ configure_file(cmake/edgemm.pc.in ${CMAKE_BINARY_DIR}/edgemm.pc @ONLY)
 configure_file(cmake/edgemm-c.pc.in ${CMAKE_BINARY_DIR}/edgemm-c.pc @ONLY)
 install(FILES ${CMAKE_BINARY_DIR}/edgemm.pc ${CMAKE_BINARY_DIR}/edgemm-c.pc DESTINATION lib/pkgconfig)
 install(DIRECTORY include/edgemm DESTINATION include)
+# The NPU target profiles and recipes (`edgemm inspect --target`, `edgemm convert --target`),
+# found by an installed edgemm in <prefix>/share/edgemm/platforms.
+install(DIRECTORY platforms DESTINATION share/edgemm)
 install(FILES README.md DESTINATION share/doc/edgemm)
 install(DIRECTORY docs/ DESTINATION share/doc/edgemm/docs FILES_MATCHING PATTERN "*.md")
 

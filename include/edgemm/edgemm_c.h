@@ -88,7 +88,9 @@ typedef enum edgemm_dtype {
 typedef struct edgemm_runtime_options {
   int32_t threads;         /**< intra-op threads per model; 0 = all hardware threads */
   int32_t optimize;        /**< nonzero: run the graph passes at load */
-  const char* backend;     /**< "native", "opencv" or "plugin"; NULL = "native" */
+  /** "native" or "plugin" (NULL = "native"); "opencv" only in programs that link the build
+     tree's object library edgemm_backend_opencv (the edgemm CLI), not in an installed SDK */
+  const char* backend;
   const char* plugin_path; /**< shared library for backend "plugin"; NULL = none */
   const char* device;      /**< NULL = "cpu" */
   const char* precision;   /**< "fp32", "bf16", "fp16"; NULL = "fp32" */

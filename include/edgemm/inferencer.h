@@ -28,6 +28,8 @@ struct InferencerConfig : RuntimeOptions {
   std::string model_bytes;
   /// Optional fixed input shapes (name → shape). Symbolic axes are pinned to these values at
   /// load so that shape-dependent subgraphs (Shape → Gather → Concat ...) fold to constants.
+  /// create() fails with kInvalidArgument for a name that is not an input, another rank, an
+  /// extent below 1 or one that contradicts a declared extent.
   std::map<std::string, Shape> fixed_input_shapes;
   /// When set, every run() and run_profiled() overwrites this file with its per-node Chrome
   /// trace JSON (Trace Event Format; see NodeProfile for the fields).

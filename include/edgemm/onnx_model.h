@@ -20,8 +20,10 @@ namespace edgemm {
 /// How OnnxModel::load reads a file.
 struct OnnxLoadOptions {
   /// Input name → full static shape, pinned before shape inference (symbolic axes become these
-  /// extents). Names that are not inputs are ignored here; edgemm/tools/convert.h
-  /// validate_fixed_shapes checks them.
+  /// extents). load() fails with kInvalidArgument for a name that is not an input, a rank other
+  /// than the declared one, an extent below 1 or one that contradicts a declared extent;
+  /// edgemm/tools/convert.h validate_fixed_shapes makes the same checks with messages that list
+  /// the model's inputs, before anything is loaded twice.
   std::map<std::string, Shape> fixed_input_shapes;
   bool run_checker = true;   ///< run onnx::checker::check_model on the file's ModelProto
   bool infer_shapes = true;  ///< run ONNX shape inference (fills intermediate value shapes)

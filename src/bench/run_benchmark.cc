@@ -1,6 +1,7 @@
 /// run_benchmark (edgemm/tools/bench.h): the energy counter, the points of a model or pipeline
 /// benchmark and the report around them.
 #include <algorithm>
+#include <cmath>
 #include <ctime>
 #include <optional>
 
@@ -69,6 +70,26 @@ Expected<std::vector<BenchPoint>> measure(const BenchOptions& options, const Com
   return bench_model(model);
 }
 
+/// The counts and times of `options`, each named as its field.
+Status check_options(const BenchOptions& options) {
+  auto bad = [](const std::string& what) { return make_error(StatusCode::kInvalidArgument, "benchmark " + what); };
+  if (options.runtimes.empty() || options.runtimes.front() != "edgemm")
+    return bad("runtimes must start with \"edgemm\"");
+  if (options.threads.empty()) return bad("threads lists no thread count");
+  for (int t : options.threads) {
+    if (t < 1) return bad("threads must each be at least 1, got " + std::to_string(t));
+  }
+  if (options.warmup < 0) return bad("warmup must be at least 0, got " + std::to_string(options.warmup));
+  if (!(options.seconds >= 0) || !std::isfinite(options.seconds)) {
+    return bad("seconds must be a finite number of seconds, at least 0");
+  }
+  if (options.seconds == 0 && options.iters < 1)
+    return bad("iters must be at least 1, got " + std::to_string(options.iters));
+  if (options.blocks < 1) return bad("blocks must be at least 1, got " + std::to_string(options.blocks));
+  if (!(options.timeout_s > 0)) return bad("timeout_s must be above 0");
+  return Status::ok();
+}
+
 /// edgemm's own first failure, or ok.
 Status edgemm_status(const BenchReport& report) {
   for (const auto& p : report.points) {
@@ -85,9 +106,7 @@ Status edgemm_status(const BenchReport& report) {
 }  // namespace
 
 Expected<BenchResult> run_benchmark(const BenchOptions& options) {
-  if (options.runtimes.empty() || options.runtimes.front() != "edgemm") {
-    return make_error(StatusCode::kInvalidArgument, "the runtimes of a benchmark start with \"edgemm\"");
-  }
+  EDGEMM_RETURN_IF_ERROR(check_options(options));
   EnergyOptions energy_options;
   energy_options.power_command = options.power_command;
   EDGEMM_ASSIGN_OR_RETURN(auto energy, EnergyMeter::open(energy_options));

@@ -270,6 +270,11 @@ Status pin_input_shapes(onnx::ModelProto& model, const std::map<std::string, Sha
     }
     auto* sp = tt->mutable_shape();
     for (size_t i = 0; i < shape.size(); ++i) {
+      if (shape[i] < 1) {
+        return make_error(StatusCode::kInvalidArgument, "fixed shape " + shape_to_string(shape) + " for input '" +
+                                                            name + "': axis " + std::to_string(i) + " is " +
+                                                            std::to_string(shape[i]) + "; extents must be at least 1");
+      }
       if (static_cast<int>(i) < sp->dim_size() && sp->dim(static_cast<int>(i)).has_dim_value() &&
           sp->dim(static_cast<int>(i)).dim_value() != shape[i]) {
         return make_error(StatusCode::kInvalidArgument, "fixed shape " + shape_to_string(shape) + " for input '" +

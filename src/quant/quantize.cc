@@ -84,6 +84,13 @@ Status quantize_int8(ir::Model& model, const std::vector<CalibrationSample>& sam
     EDGEMM_ASSIGN_OR_RETURN(calibration, calibrate(model, activations, samples, source, options.calibrate));
   }
   for (const auto& [name, h] : calibration.histograms) {
+    if (h.count() == 0 && h.non_finite() > 0) {
+      return make_error(StatusCode::kInvalidArgument,
+                        "calibration saw only NaN or infinite values in '" + name + "' (" +
+                            std::to_string(h.non_finite()) +
+                            " of them): the calibration inputs, or the model on them, give no finite range to "
+                            "quantize");
+    }
     report.observed[name] = {h.min(), h.max()};
     report.ranges[name] = choose_range(h, options.method, options.percentile, options.qdq.symmetric_activations);
     report.non_finite_values += h.non_finite();

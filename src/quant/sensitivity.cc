@@ -27,6 +27,7 @@ Expected<Outputs> run_all(const Inferencer& model, const std::vector<Feed>& feed
 
 OutputError output_error(const Outputs& reference, const Outputs& quantized) {
   double signal = 0, noise = 0, dot = 0, norm_q = 0;
+  bool non_finite_differs = false;  // a NaN, or an infinity the other output does not have
   for (size_t f = 0; f < reference.size(); ++f) {
     for (size_t o = 0; o < reference[f].size(); ++o) {
       const Tensor& r = reference[f][o];
@@ -34,6 +35,10 @@ OutputError output_error(const Outputs& reference, const Outputs& quantized) {
       if (r.dtype() != DataType::kFloat32 || q.dtype() != DataType::kFloat32) continue;
       for (int64_t i = 0; i < std::min(r.element_count(), q.element_count()); ++i) {
         const double a = r.data<float>()[i], b = q.data<float>()[i];
+        if (!std::isfinite(a) || !std::isfinite(b)) {
+          non_finite_differs = non_finite_differs || !(a == b);
+          continue;
+        }
         signal += a * a;
         noise += (a - b) * (a - b);
         dot += a * b;
@@ -42,6 +47,11 @@ OutputError output_error(const Outputs& reference, const Outputs& quantized) {
     }
   }
   OutputError e;
+  if (non_finite_differs) {  // no finite measure of the error: the worst
+    e.sqnr_db = -std::numeric_limits<double>::infinity();
+    e.cosine = 0;
+    return e;
+  }
   e.sqnr_db = noise > 0 ? 10.0 * std::log10(signal / noise) : std::numeric_limits<double>::infinity();
   e.cosine = signal > 0 && norm_q > 0 ? dot / std::sqrt(signal * norm_q) : 1.0;
   return e;

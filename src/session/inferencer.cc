@@ -399,6 +399,10 @@ class NativeInferencer final : public Inferencer {
   static Status check_input(const ValueInfo& info, const Tensor& t) {
     const std::string what = "input '" + info.name + "'";
     if (!t.defined()) return make_error(StatusCode::kInvalidArgument, what + " is an empty tensor");
+    if (t.raw_data() == nullptr && t.element_count() > 0) {
+      return make_error(StatusCode::kInvalidArgument,
+                        what + " has shape " + shape_to_string(t.shape()) + " but no data (a null buffer)");
+    }
     if (info.dtype != DataType::kUndefined && t.dtype() != info.dtype) {
       return make_error(StatusCode::kInvalidArgument,
                         what + " has dtype " + dtype_name(t.dtype()) + "; the model expects " + dtype_name(info.dtype));

@@ -413,7 +413,10 @@ std::vector<std::string> known_targets(const std::string& dir) {
 
 Expected<PlatformProfile> load_target(const std::string& dir, const std::string& name) {
   std::error_code ec;
-  if (!fs::is_directory(dir, ec)) return Status(StatusCode::kIo, "the profile folder '" + dir + "' does not exist");
+  if (!fs::is_directory(dir, ec))
+    return Status(StatusCode::kIo,
+                  "the profile folder '" + dir +
+                      "' does not exist (the edgemm CLI takes another with --platforms DIR or EDGEMM_PLATFORMS_DIR)");
   const std::vector<std::string> names = known_targets(dir);
   if (std::find(names.begin(), names.end(), name) == names.end()) {
     std::string list;

@@ -45,6 +45,12 @@ expect_text no-quantizable-op-says "$tmp/err" "no node edgemm can quantize"
 echo "not an image" > "$tmp/bad/broken.png"
 check all-samples-bad 2 "$bin" quantize "$det" -o "$tmp/q.onnx" --calib "$tmp/bad" --stage ocr-det
 expect_text all-samples-bad-says "$tmp/err" "none of the 1 calibration samples"
+# A calibration input of NaNs gives no range to quantize: refused, never a model of zeros judged
+# perfect.
+mkdir -p "$tmp/nan"
+"$py" -c "import numpy as np, sys; np.save(sys.argv[1], np.full((1, 3, 64, 64), np.nan, np.float32))" "$tmp/nan/a.npy"
+check nan-calibration 2 "$bin" quantize "$det" -o "$tmp/q_nan.onnx" --calib "$tmp/nan" --no-speed-check
+expect_text nan-calibration-says "$tmp/err" "only NaN or infinite values"
 # An image that does not decode is skipped and counted; a set below --samples is a warning.
 check skips-broken 0 "$bin" quantize "$det" -o "$tmp/q.onnx" --calib "$tmp/one" --stage ocr-det --threads 2 \
   --no-speed-check --json

@@ -1,29 +1,57 @@
 // Benchmark harness: statistics, /proc memory readers, machine description, inputs and sweeps,
 // the report's JSON round trip and Markdown, and the comparison runner (fake runtimes for the
 // block schedule, edgemm vs ONNX Runtime on a tiny model for the real path).
+#include "edgemm/tools/bench.h"
+
 #include <gtest/gtest.h>
 #include <sys/mman.h>
 
 #include <cmath>
 #include <cstring>
 #include <filesystem>
+#include <functional>
 #include <memory>
 #include <thread>
 
 #include "bench/compare.h"
 #include "bench/energy.h"
-#include "edgemm/tools/bench_inputs.h"
 #include "bench/machine.h"
-#include "edgemm/process_memory.h"
 #include "bench/model_bench.h"
 #include "bench/report.h"
 #include "bench/report_markdown.h"
 #include "bench/stats.h"
+#include "edgemm/process_memory.h"
+#include "edgemm/tools/bench_inputs.h"
 #include "model_builder.h"
 #include "source_dir.h"
 
 namespace edgemm::bench {
 namespace {
+
+TEST(RunBenchmark, OptionsOutsideTheirRangeAreRefusedBeforeAnythingRuns) {
+  // The model does not exist: only the option checks, which come first, can give these errors.
+  const std::vector<std::pair<std::function<void(BenchOptions&)>, std::string>> cases = {
+      {[](BenchOptions& o) { o.iters = -5; }, "iters must be at least 1, got -5"},
+      {[](BenchOptions& o) { o.threads = {}; }, "threads lists no thread count"},
+      {[](BenchOptions& o) {
+         o.threads = {2, 0};
+       },
+       "threads must each be at least 1, got 0"},
+      {[](BenchOptions& o) { o.blocks = 0; }, "blocks must be at least 1, got 0"},
+      {[](BenchOptions& o) { o.warmup = -1; }, "warmup must be at least 0, got -1"},
+      {[](BenchOptions& o) { o.seconds = -1; }, "seconds must be a finite number"},
+      {[](BenchOptions& o) { o.runtimes = {"onnxruntime"}; }, "runtimes must start with \"edgemm\""},
+  };
+  for (const auto& [change, message] : cases) {
+    BenchOptions options;
+    options.model = "/nonexistent/model.onnx";
+    change(options);
+    const auto result = run_benchmark(options);
+    ASSERT_FALSE(result.has_value()) << message;
+    EXPECT_EQ(result.status().code(), StatusCode::kInvalidArgument);
+    EXPECT_NE(result.status().message().find(message), std::string::npos) << result.status().message();
+  }
+}
 
 TEST(BenchStats, HandComputedSummary) {
   const LatencyStats s = summarize({5, 1, 4, 2, 3});

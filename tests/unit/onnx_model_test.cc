@@ -13,6 +13,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <limits>
 #include <map>
 #include <sstream>
 #include <string>
@@ -91,6 +92,38 @@ TEST(OnnxModel, FixedInputShapesReachInferredOutputs) {
   ASSERT_TRUE(model.has_value()) << model.status().to_string();
   EXPECT_EQ(dims_to_string(model->inputs()[0].shape), "[4,3]");
   EXPECT_EQ(dims_to_string(model->outputs()[0].shape), "[4,2]");  // [4, 3] · [3, 2]
+}
+
+TEST(OnnxModel, FixedExtentsBelowOneAreRefused) {
+  const fs::path dir = testing::temp_dir("onnx_model_bad_extent");
+  const std::string path = matmul_relu().save(dir / "m.onnx");
+  for (const int64_t extent : {int64_t{0}, int64_t{-5}}) {
+    OnnxLoadOptions options;
+    options.fixed_input_shapes["x"] = {extent, 3};
+    const auto model = OnnxModel::load(path, options);
+    ASSERT_FALSE(model.has_value()) << extent;
+    EXPECT_EQ(model.status().code(), StatusCode::kInvalidArgument);
+    EXPECT_NE(model.status().message().find("axis 0 is " + std::to_string(extent)), std::string::npos)
+        << model.status().message();
+  }
+}
+
+TEST(OnnxModel, QuantizationErrorOfNaNOutputsIsTheWorst) {
+  // Identical finite outputs: no error. A NaN (even on both sides) or an infinity only one side
+  // has: no finite measure of agreement, so the worst (sqnr −inf, cosine 0), never +inf.
+  const auto outputs = [](std::vector<float> v) {
+    return std::vector<std::vector<Tensor>>{{Tensor::from_floats({static_cast<int64_t>(v.size())}, v)}};
+  };
+  const float nan = std::numeric_limits<float>::quiet_NaN(), inf = std::numeric_limits<float>::infinity();
+  EXPECT_EQ(quant::output_error(outputs({1, 2}), outputs({1, 2})).sqnr_db, inf);
+  for (const auto& [a, b] : std::vector<std::pair<std::vector<float>, std::vector<float>>>{
+           {{nan, nan}, {nan, nan}}, {{1, 2}, {1, nan}}, {{1, inf}, {1, 2}}}) {
+    const quant::OutputError e = quant::output_error(outputs(a), outputs(b));
+    EXPECT_EQ(e.sqnr_db, -inf);
+    EXPECT_EQ(e.cosine, 0.0);
+  }
+  // Both +inf at the same place agree; the finite rest decides: 1 vs 1.1 → noise 0.01, signal 1.
+  EXPECT_NEAR(quant::output_error(outputs({1, inf}), outputs({1.1f, inf})).sqnr_db, 20.0, 1e-3);
 }
 
 TEST(OnnxModel, OpHistogramNamesOtherDomains) {

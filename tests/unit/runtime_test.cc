@@ -73,6 +73,17 @@ TEST(Runtime, ChainMatchesHandComputedValuesAndReusesBuffers) {
   EXPECT_EQ((*out2)[0].data<float>()[4], 22);  // 1 → (1+1)*2=4 → (4+1)*2=10 → (10+1)*2=22
 }
 
+TEST(Runtime, ABorrowedInputWithoutDataIsAnError) {
+  auto dir = testing::temp_dir("null_input");
+  auto inf = load(chain_model(dir, 1));
+  ASSERT_TRUE(inf);
+  const auto out = inf->run({{"x", Tensor::borrow(DataType::kFloat32, {1, 4}, nullptr)}});
+  ASSERT_FALSE(out.has_value());
+  EXPECT_EQ(out.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(out.status().message().find("input 'x' has shape [1,4] but no data"), std::string::npos)
+      << out.status().message();
+}
+
 TEST(Runtime, MemoryReportCountsWeightsAndTheirPackedCopy) {
   // y = x · B with a constant B [64, 40]: 2560 float32 weights, 10240 bytes.
   auto dir = testing::temp_dir("packed_report");

@@ -223,7 +223,10 @@ std::string default_repo_dir(const char* env_var, const std::string& relative) {
   candidates.emplace_back(relative);
   std::error_code ec;
   const fs::path exe = fs::read_symlink("/proc/self/exe", ec);
-  if (!ec) candidates.push_back(exe.parent_path().parent_path().parent_path() / relative);
+  if (!ec) {
+    candidates.push_back(exe.parent_path().parent_path().parent_path() / relative);
+    candidates.push_back(exe.parent_path().parent_path() / "share" / "edgemm" / relative);
+  }
   for (const fs::path& dir : candidates) {
     if (fs::is_directory(dir, ec)) return dir.string();
   }

@@ -102,8 +102,9 @@ std::string npy_file_name(const std::string& value_name);
 
 /// A folder of the source tree: $`env_var` when set, else `relative` to the working folder,
 /// else `relative` to the source tree the binary was built in (found from /proc/self/exe as
-/// <root>/build*/bin/edgemm). Returns the first that exists, or the first candidate so the
-/// error message names a sensible path.
+/// <root>/build*/bin/edgemm), else <prefix>/share/edgemm/`relative` of an installed binary
+/// (<prefix>/bin/edgemm; cmake/packaging.cmake installs platforms/ there). Returns the first that
+/// exists, or the first candidate so the error message names a sensible path.
 std::string default_repo_dir(const char* env_var, const std::string& relative);
 
 /// The PP-OCRv4 model folder to use when --models is not given: default_repo_dir with

@@ -256,8 +256,8 @@ void warn_if_poor(const quant::Int8Report& r, const std::string& method) {
   if (r.measured_feeds == 0 || r.predicted.sqnr_db >= quant::kPoorSqnrDb) return;
   std::cerr << "edgemm quantize: warning: the int8 outputs are far from float's (SQNR " << std::fixed
             << std::setprecision(1) << r.predicted.sqnr_db << " dB < " << quant::kPoorSqnrDb << " dB with --method "
-            << method
-            << "): try --method mse, or --scheme mixed --budget DB to keep the most sensitive nodes in float\n";
+            << method << "): try " << (method == "mse" ? "--method percentile" : "--method mse")
+            << ", or --scheme mixed --budget DB to keep the most sensitive nodes in float\n";
 }
 
 /// The calibration samples --calib, --samples, --seed and --scene-weights select; warnings to stderr.

@@ -62,8 +62,10 @@ struct BenchResult {
 };
 
 /// Runs the whole benchmark. The energy counter (`power_command`, else a sysfs power sensor) is
-/// tried once before any model loads. Errors: kInvalidArgument for a broken power command, a
-/// bad `sweep` (naming the key or value) or inputs (naming the input; see make_inputs in
+/// tried once before any model loads. Errors: kInvalidArgument naming the field for runtimes not
+/// starting with "edgemm", no thread count or one below 1, warmup below 0, iters below 1 (when
+/// seconds is 0), seconds negative or not finite, blocks below 1, timeout_s not above 0; for a
+/// broken power command, a bad `sweep` (naming the key or value) or inputs (naming the input; see make_inputs in
 /// edgemm/tools/bench_inputs.h); kIo/kInvalidModel when the model cannot be read; kOutOfMemory
 /// when a point's shapes cannot fit (checked for every point before any is measured); kIo
 /// for a set folder without images. A runtime that fails to load or run is reported in the

@@ -73,7 +73,7 @@ struct QuantPlan {
 /// of all outputs concatenated, SQNR = 10 · log10(Σ ref² / Σ (ref − q)²) dB (higher is better),
 /// and their cosine similarity.
 struct OutputError {
-  double sqnr_db = 0;  ///< +inf when the outputs are identical
+  double sqnr_db = 0;  ///< +inf when the outputs are identical, −inf when NaN or inf differ
   double cosine = 1;   ///< cosine similarity of the concatenated outputs, in [-1, 1]
 };
 
@@ -84,7 +84,9 @@ struct OutputError {
 inline constexpr double kPoorSqnrDb = 10.0;
 
 /// The error of `quantized` against `reference` (per input, the model's outputs, in the same
-/// order), over the float32 outputs (others are ignored) and the elements both have.
+/// order), over the float32 outputs (others are ignored) and the elements both have. An element
+/// that is NaN in either, or infinite in one and not equal in the other, makes the error the
+/// worst there is (sqnr_db −inf, cosine 0): no finite measure says the outputs agree.
 OutputError output_error(const std::vector<std::vector<Tensor>>& reference,
                          const std::vector<std::vector<Tensor>>& quantized);
 
@@ -162,7 +164,8 @@ struct Int8Report {
 /// keeps the nodes that are faster in int8 (options.speed_check), keeps the most sensitive ones
 /// in float for an error budget (options.budget_db), rewrites. Errors: kInvalidArgument when no
 /// node can be quantized (the message gives the reasons by op), percentile is outside (50, 100],
-/// every sample was skipped (naming the first reasons) or saved histograms miss an activation;
+/// every sample was skipped (naming the first reasons), saved histograms miss an activation, or
+/// an activation saw only NaN or infinite values (naming it);
 /// kOutOfMemory from the source; those of convert_model and of the model's runs. On error the
 /// model may be partly rewritten.
 Expected<Int8Report> quantize_int8(OnnxModel& model, const std::vector<CalibrationSample>& samples,
