@@ -179,7 +179,8 @@ TEST(OnnxModel, ExternalDataGoesBesideTheModel) {
   ASSERT_TRUE(model->save(out.string(), options).is_ok());
   ASSERT_TRUE(fs::exists(dir / "big.onnx.data"));
   EXPECT_NO_THROW(onnx::checker::check_model(out.string()));
-  const onnx::TensorProto* w = find_initializer(parse(out), "w");
+  const onnx::ModelProto saved = parse(out);
+  const onnx::TensorProto* w = find_initializer(saved, "w");
   ASSERT_NE(w, nullptr);
   EXPECT_EQ(w->data_location(), onnx::TensorProto::EXTERNAL);
   const auto again = OnnxModel::load(out.string());
