@@ -41,7 +41,9 @@ struct InferencerConfig : RuntimeOptions {
 struct MemoryReport {
   int64_t planned_peak_bytes = 0;  ///< arena size chosen by the buffer-reuse planner (latest run shape)
   int64_t unplanned_bytes = 0;     ///< sum of all intermediates if none were reused (latest run shape)
-  int64_t weight_bytes = 0;        ///< initializers and folded constants of the graph after the passes
+  /// Initializers and folded constants of the graph after the passes that kernels read as
+  /// stored; those that only packed kernels read are freed at load and not counted here.
+  int64_t weight_bytes = 0;
   /// Weights the kernels hold packed or reordered for their own loops (matmul panels, oneDNN
   /// layouts, XNNPACK operators), besides `weight_bytes`; oneDNN makes a layout per input shape
   /// on first use, so this can grow after the first run of a new shape.

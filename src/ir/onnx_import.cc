@@ -1,5 +1,6 @@
 #include "ir/onnx_import.h"
 
+#include <malloc.h>
 #include <onnx/checker.h>
 #include <onnx/onnx_pb.h>
 #include <onnx/shape_inference/implementation.h>
@@ -12,6 +13,8 @@
 #include <set>
 #include <string>
 #include <vector>
+
+#include "core/long_lived_memory.h"
 
 namespace edgemm::ir {
 
@@ -168,6 +171,16 @@ ValueInfo value_info_from_proto(const onnx::ValueInfoProto& vi) {
 
 Expected<Graph> graph_from_proto(onnx::GraphProto& proto, const std::string& base_dir);
 
+/// Frees a converted tensor's bytes from the proto. A large block is handed back to the system
+/// at once (malloc_trim): its converted copy lives in pages of its own
+/// (core/long_lived_memory.h) and cannot reuse the heap block, so without that the import would
+/// hold both copies of the weights at its end.
+void free_raw_data(onnx::TensorProto& t) {
+  const size_t bytes = t.raw_data().capacity();
+  std::string().swap(*t.mutable_raw_data());
+  if (bytes >= core::kMappedFromBytes) malloc_trim(0);
+}
+
 Expected<Attribute> attribute_from_proto(onnx::AttributeProto& a, const std::string& base_dir) {
   Attribute attr;
   using AP = onnx::AttributeProto;
@@ -187,7 +200,7 @@ Expected<Attribute> attribute_from_proto(onnx::AttributeProto& a, const std::str
     case AP::TENSOR: {
       attr.kind = Attribute::Kind::kTensor;
       EDGEMM_ASSIGN_OR_RETURN(attr.t, tensor_from_proto(a.t(), base_dir));
-      std::string().swap(*a.mutable_t()->mutable_raw_data());
+      free_raw_data(*a.mutable_t());
       break;
     }
     case AP::GRAPH: {
@@ -226,7 +239,7 @@ Expected<Graph> graph_from_proto(onnx::GraphProto& proto, const std::string& bas
   for (auto& t : *proto.mutable_initializer()) {
     EDGEMM_ASSIGN_OR_RETURN(Tensor tensor, tensor_from_proto(t, base_dir));
     graph.initializers[t.name()] = std::move(tensor);
-    std::string().swap(*t.mutable_raw_data());
+    free_raw_data(t);
   }
   for (const auto& vi : proto.input()) {
     if (graph.initializers.count(vi.name())) continue;
@@ -432,7 +445,7 @@ Expected<Tensor> tensor_from_proto(const onnx::TensorProto& proto, const std::st
     return invalid(what + " has unknown data type " + std::to_string(proto.data_type()));
   }
   Shape shape(proto.dims().begin(), proto.dims().end());
-  auto created = Tensor::create(dtype, shape);
+  auto created = core::create_long_lived_tensor(dtype, shape);
   if (!created) return Status(created.status().code(), what + ": " + created.status().message());
   Tensor t = std::move(created).value();
   const int64_t count = t.element_count();

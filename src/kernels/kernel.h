@@ -59,6 +59,11 @@ class Kernel {
   /// reordered from the graph's tensors (0 when it reads those as they are). May grow after
   /// create: oneDNN layouts are made per input shape on first use. Thread-safe.
   virtual int64_t packed_bytes() const { return 0; }
+  /// Whether run() reads the elements of input `i` when that input is constant at compile
+  /// (KernelInfo::constant_inputs). A kernel that keeps its own copy (packed weights) returns
+  /// false; the runtime then frees the graph's copy once no other node reads it, and run() gets
+  /// a tensor with the input's dtype and shape whose data is null.
+  virtual bool reads_constant_input(int /*i*/) const { return true; }
 };
 
 /// What a factory sees when creating a kernel for a node.

@@ -1,6 +1,7 @@
 #include "runtime/compiled_graph.h"
 
 #include <algorithm>
+#include <optional>
 #include <queue>
 
 namespace edgemm::runtime {
@@ -10,10 +11,76 @@ int CompiledGraph::value_index(const std::string& name) const {
   return it == index_.end() ? -1 : it->second;
 }
 
+namespace {
+
+/// Frees, from a graph its owner handed over, each initializer that no kernel reads as stored
+/// (Kernel::reads_constant_input) once its last reader is compiled, and those no node reads;
+/// keeps graph outputs and values that subgraphs read. Remembers the freed ones' dtype and shape.
+class PackedConstantRelease {
+ public:
+  PackedConstantRelease(ir::Graph& graph, const std::vector<std::vector<std::string>>& implicit) : graph_(graph) {
+    for (const auto& [name, t] : graph.initializers) readers_left_[name] = 0;
+    for (const ir::Node& node : graph.nodes) {
+      for (const std::string& in : node.inputs) {
+        auto it = readers_left_.find(in);
+        if (it != readers_left_.end()) ++it->second;
+      }
+    }
+    for (const auto& names : implicit) kept_.insert(names.begin(), names.end());
+    for (const ValueInfo& out : graph.outputs) kept_.insert(out.name);
+    std::vector<std::string> unused;
+    for (const auto& [name, count] : readers_left_) {
+      if (count == 0) unused.push_back(name);
+    }
+    for (const std::string& name : unused) free_if_unread(name);
+  }
+
+  /// Called after `node`'s kernel is created.
+  void compiled(const ir::Node& node, const kernels::Kernel& kernel) {
+    for (size_t i = 0; i < node.inputs.size(); ++i) {
+      auto it = readers_left_.find(node.inputs[i]);
+      if (it == readers_left_.end()) continue;
+      if (kernel.reads_constant_input(static_cast<int>(i))) kept_.insert(it->first);
+      if (--it->second == 0) free_if_unread(it->first);
+    }
+  }
+
+  /// The freed initializers as tensors with their dtype and shape and null data.
+  const std::map<std::string, Tensor>& freed() const { return freed_; }
+
+ private:
+  void free_if_unread(const std::string& name) {
+    if (kept_.count(name)) return;
+    auto it = graph_.initializers.find(name);
+    freed_[name] = Tensor::borrow(it->second.dtype(), it->second.shape(), nullptr);
+    graph_.initializers.erase(it);
+  }
+
+  ir::Graph& graph_;
+  std::unordered_map<std::string, int> readers_left_;
+  std::unordered_set<std::string> kept_;
+  std::map<std::string, Tensor> freed_;
+};
+
+}  // namespace
+
 Expected<std::shared_ptr<CompiledGraph>> CompiledGraph::compile(std::shared_ptr<const ir::Graph> graph,
                                                                 const std::map<std::string, int64_t>& opsets,
                                                                 const std::unordered_set<std::string>& outer_names,
                                                                 const kernels::KernelRegistry* extra) {
+  return compile_graph(std::move(graph), nullptr, opsets, outer_names, extra);
+}
+
+Expected<std::shared_ptr<CompiledGraph>> CompiledGraph::compile_freeing_packed(
+    std::shared_ptr<ir::Graph> graph, const std::map<std::string, int64_t>& opsets,
+    const kernels::KernelRegistry* extra) {
+  ir::Graph* owned = graph.get();
+  return compile_graph(std::move(graph), owned, opsets, {}, extra);
+}
+
+Expected<std::shared_ptr<CompiledGraph>> CompiledGraph::compile_graph(
+    std::shared_ptr<const ir::Graph> graph, ir::Graph* owned, const std::map<std::string, int64_t>& opsets,
+    const std::unordered_set<std::string>& outer_names, const kernels::KernelRegistry* extra) {
   auto cg = std::shared_ptr<CompiledGraph>(new CompiledGraph());
   cg->graph_ = graph;
   const ir::Graph& g = *graph;
@@ -117,6 +184,8 @@ Expected<std::shared_ptr<CompiledGraph>> CompiledGraph::compile(std::shared_ptr<
   }
 
   // Kernels.
+  std::optional<PackedConstantRelease> release;
+  if (owned != nullptr) release.emplace(*owned, implicit);
   std::vector<std::string> unsupported;
   const kernels::KernelRegistry& registry = kernels::cpu_registry();
   for (size_t n : order) {
@@ -159,6 +228,7 @@ Expected<std::shared_ptr<CompiledGraph>> CompiledGraph::compile(std::shared_ptr<
           return std::shared_ptr<kernels::Subgraph>(std::move(compiled));
         }};
     EDGEMM_ASSIGN_OR_RETURN(cn.kernel, (*factory)(info));
+    if (release) release->compiled(node, *cn.kernel);
     cg->nodes_.push_back(std::move(cn));
   }
   if (!unsupported.empty()) {
@@ -172,6 +242,9 @@ Expected<std::shared_ptr<CompiledGraph>> CompiledGraph::compile(std::shared_ptr<
   const int nv = cg->value_count();
   cg->constants_.resize(nv);
   for (const auto& [name, t] : g.initializers) cg->constants_[cg->index_.at(name)] = t;
+  if (release) {
+    for (const auto& [name, t] : release->freed()) cg->constants_[cg->index_.at(name)] = t;
+  }
   cg->is_output_.assign(nv, false);
   for (const auto& out : g.outputs) {
     auto it = cg->index_.find(out.name);

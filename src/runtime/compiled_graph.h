@@ -39,6 +39,13 @@ class CompiledGraph : public kernels::Subgraph {
                                                           const std::map<std::string, int64_t>& opsets,
                                                           const std::unordered_set<std::string>& outer_names,
                                                           const kernels::KernelRegistry* extra = nullptr);
+  /// compile() for a main graph handed over by its owner: each initializer that no kernel reads
+  /// as stored (every node reading it keeps a packed copy: Kernel::reads_constant_input), or that
+  /// no node reads, is erased from `graph` as soon as its last reader is compiled, so that at
+  /// most one weight is held twice at any time during compile. Errors as compile().
+  static Expected<std::shared_ptr<CompiledGraph>> compile_freeing_packed(
+      std::shared_ptr<ir::Graph> graph, const std::map<std::string, int64_t>& opsets,
+      const kernels::KernelRegistry* extra = nullptr);
 
   const std::vector<std::string>& input_names() const override { return input_names_; }
   const std::vector<std::string>& output_names() const override { return output_names_; }
@@ -63,6 +70,14 @@ class CompiledGraph : public kernels::Subgraph {
   const ir::Graph& graph() const { return *graph_; }
 
  private:
+  /// compile(); `owned` is `graph` itself when the caller handed it over
+  /// (compile_freeing_packed), else null.
+  static Expected<std::shared_ptr<CompiledGraph>> compile_graph(std::shared_ptr<const ir::Graph> graph,
+                                                                ir::Graph* owned,
+                                                                const std::map<std::string, int64_t>& opsets,
+                                                                const std::unordered_set<std::string>& outer_names,
+                                                                const kernels::KernelRegistry* extra);
+
   std::shared_ptr<const ir::Graph> graph_;
   std::vector<std::string> value_names_;
   std::unordered_map<std::string, int> index_;

@@ -235,13 +235,14 @@ class NativeInferencer final : public Inferencer {
       passes::PassReport report;
       passes::optimize(model, report, passes::kernel_pass_options());
     }
-    for (const auto& [name, t] : model.graph.initializers) self->weight_bytes_ += static_cast<int64_t>(t.byte_size());
-    auto graph = std::make_shared<const ir::Graph>(std::move(model.graph));
-    auto compiled = CompiledGraph::compile(graph, model.opsets, {}, self->extra_kernels_.get());
+    auto graph = std::make_shared<ir::Graph>(std::move(model.graph));
+    // Weights that live on only in the kernels' packed layouts are freed as they are packed.
+    auto compiled = CompiledGraph::compile_freeing_packed(graph, model.opsets, self->extra_kernels_.get());
     if (!compiled) {
       return Status(compiled.status().code(), "'" + config.model_path + "': " + compiled.status().message());
     }
     self->compiled_ = std::move(compiled).value();
+    for (const auto& [name, t] : graph->initializers) self->weight_bytes_ += static_cast<int64_t>(t.byte_size());
     if (!backend) {
       for (const auto& node : self->compiled_->nodes()) {
         self->placement_.push_back({node.node->name, node.node->op_type, "native", ""});

@@ -1,12 +1,17 @@
-// Core types: Status codes and exit codes, Tensor creation limits, fp16/bf16 conversion
+// Core types: Status codes and exit codes, Tensor creation limits, long-lived tensors (zeroed,
+// aligned, their pages handed back when freed, read from /proc), fp16/bf16 conversion
 // (hand-computed IEEE values), .npy round trips.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cstdint>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
 
+#include "core/long_lived_memory.h"
 #include "edgemm/npy.h"
+#include "edgemm/process_memory.h"
 #include "edgemm/status.h"
 #include "edgemm/tensor.h"
 
@@ -49,6 +54,29 @@ TEST(Tensor, CreateZeroFillsAndClones) {
   ASSERT_TRUE(c.has_value());
   EXPECT_NE(c->raw_data(), t->raw_data());
   EXPECT_EQ(c->data<float>()[4], 7.5f);
+}
+
+TEST(Tensor, LongLivedTensorsAreZeroedAlignedAndGiveTheirPagesBack) {
+  for (const Shape& shape : {Shape{3, 5}, Shape{0}, Shape{64, 1024, 1024}}) {  // heap, empty, 256 MiB mapped
+    auto t = core::create_long_lived_tensor(DataType::kFloat32, shape);
+    ASSERT_TRUE(t.has_value()) << t.status().to_string();
+    EXPECT_EQ(t->shape(), shape);
+    EXPECT_EQ(reinterpret_cast<uintptr_t>(t->raw_data()) % 64, 0u);
+    const float* v = t->data<float>();
+    for (int64_t i = 0; i < t->element_count(); i += 4099) ASSERT_EQ(v[i], 0.0f) << i;
+  }
+  // A freed large tensor's pages leave the process at once, whatever the heap's state.
+  const int64_t before = read_process_memory().value().rss_bytes;
+  {
+    auto t = core::create_long_lived_tensor(DataType::kFloat32, {64, 1024, 1024});
+    ASSERT_TRUE(t.has_value());
+    std::fill(t->data<float>(), t->data<float>() + t->element_count(), 1.0f);
+    EXPECT_GE(read_process_memory().value().rss_bytes, before + (200 << 20));
+  }
+  EXPECT_LE(read_process_memory().value().rss_bytes, before + (16 << 20));
+  auto refused = core::create_long_lived_tensor(DataType::kFloat32, {int64_t{1} << 40});
+  ASSERT_FALSE(refused.has_value());
+  EXPECT_EQ(refused.status().code(), StatusCode::kOutOfMemory);
 }
 
 TEST(Tensor, DataChecksTheElementTypeInCheckedBuilds) {

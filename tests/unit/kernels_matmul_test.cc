@@ -7,12 +7,14 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstring>
 #include <string>
 #include <thread>
 #include <vector>
 
 #include "ir/elementwise_steps.h"
 #include "kernels/cpu/matmul_panels.h"
+#include "kernels/cpu/onednn.h"
 #include "kernels/cpu/xnnpack.h"
 #include "nn_test_util.h"
 
@@ -161,13 +163,42 @@ TEST(MatMul, OnednnMatchesReference) {
     EXPECT_STREQ((*kernel)->name(), kernels::xnnpack::enabled() ? (packed ? "f32_matmul__xnnpack" : "f32_matmul__neon")
                                     : packed && kernels::matmul_panels_available() ? "f32_matmul__avx512_panels"
                                                                                    : "f32_matmul__onednn");
+    if (!c.b_constant) EXPECT_TRUE((*kernel)->reads_constant_input(1));
+    if (packed && (kernels::xnnpack::enabled() || kernels::matmul_panels_available())) {
+      EXPECT_FALSE((*kernel)->reads_constant_input(1));
+    }
+    // A B that the kernel keeps packed is freed by the runtime: run it with no data.
+    const Tensor run_b = (*kernel)->reads_constant_input(1) ? b : Tensor::borrow(b.dtype(), b.shape(), nullptr);
     for (int threads : {1, 2}) {
-      DirectContext ctx(node, {a, b}, threads);
+      DirectContext ctx(node, {a, run_b}, threads);
       ASSERT_TRUE((*kernel)->run(ctx).is_ok());
       const Diff d = diff(ctx.output(0), *ref);
       EXPECT_LE(d.max_abs, 2e-6 * std::sqrt(double(c.a.back())) * std::max(1.0, d.max_ref));
     }
   }
+}
+
+// Constant weights reordered by oneDNN: once a reordered copy exists the tensor can be dropped,
+// and every later layout, and the weights themselves, are read back from that copy exactly.
+TEST(MatMul, OnednnPackedWeightsOutliveTheirTensor) {
+  const Tensor b = random_f32({96, 200}, 7);
+  const dnnl::memory::desc plain({96, 200}, dnnl::memory::data_type::f32, dnnl::memory::format_tag::ab);
+  const dnnl::memory::desc transposed({96, 200}, dnnl::memory::data_type::f32, dnnl::memory::format_tag::ba);
+  const ir::Node node = make_node("MatMul", {"A", "B"});
+  kernels::onednn::PackedWeights weights(b);
+  EXPECT_TRUE(weights.holds_tensor());
+  EXPECT_FALSE(weights.release_tensor());  // no other copy yet
+  ASSERT_TRUE(weights.get(node, transposed, plain));
+  ASSERT_TRUE(weights.release_tensor());
+  EXPECT_FALSE(weights.holds_tensor());
+  auto back = weights.materialize(node);
+  ASSERT_TRUE(back.has_value()) << back.status().to_string();
+  EXPECT_EQ(std::memcmp(back->raw_data(), b.raw_data(), b.byte_size()), 0);
+  // The plain layout is now a copy of its own, made from the transposed one.
+  dnnl::memory copy = weights.get(node, plain, plain);
+  ASSERT_TRUE(copy);
+  EXPECT_EQ(weights.packed_count(), 2u);
+  EXPECT_EQ(std::memcmp(copy.get_data_handle(), b.raw_data(), b.byte_size()), 0);
 }
 
 // ---------------------------------------------------------------------------------------------

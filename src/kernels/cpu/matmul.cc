@@ -209,10 +209,12 @@ struct MatMulPlan {
 // Common part of a kernel with a oneDNN plan cache and constant weights.
 class OnednnMatMulBase : public Kernel {
  public:
-  OnednnMatMulBase(Tensor weights, bool use_onednn, const char* name)
+  OnednnMatMulBase(onednn::PackedWeights weights, bool use_onednn, const char* name)
       : weights_(std::move(weights)), use_onednn_(use_onednn), name_(name) {}
   const char* name() const override { return name_; }
   void set_name(const char* name) { name_ = name; }
+  /// Drops the kernel's reference to the weights tensor when a packed copy can stand for it.
+  void release_weights_tensor() { weights_.release_tensor(); }
   int64_t packed_bytes() const override { return weights_.packed_bytes(); }
 
  protected:
@@ -315,8 +317,8 @@ memory::desc f32_desc(const memory::dims& dims, const memory::dims& strides) {
 /// the bias in oneDNN's matmul primitive, then the unary `steps`.
 class MatMulKernel final : public OnednnMatMulBase {
  public:
-  MatMulKernel(Tensor weights, bool use_onednn, const char* name, bool fused_bias, std::vector<ir::Step> steps,
-               std::unique_ptr<const PackedPanels> panels)
+  MatMulKernel(onednn::PackedWeights weights, bool use_onednn, const char* name, bool fused_bias,
+               std::vector<ir::Step> steps, std::unique_ptr<const PackedPanels> panels)
       : OnednnMatMulBase(std::move(weights), use_onednn, name),
         fused_bias_(fused_bias),
         steps_(std::move(steps)),
@@ -335,6 +337,16 @@ class MatMulKernel final : public OnednnMatMulBase {
     if (xnnpack_ != nullptr) bytes += xnnpack_->packed_bytes();
 #endif
     return bytes;
+  }
+
+  /// A constant B lives in the kernel's panels, XNNPACK operator or oneDNN layouts only, unless
+  /// oneDNN runs on the tensor's own bytes.
+  bool reads_constant_input(int i) const override {
+    if (i != 1) return true;
+#if defined(__aarch64__)
+    if (xnnpack_ != nullptr) return false;
+#endif
+    return panels_ == nullptr && !(weights_.defined() && !weights_.holds_tensor());
   }
 
   std::shared_ptr<const MatMulPlan> plan(const ir::Node& node, const MatMulShape& s) const {
@@ -418,9 +430,13 @@ class MatMulKernel final : public OnednnMatMulBase {
         return Status::ok();
       }
     }
+    Tensor b_values = *b;
+    if (b->raw_data() == nullptr) {  // a constant B that only the kernel's layouts hold
+      EDGEMM_ASSIGN_OR_RETURN(b_values, weights_.materialize(node));
+    }
     dispatch(dt, [&](auto zero) {
       using T = decltype(zero);
-      matmul_reference<T>(s, a->data<T>(), b->data<T>(), y->data<T>(), ctx.threads());
+      matmul_reference<T>(s, a->data<T>(), b_values.data<T>(), y->data<T>(), ctx.threads());
     });
     if (bias != nullptr) add_rows(y->data<float>(), bias, y->element_count() / s.n, s.n);
     finish_steps(*y, ctx.threads());
@@ -492,8 +508,12 @@ Expected<std::unique_ptr<Kernel>> make_matmul_kernel(const KernelInfo& info, boo
     const bool bf16 = format == PanelFormat::kBfloat16;
     const char* name = fused_bias ? (bf16 ? "bf16_fused_matmul__avx512_panels" : "f32_fused_matmul__avx512_panels")
                                   : (bf16 ? "bf16_matmul__avx512_panels" : "f32_matmul__avx512_panels");
-    return std::unique_ptr<Kernel>(
-        std::make_unique<MatMulKernel>(*b, onednn, name, fused_bias, std::move(steps), std::move(panels)));
+    // oneDNN (rows past kPanelMaxRows) reads B back from the panels; the kernel owns both.
+    const PackedPanels* packed = panels.get();
+    onednn::PackedWeights weights(DataType::kFloat32, b->shape(),
+                                  [packed](void* out) { packed->unpack(static_cast<float*>(out)); });
+    return std::unique_ptr<Kernel>(std::make_unique<MatMulKernel>(std::move(weights), onednn, name, fused_bias,
+                                                                  std::move(steps), std::move(panels)));
   }
 #if defined(__aarch64__)
   if (pack && xnnpack::enabled()) {
@@ -507,7 +527,8 @@ Expected<std::unique_ptr<Kernel>> make_matmul_kernel(const KernelInfo& info, boo
     if (fc->ok()) {
       const char* name = half ? (fused_bias ? "f16_fused_matmul__xnnpack" : "f16_matmul__xnnpack")
                               : (fused_bias ? "f32_fused_matmul__xnnpack" : "f32_matmul__xnnpack");
-      auto kernel = std::make_unique<MatMulKernel>(Tensor(), onednn, name, fused_bias, std::move(steps), nullptr);
+      auto kernel =
+          std::make_unique<MatMulKernel>(onednn::PackedWeights(), onednn, name, fused_bias, std::move(steps), nullptr);
       kernel->set_xnnpack(std::move(fc), bias_packed);
       return std::unique_ptr<Kernel>(std::move(kernel));
     }
@@ -517,13 +538,13 @@ Expected<std::unique_ptr<Kernel>> make_matmul_kernel(const KernelInfo& info, boo
                                 : (onednn ? "f32_matmul__onednn" : "matmul__reference");
 #if defined(__aarch64__)
   if (onednn && xnnpack::enabled()) {  // B computed at run time or batched: neon_matmul()
-    return std::unique_ptr<Kernel>(
-        std::make_unique<MatMulKernel>(Tensor(), onednn, fused_bias ? "f32_fused_matmul__neon" : "f32_matmul__neon",
-                                       fused_bias, std::move(steps), nullptr));
+    return std::unique_ptr<Kernel>(std::make_unique<MatMulKernel>(
+        onednn::PackedWeights(), onednn, fused_bias ? "f32_fused_matmul__neon" : "f32_matmul__neon", fused_bias,
+        std::move(steps), nullptr));
   }
 #endif
-  auto kernel =
-      std::make_unique<MatMulKernel>(pack ? *b : Tensor(), onednn, name, fused_bias, std::move(steps), nullptr);
+  auto kernel = std::make_unique<MatMulKernel>(pack ? onednn::PackedWeights(*b) : onednn::PackedWeights(), onednn, name,
+                                               fused_bias, std::move(steps), nullptr);
   if (pack) {
     // Prepack B for a nominal M; other M reuse the layout when oneDNN picks the same one.
     MatMulShape s;
@@ -536,6 +557,8 @@ Expected<std::unique_ptr<Kernel>> make_matmul_kernel(const KernelInfo& info, boo
     s.out = {s.m, s.n};
     if (kernel->plan(info.node, s)->reference) {
       kernel->set_name(fused_bias ? "fused_matmul__reference" : "matmul__reference");
+    } else {
+      kernel->release_weights_tensor();  // other layouts are reordered from the packed one
     }
   }
   return std::unique_ptr<Kernel>(std::move(kernel));
@@ -634,7 +657,7 @@ void gemm_reference(const GemmAttrs& at, const GemmShape& g, const T* a, const T
 class GemmKernel final : public OnednnMatMulBase {
  public:
   GemmKernel(GemmAttrs attrs, Tensor weights, bool use_onednn, const char* name)
-      : OnednnMatMulBase(std::move(weights), use_onednn, name), at_(attrs) {}
+      : OnednnMatMulBase(onednn::PackedWeights(std::move(weights)), use_onednn, name), at_(attrs) {}
 
   std::shared_ptr<const MatMulPlan> plan(const ir::Node& node, const GemmShape& g, const Shape& c_shape) const {
     const std::string key = onednn::shape_key(Shape{g.m, g.k, g.n, g.has_c ? 1 : 0}, c_shape);

@@ -14,6 +14,7 @@
 #include <type_traits>
 #include <utility>
 
+#include "core/long_lived_memory.h"
 #include "kernels/cpu/onednn.h"
 #include "kernels/cpu_features.h"
 
@@ -40,8 +41,6 @@ uint16_t to_bfloat16(float x) {
 
 }  // namespace
 
-void PackedPanels::FreeAligned::operator()(char* p) const { std::free(p); }
-
 float round_to_bfloat16(float x) {
   const uint32_t bits = static_cast<uint32_t>(to_bfloat16(x)) << 16;
   float rounded;
@@ -51,10 +50,9 @@ float round_to_bfloat16(float x) {
 
 PackedPanels::PackedPanels(const float* b, int64_t k, int64_t n, PanelFormat format) : k_(k), n_(n), format_(format) {
   const size_t bytes = static_cast<size_t>(panels() * steps() * kPanelStepBytes);
-  char* data = static_cast<char*>(std::aligned_alloc(kLineBytes, bytes));  // bytes: a multiple of 128
-  if (data == nullptr) throw std::bad_alloc();
-  data_.reset(data);
-  std::memset(data, 0, bytes);
+  data_ = core::allocate_long_lived(bytes);  // zero-filled: columns past n stay zero
+  if (data_ == nullptr) throw std::bad_alloc();
+  char* data = static_cast<char*>(data_.get());
   for (int64_t p = 0; p < panels(); ++p) {
     const int64_t col0 = p * kPanelColumns;
     const int64_t cols = std::min(kPanelColumns, n - col0);
@@ -66,6 +64,25 @@ PackedPanels::PackedPanels(const float* b, int64_t k, int64_t n, PanelFormat for
       }
       auto* pairs = reinterpret_cast<uint16_t*>(dst + (r / 2) * kPanelStepBytes);
       for (int64_t c = 0; c < cols; ++c) pairs[2 * c + r % 2] = to_bfloat16(b[r * n + col0 + c]);
+    }
+  }
+}
+
+void PackedPanels::unpack(float* b) const {
+  for (int64_t p = 0; p < panels(); ++p) {
+    const int64_t col0 = p * kPanelColumns;
+    const int64_t cols = std::min(kPanelColumns, n_ - col0);
+    const char* src = panel(p);
+    for (int64_t r = 0; r < k_; ++r) {
+      if (format_ == PanelFormat::kFloat32) {
+        std::memcpy(b + r * n_ + col0, src + r * kPanelStepBytes, cols * sizeof(float));
+        continue;
+      }
+      const auto* pairs = reinterpret_cast<const uint16_t*>(src + (r / 2) * kPanelStepBytes);
+      for (int64_t c = 0; c < cols; ++c) {
+        const uint32_t bits = static_cast<uint32_t>(pairs[2 * c + r % 2]) << 16;
+        std::memcpy(b + r * n_ + col0 + c, &bits, sizeof(float));
+      }
     }
   }
 }

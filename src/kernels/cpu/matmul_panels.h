@@ -47,9 +47,10 @@ float round_to_bfloat16(float x);
 
 /// B [K, N] (row-major float32) packed as ceil(N / 32) panels, panel p holding columns
 /// 32p..32p+31 as steps() K steps of kPanelStepBytes each (see PanelFormat), zero past N.
-/// 64-byte aligned, on ordinary pages: asking Linux for transparent huge pages (madvise) made one
-/// run in five take 2-5x longer on a paravirtualized AMD EPYC VM (see docs/benchmarks.md); owns
-/// its storage; throws std::bad_alloc when out of memory.
+/// 64-byte aligned, from core::allocate_long_lived (freed pages go back to the system at once), on
+/// ordinary pages: asking Linux for transparent huge pages (madvise) made one run in five take
+/// 2-5x longer on a paravirtualized AMD EPYC VM (see docs/benchmarks.md); owns its storage;
+/// throws std::bad_alloc when out of memory.
 class PackedPanels {
  public:
   /// Packs `b` ([k, n], row-major; read only during the call). k and n must be > 0.
@@ -65,15 +66,15 @@ class PackedPanels {
   /// Bytes of all panels: panels() x steps() x kPanelStepBytes.
   int64_t bytes() const { return panels() * steps() * kPanelStepBytes; }
   /// Panel p's steps() x kPanelStepBytes bytes.
-  const char* panel(int64_t p) const { return data_.get() + p * steps() * kPanelStepBytes; }
+  const char* panel(int64_t p) const { return static_cast<const char*>(data_.get()) + p * steps() * kPanelStepBytes; }
+  /// Writes B back as [k, n] row-major float32 into `b` (k * n floats): the packed values, exact
+  /// for kFloat32, B rounded to bfloat16 for kBfloat16.
+  void unpack(float* b) const;
 
  private:
-  struct FreeAligned {
-    void operator()(char* p) const;
-  };
   int64_t k_, n_;
   PanelFormat format_;
-  std::unique_ptr<char, FreeAligned> data_;
+  std::shared_ptr<void> data_;
 };
 
 /// Whether matmul_panels() can run B packed in `format` here: x86-64 with AVX-512F and FMA

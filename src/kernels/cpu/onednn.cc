@@ -165,24 +165,81 @@ dnnl::reorder make_reorder(const dnnl::memory::desc& from, const dnnl::memory::d
   return dnnl::reorder(pd);
 }
 
+PackedWeights::PackedWeights(Tensor weights)
+    : dtype_(weights.dtype()), shape_(weights.shape()), weights_(std::move(weights)) {}
+
+PackedWeights::PackedWeights(DataType dtype, Shape shape, Unpack unpack)
+    : dtype_(dtype), shape_(std::move(shape)), unpack_(std::move(unpack)) {}
+
+PackedWeights::PackedWeights(PackedWeights&& other) noexcept
+    : dtype_(other.dtype_),
+      shape_(std::move(other.shape_)),
+      weights_(std::move(other.weights_)),
+      unpack_(std::move(other.unpack_)),
+      packed_(std::move(other.packed_)) {}
+
+bool PackedWeights::holds_tensor() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return weights_.defined();
+}
+
 dnnl::memory PackedWeights::get(const ir::Node& node, const dnnl::memory::desc& desc,
                                 const dnnl::memory::desc& user_md) {
-  if (desc == user_md) return wrap(user_md, weights_.raw_data());
   std::lock_guard<std::mutex> lock(mutex_);
-  for (const auto& [d, mem] : packed_) {
-    if (d == desc) return mem;
+  if (desc == user_md && weights_.defined()) return wrap(user_md, weights_.raw_data());
+  for (const Packed& p : packed_) {
+    if (p.desc == desc) return p.memory;
   }
+  auto source = materialize_locked(node);
+  if (!source) return dnnl::memory();
   try {
     dnnl::memory packed(desc, engine());
     dnnl::memory::desc scratch;
     dnnl::reorder r = make_reorder(user_md, desc, &scratch);
-    Status s = execute(node, r, {{DNNL_ARG_FROM, wrap(user_md, weights_.raw_data())}, {DNNL_ARG_TO, packed}}, scratch);
+    Status s = execute(node, r, {{DNNL_ARG_FROM, wrap(user_md, source->raw_data())}, {DNNL_ARG_TO, packed}}, scratch);
     if (!s.is_ok()) return dnnl::memory();
-    packed_.emplace_back(desc, packed);
+    packed_.push_back({desc, user_md, packed});
     return packed;
   } catch (const dnnl::error&) {
     return dnnl::memory();
   }
+}
+
+bool PackedWeights::release_tensor() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (!weights_.defined()) return true;
+  if (unpack_ == nullptr && packed_.empty()) return false;
+  weights_ = Tensor();
+  return true;
+}
+
+Expected<Tensor> PackedWeights::materialize(const ir::Node& node) const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return materialize_locked(node);
+}
+
+Expected<Tensor> PackedWeights::materialize_locked(const ir::Node& node) const {
+  if (weights_.defined()) return weights_;
+  if (dtype_ == DataType::kUndefined) {
+    return ir::node_error(node, StatusCode::kInternal, "the kernel holds no constant weights");
+  }
+  EDGEMM_ASSIGN_OR_RETURN(Tensor out, Tensor::create(dtype_, shape_));
+  if (unpack_ != nullptr) {
+    unpack_(out.raw_data());
+    return out;
+  }
+  // Reorder the first packed copy back into the weights' own layout (the same bytes for every
+  // user_md this object was given).
+  const Packed& p = packed_.front();
+  try {
+    dnnl::memory::desc scratch;
+    dnnl::reorder r = make_reorder(p.desc, p.user_md, &scratch);
+    EDGEMM_RETURN_IF_ERROR(
+        execute(node, r, {{DNNL_ARG_FROM, p.memory}, {DNNL_ARG_TO, wrap(p.user_md, out.raw_data())}}, scratch));
+  } catch (const dnnl::error& e) {
+    return ir::node_error(node, StatusCode::kInternal, std::string("oneDNN cannot unpack the weights: ") + e.what());
+  }
+  return out;
 }
 
 size_t PackedWeights::packed_count() const {
@@ -193,7 +250,7 @@ size_t PackedWeights::packed_count() const {
 int64_t PackedWeights::packed_bytes() const {
   std::lock_guard<std::mutex> lock(mutex_);
   int64_t bytes = 0;
-  for (const auto& [desc, mem] : packed_) bytes += static_cast<int64_t>(desc.get_size());
+  for (const Packed& p : packed_) bytes += static_cast<int64_t>(p.desc.get_size());
   return bytes;
 }
 

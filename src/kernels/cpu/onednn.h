@@ -14,6 +14,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <dnnl.hpp>
+#include <functional>
 #include <mutex>
 #include <string>
 #include <unordered_map>
@@ -104,27 +105,56 @@ Status reorder(const ir::Node& node, const dnnl::memory& src, const dnnl::memory
 dnnl::reorder make_reorder(const dnnl::memory::desc& from, const dnnl::memory::desc& to,
                            dnnl::memory::desc* scratchpad);
 
-/// Constant weights (an f32 Tensor known when the kernel is created) reordered into every
-/// layout a primitive asks for, each layout made once and kept for the kernel's lifetime.
-/// Thread-safe: get() and the counts may be called from concurrent runs.
+/// Constant weights (a Tensor known when the kernel is created) reordered into every layout a
+/// primitive asks for, each layout made once and kept for the kernel's lifetime. The tensor
+/// itself can be dropped once another copy exists (release_tensor(), or an `unpack` function
+/// given instead of it): later layouts are then made from that copy, and the graph's copy of
+/// the weights can be freed (Kernel::reads_constant_input).
+/// Thread-safe: get(), materialize() and the counts may be called from concurrent runs.
 class PackedWeights {
  public:
+  /// Writes the weights' elements, in the tensor's own row-major layout, to `out`.
+  using Unpack = std::function<void(void* out)>;
+
   PackedWeights() = default;
-  explicit PackedWeights(Tensor weights) : weights_(std::move(weights)) {}
-  bool defined() const { return weights_.defined(); }
-  const Tensor& tensor() const { return weights_; }
+  explicit PackedWeights(Tensor weights);
+  /// Weights of `dtype` and `shape` kept only by the caller's packed copy, which `unpack` reads
+  /// back (it must stay valid for this object's lifetime).
+  PackedWeights(DataType dtype, Shape shape, Unpack unpack);
+  /// Moves a PackedWeights that no other thread uses yet (kernel construction).
+  PackedWeights(PackedWeights&& other) noexcept;
+  /// True while the weights tensor itself is held.
+  bool holds_tensor() const;
+  /// True when the kernel has constant weights (held as a tensor or packed).
+  bool defined() const { return dtype_ != DataType::kUndefined; }
   /// The weights in layout `desc`, given that the tensor's own bytes are described by
-  /// `user_md` (the same memory, no copy, when the two are equal). Empty memory on failure.
+  /// `user_md` (the tensor's memory, no copy, when the two are equal and the tensor is held).
+  /// Empty memory on failure.
   dnnl::memory get(const ir::Node& node, const dnnl::memory::desc& desc, const dnnl::memory::desc& user_md);
+  /// Drops the tensor when a reordered copy that is not the tensor's own memory exists, or an
+  /// `unpack` function was given; returns whether the tensor is no longer held.
+  bool release_tensor();
+  /// The weights as a tensor in their own layout: the held tensor, or a new one read back from a
+  /// packed copy. Errors: kOutOfMemory; kInternal when oneDNN cannot reorder back.
+  Expected<Tensor> materialize(const ir::Node& node) const;
   /// Number of reordered copies made so far (tests check that weights are packed once).
   size_t packed_count() const;
   /// Bytes of the reordered copies made so far. Thread-safe, as get() is.
   int64_t packed_bytes() const;
 
  private:
-  Tensor weights_;
-  mutable std::mutex mutex_;  // guards packed_
-  std::vector<std::pair<dnnl::memory::desc, dnnl::memory>> packed_;
+  struct Packed {
+    dnnl::memory::desc desc, user_md;
+    dnnl::memory memory;
+  };
+  Expected<Tensor> materialize_locked(const ir::Node& node) const;
+
+  DataType dtype_ = DataType::kUndefined;
+  Shape shape_;
+  Tensor weights_;  // undefined once released
+  Unpack unpack_;
+  mutable std::mutex mutex_;  // guards weights_ and packed_
+  std::vector<Packed> packed_;
 };
 
 /// Name of the implementation oneDNN picked for a primitive descriptor (e.g. "jit_dw:avx2").

@@ -1,0 +1,39 @@
+#include "core/long_lived_memory.h"
+
+#include <sys/mman.h>
+
+#include <cstdlib>
+#include <cstring>
+
+namespace edgemm::core {
+
+std::shared_ptr<void> allocate_long_lived(size_t bytes) {
+  if (bytes >= kMappedFromBytes) {
+    void* p = ::mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
+    if (p == MAP_FAILED) return nullptr;
+    return std::shared_ptr<void>(p, [bytes](void* q) { ::munmap(q, bytes); });  // pages come zeroed
+  }
+  const size_t rounded = bytes == 0 ? 64 : (bytes + 63) / 64 * 64;
+  void* p = std::aligned_alloc(64, rounded);
+  if (p == nullptr) return nullptr;
+  std::memset(p, 0, rounded);
+  return std::shared_ptr<void>(p, [](void* q) { std::free(q); });
+}
+
+Expected<Tensor> create_long_lived_tensor(DataType dtype, Shape shape) {
+  // Tensor::create words every error (dtype, extents, size limit) before anything is allocated.
+  if (!dtype_supported(dtype) || !shape_element_count(shape).has_value()) return Tensor::create(dtype, shape);
+  const int64_t count = *shape_element_count(shape);
+  const int64_t element = static_cast<int64_t>(dtype_size(dtype));
+  if (count > kMaxTensorBytes / element) return Tensor::create(dtype, shape);
+  const size_t bytes = static_cast<size_t>(count * element);
+  std::shared_ptr<void> storage = allocate_long_lived(bytes);
+  if (storage == nullptr) {
+    return make_error(StatusCode::kOutOfMemory, "could not allocate " + std::to_string(bytes) +
+                                                    " bytes for a tensor of shape " + shape_to_string(shape));
+  }
+  void* data = storage.get();
+  return Tensor::from_storage(dtype, std::move(shape), std::move(storage), data);
+}
+
+}  // namespace edgemm::core

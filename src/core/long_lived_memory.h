@@ -1,0 +1,35 @@
+#pragma once
+/// \file long_lived_memory.h
+/// Memory for buffers that live as long as a model: its weights as imported and the kernels'
+/// packed copies of them.
+///
+/// Why not the heap: glibc serves large blocks with mmap() only until the first such block is
+/// freed; it then raises its mmap threshold to that block's size (up to 32 MiB) and serves
+/// later blocks of that size from its heap, which it hands back to the system only from the
+/// top. Weights freed while their packed copies are made (runtime::CompiledGraph::
+/// compile_freeing_packed) then stay resident, and a load peaks at both copies; mapping each
+/// large buffer on its own returns its pages the moment it is freed (docs/benchmarks.md,
+/// "Memory").
+
+#include <cstddef>
+#include <memory>
+
+#include "edgemm/status.h"
+#include "edgemm/tensor.h"
+
+namespace edgemm::core {
+
+/// Buffers of at least this many bytes are mapped on their own; smaller ones come from the heap.
+inline constexpr size_t kMappedFromBytes = size_t{1} << 20;
+
+/// `bytes` of zero-filled memory, 64-byte aligned, freed when the last copy of the returned
+/// pointer goes: from kMappedFromBytes up an anonymous private mapping of its own (unmapped
+/// when freed), below that aligned heap memory. nullptr when out of memory (0 bytes gives a
+/// valid 64-byte block).
+std::shared_ptr<void> allocate_long_lived(size_t bytes);
+
+/// Tensor::create with its buffer from allocate_long_lived(): zero-filled, 64-byte aligned.
+/// Errors as Tensor::create.
+Expected<Tensor> create_long_lived_tensor(DataType dtype, Shape shape);
+
+}  // namespace edgemm::core
