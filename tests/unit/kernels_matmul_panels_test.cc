@@ -6,6 +6,9 @@
 //     2 threads.
 // (2) The MatMul and FusedMatMul kernels against the reference kernels (oneDNN off) for A with
 //     up to kPanelMaxRows rows (panels) and more (oneDNN), with a swish epilogue step.
+//     Row groups (packed A past kGroupBytes) against the same product; one kernel run at 100,
+//     300 and 100 rows keeps one packed copy of B (oneDNN's, made from the panels) after the run
+//     past kPanelMaxRows.
 // (3) round_to_bfloat16 on hand-worked values (ties to even, infinities, NaN).
 // (4) The bfloat16 panels against a double-precision product of the bfloat16-rounded A and B
 //     (products of two bfloat16 values are exact in float32, so only the float32 sums differ),
@@ -68,6 +71,65 @@ TEST(MatMulPanels, MatchesDoubleProduct) {
     }
   }
   EXPECT_GT(checked, 100000);
+}
+
+// Past kGroupBytes of packed A the row blocks go in groups that each sweep all panels.
+TEST(MatMulPanels, RowGroupsMatchDoubleProduct) {
+  if (!kernels::matmul_panels_available()) GTEST_SKIP() << "no AVX-512F here";
+  uint32_t seed = 500;
+  for (int64_t m : {150, 301}) {
+    for (int64_t k : {768, 2000}) {
+      const int64_t n = 70;
+      const std::vector<float> a = seeded(m * k, seed++), b = seeded(k * n, seed++), bias = seeded(n, seed++);
+      const kernels::PackedPanels packed(b.data(), k, n);
+      for (int threads : {1, 2}) {
+        SCOPED_TRACE("m " + std::to_string(m) + " k " + std::to_string(k) + " threads " + std::to_string(threads));
+        std::vector<float> y(m * n, NAN);
+        kernels::matmul_panels(packed, a.data(), k, m, bias.data(), y.data(), threads);
+        for (int64_t i = 0; i < m; ++i) {
+          for (int64_t j = 0; j < n; ++j) {
+            double want = bias[j], magnitude = std::abs(bias[j]);
+            for (int64_t kk = 0; kk < k; ++kk) {
+              want += double(a[i * k + kk]) * b[kk * n + j];
+              magnitude += std::abs(double(a[i * k + kk]) * b[kk * n + j]);
+            }
+            // float32 sums: rounding grows with √K and the magnitude of the terms.
+            ASSERT_NEAR(y[i * n + j], want, 1e-7 * std::sqrt(double(k)) * magnitude + 1e-6)
+                << "row " << i << " column " << j;
+          }
+        }
+      }
+    }
+  }
+}
+
+// The first run past kPanelMaxRows rows makes oneDNN's layout from the panels and drops them:
+// afterwards the kernel holds one packed copy, and every row count still matches the reference.
+TEST(MatMulPanels, KernelKeepsOnePackedCopyAfterALargeRun) {
+  if (!kernels::matmul_panels_available()) GTEST_SKIP() << "no AVX-512F here";
+  const ir::Node node = make_node("MatMul", {"A", "B"});
+  const Tensor b = random_f32({96, 200}, 41);
+  auto kernel = make_kernel(node, {nullptr, &b});
+  ASSERT_TRUE(kernel.has_value()) << kernel.status().to_string();
+  const int64_t panel_bytes = 7 * 96 * 128;  // ceil(200 / 32) panels of 96 steps of 128 bytes
+  EXPECT_EQ((*kernel)->packed_bytes(), panel_bytes);
+  const Tensor freed_b = Tensor::borrow(b.dtype(), b.shape(), nullptr);  // as the runtime binds it
+  uint32_t seed = 42;
+  for (int64_t rows : {100, 300, 100}) {
+    SCOPED_TRACE("rows " + std::to_string(rows));
+    const Tensor a = random_f32({rows, 96}, seed++);
+    auto ref = run_reference(node, {a, b});
+    ASSERT_TRUE(ref.has_value());
+    DirectContext ctx(node, {a, freed_b}, 2);
+    ASSERT_TRUE((*kernel)->run(ctx).is_ok());
+    const Diff d = diff(ctx.output(0), *ref);
+    EXPECT_LE(d.max_abs, 2e-6 * std::sqrt(96.0) * std::max(1.0, d.max_ref));
+    if (rows > kernels::kPanelMaxRows) {
+      EXPECT_GT((*kernel)->packed_bytes(), 0);
+      // oneDNN's layout only (blocked, padded): with the panels it would be past panel_bytes + 96 * 200 * 4.
+      EXPECT_LT((*kernel)->packed_bytes(), panel_bytes + 96 * 200 * 4);
+    }
+  }
 }
 
 TEST(MatMulPanels, RoundToBfloat16TiesToEven) {

@@ -18,7 +18,8 @@
 ///
 /// Paths: float32 MatMul and FusedMatMul with a constant 2-D B and at most kPanelMaxRows rows of
 /// A run on the panel kernel of matmul_panels.h where the CPU has AVX-512F (B packed once; it
-/// overlaps reading the weights with the arithmetic); the kernels of bf16_matmul_kernels() run
+/// overlaps reading the weights with the arithmetic); the first run with more rows makes oneDNN's
+/// layout from the panels and drops them, so that a kernel keeps one packed copy of B; the kernels of bf16_matmul_kernels() run
 /// every row count on bfloat16 panels where the CPU has AVX512_BF16. On aarch64 without SVE
 /// (oneDNN 2.6 has only its reference GEMM there) a constant 2-D B runs on XNNPACK's fully
 /// connected operator (matmul_xnnpack.h; B and bias packed once), a computed or batched B on
@@ -318,7 +319,7 @@ memory::desc f32_desc(const memory::dims& dims, const memory::dims& strides) {
 class MatMulKernel final : public OnednnMatMulBase {
  public:
   MatMulKernel(onednn::PackedWeights weights, bool use_onednn, const char* name, bool fused_bias,
-               std::vector<ir::Step> steps, std::unique_ptr<const PackedPanels> panels)
+               std::vector<ir::Step> steps, std::shared_ptr<const PackedPanels> panels)
       : OnednnMatMulBase(std::move(weights), use_onednn, name),
         fused_bias_(fused_bias),
         steps_(std::move(steps)),
@@ -332,7 +333,8 @@ class MatMulKernel final : public OnednnMatMulBase {
 #endif
 
   int64_t packed_bytes() const override {
-    int64_t bytes = OnednnMatMulBase::packed_bytes() + (panels_ != nullptr ? panels_->bytes() : 0);
+    const std::shared_ptr<const PackedPanels> panels = current_panels();
+    int64_t bytes = OnednnMatMulBase::packed_bytes() + (panels != nullptr ? panels->bytes() : 0);
 #if defined(__aarch64__)
     if (xnnpack_ != nullptr) bytes += xnnpack_->packed_bytes();
 #endif
@@ -346,7 +348,7 @@ class MatMulKernel final : public OnednnMatMulBase {
 #if defined(__aarch64__)
     if (xnnpack_ != nullptr) return false;
 #endif
-    return panels_ == nullptr && !(weights_.defined() && !weights_.holds_tensor());
+    return current_panels() == nullptr && !(weights_.defined() && !weights_.holds_tensor());
   }
 
   std::shared_ptr<const MatMulPlan> plan(const ir::Node& node, const MatMulShape& s) const {
@@ -404,8 +406,9 @@ class MatMulKernel final : public OnednnMatMulBase {
     if (y->element_count() == 0) return Status::ok();
     const int64_t rows = y->element_count() / s.n;
     // bfloat16 panels run every row count: a row's result must not depend on its batch.
-    if (panels_ != nullptr && s.b_is_matrix && (rows <= kPanelMaxRows || panels_->format() == PanelFormat::kBfloat16)) {
-      matmul_panels(*panels_, a->data<float>(), s.k, rows, bias, y->data<float>(), ctx.threads());
+    const std::shared_ptr<const PackedPanels> panels = current_panels();
+    if (panels != nullptr && s.b_is_matrix && (rows <= kPanelMaxRows || panels->format() == PanelFormat::kBfloat16)) {
+      matmul_panels(*panels, a->data<float>(), s.k, rows, bias, y->data<float>(), ctx.threads());
       finish_steps(*y, ctx.threads());
       return Status::ok();
     }
@@ -425,6 +428,8 @@ class MatMulKernel final : public OnednnMatMulBase {
     if (dt == DataType::kFloat32 && use_onednn_ && s.k > 0) {
       std::shared_ptr<const MatMulPlan> p = plan(node, s);
       if (!p->reference) {
+        // One packed copy: oneDNN's layout, made from the panels, serves every row count from now on.
+        if (panels != nullptr && p->packed_weights) drop_panels();
         EDGEMM_RETURN_IF_ERROR(execute(node, *p, a->raw_data(), b->raw_data(), bias, y->raw_data(), ctx.threads()));
         if (!p->steps_in_primitive) finish_steps(*y, ctx.threads());
         return Status::ok();
@@ -473,9 +478,19 @@ class MatMulKernel final : public OnednnMatMulBase {
     }
   }
 
+  std::shared_ptr<const PackedPanels> current_panels() const {
+    std::lock_guard<std::mutex> lock(panels_mutex_);
+    return panels_;
+  }
+  void drop_panels() const {
+    std::lock_guard<std::mutex> lock(panels_mutex_);
+    panels_.reset();  // runs still on them hold their own reference
+  }
+
   bool fused_bias_;
-  std::vector<ir::Step> steps_;                 // FusedMatMul epilogue (unary steps only)
-  std::unique_ptr<const PackedPanels> panels_;  // constant B for matmul_panels(), or null
+  std::vector<ir::Step> steps_;  // FusedMatMul epilogue (unary steps only)
+  mutable std::mutex panels_mutex_;
+  mutable std::shared_ptr<const PackedPanels> panels_;  // constant B for matmul_panels(), or null
 #if defined(__aarch64__)
   std::unique_ptr<const XnnpackFullyConnected> xnnpack_;  // constant B on XNNPACK, or null
   bool xnnpack_bias_packed_ = false;                      // the constant bias is inside the operator
@@ -504,11 +519,12 @@ Expected<std::unique_ptr<Kernel>> make_matmul_kernel(const KernelInfo& info, boo
                     b->element_count() > 0;
   if (!matmul_panels_available(format)) format = PanelFormat::kFloat32;
   if (pack && matmul_panels_available(format)) {
-    auto panels = std::make_unique<const PackedPanels>(b->data<float>(), b->dim(-2), b->dim(-1), format);
+    auto panels = std::make_shared<const PackedPanels>(b->data<float>(), b->dim(-2), b->dim(-1), format);
     const bool bf16 = format == PanelFormat::kBfloat16;
     const char* name = fused_bias ? (bf16 ? "bf16_fused_matmul__avx512_panels" : "f32_fused_matmul__avx512_panels")
                                   : (bf16 ? "bf16_matmul__avx512_panels" : "f32_matmul__avx512_panels");
-    // oneDNN (rows past kPanelMaxRows) reads B back from the panels; the kernel owns both.
+    // oneDNN (rows past kPanelMaxRows) makes its first layout from the panels, which are dropped
+    // once it exists (PackedWeights then reads B back from that layout).
     const PackedPanels* packed = panels.get();
     onednn::PackedWeights weights(DataType::kFloat32, b->shape(),
                                   [packed](void* out) { packed->unpack(static_cast<float*>(out)); });

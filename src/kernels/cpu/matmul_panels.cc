@@ -30,6 +30,7 @@ constexpr int64_t kMaxTileRows = 14;  // 14 x 2 accumulators + 2 B vectors + 1 b
 constexpr int64_t kDepth = 256;       // K steps per pass: 256 steps of a panel are 32 KiB, in L1
 constexpr int64_t kLineBytes = 64;
 constexpr int64_t kParallelWork = 32768;  // multiply-adds below which one thread does it all (as parallel_for)
+constexpr int64_t kGroupBytes = 384 << 10;  // packed A of one row group, kept in L2 while every panel uses it
 
 /// The bfloat16 nearest to x (ties to even), as its 16 bits; NaN stays a quiet NaN.
 uint16_t to_bfloat16(float x) {
@@ -223,30 +224,39 @@ void pack_block(const float* a, int64_t lda, int64_t k, const RowBlocks& blocks,
   }
 }
 
-/// Panels [p0, p1) for all row blocks, in passes of kDepth K steps so that the panel's slice
-/// stays in L1 while every row block uses it. The tile calls of a panel prefetch the next panel
-/// (none after p1 - 1) in equal slices.
+/// Panels [p0, p1) for all row blocks. The row blocks go in groups whose packed A (all K steps)
+/// fits in kGroupBytes, so that it stays in L2 while every panel of the range uses it (one group
+/// up to kGroupBytes / (4 K) rows, e.g. 128 at K = 768); B is read once per group, from L3 after
+/// the first. Within a group each panel runs in passes of kDepth K steps, so that the panel's
+/// slice stays in L1 while every row block of the group uses it, and the tile calls of a panel
+/// prefetch the next panel (none after the range's last) in equal slices.
 template <PanelFormat F>
 void run_panels(const PackedPanels& b, const AStep<F>* packed_a, const RowBlocks& blocks, const float* bias, float* y,
                 int64_t p0, int64_t p1) {
   const int64_t steps = b.steps(), n = b.n();
   const int64_t panel_lines = steps * kPanelStepBytes / kLineBytes;
-  const int64_t passes = (steps + kDepth - 1) / kDepth, calls = passes * blocks.count;
-  for (int64_t p = p0; p < p1; ++p) {
-    const int64_t col0 = p * kPanelColumns;
-    __mmask16 masks[kPanelColumns / 16];
-    for (int64_t v = 0; v < kPanelColumns / 16; ++v) masks[v] = half_mask(n - col0 - 16 * v);
-    const char* next = p + 1 < p1 ? b.panel(p + 1) : nullptr;
-    int64_t call = 0;
-    for (int64_t k0 = 0; k0 < steps; k0 += kDepth) {
-      const int64_t depth = std::min(kDepth, steps - k0);
-      const bool last = k0 + depth == steps;
-      for (int64_t i = 0; i < blocks.count; ++i, ++call) {
-        const int64_t line0 = panel_lines * call / calls, line1 = panel_lines * (call + 1) / calls;
-        const Prefetch pf = next != nullptr ? spread(next + line0 * kLineBytes, line1 - line0, depth) : Prefetch{};
-        const int64_t first = blocks.first(i), rows = blocks.rows(i);
-        kTiles<F>[rows](packed_a + first * steps + k0 * rows, b.panel(p) + k0 * kPanelStepBytes, depth, k0 > 0,
-                        last && bias != nullptr ? bias + col0 : nullptr, y + first * n + col0, n, masks, pf);
+  const int64_t group_rows = std::max<int64_t>(kMaxTileRows, kGroupBytes / (steps * sizeof(AStep<F>)));
+  const int64_t group_blocks = std::max<int64_t>(1, group_rows / kMaxTileRows);
+  const int64_t passes = (steps + kDepth - 1) / kDepth;
+  for (int64_t g0 = 0; g0 < blocks.count; g0 += group_blocks) {
+    const int64_t g1 = std::min(blocks.count, g0 + group_blocks), calls = passes * (g1 - g0);
+    const bool last_group = g1 == blocks.count;
+    for (int64_t p = p0; p < p1; ++p) {
+      const int64_t col0 = p * kPanelColumns;
+      __mmask16 masks[kPanelColumns / 16];
+      for (int64_t v = 0; v < kPanelColumns / 16; ++v) masks[v] = half_mask(n - col0 - 16 * v);
+      const char* next = p + 1 < p1 ? b.panel(p + 1) : (last_group || p0 == p1 - 1 ? nullptr : b.panel(p0));
+      int64_t call = 0;
+      for (int64_t k0 = 0; k0 < steps; k0 += kDepth) {
+        const int64_t depth = std::min(kDepth, steps - k0);
+        const bool last = k0 + depth == steps;
+        for (int64_t i = g0; i < g1; ++i, ++call) {
+          const int64_t line0 = panel_lines * call / calls, line1 = panel_lines * (call + 1) / calls;
+          const Prefetch pf = next != nullptr ? spread(next + line0 * kLineBytes, line1 - line0, depth) : Prefetch{};
+          const int64_t first = blocks.first(i), rows = blocks.rows(i);
+          kTiles<F>[rows](packed_a + first * steps + k0 * rows, b.panel(p) + k0 * kPanelStepBytes, depth, k0 > 0,
+                          last && bias != nullptr ? bias + col0 : nullptr, y + first * n + col0, n, masks, pf);
+        }
       }
     }
   }

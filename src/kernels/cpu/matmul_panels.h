@@ -25,8 +25,8 @@ inline constexpr int64_t kPanelColumns = 32;
 inline constexpr int64_t kPanelStepBytes = 128;
 
 /// Rows of A above which float32 MatMul uses oneDNN instead (from memory, [M, 768] x [768, 3072]
-/// at 1 thread: the panels are 1.2x faster at M = 197 and 0.9x at M = 400). bfloat16 panels
-/// take every row count.
+/// at 1 thread: the panels are 1.2x faster at M = 197 and 0.9x at M = 400 and 1024); the kernel
+/// then keeps oneDNN's layout only, for every row count. bfloat16 panels take every row count.
 inline constexpr int64_t kPanelMaxRows = 256;
 
 /// Element format of the packed B and of the products.

@@ -220,11 +220,11 @@ Expected<Tensor> PackedWeights::materialize(const ir::Node& node) const {
 
 Expected<Tensor> PackedWeights::materialize_locked(const ir::Node& node) const {
   if (weights_.defined()) return weights_;
-  if (dtype_ == DataType::kUndefined) {
+  if (dtype_ == DataType::kUndefined || (packed_.empty() && unpack_ == nullptr)) {
     return ir::node_error(node, StatusCode::kInternal, "the kernel holds no constant weights");
   }
   EDGEMM_ASSIGN_OR_RETURN(Tensor out, Tensor::create(dtype_, shape_));
-  if (unpack_ != nullptr) {
+  if (packed_.empty()) {
     unpack_(out.raw_data());
     return out;
   }

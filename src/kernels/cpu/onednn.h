@@ -119,7 +119,8 @@ class PackedWeights {
   PackedWeights() = default;
   explicit PackedWeights(Tensor weights);
   /// Weights of `dtype` and `shape` kept only by the caller's packed copy, which `unpack` reads
-  /// back (it must stay valid for this object's lifetime).
+  /// back until the first reordered copy exists (later layouts are made from that one, so the
+  /// caller may then free its copy).
   PackedWeights(DataType dtype, Shape shape, Unpack unpack);
   /// Moves a PackedWeights that no other thread uses yet (kernel construction).
   PackedWeights(PackedWeights&& other) noexcept;
