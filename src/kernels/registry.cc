@@ -64,6 +64,7 @@ const KernelRegistry& cpu_registry() {
     register_control_flow_kernels(r);
     register_layout_kernels(r);
     register_attention_kernels(r);
+    register_encoder_attention_kernels(r);
     register_elementwise_chain_kernels(r);
     return r;
   }();

@@ -49,8 +49,6 @@ struct HeadsMatch {
   std::vector<int> nodes;  ///< nodes whose outputs change shape when heads go (stale shapes)
 };
 
-bool is_op(const ir::Node& n, const char* op) { return n.domain.empty() && n.op_type == op; }
-
 std::string layer_prefix(int layer, const ir::Node& softmax) {
   return "head pruning: layer " + std::to_string(layer) + " (" + softmax.describe() + ")";
 }

@@ -24,8 +24,6 @@ T value_or(const Expected<T>& e, T fallback) {
   return e.has_value() ? *e : fallback;
 }
 
-bool is_op(const ir::Node& n, const char* op) { return n.domain.empty() && n.op_type == op; }
-
 /// Pointers to every input and output name of `n`.
 std::vector<std::string*> value_names(ir::Node& n) {
   std::vector<std::string*> names;

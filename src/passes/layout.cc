@@ -24,6 +24,7 @@
 #include <vector>
 
 #include "ir/elementwise_steps.h"
+#include "kernels/cpu/matmul_panels.h"
 #include "kernels/cpu/onednn.h"
 #include "passes/graph_view.h"
 #include "passes/passes.h"
@@ -313,6 +314,7 @@ PassOptions kernel_pass_options() {
   } else if (kernels::onednn::prefers_nhwc()) {
     options.chain_layout = ActivationLayout::kNhwc;
   }
+  options.fuse_attention = kernels::matmul_panels_available();
   return options;
 }
 

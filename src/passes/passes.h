@@ -62,6 +62,12 @@ void fuse_gelu(ir::Model& model, PassReport& report);
 /// Patterns: "MatMul+Add→Gemm", "MatMul+Add→FusedMatMul".
 void fuse_matmul_add(ir::Model& model, PassReport& report);
 
+/// Fuses softmax attention, MatMul(Q, Kt) → [Mul or Div by a scalar constant] → [Add(mask)] →
+/// Softmax(last axis) → MatMul(·, V), into one kEdgemmDomain Attention(Q, Kt, V, mask) node
+/// (kernels/cpu/attention.h; attention_fusion.cc) when Q, Kt and V have the same known rank
+/// (at least 3) and every intermediate has that chain as its only reader. Pattern: "Attention".
+void fuse_attention(ir::Model& model, PassReport& report);
+
 /// Folds what follows a Conv/ConvTranspose with constant float32 weights into its weights and
 /// bias when the Conv's output has no other reader: inference BatchNormalization with constant
 /// parameters, and Mul/Div/Add/Sub by a constant that is a scalar or per output channel.
@@ -101,11 +107,14 @@ struct PassOptions {
   /// last; AVX-512), or kNchw for none. Chains are worth it when oneDNN runs the convolutions
   /// (the reference loops would convert at every Conv).
   ir::ActivationLayout chain_layout = ir::ActivationLayout::kNChw8c;
+  /// Whether fuse_attention runs: where com.edgemm Attention computes on matmul panels
+  /// (kernels::matmul_panels_available(); elsewhere the separate MatMuls run on oneDNN or XNNPACK).
+  bool fuse_attention = false;
 };
 
 /// The options this process's kernels want: no chain layouts when oneDNN is off
 /// (kernels::onednn::enabled()), NHWC where its convolutions work in it
-/// (kernels::onednn::prefers_nhwc()), else nChw8c.
+/// (kernels::onednn::prefers_nhwc()), else nChw8c; attention fused where the panels run.
 PassOptions kernel_pass_options();
 
 /// The passes whose result any ONNX runtime can run (standard ops only): fold_constants (keeping

@@ -48,6 +48,8 @@ std::optional<Shape> static_shape(const ir::Graph& graph, const std::string& nam
   return shape;
 }
 
+bool is_op(const ir::Node& node, const char* op_type) { return node.domain.empty() && node.op_type == op_type; }
+
 bool near(float value, float target, float tolerance) { return std::fabs(value - target) <= tolerance; }
 
 std::optional<float> scalar_operand(const ir::Graph& graph, const ir::Node& node, std::string* other) {

@@ -45,6 +45,8 @@ int64_t known_rank(const ir::Graph& graph, const std::string& name);
 /// symbolic or unknown.
 std::optional<Shape> static_shape(const ir::Graph& graph, const std::string& name);
 
+/// True when `node` is the default-domain op `op_type`.
+bool is_op(const ir::Node& node, const char* op_type);
 /// True when the float `value` is within `tolerance` of `target` (absolute).
 bool near(float value, float target, float tolerance = 1e-4f);
 

@@ -27,6 +27,7 @@ void optimize(ir::Model& model, PassReport& report, const PassOptions& options) 
   // Transformer fusions, before the elementwise chains would take their Sub/Div/Add/Mul nodes.
   fuse_layer_norm(model, report);
   fuse_gelu(model, report);
+  if (options.fuse_attention) fuse_attention(model, report);
   fuse_matmul_add(model, report);
   fuse_epilogues(model, report);  // before the chains: a Conv takes the ops that follow it
   fuse_elementwise_chains(model, report);

@@ -51,8 +51,8 @@ void set_string(onnx::NodeProto* n, const std::string& name, const std::string& 
 /// A k x k (pad k/2) Conv from c to m channels reading `x`, writing `y`, with a bias. Weights
 /// are uniform in ±1/sqrt(fan-in), as in trained networks, so activations stay near 1 along a
 /// chain and the relative tolerances below mean what they say.
-void add_conv(ModelBuilder& b, const std::string& x, const std::string& y, int64_t c, int64_t m, int64_t group = 1,
-              int64_t k = 3, uint32_t seed = 1) {
+void add_layout_conv(ModelBuilder& b, const std::string& x, const std::string& y, int64_t c, int64_t m,
+                     int64_t group = 1, int64_t k = 3, uint32_t seed = 1) {
   const int64_t fan_in = c / group * k * k;
   const float r = 1.f / std::sqrt(static_cast<float>(fan_in));
   b.initializer_floats(y + "_w", {m, c / group, k, k}, seeded_values(static_cast<size_t>(m * fan_in), seed, -r, r));
@@ -195,9 +195,9 @@ void expect_same_results(const std::string& path, const Tensor& x, const std::st
 ModelBuilder every_placement_model() {
   ModelBuilder b(13);
   b.input("x", kFloat, {1, 3, 16, 16}).output("y", kFloat, {1, 4, 32, 32}).output("res", kFloat, {1, 16, 16, 16});
-  add_conv(b, "x", "c1", 3, 16, 1, 3, 1);
+  add_layout_conv(b, "x", "c1", 3, 16, 1, 3, 1);
   b.node("Relu", {"c1"}, {"r1"});
-  add_conv(b, "r1", "dw", 16, 16, 16, 3, 3);
+  add_layout_conv(b, "r1", "dw", 16, 16, 16, 3, 3);
   b.initializer_floats("three", {}, {3.f});
   b.initializer_floats("zero", {}, {0.f});
   b.initializer_floats("six", {}, {6.f});
@@ -206,19 +206,19 @@ ModelBuilder every_placement_model() {
   b.node("Mul", {"dw", "hs_c"}, {"hs_m"});
   b.node("Div", {"hs_m", "six"}, {"hs"});
   b.node("GlobalAveragePool", {"hs"}, {"gap"});
-  add_conv(b, "gap", "se1", 16, 8, 1, 1, 5);
+  add_layout_conv(b, "gap", "se1", 16, 8, 1, 1, 5);
   b.node("Relu", {"se1"}, {"se1r"});
-  add_conv(b, "se1r", "se2", 8, 16, 1, 1, 7);
+  add_layout_conv(b, "se1r", "se2", 8, 16, 1, 1, 7);
   b.node("HardSigmoid", {"se2"}, {"gate"});
   b.node("Mul", {"hs", "gate"}, {"se"});
   b.node("Add", {"se", "r1"}, {"res"});
   b.initializer_floats("scales", {4}, {1.f, 1.f, 2.f, 2.f});
   auto* rs = b.node("Resize", {"res", "", "scales"}, {"up"});
   set_string(rs, "mode", "nearest");
-  add_conv(b, "up", "br", 16, 8, 1, 3, 9);
+  add_layout_conv(b, "up", "br", 16, 8, 1, 3, 9);
   auto* cat = b.node("Concat", {"up", "br"}, {"cat"});
   set_int(cat, "axis", 1);
-  add_conv(b, "cat", "y", 24, 4, 1, 3, 11);
+  add_layout_conv(b, "cat", "y", 24, 4, 1, 3, 11);
   return b;
 }
 
@@ -323,9 +323,9 @@ TEST(LayoutPass, ChannelCountsNotMultipleOfEightStayNchw) {
   // 3→12→12 channels: nothing can be blocked, so the pass changes nothing.
   ModelBuilder b(13);
   b.input("x", kFloat, {1, 3, 10, 10}).output("y", kFloat, {1, 12, 10, 10});
-  add_conv(b, "x", "c1", 3, 12);
+  add_layout_conv(b, "x", "c1", 3, 12);
   b.node("Relu", {"c1"}, {"r1"});
-  add_conv(b, "r1", "c2", 12, 12, 1, 3, 4);
+  add_layout_conv(b, "r1", "c2", 12, 12, 1, 3, 4);
   b.node("GlobalAveragePool", {"c2"}, {"p"});
   b.node("Mul", {"c2", "p"}, {"y"});
   const std::string path = save_layout_model(b, "twelve");
@@ -348,7 +348,7 @@ TEST(LayoutPass, OneReorderPerValueReadByOpsThePassDoesNotHandle) {
   b.input("x", kFloat, {1, 3, 8, 8});
   b.output("t", kFloat, {1, 8, 8, 16}).output("r", kFloat, {1, 16, 64}).output("mp", kFloat, {1, 16, 4, 4});
   b.output("sm", kFloat, {1, 16, 8, 8}).output("mp2", kFloat, {1, 16, 4, 4});
-  add_conv(b, "x", "c", 3, 16);
+  add_layout_conv(b, "x", "c", 3, 16);
   auto* t = b.node("Transpose", {"c"}, {"t"});
   set_ints(t, "perm", {0, 2, 3, 1});
   b.initializer_int64s("rshape", {3}, {1, 16, 64});
@@ -386,7 +386,7 @@ TEST(LayoutPass, BlockedGraphOutputAlsoReadByAnUnhandledOp) {
   // name and its value.
   ModelBuilder b(13);
   b.input("x", kFloat, {1, 3, 8, 8}).output("c", kFloat, {1, 16, 8, 8}).output("t", kFloat, {1, 8, 8, 16});
-  add_conv(b, "x", "c", 3, 16);
+  add_layout_conv(b, "x", "c", 3, 16);
   auto* t = b.node("Transpose", {"c"}, {"t"});
   set_ints(t, "perm", {0, 2, 3, 1});
   // The model also declares the output in value_info (allowed; some exporters do).
@@ -418,7 +418,7 @@ TEST(LayoutPass, BlockedValueListedTwiceAsGraphOutput) {
   // may read and write the same value.
   ModelBuilder b(13);
   b.input("x", kFloat, {1, 3, 8, 8}).output("c", kFloat, {1, 16, 8, 8}).output("c", kFloat, {1, 16, 8, 8});
-  add_conv(b, "x", "c", 3, 16);
+  add_layout_conv(b, "x", "c", 3, 16);
   const std::string path = save_layout_model(b, "output_twice");
   const ir::Model m = optimized_model(path, nullptr, kLayoutsOn);
   int writers = 0;
@@ -438,7 +438,7 @@ TEST(LayoutPass, ConvTransposeAndOpset11ResizeWithEmptyRoi) {
   // constant) reads its source blocked but writes NCHW.
   ModelBuilder b(11);
   b.input("x", kFloat, {1, 3, 8, 8}).input("r", kFloat, {1, 16, 32, 32}).output("y", kFloat, {1, 16, 32, 32});
-  add_conv(b, "x", "c", 3, 16);
+  add_layout_conv(b, "x", "c", 3, 16);
   b.initializer_floats("roi", {0}, {});
   b.initializer_floats("scales", {4}, {1.f, 1.f, 2.f, 2.f});
   auto* rs = b.node("Resize", {"c", "roi", "scales"}, {"up"});
@@ -448,7 +448,7 @@ TEST(LayoutPass, ConvTransposeAndOpset11ResizeWithEmptyRoi) {
   auto* ct = b.node("ConvTranspose", {"up", "tw", "tb"}, {"ct"});
   set_ints(ct, "strides", {2, 2});
   b.node("Relu", {"ct"}, {"ctr"});
-  add_conv(b, "ctr", "c2", 8, 16, 1, 3, 43);
+  add_layout_conv(b, "ctr", "c2", 8, 16, 1, 3, 43);
   b.node("Add", {"c2", "r"}, {"y"});
   const std::string path = save_layout_model(b, "transpose_resize11");
   const ir::Model m = optimized_model(path, nullptr, kLayoutsOn);
@@ -486,8 +486,8 @@ TEST(LayoutPass, ConvTransposeAndOpset11ResizeWithEmptyRoi) {
 /// Two 8-channel Convs concatenated to a 16-channel blocked value "cat" (not a Conv output, so
 /// constant folding into Conv weights cannot take the elementwise ops that follow).
 void add_blocked_concat(ModelBuilder& b) {
-  add_conv(b, "x", "c1", 3, 8, 1, 3, 1);
-  add_conv(b, "x", "c2", 3, 8, 1, 3, 3);
+  add_layout_conv(b, "x", "c1", 3, 8, 1, 3, 1);
+  add_layout_conv(b, "x", "c2", 3, 8, 1, 3, 3);
   auto* cat = b.node("Concat", {"c1", "c2"}, {"cat"});
   set_int(cat, "axis", 1);
 }
@@ -504,7 +504,7 @@ TEST(LayoutPass, PerChannelConstantsAreRewrittenToBlockedShape) {
   b.node("Mul", {"cat", "k1"}, {"m"});
   b.node("Add", {"m", "k2"}, {"a"});
   b.node("Max", {"a", "lo"}, {"mx"});
-  add_conv(b, "mx", "y", 16, 4, 1, 3, 5);
+  add_layout_conv(b, "mx", "y", 16, 4, 1, 3, 5);
   const std::string path = save_layout_model(b, "per_channel");
   passes::PassReport report;
   const ir::Model m = optimized_model(path, &report, kLayoutsOn);
@@ -541,7 +541,7 @@ TEST(LayoutPass, ConstantsVaryingAlongHeightOrWidthKeepTheOpNchw) {
     for (int64_t d : dims) count *= d;
     b.initializer_floats(k, dims, seeded_values(static_cast<size_t>(count), 31));
     b.node("Mul", {"cat", k}, {"m"});
-    add_conv(b, "m", "y", 16, 4, 1, 3, 5);
+    add_layout_conv(b, "m", "y", 16, 4, 1, 3, 5);
     const std::string path = save_layout_model(b, std::string("spatial_") + which);
     const ir::Model m = optimized_model(path, nullptr, kLayoutsOn);
     const ir::Graph& g = m.graph;

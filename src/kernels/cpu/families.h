@@ -46,6 +46,7 @@ void register_control_flow_kernels(KernelRegistry& registry);       // control_f
 void register_elementwise_chain_kernels(KernelRegistry& registry);  // elementwise_chain.cc: com.edgemm ElementwiseChain
 void register_layout_kernels(KernelRegistry& registry);             // layout.cc: com.edgemm Reorder (NCHW <-> nChw8c)
 void register_attention_kernels(KernelRegistry& registry);          // kv_attention.cc: com.edgemm KvAttention
+void register_encoder_attention_kernels(KernelRegistry& registry);  // attention.cc: com.edgemm Attention
 // The "fp16" precision's kernels (fp16_kernels()): conv.cc's Conv and FusedConv, matmul.cc's
 // MatMul and FusedMatMul.
 void register_fp16_conv_kernels(KernelRegistry& registry);

@@ -13,6 +13,8 @@
 /// ~3e-7 relative) in loops compiled for SSE2, AVX2 and AVX-512F, or NEON (exp_approx4) on
 /// aarch64; float64 calls std::exp.
 
+#include "kernels/cpu/softmax.h"
+
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -317,6 +319,12 @@ void block_strided(const T* x, T* y, int64_t n, int64_t inner, int64_t b0, int64
     }
   }
 }
+
+}  // namespace
+
+void softmax_row(const float* x, float* y, int64_t n) { row_contiguous<SoftmaxKind::kSoftmax, float>(x, y, n); }
+
+namespace {
 
 template <SoftmaxKind kKind, typename T>
 void softmax_tensor(const T* x, T* y, int64_t outer, int64_t n, int64_t inner, int threads) {
