@@ -76,6 +76,13 @@ std::optional<int64_t> node_flops(const Node& node, const NodeShapes& inputs, co
   // com.edgemm FusedMatMul: MatMul plus one add per output element for the bias.
   if (op == "FusedMatMul" && node.domain == kEdgemmDomain && a != nullptr && !a->empty())
     return 2 * product(*out) * a->back() + product(*out);
+  // com.edgemm Attention: Q·Kᵀ and P·V (2 · S · T · D each per leading index), the mask add and
+  // the softmax's exponential and division counted as 3 per score. Kt is input 1 ([..., D, T]).
+  if (op == "Attention" && node.domain == kEdgemmDomain && a != nullptr && a->size() >= 2 && w != nullptr &&
+      !w->empty()) {
+    const int64_t t = w->back(), scores = product(*out) / a->back() * t;
+    return 4 * scores * a->back() + 3 * scores;
+  }
   // com.edgemm Int8MatMul: MatMul plus the bias add when it has one.
   if (op == "Int8MatMul" && node.domain == kEdgemmDomain && a != nullptr && !a->empty()) {
     const bool bias = node.inputs.size() > 2 && !node.inputs[2].empty();

@@ -4,7 +4,7 @@
 //     over S and T around the 14-row tiles and 64-row blocks, D 16 and 64, masks of every
 //     broadcast form, leading axes that broadcast, 1 and 2 threads; a fully masked row gives NaN
 //     as Softmax does.
-// (2) Bad operands are errors naming the input.
+// (2) Bad operands are errors naming the input; FLOPs counted by hand.
 // (3) The pass turns an exported attention (Mul by the scale, Add of a mask) into one node and
 //     the model's output stays that of the unfused model (runtime with optimize off).
 #include <gtest/gtest.h>
@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "edgemm/inferencer.h"
+#include "ir/flops.h"
 #include "kernels/cpu/matmul_panels.h"
 #include "model_builder.h"
 #include "nn_test_util.h"
@@ -105,6 +106,14 @@ TEST(Attention, BadOperandsNameTheInput) {
                StatusCode::kInvalidArgument, {"'Kt'", "broadcast"});
   expect_error(run_direct(attention_node(1.0f, true), {q, kt, v, random_f32({1, 1, 4, 6}, 7)}),
                StatusCode::kInvalidArgument, {"'mask'", "1 or S"});
+}
+
+TEST(Attention, FlopsAreTheTwoProductsAndTheSoftmax) {
+  // L = 2 · 3, S = 5, T = 7, D = 4: 4 · L·S·T·D multiply-adds' flops, 3 per score.
+  const auto flops = ir::node_flops(attention_node(1.0f, false),
+                                    {Shape{2, 3, 5, 4}, Shape{2, 3, 4, 7}, Shape{2, 3, 7, 4}}, {Shape{2, 3, 5, 4}});
+  ASSERT_TRUE(flops.has_value());
+  EXPECT_EQ(*flops, 4 * 6 * 5 * 7 * 4 + 3 * 6 * 5 * 7);
 }
 
 TEST(AttentionFusion, ExportedAttentionBecomesOneNodeWithTheSameOutput) {

@@ -1,10 +1,9 @@
 /// \file attention.cc
 /// com.edgemm Attention (attention.h). Per leading index (a batch entry and head): with
-/// AVX-512F, Kᵀ [D, T] and V [T, D] are packed into the column panels of matmul_panels.h, then
-/// each block of up to kRowBlock query rows computes its [rows, T] scores into a per-thread
-/// buffer (which stays in L2), scales, adds the mask, takes the row softmax of softmax.cc in
-/// place and multiplies by V into Y. Leading indices are split over the threads. Elsewhere plain
-/// loops in the same order (the reference, also used to check the fast path).
+/// AVX-512F, blocks of 32 query rows on the register tiles of matmul_panels.h with the scores
+/// transposed (see run_panels), the [T, 32] scores of a block in a per-thread buffer that stays
+/// in L2. Leading indices are split over the threads. Elsewhere plain loops (the reference,
+/// also used to check the fast path).
 
 #include "kernels/cpu/attention.h"
 
@@ -21,8 +20,6 @@
 
 namespace edgemm::kernels {
 namespace {
-
-constexpr int64_t kRowBlock = 64;  // query rows per block: [64, T] scores in L2
 
 /// Extents of one run: the broadcast leading axes of Q, Kᵀ, V and the mask, S, T, D, and each
 /// operand's strides over those axes in elements (0 where it broadcasts).
@@ -159,16 +156,58 @@ class AttentionKernel final : public Kernel {
   }
 
  private:
+  /// One leading index on the panel kernel, in blocks of 32 query rows, everything transposed so
+  /// that no [S, T] matrix is ever transposed: Sᵀ [T, 32] = K · (scale · Q_block)ᵀ (A = K packed
+  /// from Kᵀ, B = the block's scaled Qᵀ as one panel), the softmax down its columns, then Y_blockᵀ [D, 32] = Vᵀ ·
+  /// Pᵀ (A = Vᵀ packed from V, B = Pᵀ, already a panel), divided by the sums while transposed back.
   template <typename MaskRow>
   void run_panels(const Dims& d, const float* q, const float* kt, const float* v, const MaskRow& mask_row,
                   int64_t mask_step, float* y) const {
-    const PackedPanels keys(kt, d.d, d.t), values(v, d.t, d.d);
-    auto* scores = static_cast<float*>(onednn::thread_buffer(onednn::Slot::kExtra, kRowBlock * d.t * sizeof(float)));
-    for (int64_t r0 = 0; r0 < d.s; r0 += kRowBlock) {
-      const int64_t rows = std::min(kRowBlock, d.s - r0);
-      matmul_panels(keys, q + r0 * d.d, d.d, rows, nullptr, scores, 1);
-      for (int64_t r = 0; r < rows; ++r) finish_row(scores + r * d.t, d.t, scale_, mask_row(r0 + r), mask_step);
-      matmul_panels(values, scores, d.t, rows, nullptr, y + r0 * d.d, 1);
+    using onednn::Slot;
+    using onednn::thread_buffer;
+    auto* keys = static_cast<float*>(thread_buffer(Slot::kWeights, d.t * d.d * sizeof(float)));
+    auto* values = static_cast<float*>(thread_buffer(Slot::kBias, d.t * d.d * sizeof(float)));
+    auto* scores = static_cast<float*>(thread_buffer(Slot::kDst, d.t * kPanelColumns * sizeof(float)));
+    auto* small = static_cast<float*>(thread_buffer(Slot::kExtra, 2 * d.d * kPanelColumns * sizeof(float)));
+    float* q_panel = small;                                 // [D, 32]
+    float* y_t = small + d.d * kPanelColumns;               // [D, 32]
+    pack_panel_columns(kt, d.t, d.t, d.d, keys);            // A = K [T, D] from Kᵀ
+    pack_panel_columns(v, d.d, d.d, d.t, values);           // A = Vᵀ [D, T] from V
+    std::fill(scores, scores + d.t * kPanelColumns, 0.0f);  // columns past a short block stay finite
+    float sums[kPanelColumns];
+    for (int64_t r0 = 0; r0 < d.s; r0 += kPanelColumns) {
+      const int64_t rows = std::min(kPanelColumns, d.s - r0);
+      for (int64_t k = 0; k < d.d; ++k) {
+        for (int64_t c = 0; c < kPanelColumns; ++c) {
+          q_panel[k * kPanelColumns + c] = c < rows ? scale_ * q[(r0 + c) * d.d + k] : 0;  // (scale · Q)·Kᵀ
+        }
+      }
+      matmul_panel(q_panel, d.d, 0, d.d, rows, keys, d.t, nullptr, scores, kPanelColumns);
+      add_mask(scores, d.t, rows, r0, mask_row, mask_step);
+      exp_columns32(scores, d.t, sums);
+      matmul_panel(scores, d.t, 0, d.t, rows, values, d.d, nullptr, y_t, kPanelColumns);
+      for (int64_t c = 0; c < rows; ++c) {
+        const float inv = 1.0f / sums[c];
+        for (int64_t k = 0; k < d.d; ++k) y[(r0 + c) * d.d + k] = y_t[k * kPanelColumns + c] * inv;
+      }
+    }
+  }
+
+  /// Adds each query's mask row to scores [T, 32] (query r0 + c in column c).
+  template <typename MaskRow>
+  static void add_mask(float* scores, int64_t t, int64_t rows, int64_t r0, const MaskRow& mask_row, int64_t mask_step) {
+    const float* first = mask_row(r0);
+    if (first == nullptr) return;
+    if (rows == 1 || mask_row(r0 + 1) == first) {  // one mask row for every query
+      for (int64_t j = 0; j < t; ++j) {
+        const float add = first[j * mask_step];
+        for (int64_t c = 0; c < kPanelColumns; ++c) scores[j * kPanelColumns + c] += add;
+      }
+      return;
+    }
+    for (int64_t c = 0; c < rows; ++c) {
+      const float* m = mask_row(r0 + c);
+      for (int64_t j = 0; j < t; ++j) scores[j * kPanelColumns + c] += m[j * mask_step];
     }
   }
 

@@ -25,9 +25,9 @@
 
 namespace edgemm::kernels {
 
-/// Factory of com.edgemm Attention kernels: per leading index, Kᵀ and V packed into panels and
-/// blocks of 64 query rows through matmul_panels() where matmul_panels_available(), plain loops
-/// elsewhere (the reference). Errors: kInvalidModel for a non-finite scale.
+/// Factory of com.edgemm Attention kernels: blocks of 32 query rows on matmul_panels.h's tiles
+/// where matmul_panels_available(), plain loops elsewhere (the reference). Errors:
+/// kInvalidModel for a non-finite scale.
 Expected<std::unique_ptr<Kernel>> make_attention(const KernelInfo& info);
 
 }  // namespace edgemm::kernels

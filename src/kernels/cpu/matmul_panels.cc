@@ -287,6 +287,15 @@ void pack_panel_rows(const float* a, int64_t lda, int64_t m, int64_t k, float* p
   for (int64_t i = 0; i < blocks.count; ++i) pack_block<PanelFormat::kFloat32>(a, lda, k, blocks, i, packed);
 }
 
+void pack_panel_columns(const float* at, int64_t ld, int64_t m, int64_t k, float* packed) {
+  const RowBlocks blocks{(m + kMaxTileRows - 1) / kMaxTileRows, m};
+  for (int64_t i = 0; i < blocks.count; ++i) {
+    const int64_t first = blocks.first(i), rows = blocks.rows(i);
+    float* dst = packed + first * k;
+    for (int64_t kk = 0; kk < k; ++kk) std::memcpy(dst + kk * rows, at + kk * ld + first, rows * sizeof(float));
+  }
+}
+
 void matmul_panel(const float* panel, int64_t k, int64_t k0, int64_t depth, int64_t cols, const float* packed_a,
                   int64_t m, const float* bias, float* y, int64_t ldy) {
   const RowBlocks blocks{(m + kMaxTileRows - 1) / kMaxTileRows, m};
@@ -327,6 +336,8 @@ bool matmul_panels_available(PanelFormat) { return false; }
 void matmul_panels(const PackedPanels&, const float*, int64_t, int64_t, const float*, float*, int) {}
 
 void pack_panel_rows(const float*, int64_t, int64_t, int64_t, float*) {}
+
+void pack_panel_columns(const float*, int64_t, int64_t, int64_t, float*) {}
 
 void matmul_panel(const float*, int64_t, int64_t, int64_t, int64_t, const float*, int64_t, const float*, float*,
                   int64_t) {}

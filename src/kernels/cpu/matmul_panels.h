@@ -96,6 +96,10 @@ void matmul_panels(const PackedPanels& b, const float* a, int64_t lda, int64_t m
 /// stored one after the other in `packed` (m * k floats). x86-64 builds only (a no-op elsewhere).
 void pack_panel_rows(const float* a, int64_t lda, int64_t m, int64_t k, float* packed);
 
+/// pack_panel_rows for A given transposed: `at` is Aᵀ ([k, m], row stride `ld`), and `packed`
+/// gets the same layout as pack_panel_rows(A) (contiguous copies, no transposition).
+void pack_panel_columns(const float* at, int64_t ld, int64_t m, int64_t k, float* packed);
+
 /// A K slice of one float32 panel that the caller built (MatMulNBits dequantizes its 4-bit codes
 /// into one, a slice at a time, so that the slice stays in L1): for rows [0, m) and columns
 /// [0, cols) (cols <= 32; y's row stride `ldy`), y[r, c] = sum over k in [k0, k0 + depth) of

@@ -324,6 +324,25 @@ void block_strided(const T* x, T* y, int64_t n, int64_t inner, int64_t b0, int64
 
 void softmax_row(const float* x, float* y, int64_t n) { row_contiguous<SoftmaxKind::kSoftmax, float>(x, y, n); }
 
+EDGEMM_AVX512_CLONES void exp_columns32(float* s, int64_t n, float* sums) {
+  float m[32];
+  for (int j = 0; j < 32; ++j) {
+    m[j] = -std::numeric_limits<float>::infinity();
+    sums[j] = 0;
+  }
+  for (int64_t t = 0; t < n; ++t) {
+    const float* row = s + t * 32;
+    for (int j = 0; j < 32; ++j) m[j] = row[j] > m[j] ? row[j] : m[j];
+  }
+  for (int64_t t = 0; t < n; ++t) {
+    float* row = s + t * 32;
+    for (int j = 0; j < 32; ++j) {
+      row[j] = softmax_exp(row[j] - m[j]);
+      sums[j] += row[j];
+    }
+  }
+}
+
 namespace {
 
 template <SoftmaxKind kKind, typename T>
