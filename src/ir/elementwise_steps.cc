@@ -9,10 +9,10 @@ namespace {
 
 constexpr StepKind kAllKinds[] = {StepKind::kRelu,      StepKind::kClip,    StepKind::kLinear, StepKind::kHardSigmoid,
                                   StepKind::kHardSwish, StepKind::kSigmoid, StepKind::kSwish,  StepKind::kGelu,
-                                  StepKind::kTanh,      StepKind::kExp,     StepKind::kSqrt,   StepKind::kAbs,
-                                  StepKind::kNeg,       StepKind::kAdd,     StepKind::kSub,    StepKind::kRSub,
-                                  StepKind::kMul,       StepKind::kDiv,     StepKind::kRDiv,   StepKind::kMax,
-                                  StepKind::kMin,       StepKind::kPow};
+                                  StepKind::kGeluTanh,  StepKind::kTanh,    StepKind::kExp,    StepKind::kSqrt,
+                                  StepKind::kAbs,       StepKind::kNeg,     StepKind::kAdd,    StepKind::kSub,
+                                  StepKind::kRSub,      StepKind::kMul,     StepKind::kDiv,    StepKind::kRDiv,
+                                  StepKind::kMax,       StepKind::kMin,     StepKind::kPow};
 
 float sigmoid(float v) { return 1.f / (1.f + std::exp(-v)); }
 
@@ -42,6 +42,8 @@ const char* step_name(StepKind kind) {
       return "swish";
     case StepKind::kGelu:
       return "gelu";
+    case StepKind::kGeluTanh:
+      return "gelu_tanh";
     case StepKind::kTanh:
       return "tanh";
     case StepKind::kExp:
@@ -141,6 +143,8 @@ float apply_unary(const Step& s, float v) {
       return v * sigmoid(s.alpha * v);
     case StepKind::kGelu:
       return 0.5f * v * (1.f + std::erf(v * 0.70710678118654752f));
+    case StepKind::kGeluTanh:
+      return 0.5f * v * (1.f + std::tanh(0.79788456080286536f * (v + 0.044715f * v * v * v)));
     case StepKind::kTanh:
       return std::tanh(v);
     case StepKind::kExp:

@@ -12,7 +12,8 @@
 /// Unary kinds (ONNX operator semantics, Operators.md): "relu", "clip" (alpha = min, beta = max),
 /// "linear" (alpha·v + beta), "hardsigmoid" (max(0, min(1, alpha·v + beta))), "hardswish"
 /// (v·max(0, min(1, v/6 + 1/2)), HardSwish-14), "sigmoid", "swish" (v·sigmoid(alpha·v)),
-/// "gelu" (0.5·v·(1 + erf(v/√2))), "tanh", "exp", "sqrt", "abs", "neg".
+/// "gelu" (0.5·v·(1 + erf(v/√2))), "gelu_tanh" (0.5·v·(1 + tanh(√(2/π)·(v + 0.044715·v³))), Gelu-20
+/// with approximate = "tanh"), "tanh", "exp", "sqrt", "abs", "neg".
 /// Binary kinds: "add" (v + o), "sub" (v - o), "rsub" (o - v), "mul" (v·o), "div" (v / o),
 /// "rdiv" (o / v), "max", "min", "pow" (v^o).
 /// NaN and infinities follow the ONNX ops as ONNX Runtime computes them: a NaN v passes every
@@ -37,6 +38,7 @@ enum class StepKind {
   kSigmoid,
   kSwish,
   kGelu,
+  kGeluTanh,
   kTanh,
   kExp,
   kSqrt,

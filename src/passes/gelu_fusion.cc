@@ -1,14 +1,20 @@
 /// \file gelu_fusion.cc
-/// fuse_gelu: GELU written with Erf (Hendrycks & Gimpel, "Gaussian Error Linear Units", exact
-/// form; ONNX Gelu-20 with approximate = "none") as exporters write it,
+/// fuse_gelu: GELU (Hendrycks & Gimpel, "Gaussian Error Linear Units") as exporters write it,
+/// with Erf (exact form; ONNX Gelu-20 with approximate = "none") or with Tanh (approximate =
+/// "tanh"; GPT-2's and SigLIP's gelu_pytorch_tanh),
 ///
-///   e = Div(x, √2) | Mul(x, 1/√2);  p = Add(Erf(e), 1)
+///   erf:  e = Div(x, √2) | Mul(x, 1/√2);  p = Add(Erf(e), 1)
+///   tanh: c = Mul(x, Mul(x, x)) | Mul(Mul(x, x), x) | Pow(x, 3);
+///         p = Add(Tanh(Mul(Add(x, Mul(c, 0.044715)), √(2/π))), 1)
 ///   y = Mul(Mul(x, p), 0.5) | Mul(x, Mul(p, 0.5)) | Mul(Mul(x, 0.5), p)   (operands in any order)
 ///
-/// → one kEdgemmDomain ElementwiseChain(x) node with the single step "gelu"
+/// → one kEdgemmDomain ElementwiseChain(x) node with the single step "gelu" or "gelu_tanh"
 /// (src/ir/elementwise_steps.h).
 
 #include <cmath>
+#include <optional>
+#include <string>
+#include <vector>
 
 #include "ir/elementwise_steps.h"
 #include "passes/passes.h"
@@ -18,10 +24,13 @@ namespace edgemm::passes {
 namespace {
 
 constexpr float kSqrt2 = 1.41421356237f;
+constexpr float kSqrt2OverPi = 0.79788456080f;
+constexpr float kCubeFactor = 0.044715f;
 
-/// A matched GELU: its input and every node it covers (the last one produces the result).
+/// A matched GELU: its input, form and every node it covers (the last one produces the result).
 struct GeluMatch {
   std::string x;
+  ir::StepKind kind = ir::StepKind::kGelu;
   std::vector<int> nodes;
 };
 
@@ -102,6 +111,67 @@ std::optional<GeluMatch> match_gelu(const ir::Graph& graph, const GraphView& vie
   return m;
 }
 
+/// x when `value` (single use) is x³ as Mul(x, Mul(x, x)), Mul(Mul(x, x), x) or Pow(x, 3);
+/// appends the nodes to `nodes`.
+std::string cube_input(const ir::Graph& graph, const GraphView& view, const std::string& value,
+                       std::vector<int>& nodes) {
+  const int k = view.producer(value);
+  if (k < 0 || !view.single_use(value)) return "";
+  const ir::Node& n = graph.nodes[k];
+  if (is_op(n, "Pow")) {
+    const auto e = scalar_constant(graph, n.inputs[1]);
+    if (!e || *e != 3.0f) return "";
+    nodes.push_back(k);
+    return n.inputs[0];
+  }
+  if (!is_op(n, "Mul")) return "";
+  for (int i : {0, 1}) {
+    const std::string &square = n.inputs[i], &x = n.inputs[1 - i];
+    const int s = view.producer(square);
+    if (s >= 0 && is_op(graph.nodes[s], "Mul") && graph.nodes[s].inputs[0] == x && graph.nodes[s].inputs[1] == x &&
+        view.single_use(square)) {
+      nodes.insert(nodes.end(), {s, k});
+      return x;
+    }
+  }
+  return "";
+}
+
+/// Matches the tanh-form GELU around the Tanh node `tanh_k`.
+std::optional<GeluMatch> match_gelu_tanh(const ir::Graph& graph, const GraphView& view, const Rewrite& rw, int tanh_k) {
+  const ir::Node& tanh = graph.nodes[tanh_k];
+  GeluMatch m;
+  m.kind = ir::StepKind::kGeluTanh;
+  std::string inner;
+  const int scale_k = view.single_use(tanh.inputs[0]) ? view.producer(tanh.inputs[0]) : -1;
+  if (!is_mul_by(graph, scale_k, kSqrt2OverPi, &inner) || !view.single_use(inner)) return std::nullopt;
+  const int add_k = view.producer(inner);
+  if (add_k < 0 || !is_op(graph.nodes[add_k], "Add")) return std::nullopt;
+  for (int i : {0, 1}) {
+    std::string cube;
+    const int cube_k = view.producer(graph.nodes[add_k].inputs[1 - i]);
+    if (!view.single_use(graph.nodes[add_k].inputs[1 - i]) || !is_mul_by(graph, cube_k, kCubeFactor, &cube)) continue;
+    std::vector<int> nodes;
+    if (cube_input(graph, view, cube, nodes) != graph.nodes[add_k].inputs[i]) continue;
+    m.x = graph.nodes[add_k].inputs[i];
+    m.nodes = nodes;
+    m.nodes.insert(m.nodes.end(), {cube_k, add_k, scale_k, tanh_k});
+    break;
+  }
+  if (m.x.empty()) return std::nullopt;
+  const int one_k = sole_reader(view, tanh.outputs[0]);
+  std::string tanh_out;
+  if (one_k < 0 || !is_op(graph.nodes[one_k], "Add")) return std::nullopt;
+  const auto one = scalar_operand(graph, graph.nodes[one_k], &tanh_out);
+  if (!one || *one != 1.0f) return std::nullopt;
+  m.nodes.push_back(one_k);
+  if (!match_product(graph, view, graph.nodes[one_k].outputs[0], m)) return std::nullopt;
+  for (int k : m.nodes) {
+    if (!rw.untouched(k)) return std::nullopt;
+  }
+  return m;
+}
+
 }  // namespace
 
 void fuse_gelu(ir::Model& model, PassReport& report) {
@@ -111,8 +181,8 @@ void fuse_gelu(ir::Model& model, PassReport& report) {
   int fused = 0;
   for (int k = 0; k < static_cast<int>(graph.nodes.size()); ++k) {
     const ir::Node& node = graph.nodes[k];
-    if (!node.domain.empty() || node.op_type != "Erf" || !rw.untouched(k)) continue;
-    const auto m = match_gelu(graph, view, rw, k);
+    if (!node.domain.empty() || (node.op_type != "Erf" && node.op_type != "Tanh") || !rw.untouched(k)) continue;
+    const auto m = node.op_type == "Erf" ? match_gelu(graph, view, rw, k) : match_gelu_tanh(graph, view, rw, k);
     if (!m) continue;
     const int last = m->nodes.back();
     ir::Node chain;
@@ -122,7 +192,7 @@ void fuse_gelu(ir::Model& model, PassReport& report) {
     chain.inputs = {m->x};
     chain.outputs = {graph.nodes[last].outputs[0]};
     ir::Step gelu;
-    gelu.kind = ir::StepKind::kGelu;
+    gelu.kind = m->kind;
     ir::write_steps(chain, {gelu});
     for (int n : m->nodes) rw.dead[n] = true;
     rw.dead[last] = false;
@@ -133,7 +203,7 @@ void fuse_gelu(ir::Model& model, PassReport& report) {
   if (fused == 0) return;
   remove_nodes(graph, rw.dead);
   use_edgemm_domain(model);
-  report.patterns["Gelu"] += fused;
+  report.patterns["Gelu"] += fused;  // either form
 }
 
 }  // namespace edgemm::passes

@@ -53,8 +53,9 @@ void simplify_transpose_reshape(ir::Model& model, PassReport& report);
 void fuse_layer_norm(ir::Model& model, PassReport& report);
 
 /// Fuses GELU written with Erf, x · 0.5 · (1 + erf(x / √2)) in its exported forms (Div by √2 or
-/// Mul by 1/√2, the 0.5 on either side), into a kEdgemmDomain ElementwiseChain with one "gelu"
-/// step (gelu_fusion.cc). Pattern: "Gelu".
+/// Mul by 1/√2, the 0.5 on either side), or with Tanh, x · 0.5 · (1 + tanh(√(2/π) · (x +
+/// 0.044715 · x³))) (x³ as two Muls or Pow), into a kEdgemmDomain ElementwiseChain with one
+/// "gelu" or "gelu_tanh" step (gelu_fusion.cc). Pattern: "Gelu".
 void fuse_gelu(ir::Model& model, PassReport& report);
 
 /// Rewrites MatMul(A, B constant [K, N]) + constant bias along the last axis as Gemm when A is

@@ -1,9 +1,12 @@
 // fuse_gelu: Erf-based GELU in its exported forms becomes one com.edgemm ElementwiseChain with
-// a "gelu" step; outputs match the unfused graph and the formula.
+// a "gelu" step, the tanh form (x³ as two Muls, as SigLIP's export writes it, or as Pow) one with
+// a "gelu_tanh" step; outputs match the unfused graph and the formula, -Inf included.
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <limits>
 
+#include "edgemm/inferencer.h"
 #include "ir/elementwise_steps.h"
 #include "model_builder.h"
 #include "pass_test_util.h"
@@ -67,7 +70,32 @@ std::string gelu_model(const std::string& name, const GeluSpec& spec) {
 
 std::vector<std::pair<std::string, Tensor>> gelu_inputs() { return {{"x", seeded_f32({2, 3, 16}, 9, -4.0f, 4.0f)}}; }
 
-void expect_gelu_fused(const std::string& path) {
+/// 0.5 · x · (1 + tanh(√(2/π) · (x + 0.044715 · x³))), x³ as Pow(x, 3) or Mul(x, Mul(x, x)).
+std::string gelu_tanh_model(const std::string& name, bool pow) {
+  ModelBuilder b;
+  b.input("x", kFloat, {2, 3, 16}).output("y", kFloat, {2, 3, 16});
+  b.initializer_floats("one", {}, {1.0f});
+  b.initializer_floats("half", {}, {0.5f});
+  b.initializer_floats("three", {}, {3.0f});
+  b.initializer_floats("c", {}, {0.044715f});
+  b.initializer_floats("s", {}, {0.7978845834732056f});
+  if (pow) {
+    b.node("Pow", {"x", "three"}, {"x3"});
+  } else {
+    b.node("Mul", {"x", "x"}, {"x2"});
+    b.node("Mul", {"x", "x2"}, {"x3"});
+  }
+  b.node("Mul", {"c", "x3"}, {"cx3"});
+  b.node("Add", {"x", "cx3"}, {"inner"});
+  b.node("Mul", {"s", "inner"}, {"arg"});
+  b.node("Tanh", {"arg"}, {"t"});
+  b.node("Add", {"one", "t"}, {"p"});
+  b.node("Mul", {"x", "p"}, {"xp"});
+  b.node("Mul", {"half", "xp"}, {"y"});
+  return b.save(testing::temp_dir("gelu_tanh_" + name) / "model.onnx");
+}
+
+void expect_gelu_fused(const std::string& path, ir::StepKind kind = ir::StepKind::kGelu) {
   passes::PassReport report;
   ir::Model model = optimized_model(path, &report);
   ASSERT_EQ(model.graph.nodes.size(), 1u);
@@ -79,9 +107,35 @@ void expect_gelu_fused(const std::string& path) {
   auto steps = ir::read_steps(chain);
   ASSERT_TRUE(steps.has_value()) << steps.status().message();
   ASSERT_EQ(steps->size(), 1u);
-  EXPECT_EQ((*steps)[0].kind, ir::StepKind::kGelu);
+  EXPECT_EQ((*steps)[0].kind, kind);
   EXPECT_EQ(report.patterns["Gelu"], 1);
   EXPECT_LE(optimized_vs_original(path, gelu_inputs()), 1e-5);
+}
+
+TEST(GeluFusion, TanhFormWithMulsOrPow) {
+  expect_gelu_fused(gelu_tanh_model("muls", false), ir::StepKind::kGeluTanh);
+  expect_gelu_fused(gelu_tanh_model("pow", true), ir::StepKind::kGeluTanh);
+}
+
+TEST(GeluFusion, TanhFormKeepsTheUnfusedNonFiniteValues) {
+  // -Inf: 0.5 · -Inf · (1 + tanh(-Inf)) = -Inf · 0 = NaN; +Inf stays +Inf; NaN stays NaN.
+  const float inf = std::numeric_limits<float>::infinity();
+  std::vector<float> values(2 * 3 * 16, 0.5f);
+  values[0] = -inf;
+  values[1] = inf;
+  values[2] = std::nanf("");
+  values[3] = -30.0f;
+  InferencerConfig config;
+  config.model_path = gelu_tanh_model("nonfinite", false);
+  auto inf_run = Inferencer::create(config);
+  ASSERT_TRUE(inf_run.has_value()) << inf_run.status().to_string();
+  auto out = (*inf_run)->run({{"x", Tensor::from_floats({2, 3, 16}, values)}});
+  ASSERT_TRUE(out.has_value()) << out.status().to_string();
+  const float* y = (*out)[0].data<float>();
+  EXPECT_TRUE(std::isnan(y[0]));
+  EXPECT_EQ(y[1], inf);
+  EXPECT_TRUE(std::isnan(y[2]));
+  EXPECT_NEAR(y[3], 0.0f, 1e-30);
 }
 
 TEST(GeluFusion, DivAndHalfAfter) { expect_gelu_fused(gelu_model("div_after", {})); }

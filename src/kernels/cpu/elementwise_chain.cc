@@ -153,6 +153,11 @@ EDGEMM_AVX2_CLONES void apply_unary_tile(const Step& s, float* v, int64_t n) {
       return map_values(v, n, [](float x) { return exp_approx(x); });
     case StepKind::kTanh:
       return map_values(v, n, [](float x) { return tanh_approx(x); });
+    case StepKind::kGeluTanh:  // 0.5·x·(1 + tanh(y)) = x·sigmoid(2y); exactly 0 far left (-Inf·0 = NaN)
+      return map_values(v, n, [](float x) {
+        const float z = 1.59576912160573072f * (x + 0.044715f * x * x * x);
+        return x * (z < -88.f ? 0.f : sigmoid_approx(z));
+      });
     case StepKind::kSqrt:
       return map_values(v, n, [](float x) { return std::sqrt(x); });
     case StepKind::kAbs:
@@ -227,6 +232,8 @@ int64_t step_cost(const Step& s) {
     case StepKind::kGelu:
     case StepKind::kPow:
       return 20;
+    case StepKind::kGeluTanh:
+      return 8;
     default:
       return 1;
   }
