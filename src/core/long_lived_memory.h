@@ -8,8 +8,8 @@
 /// later blocks of that size from its heap, which it hands back to the system only from the
 /// top. Weights freed while their packed copies are made (runtime::CompiledGraph::
 /// compile_freeing_packed) then stay resident, and a load peaks at both copies; mapping each
-/// large buffer on its own returns its pages the moment it is freed (docs/benchmarks.md,
-/// "Memory").
+/// large buffer on its own returns its pages the moment it is freed (docs/architecture.md,
+/// compile; docs/clip.md, "Memory and load time").
 
 #include <cstddef>
 #include <memory>
