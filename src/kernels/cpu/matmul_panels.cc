@@ -31,6 +31,7 @@ constexpr int64_t kDepth = 256;       // K steps per pass: 256 steps of a panel 
 constexpr int64_t kLineBytes = 64;
 constexpr int64_t kParallelWork = 32768;  // multiply-adds below which one thread does it all (as parallel_for)
 constexpr int64_t kGroupBytes = 384 << 10;  // packed A of one row group, kept in L2 while every panel uses it
+constexpr int64_t kMinGroupRows = 128;      // but at least this many rows: each group reads all of B again
 
 /// The bfloat16 nearest to x (ties to even), as its 16 bits; NaN stays a quiet NaN.
 uint16_t to_bfloat16(float x) {
@@ -226,8 +227,8 @@ void pack_block(const float* a, int64_t lda, int64_t k, const RowBlocks& blocks,
 
 /// Panels [p0, p1) for all row blocks. The row blocks go in groups whose packed A (all K steps)
 /// fits in kGroupBytes, so that it stays in L2 while every panel of the range uses it (one group
-/// up to kGroupBytes / (4 K) rows, e.g. 128 at K = 768); B is read once per group, from L3 after
-/// the first. Within a group each panel runs in passes of kDepth K steps, so that the panel's
+/// up to max(kMinGroupRows, kGroupBytes / (4 K)) rows, e.g. 128 at K = 768 and 3072); B is read
+/// once per group, from L3 after the first. Within a group each panel runs in passes of kDepth K steps, so that the panel's
 /// slice stays in L1 while every row block of the group uses it, and the tile calls of a panel
 /// prefetch the next panel (none after the range's last) in equal slices.
 template <PanelFormat F>
@@ -235,7 +236,7 @@ void run_panels(const PackedPanels& b, const AStep<F>* packed_a, const RowBlocks
                 int64_t p0, int64_t p1) {
   const int64_t steps = b.steps(), n = b.n();
   const int64_t panel_lines = steps * kPanelStepBytes / kLineBytes;
-  const int64_t group_rows = std::max<int64_t>(kMaxTileRows, kGroupBytes / (steps * sizeof(AStep<F>)));
+  const int64_t group_rows = std::max<int64_t>(kMinGroupRows, kGroupBytes / (steps * sizeof(AStep<F>)));
   const int64_t group_blocks = std::max<int64_t>(1, group_rows / kMaxTileRows);
   const int64_t passes = (steps + kDepth - 1) / kDepth;
   for (int64_t g0 = 0; g0 < blocks.count; g0 += group_blocks) {
