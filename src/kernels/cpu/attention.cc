@@ -158,8 +158,10 @@ class AttentionKernel final : public Kernel {
  private:
   /// One leading index on the panel kernel, in blocks of 32 query rows, everything transposed so
   /// that no [S, T] matrix is ever transposed: Sᵀ [T, 32] = K · (scale · Q_block)ᵀ (A = K packed
-  /// from Kᵀ, B = the block's scaled Qᵀ as one panel), the softmax down its columns, then Y_blockᵀ [D, 32] = Vᵀ ·
-  /// Pᵀ (A = Vᵀ packed from V, B = Pᵀ, already a panel), divided by the sums while transposed back.
+  /// from Kᵀ, B = the block's scaled Qᵀ as one panel), the softmax down its columns, then
+  /// Y_blockᵀ [D, 32] = Vᵀ · Pᵀ (A = Vᵀ packed from V, B = Pᵀ, already a panel), divided by the
+  /// sums while transposed back. Columns past a short last block hold stale values that no valid
+  /// column reads.
   template <typename MaskRow>
   void run_panels(const Dims& d, const float* q, const float* kt, const float* v, const MaskRow& mask_row,
                   int64_t mask_step, float* y) const {
