@@ -22,6 +22,7 @@
 #include <cmath>
 #include <random>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "ir/elementwise_steps.h"
@@ -130,6 +131,38 @@ TEST(MatMulPanels, KernelKeepsOnePackedCopyAfterALargeRun) {
       EXPECT_LT((*kernel)->packed_bytes(), panel_bytes + 96 * 200 * 4);
     }
   }
+}
+
+// Runs from several threads while the first run past kPanelMaxRows swaps the panels for oneDNN's
+// layout: every run still matches the reference.
+TEST(MatMulPanels, ConcurrentRunsWhileThePanelsAreDropped) {
+  if (!kernels::matmul_panels_available()) GTEST_SKIP() << "no AVX-512F here";
+  const ir::Node node = make_node("MatMul", {"A", "B"});
+  const Tensor b = random_f32({96, 200}, 51);
+  auto kernel = make_kernel(node, {nullptr, &b});
+  ASSERT_TRUE(kernel.has_value()) << kernel.status().to_string();
+  const Tensor freed_b = Tensor::borrow(b.dtype(), b.shape(), nullptr);
+  const Tensor small = random_f32({100, 96}, 52), large = random_f32({300, 96}, 53);
+  const Tensor want_small = run_reference(node, {small, b}).value(),
+               want_large = run_reference(node, {large, b}).value();
+  std::vector<std::thread> threads;
+  std::vector<double> worst(4, 0.0);
+  for (int t = 0; t < 4; ++t) {
+    threads.emplace_back([&, t] {
+      for (int i = 0; i < 20; ++i) {
+        const bool big = (i + t) % 2 == 0;
+        DirectContext ctx(node, {big ? large : small, freed_b}, 1);
+        if (!(*kernel)->run(ctx).is_ok()) {
+          worst[t] = 1e9;
+          return;
+        }
+        const Diff d = diff(ctx.output(0), big ? want_large : want_small);
+        worst[t] = std::max(worst[t], d.max_abs / std::max(1.0, d.max_ref));
+      }
+    });
+  }
+  for (auto& th : threads) th.join();
+  for (double w : worst) EXPECT_LE(w, 2e-6 * std::sqrt(96.0));
 }
 
 TEST(MatMulPanels, RoundToBfloat16TiesToEven) {
