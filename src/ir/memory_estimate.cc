@@ -108,7 +108,7 @@ Status check_shapes_fit_memory(const std::string& model_path, const std::map<std
   ImportOptions options;
   options.fixed_input_shapes = shapes;
   options.run_checker = false;
-  const Expected<Model> model = import_onnx_file(model_path, options);
+  const Expected<Model> model = import_onnx_file_shapes_only(model_path, options);
   if (!model.has_value()) return Status::ok();
   const MemoryEstimate e = estimate_memory(model->graph);
   const MemoryLimit limit = process_memory_limit();

@@ -169,7 +169,7 @@ ValueInfo value_info_from_proto(const onnx::ValueInfoProto& vi) {
   return info;
 }
 
-Expected<Graph> graph_from_proto(onnx::GraphProto& proto, const std::string& base_dir);
+Expected<Graph> graph_from_proto(onnx::GraphProto& proto, const std::string& base_dir, bool weights = true);
 
 /// Frees a converted tensor's bytes from the proto. A large block is handed back to the system
 /// at once (malloc_trim): its converted copy lives in pages of its own
@@ -228,16 +228,29 @@ Expected<Attribute> attribute_from_proto(onnx::AttributeProto& a, const std::str
   return attr;
 }
 
+/// An initializer of `proto`'s dtype and shape with no data (for sizes and shapes only). Errors as
+/// tensor_from_proto for the dtype and shape.
+Expected<Tensor> tensor_stub_from_proto(const onnx::TensorProto& proto) {
+  const auto dtype = static_cast<DataType>(proto.data_type());
+  const std::string what = "tensor '" + proto.name() + "'";
+  if (!dtype_supported(dtype)) return invalid(what + " has data type " + std::to_string(proto.data_type()));
+  Shape shape(proto.dims().begin(), proto.dims().end());
+  const auto count = shape_element_count(shape);
+  if (!count) return Status(count.status().code(), what + ": " + count.status().message());
+  return Tensor::borrow(dtype, std::move(shape), nullptr);
+}
+
 /// Converts `proto` (and its subgraphs) to the IR. Each initializer's data is freed from the proto
-/// once converted, so that the import holds one copy of the weights, not two.
-Expected<Graph> graph_from_proto(onnx::GraphProto& proto, const std::string& base_dir) {
+/// once converted, so that the import holds one copy of the weights, not two. Without `weights`,
+/// the main graph's initializers are tensor_stub_from_proto's (subgraphs convert in full).
+Expected<Graph> graph_from_proto(onnx::GraphProto& proto, const std::string& base_dir, bool weights) {
   Graph graph;
   graph.name = proto.name();
   if (proto.sparse_initializer_size() > 0) {
     return make_error(StatusCode::kUnsupported, "graph '" + proto.name() + "' has sparse initializers");
   }
   for (auto& t : *proto.mutable_initializer()) {
-    EDGEMM_ASSIGN_OR_RETURN(Tensor tensor, tensor_from_proto(t, base_dir));
+    EDGEMM_ASSIGN_OR_RETURN(Tensor tensor, weights ? tensor_from_proto(t, base_dir) : tensor_stub_from_proto(t));
     graph.initializers[t.name()] = std::move(tensor);
     free_raw_data(t);
   }
@@ -405,7 +418,8 @@ Status infer_shapes(onnx::ModelProto& proto, const std::map<std::string, int64_t
   return Status::ok();
 }
 
-Expected<Model> import_model_proto(onnx::ModelProto& proto, const std::string& base_dir, const ImportOptions& options) {
+Expected<Model> import_model_proto(onnx::ModelProto& proto, const std::string& base_dir, const ImportOptions& options,
+                                   bool weights = true) {
   if (!proto.has_graph()) return invalid("the file parsed as protobuf but holds no ONNX graph (not an ONNX model?)");
   Model model;
   model.ir_version = proto.ir_version();
@@ -424,7 +438,7 @@ Expected<Model> import_model_proto(onnx::ModelProto& proto, const std::string& b
   if (options.run_checker) EDGEMM_RETURN_IF_ERROR(run_checker(proto));
   EDGEMM_RETURN_IF_ERROR(check_window_attributes(proto.graph()));
   if (options.infer_shapes) EDGEMM_RETURN_IF_ERROR(infer_shapes(proto, model.opsets));
-  EDGEMM_ASSIGN_OR_RETURN(model.graph, graph_from_proto(*proto.mutable_graph(), base_dir));
+  EDGEMM_ASSIGN_OR_RETURN(model.graph, graph_from_proto(*proto.mutable_graph(), base_dir, weights));
   return model;
 }
 
@@ -529,7 +543,10 @@ Expected<Model> import_onnx_bytes(const std::string& bytes, const std::string& b
   return import_model_proto(proto, base_dir, options);
 }
 
-Expected<Model> import_onnx_file(const std::string& path, const ImportOptions& options) {
+namespace {
+
+/// import_onnx_file with or without the main graph's initializer data (graph_from_proto).
+Expected<Model> import_file(const std::string& path, const ImportOptions& options, bool weights) {
   if (path == "-") {
     return Status(StatusCode::kInvalidArgument,
                   "a model cannot be read from standard input ('-'): give its file path (external data is found "
@@ -544,9 +561,19 @@ Expected<Model> import_onnx_file(const std::string& path, const ImportOptions& o
   onnx::ModelProto proto;
   Expected<Model> model = size == 0                       ? invalid("the model file is empty (0 bytes)")
                           : !proto.ParseFromIstream(&*in) ? invalid(kNotAModel)
-                                                          : import_model_proto(proto, base, options);
+                                                          : import_model_proto(proto, base, options, weights);
   if (!model) return Status(model.status().code(), "'" + path + "': " + model.status().message());
   return model;
+}
+
+}  // namespace
+
+Expected<Model> import_onnx_file(const std::string& path, const ImportOptions& options) {
+  return import_file(path, options, true);
+}
+
+Expected<Model> import_onnx_file_shapes_only(const std::string& path, const ImportOptions& options) {
+  return import_file(path, options, false);
 }
 
 }  // namespace edgemm::ir

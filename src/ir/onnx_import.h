@@ -28,6 +28,12 @@ using ImportOptions = OnnxLoadOptions;
 /// 7–17 for the default domain, string tensors).
 Expected<Model> import_onnx_file(const std::string& path, const ImportOptions& options = {});
 
+/// import_onnx_file for sizes and shapes only (memory estimates): the same checks and shape
+/// inference, but the main graph's initializers are tensors of their dtype and shape with null
+/// data, so none of the weights is copied. Never run or pass on what it returns. Errors as
+/// import_onnx_file.
+Expected<Model> import_onnx_file_shapes_only(const std::string& path, const ImportOptions& options = {});
+
 /// Same, from bytes in memory (no external data allowed; `base_dir` "" means none).
 Expected<Model> import_onnx_bytes(const std::string& bytes, const std::string& base_dir,
                                   const ImportOptions& options = {});

@@ -1,6 +1,6 @@
 // The memory estimate of one run (ir/memory_estimate.h) on a hand-built chain, with every byte
 // count worked out by hand, and the shared refusal of check_shapes_fit_memory at the limit
-// ($EDGEMM_MAX_MEMORY) and one byte below it.
+// ($EDGEMM_MAX_MEMORY) and one byte below it; the shapes-only import it uses estimates the same.
 #include "edgemm/memory_check.h"
 #include "ir/memory_estimate.h"
 
@@ -44,6 +44,24 @@ TEST(MemoryEstimate, ChainByHand) {
   EXPECT_EQ(e.total(), 124000);
   EXPECT_EQ(e.largest_value, "a");
   EXPECT_EQ(e.largest_bytes, 40000);
+}
+
+// check_shapes_fit_memory imports shapes only: the initializers keep dtype and shape, no data,
+// and the estimate is the full import's.
+TEST(MemoryEstimate, ShapesOnlyImportGivesTheSameEstimateWithoutWeightData) {
+  ir::ImportOptions options;
+  options.fixed_input_shapes = {{"x", {10, 1000}}};
+  const std::string path = chain_model("memory_shapes_only");
+  auto full = ir::import_onnx_file(path, options), shapes = ir::import_onnx_file_shapes_only(path, options);
+  ASSERT_TRUE(full.has_value() && shapes.has_value());
+  const Tensor& w = shapes->graph.initializers.at("w");
+  EXPECT_EQ(w.dtype(), DataType::kFloat32);
+  EXPECT_EQ(w.shape(), Shape{1000});
+  EXPECT_EQ(w.raw_data(), nullptr);
+  const ir::MemoryEstimate a = ir::estimate_memory(full->graph), b = ir::estimate_memory(shapes->graph);
+  EXPECT_EQ(a.total(), b.total());
+  EXPECT_EQ(a.weight_bytes, b.weight_bytes);
+  EXPECT_EQ(a.largest_value, b.largest_value);
 }
 
 TEST(MemoryEstimate, RefusesShapesAboveTheLimitWithOneMessage) {
