@@ -30,7 +30,7 @@ struct AttentionMatch {
 };
 
 bool is_default_op(const ir::Graph& graph, int k, const char* op_type) {
-  return k >= 0 && graph.nodes[k].op_type == op_type && graph.nodes[k].domain.empty();
+  return k >= 0 && is_op(graph.nodes[k], op_type);
 }
 
 /// True when `value` is float32 per its metadata.
@@ -102,9 +102,7 @@ std::optional<AttentionMatch> match_attention(const ir::Model& model, const Grap
     if (!known_float32(graph, *value)) return std::nullopt;
   }
   if (!m.mask.empty() && !known_float32(graph, m.mask)) return std::nullopt;
-  for (int k : m.nodes) {
-    if (!rw.untouched(k)) return std::nullopt;
-  }
+  if (!rw.all_untouched(m.nodes)) return std::nullopt;
   return m;
 }
 
@@ -127,14 +125,9 @@ void fuse_attention(ir::Model& model, PassReport& report) {
     attention.inputs = {m->q, m->kt, m->v, m->mask};
     if (m->mask.empty()) attention.inputs.pop_back();
     attention.outputs = {graph.nodes[last].outputs[0]};
-    ir::Attribute scale;
-    scale.kind = ir::Attribute::Kind::kFloat;
-    scale.f = m->scale;
-    attention.attributes["scale"] = scale;
-    for (int n : m->nodes) rw.dead[n] = true;
-    rw.dead[last] = false;
-    rw.touched[last] = true;
-    graph.nodes[last] = std::move(attention);
+    attention.attributes["scale"].kind = ir::Attribute::Kind::kFloat;
+    attention.attributes["scale"].f = m->scale;
+    rw.replace(graph, m->nodes, std::move(attention));
     ++fused;
   }
   if (fused == 0) return;

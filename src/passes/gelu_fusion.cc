@@ -105,9 +105,7 @@ std::optional<GeluMatch> match_gelu(const ir::Graph& graph, const GraphView& vie
   if (!one || *one != 1.0f) return std::nullopt;
   m.nodes = {scale_k, erf_k, add_k};
   if (!match_product(graph, view, graph.nodes[add_k].outputs[0], m)) return std::nullopt;
-  for (int k : m.nodes) {
-    if (!rw.untouched(k)) return std::nullopt;
-  }
+  if (!rw.all_untouched(m.nodes)) return std::nullopt;
   return m;
 }
 
@@ -166,9 +164,7 @@ std::optional<GeluMatch> match_gelu_tanh(const ir::Graph& graph, const GraphView
   if (!one || *one != 1.0f) return std::nullopt;
   m.nodes.push_back(one_k);
   if (!match_product(graph, view, graph.nodes[one_k].outputs[0], m)) return std::nullopt;
-  for (int k : m.nodes) {
-    if (!rw.untouched(k)) return std::nullopt;
-  }
+  if (!rw.all_untouched(m.nodes)) return std::nullopt;
   return m;
 }
 
@@ -194,10 +190,7 @@ void fuse_gelu(ir::Model& model, PassReport& report) {
     ir::Step gelu;
     gelu.kind = m->kind;
     ir::write_steps(chain, {gelu});
-    for (int n : m->nodes) rw.dead[n] = true;
-    rw.dead[last] = false;
-    rw.touched[last] = true;
-    graph.nodes[last] = std::move(chain);
+    rw.replace(graph, m->nodes, std::move(chain));
     ++fused;
   }
   if (fused == 0) return;

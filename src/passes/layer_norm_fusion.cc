@@ -84,9 +84,7 @@ std::optional<LayerNormMatch> match_normalization(const ir::Graph& graph, const 
     return std::nullopt;
   }
   const std::vector<int> nodes = {mean_k, sub_k, sq_k, var_k, add_k, sqrt_k, div_k};
-  for (int k : nodes) {
-    if (!rw.untouched(k)) return std::nullopt;
-  }
+  if (!rw.all_untouched(nodes)) return std::nullopt;
   const bool private_values = only_read_by(view, sub.inputs[1], {sub_k}) && only_read_by(view, d, {sq_k, div_k}) &&
                               only_read_by(view, q, {var_k}) && only_read_by(view, v, {add_k}) &&
                               only_read_by(view, graph.nodes[add_k].outputs[0], {sqrt_k}) &&
@@ -147,10 +145,7 @@ void rewrite(ir::Graph& graph, Rewrite& rw, const LayerNormMatch& m) {
   epsilon.f = m.epsilon;
   fused.attributes["axis"] = axis;
   fused.attributes["epsilon"] = epsilon;
-  for (int k : m.nodes) rw.dead[k] = true;
-  rw.dead[last] = false;
-  rw.touched[last] = true;
-  graph.nodes[last] = std::move(fused);
+  rw.replace(graph, m.nodes, std::move(fused));
 }
 
 }  // namespace

@@ -100,9 +100,7 @@ void fuse_matmul_add(ir::Model& model, PassReport& report) {
       out.inputs = {a, b, bias_vector(graph, m->bias, n, out.name + "/bias")};
       ++fused;
     }
-    rw.dead[k] = true;
-    rw.touched[m->add] = true;
-    graph.nodes[m->add] = std::move(out);
+    rw.replace(graph, {k, m->add}, std::move(out));
   }
   if (gemms + fused + int8 == 0) return;
   remove_nodes(graph, rw.dead);

@@ -12,6 +12,18 @@ bool Rewrite::changed() const {
          std::find(touched.begin(), touched.end(), true) != touched.end();
 }
 
+bool Rewrite::all_untouched(const std::vector<int>& nodes) const {
+  return std::all_of(nodes.begin(), nodes.end(), [this](int k) { return untouched(k); });
+}
+
+void Rewrite::replace(ir::Graph& graph, const std::vector<int>& nodes, ir::Node node) {
+  const int last = nodes.back();
+  for (int k : nodes) dead[k] = true;
+  dead[last] = false;
+  touched[last] = true;
+  graph.nodes[last] = std::move(node);
+}
+
 int producer_of(const GraphView& view, const ir::Graph& graph, const std::string& value, const char* op_type) {
   const int k = view.producer(value);
   if (k < 0) return -1;

@@ -21,6 +21,11 @@ struct Rewrite {
   explicit Rewrite(const ir::Graph& graph) : dead(graph.nodes.size(), false), touched(graph.nodes.size(), false) {}
   /// True when node `k` was neither rewritten nor marked dead in this sweep.
   bool untouched(int k) const { return k >= 0 && !dead[k] && !touched[k]; }
+  /// True when every node of a match is untouched().
+  bool all_untouched(const std::vector<int>& nodes) const;
+  /// Replaces a match's `nodes` by `node`, written in place of the last of them (the one producing
+  /// the match's result, whose place keeps the graph's order): the others are marked dead.
+  void replace(ir::Graph& graph, const std::vector<int>& nodes, ir::Node node);
   /// True when any node was changed.
   bool changed() const;
   std::vector<bool> dead;
