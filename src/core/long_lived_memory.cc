@@ -22,11 +22,11 @@ std::shared_ptr<void> allocate_long_lived(size_t bytes) {
 
 Expected<Tensor> create_long_lived_tensor(DataType dtype, Shape shape) {
   // Tensor::create words every error (dtype, extents, size limit) before anything is allocated.
-  if (!dtype_supported(dtype) || !shape_element_count(shape).has_value()) return Tensor::create(dtype, shape);
-  const int64_t count = *shape_element_count(shape);
-  const int64_t element = static_cast<int64_t>(dtype_size(dtype));
-  if (count > kMaxTensorBytes / element) return Tensor::create(dtype, shape);
-  const size_t bytes = static_cast<size_t>(count * element);
+  const Expected<int64_t> count = shape_element_count(shape);
+  if (!dtype_supported(dtype) || !count || *count > kMaxTensorBytes / static_cast<int64_t>(dtype_size(dtype))) {
+    return Tensor::create(dtype, shape);
+  }
+  const size_t bytes = static_cast<size_t>(*count) * dtype_size(dtype);
   std::shared_ptr<void> storage = allocate_long_lived(bytes);
   if (storage == nullptr) {
     return make_error(StatusCode::kOutOfMemory, "could not allocate " + std::to_string(bytes) +

@@ -228,12 +228,24 @@ Expected<Attribute> attribute_from_proto(onnx::AttributeProto& a, const std::str
   return attr;
 }
 
+/// Refuses a TensorProto whose dtype a Tensor cannot hold: kUnsupported for strings, kInvalidModel
+/// for unknown types.
+Status check_proto_dtype(const onnx::TensorProto& proto) {
+  const auto dtype = static_cast<DataType>(proto.data_type());
+  const std::string what = "tensor '" + proto.name() + "'";
+  if (dtype == DataType::kString) {
+    return make_error(StatusCode::kUnsupported, what + " holds strings, which edgemm does not support");
+  }
+  if (!dtype_supported(dtype)) return invalid(what + " has unknown data type " + std::to_string(proto.data_type()));
+  return Status::ok();
+}
+
 /// An initializer of `proto`'s dtype and shape with no data (for sizes and shapes only). Errors as
 /// tensor_from_proto for the dtype and shape.
 Expected<Tensor> tensor_stub_from_proto(const onnx::TensorProto& proto) {
+  EDGEMM_RETURN_IF_ERROR(check_proto_dtype(proto));
   const auto dtype = static_cast<DataType>(proto.data_type());
   const std::string what = "tensor '" + proto.name() + "'";
-  if (!dtype_supported(dtype)) return invalid(what + " has data type " + std::to_string(proto.data_type()));
   Shape shape(proto.dims().begin(), proto.dims().end());
   const auto count = shape_element_count(shape);
   if (!count) return Status(count.status().code(), what + ": " + count.status().message());
@@ -451,13 +463,9 @@ Expected<Tensor> tensor_from_proto(const onnx::TensorProto& proto, const std::st
     EDGEMM_RETURN_IF_ERROR(inline_external_data(copy, base_dir, files));
     return tensor_from_proto(copy, base_dir);
   }
+  EDGEMM_RETURN_IF_ERROR(check_proto_dtype(proto));
   const auto dtype = static_cast<DataType>(proto.data_type());
   const std::string what = "tensor '" + proto.name() + "'";
-  if (dtype == DataType::kString)
-    return make_error(StatusCode::kUnsupported, what + " holds strings, which edgemm does not support");
-  if (!dtype_supported(dtype)) {
-    return invalid(what + " has unknown data type " + std::to_string(proto.data_type()));
-  }
   Shape shape(proto.dims().begin(), proto.dims().end());
   auto created = core::create_long_lived_tensor(dtype, shape);
   if (!created) return Status(created.status().code(), what + ": " + created.status().message());
