@@ -1,7 +1,10 @@
 #include "core/long_lived_memory.h"
 
+#include <fcntl.h>
 #include <sys/mman.h>
+#include <unistd.h>
 
+#include <cerrno>
 #include <cstdlib>
 #include <cstring>
 
@@ -34,6 +37,29 @@ Expected<Tensor> create_long_lived_tensor(DataType dtype, Shape shape) {
   }
   void* data = storage.get();
   return Tensor::from_storage(dtype, std::move(shape), std::move(storage), data);
+}
+
+Expected<MappedFileRange> map_file_range(const std::string& path, int64_t offset, int64_t length) {
+  if (offset < 0 || length < 1) {
+    return make_error(StatusCode::kInvalidArgument, "cannot map bytes [" + std::to_string(offset) + ", +" +
+                                                        std::to_string(length) + ") of '" + path + "'");
+  }
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return make_error(StatusCode::kIo, "cannot open '" + path + "': " + std::strerror(errno));
+  const int64_t page = ::sysconf(_SC_PAGESIZE);
+  const int64_t start = offset / page * page;
+  const size_t bytes = static_cast<size_t>(offset - start + length);
+  void* base = ::mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_POPULATE, fd, start);
+  const int map_errno = errno;
+  ::close(fd);  // the mapping keeps its own reference to the file
+  if (base == MAP_FAILED) {
+    return make_error(StatusCode::kIo, "cannot map " + std::to_string(length) + " bytes at offset " +
+                                           std::to_string(offset) + " of '" + path + "': " + std::strerror(map_errno));
+  }
+  MappedFileRange range;
+  range.storage = std::shared_ptr<void>(base, [bytes](void* p) { ::munmap(p, bytes); });
+  range.data = static_cast<char*>(base) + (offset - start);
+  return range;
 }
 
 }  // namespace edgemm::core

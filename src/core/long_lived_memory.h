@@ -12,7 +12,9 @@
 /// compile; docs/clip.md, "Memory and load time").
 
 #include <cstddef>
+#include <cstdint>
 #include <memory>
+#include <string>
 
 #include "edgemm/status.h"
 #include "edgemm/tensor.h"
@@ -31,5 +33,20 @@ std::shared_ptr<void> allocate_long_lived(size_t bytes);
 /// Tensor::create with its buffer from allocate_long_lived(): zero-filled, 64-byte aligned.
 /// Errors as Tensor::create.
 Expected<Tensor> create_long_lived_tensor(DataType dtype, Shape shape);
+
+/// Bytes of a file mapped in place: `data` is the first byte asked for; `storage` holds the
+/// mapping, which is unmapped when its last copy goes.
+struct MappedFileRange {
+  std::shared_ptr<void> storage;
+  void* data = nullptr;
+};
+
+/// Maps bytes [offset, offset + length) of the file at `path` (mmap, private copy-on-write,
+/// populated): the pages are the page cache's, shared with every process reading the file and
+/// counted as file-backed, not anonymous, memory; a write copies only the page it touches, in
+/// this process. `data` is 64-byte aligned when `offset` is a multiple of 64. Errors:
+/// kInvalidArgument for a negative offset or a length below 1; kIo when the file cannot be
+/// opened or mapped (the message names the path and the system's reason).
+Expected<MappedFileRange> map_file_range(const std::string& path, int64_t offset, int64_t length);
 
 }  // namespace edgemm::core

@@ -12,9 +12,11 @@
 #include <map>
 #include <set>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "core/long_lived_memory.h"
+#include "ir/external_data.h"
 
 namespace edgemm::ir {
 
@@ -53,91 +55,65 @@ Expected<std::string> read_file(const std::string& path, const std::string& what
   return bytes;
 }
 
-/// Resolves an external-data `location` under `base_dir`, refusing escapes.
-Expected<std::string> resolve_external_location(const std::string& tensor_name, const std::string& location,
-                                                const std::string& base_dir) {
-  const std::string prefix = "tensor '" + tensor_name + "': external data location '" + location + "' ";
-  if (base_dir.empty()) return invalid(prefix + "cannot be resolved: the model was not loaded from a file");
-  fs::path loc(location);
-  if (location.empty() || loc.is_absolute() || loc.has_root_name() || loc.has_root_directory()) {
-    return invalid(prefix + "is absolute or empty; it must be a relative path inside the model's folder");
-  }
-  for (const auto& part : loc) {
-    if (part == "..") return invalid(prefix + "climbs out of the model's folder ('..' is not allowed)");
-  }
-  std::error_code ec;
-  fs::path base = fs::weakly_canonical(fs::path(base_dir), ec);
-  fs::path full = fs::weakly_canonical(fs::path(base_dir) / loc, ec);
-  auto rel = full.lexically_relative(base);
-  if (rel.empty() || *rel.begin() == "..") {
-    return invalid(prefix + "resolves outside the model's folder (through a symbolic link)");
-  }
-  return full.string();
+/// What the import carries down the graph: the model's folder, and the external tensors left in
+/// their files, read or mapped straight into their tensors at conversion
+/// (tensor_from_external_range), never inlined into the proto.
+struct ImportContext {
+  std::string base_dir;
+  std::unordered_map<const onnx::TensorProto*, ExternalRange> external;
+};
+
+/// Whether an external tensor is read into the proto: small ones cost nothing to inline, and ONNX
+/// shape inference reads int32/int64 initializers as shape data (Reshape's shape, Slice's
+/// starts) but cannot read external data.
+bool inline_into_proto(const onnx::TensorProto& proto, const ExternalRange& range) {
+  return range.length < static_cast<int64_t>(core::kMappedFromBytes) || proto.data_type() == onnx::TensorProto::INT32 ||
+         proto.data_type() == onnx::TensorProto::INT64;
 }
 
-/// Reads external data into the proto's raw_data so the rest of the import sees one form; adds
-/// the file read to `files` (once).
-Status inline_external_data(onnx::TensorProto& proto, const std::string& base_dir, std::vector<std::string>& files) {
-  std::string location;
-  int64_t offset = 0, length = -1;
-  for (const auto& kv : proto.external_data()) {
-    try {
-      if (kv.key() == "location") location = kv.value();
-      if (kv.key() == "offset") offset = std::stoll(kv.value());
-      if (kv.key() == "length") length = std::stoll(kv.value());
-    } catch (const std::exception&) {
-      return invalid("tensor '" + proto.name() + "': external data field '" + kv.key() + "' = '" + kv.value() +
-                     "' is not a number");
-    }
+/// Resolves one external tensor and adds its file to `files` (once). A tensor inline_into_proto
+/// takes is read into the proto's raw_data, so the rest of the import sees one form; any other
+/// stays in its file, recorded in `context`, its location rewritten to the resolved path
+/// (libonnx 1.12's checker opens the location as written, from the working directory).
+Status prepare_external_data(onnx::TensorProto& proto, ImportContext& context, std::vector<std::string>& files) {
+  EDGEMM_ASSIGN_OR_RETURN(ExternalRange range, resolve_external_range(proto, context.base_dir));
+  if (std::find(files.begin(), files.end(), range.path) == files.end()) files.push_back(range.path);
+  if (!inline_into_proto(proto, range)) {
+    proto.clear_external_data();
+    auto* location = proto.add_external_data();
+    location->set_key("location");
+    location->set_value(range.path);
+    context.external[&proto] = std::move(range);
+    return Status::ok();
   }
-  EDGEMM_ASSIGN_OR_RETURN(std::string path, resolve_external_location(proto.name(), location, base_dir));
-  std::error_code ec;
-  if (!fs::is_regular_file(path, ec)) {
-    return make_error(StatusCode::kIo, "tensor '" + proto.name() + "': external data file '" + location +
-                                           "' is missing (looked in '" + base_dir + "')");
-  }
-  if (std::find(files.begin(), files.end(), path) == files.end()) files.push_back(path);
-  const int64_t file_size = static_cast<int64_t>(fs::file_size(path, ec));
-  if (length < 0) length = file_size - offset;
-  if (offset < 0 || length < 0 || offset > file_size || length > file_size - offset) {
-    return invalid("tensor '" + proto.name() + "': external data range [" + std::to_string(offset) + ", +" +
-                   std::to_string(length) + ") lies outside '" + location + "' (" + std::to_string(file_size) +
-                   " bytes)");
-  }
-  std::ifstream in(path, std::ios::binary);
-  std::string bytes(static_cast<size_t>(length), '\0');
-  in.seekg(offset);
-  in.read(bytes.data(), length);
-  if (!in) return make_error(StatusCode::kIo, "tensor '" + proto.name() + "': could not read '" + location + "'");
+  EDGEMM_ASSIGN_OR_RETURN(std::string bytes, read_external_range(range, proto.name()));
   proto.set_raw_data(std::move(bytes));
   proto.clear_external_data();
   proto.set_data_location(onnx::TensorProto::DEFAULT);
   return Status::ok();
 }
 
-Status inline_graph_external_data(onnx::GraphProto& graph, const std::string& base_dir,
-                                  std::vector<std::string>& files);
+Status prepare_graph_external_data(onnx::GraphProto& graph, ImportContext& context, std::vector<std::string>& files);
 
-Status inline_attribute_external_data(onnx::AttributeProto& attr, const std::string& base_dir,
-                                      std::vector<std::string>& files) {
+Status prepare_attribute_external_data(onnx::AttributeProto& attr, ImportContext& context,
+                                       std::vector<std::string>& files) {
   if (attr.has_t() && attr.t().data_location() == onnx::TensorProto::EXTERNAL) {
-    EDGEMM_RETURN_IF_ERROR(inline_external_data(*attr.mutable_t(), base_dir, files));
+    EDGEMM_RETURN_IF_ERROR(prepare_external_data(*attr.mutable_t(), context, files));
   }
-  if (attr.has_g()) EDGEMM_RETURN_IF_ERROR(inline_graph_external_data(*attr.mutable_g(), base_dir, files));
-  for (auto& g : *attr.mutable_graphs()) EDGEMM_RETURN_IF_ERROR(inline_graph_external_data(g, base_dir, files));
+  if (attr.has_g()) EDGEMM_RETURN_IF_ERROR(prepare_graph_external_data(*attr.mutable_g(), context, files));
+  for (auto& g : *attr.mutable_graphs()) EDGEMM_RETURN_IF_ERROR(prepare_graph_external_data(g, context, files));
   return Status::ok();
 }
 
-Status inline_graph_external_data(onnx::GraphProto& graph, const std::string& base_dir,
-                                  std::vector<std::string>& files) {
+Status prepare_graph_external_data(onnx::GraphProto& graph, ImportContext& context, std::vector<std::string>& files) {
   for (auto& t : *graph.mutable_initializer()) {
     if (t.data_location() == onnx::TensorProto::EXTERNAL) {
-      EDGEMM_RETURN_IF_ERROR(inline_external_data(t, base_dir, files));
+      EDGEMM_RETURN_IF_ERROR(prepare_external_data(t, context, files));
     }
   }
   for (auto& node : *graph.mutable_node()) {
     for (auto& attr : *node.mutable_attribute()) {
-      EDGEMM_RETURN_IF_ERROR(inline_attribute_external_data(attr, base_dir, files));
+      EDGEMM_RETURN_IF_ERROR(prepare_attribute_external_data(attr, context, files));
     }
   }
   return Status::ok();
@@ -169,7 +145,8 @@ ValueInfo value_info_from_proto(const onnx::ValueInfoProto& vi) {
   return info;
 }
 
-Expected<Graph> graph_from_proto(onnx::GraphProto& proto, const std::string& base_dir, bool weights = true);
+Expected<Graph> graph_from_proto(onnx::GraphProto& proto, const ImportContext& context, bool weights = true);
+Expected<Tensor> convert_tensor(const onnx::TensorProto& proto, const ImportContext& context);
 
 /// Frees a converted tensor's bytes from the proto. A large block is handed back to the system
 /// at once (malloc_trim): its converted copy lives in pages of its own
@@ -181,7 +158,7 @@ void free_raw_data(onnx::TensorProto& t) {
   if (bytes >= core::kMappedFromBytes) malloc_trim(0);
 }
 
-Expected<Attribute> attribute_from_proto(onnx::AttributeProto& a, const std::string& base_dir) {
+Expected<Attribute> attribute_from_proto(onnx::AttributeProto& a, const ImportContext& context) {
   Attribute attr;
   using AP = onnx::AttributeProto;
   switch (a.type()) {
@@ -199,13 +176,13 @@ Expected<Attribute> attribute_from_proto(onnx::AttributeProto& a, const std::str
       break;
     case AP::TENSOR: {
       attr.kind = Attribute::Kind::kTensor;
-      EDGEMM_ASSIGN_OR_RETURN(attr.t, tensor_from_proto(a.t(), base_dir));
+      EDGEMM_ASSIGN_OR_RETURN(attr.t, convert_tensor(a.t(), context));
       free_raw_data(*a.mutable_t());
       break;
     }
     case AP::GRAPH: {
       attr.kind = Attribute::Kind::kGraph;
-      EDGEMM_ASSIGN_OR_RETURN(Graph g, graph_from_proto(*a.mutable_g(), base_dir));
+      EDGEMM_ASSIGN_OR_RETURN(Graph g, graph_from_proto(*a.mutable_g(), context));
       attr.g = std::make_shared<Graph>(std::move(g));
       break;
     }
@@ -252,17 +229,27 @@ Expected<Tensor> tensor_stub_from_proto(const onnx::TensorProto& proto) {
   return Tensor::borrow(dtype, std::move(shape), nullptr);
 }
 
+/// `proto` as a tensor: from its file range when the import left it there
+/// (prepare_external_data), else tensor_from_proto.
+Expected<Tensor> convert_tensor(const onnx::TensorProto& proto, const ImportContext& context) {
+  const auto it = context.external.find(&proto);
+  if (it == context.external.end()) return tensor_from_proto(proto, context.base_dir);
+  EDGEMM_RETURN_IF_ERROR(check_proto_dtype(proto));
+  return tensor_from_external_range(static_cast<DataType>(proto.data_type()),
+                                    Shape(proto.dims().begin(), proto.dims().end()), it->second, proto.name());
+}
+
 /// Converts `proto` (and its subgraphs) to the IR. Each initializer's data is freed from the proto
 /// once converted, so that the import holds one copy of the weights, not two. Without `weights`,
 /// the main graph's initializers are tensor_stub_from_proto's (subgraphs convert in full).
-Expected<Graph> graph_from_proto(onnx::GraphProto& proto, const std::string& base_dir, bool weights) {
+Expected<Graph> graph_from_proto(onnx::GraphProto& proto, const ImportContext& context, bool weights) {
   Graph graph;
   graph.name = proto.name();
   if (proto.sparse_initializer_size() > 0) {
     return make_error(StatusCode::kUnsupported, "graph '" + proto.name() + "' has sparse initializers");
   }
   for (auto& t : *proto.mutable_initializer()) {
-    EDGEMM_ASSIGN_OR_RETURN(Tensor tensor, weights ? tensor_from_proto(t, base_dir) : tensor_stub_from_proto(t));
+    EDGEMM_ASSIGN_OR_RETURN(Tensor tensor, weights ? convert_tensor(t, context) : tensor_stub_from_proto(t));
     graph.initializers[t.name()] = std::move(tensor);
     free_raw_data(t);
   }
@@ -280,7 +267,7 @@ Expected<Graph> graph_from_proto(onnx::GraphProto& proto, const std::string& bas
     node.inputs.assign(n.input().begin(), n.input().end());
     node.outputs.assign(n.output().begin(), n.output().end());
     for (auto& a : *n.mutable_attribute()) {
-      auto attr = attribute_from_proto(a, base_dir);
+      auto attr = attribute_from_proto(a, context);
       if (!attr) return node_error(node, attr.status().code(), attr.status().message());
       node.attributes[a.name()] = std::move(attr).value();
     }
@@ -445,25 +432,25 @@ Expected<Model> import_model_proto(onnx::ModelProto& proto, const std::string& b
     return make_error(StatusCode::kUnsupported, "model imports ai.onnx opset " + std::to_string(opset) +
                                                     "; edgemm supports opsets up to " + std::to_string(kMaxOpset));
   }
-  EDGEMM_RETURN_IF_ERROR(inline_graph_external_data(*proto.mutable_graph(), base_dir, model.external_data_files));
+  ImportContext context{base_dir, {}};
+  EDGEMM_RETURN_IF_ERROR(prepare_graph_external_data(*proto.mutable_graph(), context, model.external_data_files));
   EDGEMM_RETURN_IF_ERROR(pin_input_shapes(proto, options.fixed_input_shapes));
   if (options.run_checker) EDGEMM_RETURN_IF_ERROR(run_checker(proto));
   EDGEMM_RETURN_IF_ERROR(check_window_attributes(proto.graph()));
   if (options.infer_shapes) EDGEMM_RETURN_IF_ERROR(infer_shapes(proto, model.opsets));
-  EDGEMM_ASSIGN_OR_RETURN(model.graph, graph_from_proto(*proto.mutable_graph(), base_dir, weights));
+  EDGEMM_ASSIGN_OR_RETURN(model.graph, graph_from_proto(*proto.mutable_graph(), context, weights));
   return model;
 }
 
 }  // namespace
 
 Expected<Tensor> tensor_from_proto(const onnx::TensorProto& proto, const std::string& base_dir) {
-  if (proto.data_location() == onnx::TensorProto::EXTERNAL) {
-    onnx::TensorProto copy = proto;
-    std::vector<std::string> files;
-    EDGEMM_RETURN_IF_ERROR(inline_external_data(copy, base_dir, files));
-    return tensor_from_proto(copy, base_dir);
-  }
   EDGEMM_RETURN_IF_ERROR(check_proto_dtype(proto));
+  if (proto.data_location() == onnx::TensorProto::EXTERNAL) {
+    EDGEMM_ASSIGN_OR_RETURN(ExternalRange range, resolve_external_range(proto, base_dir));
+    return tensor_from_external_range(static_cast<DataType>(proto.data_type()),
+                                      Shape(proto.dims().begin(), proto.dims().end()), range, proto.name());
+  }
   const auto dtype = static_cast<DataType>(proto.data_type());
   const std::string what = "tensor '" + proto.name() + "'";
   Shape shape(proto.dims().begin(), proto.dims().end());

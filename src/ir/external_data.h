@@ -1,0 +1,47 @@
+#pragma once
+/// \file external_data.h
+/// ONNX external tensor data (onnx.proto's `external_data` entries; ONNX IR spec, "External
+/// Tensor Data"): where a tensor's bytes lie in a file beside the model, and those bytes read or
+/// mapped in place.
+
+#include <cstdint>
+#include <string>
+
+#include "edgemm/status.h"
+#include "edgemm/tensor.h"
+
+namespace onnx {
+class TensorProto;
+}
+
+namespace edgemm::ir {
+
+/// One tensor's bytes: [offset, offset + length) of the file at `path` (canonical, inside the
+/// model's folder).
+struct ExternalRange {
+  std::string path;
+  int64_t offset = 0;
+  int64_t length = 0;
+};
+
+/// Resolves `proto`'s `location`, `offset` and `length` under `base_dir` (a missing length means
+/// "to the end of the file"). Errors: kInvalidModel for a location that is empty, absolute or
+/// leaves the folder (`..`, or a symbolic link pointing out), a field that is not a number, or a
+/// range outside the file; kIo when the file is missing.
+Expected<ExternalRange> resolve_external_range(const onnx::TensorProto& proto, const std::string& base_dir);
+
+/// The range's bytes. Errors: kIo when the file cannot be read whole (it changed).
+Expected<std::string> read_external_range(const ExternalRange& range, const std::string& tensor_name);
+
+/// A tensor of `dtype` and `shape` whose data is `range`. A range of at least
+/// core::kMappedFromBytes whose offset is a multiple of 64 is mapped in place
+/// (core::map_file_range: the page cache's pages, not a copy; unmapped with the tensor's last
+/// copy); any other is read into core::create_long_lived_tensor memory. Writes to a mapped
+/// tensor are private to the process. The file must not be truncated while the tensor lives
+/// (reading a page past its end raises SIGBUS, as with any mapping).
+/// Errors: kInvalidModel when the range's length is not the byte size of `shape` × `dtype`;
+/// kIo when the file cannot be read or mapped; the errors of core::create_long_lived_tensor.
+Expected<Tensor> tensor_from_external_range(DataType dtype, Shape shape, const ExternalRange& range,
+                                            const std::string& tensor_name);
+
+}  // namespace edgemm::ir
