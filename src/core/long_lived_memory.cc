@@ -39,7 +39,7 @@ Expected<Tensor> create_long_lived_tensor(DataType dtype, Shape shape) {
   return Tensor::from_storage(dtype, std::move(shape), std::move(storage), data);
 }
 
-Expected<MappedFileRange> map_file_range(const std::string& path, int64_t offset, int64_t length) {
+Expected<MappedFileRange> map_file_range(const std::string& path, int64_t offset, int64_t length, bool populate) {
   if (offset < 0 || length < 1) {
     return make_error(StatusCode::kInvalidArgument, "cannot map bytes [" + std::to_string(offset) + ", +" +
                                                         std::to_string(length) + ") of '" + path + "'");
@@ -49,7 +49,7 @@ Expected<MappedFileRange> map_file_range(const std::string& path, int64_t offset
   const int64_t page = ::sysconf(_SC_PAGESIZE);
   const int64_t start = offset / page * page;
   const size_t bytes = static_cast<size_t>(offset - start + length);
-  void* base = ::mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_POPULATE, fd, start);
+  void* base = ::mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | (populate ? MAP_POPULATE : 0), fd, start);
   const int map_errno = errno;
   ::close(fd);  // the mapping keeps its own reference to the file
   if (base == MAP_FAILED) {

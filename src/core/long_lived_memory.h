@@ -41,12 +41,12 @@ struct MappedFileRange {
   void* data = nullptr;
 };
 
-/// Maps bytes [offset, offset + length) of the file at `path` (mmap, private copy-on-write,
-/// populated): the pages are the page cache's, shared with every process reading the file and
-/// counted as file-backed, not anonymous, memory; a write copies only the page it touches, in
-/// this process. `data` is 64-byte aligned when `offset` is a multiple of 64. Errors:
-/// kInvalidArgument for a negative offset or a length below 1; kIo when the file cannot be
-/// opened or mapped (the message names the path and the system's reason).
-Expected<MappedFileRange> map_file_range(const std::string& path, int64_t offset, int64_t length);
+/// Maps bytes [offset, offset + length) of the file at `path` (mmap, private copy-on-write; read
+/// in at once when `populate`, else page by page as touched): the pages are the page cache's, shared with every process
+/// reading the file and counted as file-backed, not anonymous, memory; a write copies only the page it touches, in this
+/// process. `data` is 64-byte aligned when `offset` is a multiple of 64. Errors: kInvalidArgument for a negative offset
+/// or a length below 1; kIo when the file cannot be opened or mapped (the message names the path and the system's
+/// reason).
+Expected<MappedFileRange> map_file_range(const std::string& path, int64_t offset, int64_t length, bool populate = true);
 
 }  // namespace edgemm::core

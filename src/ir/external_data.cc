@@ -114,8 +114,7 @@ Expected<Tensor> tensor_from_external_range(DataType dtype, Shape shape, const E
   const int64_t bytes = *count * static_cast<int64_t>(dtype_size(dtype));
   if (bytes != range.length) {
     return invalid_data(what + " declares shape " + shape_to_string(shape) + " of " + dtype_name(dtype) + " (" +
-                        std::to_string(bytes) + " bytes) but its external data holds " + std::to_string(range.length) +
-                        " bytes");
+                        std::to_string(bytes) + " bytes) but holds " + std::to_string(range.length) + " bytes");
   }
   if (range.length >= static_cast<int64_t>(core::kMappedFromBytes) && range.offset % 64 == 0) {
     auto mapped = core::map_file_range(range.path, range.offset, range.length);

@@ -17,6 +17,7 @@
 
 #include "core/long_lived_memory.h"
 #include "ir/external_data.h"
+#include "ir/onnx_wire.h"
 
 namespace edgemm::ir {
 
@@ -417,8 +418,27 @@ Status infer_shapes(onnx::ModelProto& proto, const std::map<std::string, int64_t
   return Status::ok();
 }
 
+/// The raw_data strip_initializer_raw_data cut out of the model file at `path`.
+struct WeightsInFile {
+  std::string path;
+  std::vector<RawDataInFile> raw_data;
+};
+
+/// Marks each cut initializer as external data at its place in the model file, recorded in
+/// `context` as prepare_external_data records a large external tensor.
+void leave_weights_in_file(onnx::ModelProto& proto, const WeightsInFile& in_file, ImportContext& context) {
+  for (const RawDataInFile& cut : in_file.raw_data) {
+    onnx::TensorProto& tensor = *proto.mutable_graph()->mutable_initializer(cut.initializer);
+    tensor.set_data_location(onnx::TensorProto::EXTERNAL);
+    auto* location = tensor.add_external_data();
+    location->set_key("location");
+    location->set_value(in_file.path);
+    context.external[&tensor] = ExternalRange{in_file.path, cut.offset, cut.length};
+  }
+}
+
 Expected<Model> import_model_proto(onnx::ModelProto& proto, const std::string& base_dir, const ImportOptions& options,
-                                   bool weights = true) {
+                                   bool weights = true, const WeightsInFile& in_file = {}) {
   if (!proto.has_graph()) return invalid("the file parsed as protobuf but holds no ONNX graph (not an ONNX model?)");
   Model model;
   model.ir_version = proto.ir_version();
@@ -434,6 +454,7 @@ Expected<Model> import_model_proto(onnx::ModelProto& proto, const std::string& b
   }
   ImportContext context{base_dir, {}};
   EDGEMM_RETURN_IF_ERROR(prepare_graph_external_data(*proto.mutable_graph(), context, model.external_data_files));
+  leave_weights_in_file(proto, in_file, context);
   EDGEMM_RETURN_IF_ERROR(pin_input_shapes(proto, options.fixed_input_shapes));
   if (options.run_checker) EDGEMM_RETURN_IF_ERROR(run_checker(proto));
   EDGEMM_RETURN_IF_ERROR(check_window_attributes(proto.graph()));
@@ -548,15 +569,24 @@ Expected<Model> import_file(const std::string& path, const ImportOptions& option
                   "beside it)");
   }
   uintmax_t size = 0;
-  auto in = open_file(path, "model", size);
-  if (!in) return in.status();
+  EDGEMM_RETURN_IF_ERROR(open_file(path, "model", size).status());
+  if (size == 0) return invalid("'" + path + "': the model file is empty (0 bytes)");
   std::string base = fs::path(path).parent_path().string();
   if (base.empty()) base = ".";
-  // Parsed from the stream, not from the file read into memory first: one copy of the weights.
+  // The file is mapped and walked at the wire level; protobuf parses it without the large
+  // initializers' raw_data, which stays in the file to be mapped or read into each tensor
+  // (onnx_wire.h): one copy of the weights, not three.
+  EDGEMM_ASSIGN_OR_RETURN(core::MappedFileRange file,
+                          core::map_file_range(path, 0, static_cast<int64_t>(size), /*populate=*/false));
+  const std::string_view bytes(static_cast<const char*>(file.data), size);
+  std::optional<StrippedModel> stripped = strip_initializer_raw_data(bytes, core::kMappedFromBytes);
   onnx::ModelProto proto;
-  Expected<Model> model = size == 0                       ? invalid("the model file is empty (0 bytes)")
-                          : !proto.ParseFromIstream(&*in) ? invalid(kNotAModel)
-                                                          : import_model_proto(proto, base, options, weights);
+  const bool parsed = stripped ? proto.ParseFromString(stripped->bytes)
+                               : size <= INT32_MAX && proto.ParseFromArray(bytes.data(), static_cast<int>(size));
+  file = {};
+  WeightsInFile in_file;
+  if (stripped) in_file = {fs::canonical(path).string(), std::move(stripped->raw_data)};
+  Expected<Model> model = parsed ? import_model_proto(proto, base, options, weights, in_file) : invalid(kNotAModel);
   if (!model) return Status(model.status().code(), "'" + path + "': " + model.status().message());
   return model;
 }

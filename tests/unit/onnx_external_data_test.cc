@@ -1,6 +1,7 @@
-// External tensor data: large aligned ranges are mapped in place (file-backed pages, no copy),
-// others are read; the model still runs to the hand-computed result, and the mapping goes with
-// the last tensor using it.
+// Weights left in their files: external tensor data (large aligned ranges mapped in place as
+// file-backed pages, others read), and the raw_data of a model file's own large initializers cut
+// out of what protobuf parses (ir/onnx_wire.h). Models still run to hand-computed results, and a
+// mapping goes with the last tensor using it.
 #include <gtest/gtest.h>
 
 #include <cstring>
@@ -10,6 +11,7 @@
 
 #include "edgemm/inferencer.h"
 #include "ir/onnx_import.h"
+#include "ir/onnx_wire.h"
 #include "model_builder.h"
 
 namespace edgemm {
@@ -161,8 +163,7 @@ TEST(ExternalData, ALengthThatDisagreesWithTheShapeIsAnError) {
   ASSERT_FALSE(model.has_value());
   EXPECT_EQ(model.status().code(), StatusCode::kInvalidModel);
   EXPECT_NE(model.status().message().find("tensor 'w'"), std::string::npos) << model.status().message();
-  EXPECT_NE(model.status().message().find("external data holds 2097148 bytes"), std::string::npos)
-      << model.status().message();
+  EXPECT_NE(model.status().message().find("but holds 2097148 bytes"), std::string::npos) << model.status().message();
 }
 
 TEST(ExternalData, ShapesOnlyImportReadsNoWeights) {
@@ -173,6 +174,122 @@ TEST(ExternalData, ShapesOnlyImportReadsNoWeights) {
   EXPECT_EQ(model->graph.initializers.at("w").raw_data(), nullptr);
   EXPECT_EQ(model->graph.initializers.at("w").shape(), (Shape{kRows, kCols}));
   EXPECT_FALSE(any_mapping_of("weights.bin"));
+}
+
+onnx::TensorProto* raw_initializer(ModelBuilder& m, const std::string& name, int data_type,
+                                   const std::vector<int64_t>& dims, const std::string& raw) {
+  auto* t = m.model.mutable_graph()->add_initializer();
+  t->set_name(name);
+  t->set_data_type(data_type);
+  for (int64_t d : dims) t->add_dims(d);
+  t->set_raw_data(raw);
+  return t;
+}
+
+std::string seeded_bytes(size_t n, unsigned seed) {
+  std::mt19937 rng(seed);
+  std::string s(n, '\0');
+  for (auto& c : s) c = static_cast<char>(rng());
+  return s;
+}
+
+TEST(OnnxWire, CutsLargeRawDataAndKeepsEverythingElse) {
+  ModelBuilder m;
+  m.model.set_doc_string("kept");
+  m.input("x", testing::kFloat, {1, 4});
+  m.node("Identity", {"x"}, {"y"});
+  m.output("y", testing::kFloat, {1, 4});
+  const std::string big = seeded_bytes(4096, 1), small = seeded_bytes(1024, 2), ints = seeded_bytes(4096, 3);
+  raw_initializer(m, "big", onnx::TensorProto::FLOAT, {1024}, big);
+  raw_initializer(m, "small", onnx::TensorProto::FLOAT, {256}, small);
+  raw_initializer(m, "ints", onnx::TensorProto::INT64, {512}, ints);
+  m.initializer_floats("typed", {2}, {1.5f, 2.5f});
+  auto* located = raw_initializer(m, "located", onnx::TensorProto::FLOAT, {1024}, big);
+  located->set_data_location(onnx::TensorProto::EXTERNAL);  // with raw_data: the checker refuses it
+  raw_initializer(m, "big_too", onnx::TensorProto::UINT8, {4096}, ints);
+  const std::string file = m.model.SerializeAsString();
+
+  const auto stripped = ir::strip_initializer_raw_data(file, 4096);
+  ASSERT_TRUE(stripped.has_value());
+  ASSERT_EQ(stripped->raw_data.size(), 2u) << "cut: big and big_too (not small, int64, typed or located)";
+  onnx::ModelProto parsed;
+  ASSERT_TRUE(parsed.ParseFromString(stripped->bytes));
+  const std::string expected_raw[] = {big, ints};
+  const int expected_index[] = {0, 5};
+  for (size_t i = 0; i < 2; ++i) {
+    const ir::RawDataInFile& cut = stripped->raw_data[i];
+    EXPECT_EQ(cut.initializer, expected_index[i]);
+    EXPECT_EQ(file.substr(static_cast<size_t>(cut.offset), static_cast<size_t>(cut.length)), expected_raw[i]);
+    EXPECT_FALSE(parsed.graph().initializer(cut.initializer).has_raw_data());
+  }
+  // With the cut raw_data put back, the parsed model is the original, field for field.
+  for (size_t i = 0; i < 2; ++i) {
+    parsed.mutable_graph()->mutable_initializer(expected_index[i])->set_raw_data(expected_raw[i]);
+  }
+  EXPECT_EQ(parsed.SerializeAsString(), file);
+}
+
+TEST(OnnxWire, WalksOnlyWhatProtobufParses) {
+  ModelBuilder m;
+  m.input("x", testing::kFloat, {1, 4});
+  m.node("Identity", {"x"}, {"y"});
+  m.output("y", testing::kFloat, {1, 4});
+  raw_initializer(m, "big", onnx::TensorProto::FLOAT, {1024}, seeded_bytes(4096, 4));
+  const std::string file = m.model.SerializeAsString();
+  int walked = 0;
+  for (size_t cut = 0; cut <= file.size(); cut += 7) {
+    const std::string prefix = file.substr(0, cut);
+    const auto stripped = ir::strip_initializer_raw_data(prefix, 1024);
+    if (!stripped) continue;
+    ++walked;
+    onnx::ModelProto a, b;
+    EXPECT_EQ(a.ParseFromString(stripped->bytes), b.ParseFromString(prefix)) << "cut at " << cut;
+  }
+  EXPECT_GT(walked, 0);
+  EXPECT_FALSE(ir::strip_initializer_raw_data(std::string("\x3a\xff\xff\xff\xff\x0f", 6), 1).has_value());
+  EXPECT_FALSE(ir::strip_initializer_raw_data(std::string("\x0b", 1), 1).has_value()) << "a group";
+}
+
+TEST(OnnxWire, AModelsOwnLargeWeightsAreReadFromItsFile) {
+  const fs::path dir = testing::temp_dir("wire_inline");
+  const auto w = seeded(kRows * kCols, 10), x = seeded(2 * kRows, 11);
+  ModelBuilder m;
+  m.input("x", testing::kFloat, {2, kRows});
+  m.node("MatMul", {"x", "w"}, {"y"}, "matmul_w");
+  m.output("y", testing::kFloat, {2, kCols});
+  raw_initializer(m, "w", onnx::TensorProto::FLOAT, {kRows, kCols},
+                  std::string(reinterpret_cast<const char*>(w.data()), w.size() * 4));
+  const std::string path = m.save(dir / "inline.onnx");
+  {
+    auto model = ir::import_onnx_file(path);
+    ASSERT_TRUE(model.has_value()) << model.status().to_string();
+    EXPECT_EQ(std::memcmp(model->graph.initializers.at("w").raw_data(), w.data(), w.size() * 4), 0);
+    EXPECT_TRUE(model->external_data_files.empty()) << "the model file itself is not external data";
+  }
+  InferencerConfig config;
+  config.model_path = path;
+  auto inferencer = Inferencer::create(config);
+  ASSERT_TRUE(inferencer.has_value()) << inferencer.status().to_string();
+  auto out = (*inferencer)->run({{"x", Tensor::from_floats({2, kRows}, x)}});
+  ASSERT_TRUE(out.has_value()) << out.status().to_string();
+  double worst = 0;
+  for (int64_t r = 0; r < 2; ++r) {
+    for (int64_t c = 0; c < kCols; ++c) {
+      double ref = 0;
+      for (int64_t k = 0; k < kRows; ++k) {
+        ref += double{x[static_cast<size_t>(r * kRows + k)]} * w[static_cast<size_t>(k * kCols + c)];
+      }
+      worst = std::max(worst, std::abs(ref - (*out)[0].data<float>()[r * kCols + c]));
+    }
+  }
+  EXPECT_LT(worst, 1e-3);
+
+  // A weight whose raw_data is shorter than its shape: the same error as before the cut.
+  m.model.mutable_graph()->mutable_initializer(0)->mutable_raw_data()->resize(w.size() * 4 - 4);
+  auto bad = ir::import_onnx_file(m.save(dir / "short.onnx"));
+  ASSERT_FALSE(bad.has_value());
+  EXPECT_EQ(bad.status().code(), StatusCode::kInvalidModel);
+  EXPECT_NE(bad.status().message().find("but holds 2097148 bytes"), std::string::npos) << bad.status().message();
 }
 
 }  // namespace
