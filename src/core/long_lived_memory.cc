@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -39,22 +40,59 @@ Expected<Tensor> create_long_lived_tensor(DataType dtype, Shape shape) {
   return Tensor::from_storage(dtype, std::move(shape), std::move(storage), data);
 }
 
-Expected<MappedFileRange> map_file_range(const std::string& path, int64_t offset, int64_t length, bool populate) {
-  if (offset < 0 || length < 1) {
-    return make_error(StatusCode::kInvalidArgument, "cannot map bytes [" + std::to_string(offset) + ", +" +
-                                                        std::to_string(length) + ") of '" + path + "'");
-  }
+Expected<ReadOnlyFile> open_read_only(const std::string& path) {
   const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) return make_error(StatusCode::kIo, "cannot open '" + path + "': " + std::strerror(errno));
+  struct stat info {};
+  if (::fstat(fd, &info) != 0) {
+    const int stat_errno = errno;
+    ::close(fd);
+    return make_error(StatusCode::kIo, "cannot read '" + path + "': " + std::strerror(stat_errno));
+  }
+  ReadOnlyFile file;
+  file.path = path;
+  file.fd = std::shared_ptr<const int>(new int(fd), [](const int* p) {
+    ::close(*p);
+    delete p;
+  });
+  file.size = static_cast<int64_t>(info.st_size);
+  return file;
+}
+
+Status read_file_range(const ReadOnlyFile& file, int64_t offset, int64_t length, void* dst) {
+  int64_t done = 0;
+  while (done < length) {
+    const ssize_t got =
+        ::pread(*file.fd, static_cast<char*>(dst) + done, static_cast<size_t>(length - done), offset + done);
+    if (got < 0 && errno == EINTR) continue;
+    if (got <= 0) break;
+    done += got;
+  }
+  if (done != length) {
+    return make_error(StatusCode::kIo, "could not read " + std::to_string(length) + " bytes at offset " +
+                                           std::to_string(offset) + " of '" + file.path +
+                                           "' (the file changed while being read?)");
+  }
+  return Status::ok();
+}
+
+Expected<MappedFileRange> map_file_range(const ReadOnlyFile& file, int64_t offset, int64_t length, bool populate) {
+  if (offset < 0 || length < 1) {
+    return make_error(StatusCode::kInvalidArgument, "cannot map bytes [" + std::to_string(offset) + ", +" +
+                                                        std::to_string(length) + ") of '" + file.path + "'");
+  }
   const int64_t page = ::sysconf(_SC_PAGESIZE);
   const int64_t start = offset / page * page;
   const size_t bytes = static_cast<size_t>(offset - start + length);
-  void* base = ::mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | (populate ? MAP_POPULATE : 0), fd, start);
-  const int map_errno = errno;
-  ::close(fd);  // the mapping keeps its own reference to the file
-  if (base == MAP_FAILED) {
+  // Populated read-only, then made writable: populating a writable private mapping would copy
+  // every page (the kernel breaks copy-on-write in advance for a writable populate).
+  void* base = ::mmap(nullptr, bytes, PROT_READ, MAP_PRIVATE | (populate ? MAP_POPULATE : 0), *file.fd, start);
+  if (base == MAP_FAILED || ::mprotect(base, bytes, PROT_READ | PROT_WRITE) != 0) {
+    const int map_errno = errno;
+    if (base != MAP_FAILED) ::munmap(base, bytes);
     return make_error(StatusCode::kIo, "cannot map " + std::to_string(length) + " bytes at offset " +
-                                           std::to_string(offset) + " of '" + path + "': " + std::strerror(map_errno));
+                                           std::to_string(offset) + " of '" + file.path +
+                                           "': " + std::strerror(map_errno));
   }
   MappedFileRange range;
   range.storage = std::shared_ptr<void>(base, [bytes](void* p) { ::munmap(p, bytes); });

@@ -34,6 +34,21 @@ std::shared_ptr<void> allocate_long_lived(size_t bytes);
 /// Errors as Tensor::create.
 Expected<Tensor> create_long_lived_tensor(DataType dtype, Shape shape);
 
+/// A file opened read-only, closed with the last copy. Reading through it, not through its path,
+/// reads the file that was opened even if another one is renamed over the path meanwhile.
+struct ReadOnlyFile {
+  std::string path;               ///< as opened; for messages
+  std::shared_ptr<const int> fd;  ///< the descriptor
+  int64_t size = 0;               ///< bytes, when opened
+};
+
+/// Opens `path` read-only. Errors: kIo naming the path and the system's reason.
+Expected<ReadOnlyFile> open_read_only(const std::string& path);
+
+/// Reads bytes [offset, offset + length) of `file` into `dst`. Errors: kIo when fewer bytes
+/// come (the file shrank), naming the path.
+Status read_file_range(const ReadOnlyFile& file, int64_t offset, int64_t length, void* dst);
+
 /// Bytes of a file mapped in place: `data` is the first byte asked for; `storage` holds the
 /// mapping, which is unmapped when its last copy goes.
 struct MappedFileRange {
@@ -41,12 +56,15 @@ struct MappedFileRange {
   void* data = nullptr;
 };
 
-/// Maps bytes [offset, offset + length) of the file at `path` (mmap, private copy-on-write; read
-/// in at once when `populate`, else page by page as touched): the pages are the page cache's, shared with every process
-/// reading the file and counted as file-backed, not anonymous, memory; a write copies only the page it touches, in this
-/// process. `data` is 64-byte aligned when `offset` is a multiple of 64. Errors: kInvalidArgument for a negative offset
-/// or a length below 1; kIo when the file cannot be opened or mapped (the message names the path and the system's
-/// reason).
-Expected<MappedFileRange> map_file_range(const std::string& path, int64_t offset, int64_t length, bool populate = true);
+/// Maps bytes [offset, offset + length) of `file` (mmap, private copy-on-write; read in at once
+/// when `populate`, else page by page as touched). The pages are the page cache's, shared with
+/// every process reading the file and counted as file-backed, not anonymous, memory (the mapping
+/// is populated read-only, then made writable); a write copies only the page it touches, in this
+/// process. `data` is 64-byte aligned when `offset` is a multiple of 64. The file must keep its
+/// size while mapped: reading a page past its end raises SIGBUS. Errors: kInvalidArgument for a
+/// negative offset or a length below 1; kIo when the file cannot be mapped (some file systems
+/// cannot: read it instead), naming the path and the system's reason.
+Expected<MappedFileRange> map_file_range(const ReadOnlyFile& file, int64_t offset, int64_t length,
+                                         bool populate = true);
 
 }  // namespace edgemm::core

@@ -1,14 +1,8 @@
 #include "ir/external_data.h"
 
-#include <fcntl.h>
 #include <onnx/onnx_pb.h>
-#include <unistd.h>
 
-#include <cerrno>
-#include <cstring>
 #include <filesystem>
-
-#include "core/long_lived_memory.h"
 
 namespace edgemm::ir {
 
@@ -40,31 +34,18 @@ Expected<std::string> resolve_location(const std::string& tensor_name, const std
   return full.string();
 }
 
-/// Reads the range into `dst` (range.length bytes), retrying short reads.
-Status read_range_into(const ExternalRange& range, const std::string& tensor_name, char* dst) {
-  const int fd = ::open(range.path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) {
-    return make_error(StatusCode::kIo, "tensor '" + tensor_name + "': cannot open external data file '" + range.path +
-                                           "': " + std::strerror(errno));
-  }
-  int64_t done = 0;
-  while (done < range.length) {
-    const ssize_t got = ::pread(fd, dst + done, static_cast<size_t>(range.length - done), range.offset + done);
-    if (got < 0 && errno == EINTR) continue;
-    if (got <= 0) break;
-    done += got;
-  }
-  ::close(fd);
-  if (done != range.length) {
-    return make_error(StatusCode::kIo, "tensor '" + tensor_name + "': could not read " + std::to_string(range.length) +
-                                           " bytes of '" + range.path + "' (the file changed while being read?)");
-  }
-  return Status::ok();
-}
-
 }  // namespace
 
-Expected<ExternalRange> resolve_external_range(const onnx::TensorProto& proto, const std::string& base_dir) {
+Expected<core::ReadOnlyFile> OpenFiles::open(const std::string& path) {
+  const auto it = files_.find(path);
+  if (it != files_.end()) return it->second;
+  EDGEMM_ASSIGN_OR_RETURN(core::ReadOnlyFile file, core::open_read_only(path));
+  files_.emplace(path, file);
+  return file;
+}
+
+Expected<ExternalRange> resolve_external_range(const onnx::TensorProto& proto, const std::string& base_dir,
+                                               OpenFiles& files) {
   std::string location;
   int64_t offset = 0, length = -1;
   for (const auto& kv : proto.external_data()) {
@@ -77,28 +58,28 @@ Expected<ExternalRange> resolve_external_range(const onnx::TensorProto& proto, c
                           "' is not a number");
     }
   }
-  ExternalRange range;
-  EDGEMM_ASSIGN_OR_RETURN(range.path, resolve_location(proto.name(), location, base_dir));
+  EDGEMM_ASSIGN_OR_RETURN(const std::string path, resolve_location(proto.name(), location, base_dir));
   std::error_code ec;
-  if (!fs::is_regular_file(range.path, ec)) {
+  if (!fs::is_regular_file(path, ec)) {
     return make_error(StatusCode::kIo, "tensor '" + proto.name() + "': external data file '" + location +
                                            "' is missing (looked in '" + base_dir + "')");
   }
-  const int64_t file_size = static_cast<int64_t>(fs::file_size(range.path, ec));
+  auto file = files.open(path);
+  if (!file) return Status(file.status().code(), "tensor '" + proto.name() + "': " + file.status().message());
+  const int64_t file_size = file->size;
   if (length < 0) length = file_size - offset;
   if (offset < 0 || length < 0 || offset > file_size || length > file_size - offset) {
     return invalid_data("tensor '" + proto.name() + "': external data range [" + std::to_string(offset) + ", +" +
                         std::to_string(length) + ") lies outside '" + location + "' (" + std::to_string(file_size) +
                         " bytes)");
   }
-  range.offset = offset;
-  range.length = length;
-  return range;
+  return ExternalRange{std::move(file).value(), offset, length};
 }
 
 Expected<std::string> read_external_range(const ExternalRange& range, const std::string& tensor_name) {
   std::string bytes(static_cast<size_t>(range.length), '\0');
-  EDGEMM_RETURN_IF_ERROR(read_range_into(range, tensor_name, bytes.data()));
+  const Status read = core::read_file_range(range.file, range.offset, range.length, bytes.data());
+  if (!read.is_ok()) return Status(read.code(), "tensor '" + tensor_name + "': " + read.message());
   return bytes;
 }
 
@@ -117,14 +98,16 @@ Expected<Tensor> tensor_from_external_range(DataType dtype, Shape shape, const E
                         std::to_string(bytes) + " bytes) but holds " + std::to_string(range.length) + " bytes");
   }
   if (range.length >= static_cast<int64_t>(core::kMappedFromBytes) && range.offset % 64 == 0) {
-    auto mapped = core::map_file_range(range.path, range.offset, range.length);
-    if (!mapped) return Status(mapped.status().code(), what + ": " + mapped.status().message());
-    return Tensor::from_storage(dtype, std::move(shape), std::move(mapped->storage), mapped->data);
+    auto mapped = core::map_file_range(range.file, range.offset, range.length);
+    if (mapped) return Tensor::from_storage(dtype, std::move(shape), std::move(mapped->storage), mapped->data);
   }
   auto created = core::create_long_lived_tensor(dtype, shape);
   if (!created) return Status(created.status().code(), what + ": " + created.status().message());
   Tensor t = std::move(created).value();
-  if (range.length > 0) EDGEMM_RETURN_IF_ERROR(read_range_into(range, tensor_name, static_cast<char*>(t.raw_data())));
+  if (range.length > 0) {
+    const Status read = core::read_file_range(range.file, range.offset, range.length, t.raw_data());
+    if (!read.is_ok()) return Status(read.code(), what + ": " + read.message());
+  }
   return t;
 }
 

@@ -5,8 +5,10 @@
 /// mapped in place.
 
 #include <cstdint>
+#include <map>
 #include <string>
 
+#include "core/long_lived_memory.h"
 #include "edgemm/status.h"
 #include "edgemm/tensor.h"
 
@@ -16,31 +18,45 @@ class TensorProto;
 
 namespace edgemm::ir {
 
-/// One tensor's bytes: [offset, offset + length) of the file at `path` (canonical, inside the
-/// model's folder).
+/// The files an import reads tensor data from, each opened once (core::open_read_only) when
+/// first asked for.
+class OpenFiles {
+ public:
+  /// `path` (canonical) opened read-only. Errors: core::open_read_only's.
+  Expected<core::ReadOnlyFile> open(const std::string& path);
+
+ private:
+  std::map<std::string, core::ReadOnlyFile> files_;
+};
+
+/// One tensor's bytes: [offset, offset + length) of `file` (its path canonical, inside the
+/// model's folder, or the model file itself).
 struct ExternalRange {
-  std::string path;
+  core::ReadOnlyFile file;
   int64_t offset = 0;
   int64_t length = 0;
 };
 
 /// Resolves `proto`'s `location`, `offset` and `length` under `base_dir` (a missing length means
-/// "to the end of the file"). Errors: kInvalidModel for a location that is empty, absolute or
-/// leaves the folder (`..`, or a symbolic link pointing out), a field that is not a number, or a
-/// range outside the file; kIo when the file is missing.
-Expected<ExternalRange> resolve_external_range(const onnx::TensorProto& proto, const std::string& base_dir);
+/// "to the end of the file") and opens the file through `files`. Errors: kInvalidModel for a
+/// location that is empty, absolute or leaves the folder (`..`, or a symbolic link pointing out),
+/// a field that is not a number, or a range outside the file; kIo when the file is missing or
+/// cannot be opened.
+Expected<ExternalRange> resolve_external_range(const onnx::TensorProto& proto, const std::string& base_dir,
+                                               OpenFiles& files);
 
-/// The range's bytes. Errors: kIo when the file cannot be read whole (it changed).
+/// The range's bytes. Errors: kIo when the file cannot be read whole (it shrank).
 Expected<std::string> read_external_range(const ExternalRange& range, const std::string& tensor_name);
 
 /// A tensor of `dtype` and `shape` whose data is `range`. A range of at least
 /// core::kMappedFromBytes whose offset is a multiple of 64 is mapped in place
 /// (core::map_file_range: the page cache's pages, not a copy; unmapped with the tensor's last
-/// copy); any other is read into core::create_long_lived_tensor memory. Writes to a mapped
-/// tensor are private to the process. The file must not be truncated while the tensor lives
-/// (reading a page past its end raises SIGBUS, as with any mapping).
+/// copy; read instead where the file system cannot map); any other is read into
+/// core::create_long_lived_tensor memory. Writes to a mapped tensor stay in the process. A
+/// mapped file must keep its size while the tensor lives: reading a page past its end raises
+/// SIGBUS, as with any mapping.
 /// Errors: kInvalidModel when the range's length is not the byte size of `shape` × `dtype`;
-/// kIo when the file cannot be read or mapped; the errors of core::create_long_lived_tensor.
+/// kIo when the file cannot be read; the errors of core::create_long_lived_tensor.
 Expected<Tensor> tensor_from_external_range(DataType dtype, Shape shape, const ExternalRange& range,
                                             const std::string& tensor_name);
 

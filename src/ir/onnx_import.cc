@@ -62,6 +62,7 @@ Expected<std::string> read_file(const std::string& path, const std::string& what
 struct ImportContext {
   std::string base_dir;
   std::unordered_map<const onnx::TensorProto*, ExternalRange> external;
+  OpenFiles files;
 };
 
 /// Whether an external tensor is read into the proto: small ones cost nothing to inline, and ONNX
@@ -72,19 +73,27 @@ bool inline_into_proto(const onnx::TensorProto& proto, const ExternalRange& rang
          proto.data_type() == onnx::TensorProto::INT64;
 }
 
+/// Records that `proto`'s data is `range`, read at conversion (convert_tensor), and leaves it
+/// marked external with the resolved path as its only entry: libonnx 1.12's checker opens every
+/// location as written, from the working directory, so an absolute path is the one it finds
+/// (ONNX 1.13's checker refuses absolute locations: an upgrade must revisit this).
+void mark_in_file(onnx::TensorProto& proto, ExternalRange range, ImportContext& context) {
+  proto.set_data_location(onnx::TensorProto::EXTERNAL);
+  proto.clear_external_data();
+  auto* location = proto.add_external_data();
+  location->set_key("location");
+  location->set_value(range.file.path);
+  context.external[&proto] = std::move(range);
+}
+
 /// Resolves one external tensor and adds its file to `files` (once). A tensor inline_into_proto
 /// takes is read into the proto's raw_data, so the rest of the import sees one form; any other
-/// stays in its file, recorded in `context`, its location rewritten to the resolved path
-/// (libonnx 1.12's checker opens the location as written, from the working directory).
+/// stays in its file, recorded in `context` (mark_in_file).
 Status prepare_external_data(onnx::TensorProto& proto, ImportContext& context, std::vector<std::string>& files) {
-  EDGEMM_ASSIGN_OR_RETURN(ExternalRange range, resolve_external_range(proto, context.base_dir));
-  if (std::find(files.begin(), files.end(), range.path) == files.end()) files.push_back(range.path);
+  EDGEMM_ASSIGN_OR_RETURN(ExternalRange range, resolve_external_range(proto, context.base_dir, context.files));
+  if (std::find(files.begin(), files.end(), range.file.path) == files.end()) files.push_back(range.file.path);
   if (!inline_into_proto(proto, range)) {
-    proto.clear_external_data();
-    auto* location = proto.add_external_data();
-    location->set_key("location");
-    location->set_value(range.path);
-    context.external[&proto] = std::move(range);
+    mark_in_file(proto, std::move(range), context);
     return Status::ok();
   }
   EDGEMM_ASSIGN_OR_RETURN(std::string bytes, read_external_range(range, proto.name()));
@@ -418,22 +427,17 @@ Status infer_shapes(onnx::ModelProto& proto, const std::map<std::string, int64_t
   return Status::ok();
 }
 
-/// The raw_data strip_initializer_raw_data cut out of the model file at `path`.
+/// The raw_data strip_initializer_raw_data cut out of the model `file`.
 struct WeightsInFile {
-  std::string path;
+  core::ReadOnlyFile file;
   std::vector<RawDataInFile> raw_data;
 };
 
-/// Marks each cut initializer as external data at its place in the model file, recorded in
-/// `context` as prepare_external_data records a large external tensor.
+/// Marks each cut initializer as data at its place in the model file (mark_in_file).
 void leave_weights_in_file(onnx::ModelProto& proto, const WeightsInFile& in_file, ImportContext& context) {
   for (const RawDataInFile& cut : in_file.raw_data) {
-    onnx::TensorProto& tensor = *proto.mutable_graph()->mutable_initializer(cut.initializer);
-    tensor.set_data_location(onnx::TensorProto::EXTERNAL);
-    auto* location = tensor.add_external_data();
-    location->set_key("location");
-    location->set_value(in_file.path);
-    context.external[&tensor] = ExternalRange{in_file.path, cut.offset, cut.length};
+    mark_in_file(*proto.mutable_graph()->mutable_initializer(cut.initializer),
+                 ExternalRange{in_file.file, cut.offset, cut.length}, context);
   }
 }
 
@@ -468,7 +472,8 @@ Expected<Model> import_model_proto(onnx::ModelProto& proto, const std::string& b
 Expected<Tensor> tensor_from_proto(const onnx::TensorProto& proto, const std::string& base_dir) {
   EDGEMM_RETURN_IF_ERROR(check_proto_dtype(proto));
   if (proto.data_location() == onnx::TensorProto::EXTERNAL) {
-    EDGEMM_ASSIGN_OR_RETURN(ExternalRange range, resolve_external_range(proto, base_dir));
+    OpenFiles files;
+    EDGEMM_ASSIGN_OR_RETURN(ExternalRange range, resolve_external_range(proto, base_dir, files));
     return tensor_from_external_range(static_cast<DataType>(proto.data_type()),
                                       Shape(proto.dims().begin(), proto.dims().end()), range, proto.name());
   }
@@ -573,19 +578,34 @@ Expected<Model> import_file(const std::string& path, const ImportOptions& option
   if (size == 0) return invalid("'" + path + "': the model file is empty (0 bytes)");
   std::string base = fs::path(path).parent_path().string();
   if (base.empty()) base = ".";
+  std::error_code ec;
+  const fs::path canonical = fs::canonical(path, ec);
+  EDGEMM_ASSIGN_OR_RETURN(core::ReadOnlyFile model_file, core::open_read_only(ec ? path : canonical.string()));
   // The file is mapped and walked at the wire level; protobuf parses it without the large
   // initializers' raw_data, which stays in the file to be mapped or read into each tensor
   // (onnx_wire.h): one copy of the weights, not three.
-  EDGEMM_ASSIGN_OR_RETURN(core::MappedFileRange file,
-                          core::map_file_range(path, 0, static_cast<int64_t>(size), /*populate=*/false));
-  const std::string_view bytes(static_cast<const char*>(file.data), size);
+  Expected<core::MappedFileRange> mapped = core::map_file_range(model_file, 0, model_file.size, /*populate=*/false);
+  std::string read_bytes;  // the file, where its file system cannot map it
+  if (!mapped) {
+    read_bytes.resize(static_cast<size_t>(model_file.size));
+    EDGEMM_RETURN_IF_ERROR(core::read_file_range(model_file, 0, model_file.size, read_bytes.data()));
+  }
+  const std::string_view bytes =
+      mapped ? std::string_view(static_cast<const char*>(mapped->data), static_cast<size_t>(model_file.size))
+             : std::string_view(read_bytes);
   std::optional<StrippedModel> stripped = strip_initializer_raw_data(bytes, core::kMappedFromBytes);
   onnx::ModelProto proto;
-  const bool parsed = stripped ? proto.ParseFromString(stripped->bytes)
-                               : size <= INT32_MAX && proto.ParseFromArray(bytes.data(), static_cast<int>(size));
-  file = {};
   WeightsInFile in_file;
-  if (stripped) in_file = {fs::canonical(path).string(), std::move(stripped->raw_data)};
+  bool parsed = false;
+  if (stripped && !stripped->raw_data.empty()) {
+    parsed = proto.ParseFromString(stripped->bytes);
+    in_file = {model_file, std::move(stripped->raw_data)};
+  } else {
+    parsed = bytes.size() <= INT32_MAX && proto.ParseFromArray(bytes.data(), static_cast<int>(bytes.size()));
+  }
+  stripped.reset();
+  mapped = core::MappedFileRange{};
+  std::string().swap(read_bytes);
   Expected<Model> model = parsed ? import_model_proto(proto, base, options, weights, in_file) : invalid(kNotAModel);
   if (!model) return Status(model.status().code(), "'" + path + "': " + model.status().message());
   return model;

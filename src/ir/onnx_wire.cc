@@ -151,7 +151,7 @@ class Stripper {
     }
     for (std::string_view rest = in; !rest.empty();) {
       read_field(rest, field);
-      if (field.number != kTensorRawData) out += field.whole;
+      if (field.number != kTensorRawData || field.wire_type != kLengthDelimited) out += field.whole;
     }
     cut = RawDataInFile{0, raw.data() - file_.data(), static_cast<int64_t>(raw.size())};
     return true;

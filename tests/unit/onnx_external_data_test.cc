@@ -4,10 +4,14 @@
 // mapping goes with the last tensor using it.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cmath>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <random>
 #include <sstream>
+#include <tuple>
 
 #include "edgemm/inferencer.h"
 #include "ir/onnx_import.h"
@@ -40,6 +44,27 @@ bool mapped_from(const void* p, const std::string& file_name) {
     }
   }
   return false;
+}
+
+/// The "Anonymous:" kB of the mapping holding `p` (/proc/self/smaps): pages copied out of the
+/// file into this process; -1 when no mapping holds `p`.
+int64_t anonymous_kb(const void* p) {
+  std::ifstream smaps("/proc/self/smaps");
+  std::string line;
+  const auto address = reinterpret_cast<uintptr_t>(p);
+  bool inside = false;
+  while (std::getline(smaps, line)) {
+    const auto dash = line.find('-');
+    const auto space = line.find(' ');
+    if (dash != std::string::npos && space != std::string::npos && dash < space &&
+        line.find_first_not_of("0123456789abcdef") == dash) {
+      inside = address >= std::stoull(line.substr(0, dash), nullptr, 16) &&
+               address < std::stoull(line.substr(dash + 1, space - dash - 1), nullptr, 16);
+    } else if (inside && line.rfind("Anonymous:", 0) == 0) {
+      return std::stoll(line.substr(10));
+    }
+  }
+  return -1;
 }
 
 bool any_mapping_of(const std::string& file_name) {
@@ -111,14 +136,18 @@ TEST(ExternalData, LargeAlignedTensorsAreMappedInPlaceAndRun) {
     const Tensor& wt = model->graph.initializers.at("w");
     const Tensor& bt = model->graph.initializers.at("b");
     EXPECT_TRUE(mapped_from(wt.raw_data(), "weights.bin")) << "the 2 MiB weight was copied, not mapped";
+    EXPECT_EQ(anonymous_kb(wt.raw_data()), 0) << "the mapping's pages were copied out of the page cache";
     EXPECT_FALSE(mapped_from(bt.raw_data(), "weights.bin")) << "a 4 KiB tensor is read, not mapped";
     EXPECT_EQ(std::memcmp(wt.raw_data(), w.data(), w.size() * 4), 0);
     EXPECT_EQ(std::memcmp(bt.raw_data(), b.data(), b.size() * 4), 0);
     ASSERT_EQ(model->external_data_files.size(), 1u);
 
-    // Writes stay in this process (private copy-on-write mapping): the file keeps its bytes.
+    // Writes stay in this process (private copy-on-write mapping): the file keeps its bytes, and
+    // only the written page is copied.
     Tensor writable = wt;
     writable.data<float>()[0] = 1234.0f;
+    EXPECT_GT(anonymous_kb(wt.raw_data()), 0);
+    EXPECT_LE(anonymous_kb(wt.raw_data()), 64);
     float on_disk = 0;
     std::ifstream(dir / "weights.bin", std::ios::binary).read(reinterpret_cast<char*>(&on_disk), 4);
     EXPECT_EQ(on_disk, w[0]);
@@ -248,22 +277,51 @@ TEST(OnnxWire, WalksOnlyWhatProtobufParses) {
   EXPECT_GT(walked, 0);
   EXPECT_FALSE(ir::strip_initializer_raw_data(std::string("\x3a\xff\xff\xff\xff\x0f", 6), 1).has_value());
   EXPECT_FALSE(ir::strip_initializer_raw_data(std::string("\x0b", 1), 1).has_value()) << "a group";
+  EXPECT_FALSE(ir::strip_initializer_raw_data(file + file, 1024).has_value()) << "the graph given twice";
 }
 
 TEST(OnnxWire, AModelsOwnLargeWeightsAreReadFromItsFile) {
   const fs::path dir = testing::temp_dir("wire_inline");
-  const auto w = seeded(kRows * kCols, 10), x = seeded(2 * kRows, 11);
+  const auto w = seeded(kRows * kCols, 10), x = seeded(2 * kRows, 11), v = seeded(kRows * kCols, 12);
+  const auto small = seeded(kCols, 13);
+  const auto bytes_of = [](const std::vector<float>& f) {
+    return std::string(reinterpret_cast<const char*>(f.data()), f.size() * 4);
+  };
+  // y = x · w + b; the unused v and u (small) interleave with them, so that a wrong index in the
+  // cut's bookkeeping shows; w carries a stale external_data entry, which a DEFAULT tensor's
+  // readers ignore.
   ModelBuilder m;
   m.input("x", testing::kFloat, {2, kRows});
-  m.node("MatMul", {"x", "w"}, {"y"}, "matmul_w");
+  m.node("MatMul", {"x", "w"}, {"xw"}, "matmul_w");
+  m.node("Add", {"xw", "b"}, {"y"}, "add_b");
   m.output("y", testing::kFloat, {2, kCols});
-  raw_initializer(m, "w", onnx::TensorProto::FLOAT, {kRows, kCols},
-                  std::string(reinterpret_cast<const char*>(w.data()), w.size() * 4));
+  raw_initializer(m, "u", onnx::TensorProto::FLOAT, {kCols}, bytes_of(small));
+  auto* wp = raw_initializer(m, "w", onnx::TensorProto::FLOAT, {kRows, kCols}, bytes_of(w));
+  auto* stale = wp->add_external_data();
+  stale->set_key("location");
+  stale->set_value("/etc/shadow");
+  raw_initializer(m, "b", onnx::TensorProto::FLOAT, {kCols}, bytes_of(small));
+  raw_initializer(m, "v", onnx::TensorProto::FLOAT, {kRows, kCols}, bytes_of(v));
+  // Pad the doc string until w's bytes start on a 64-byte boundary of the file: w is mapped.
+  for (int pad = 0;; ++pad) {
+    m.model.set_doc_string(std::string(1 + pad, 'p'));
+    const auto cut = ir::strip_initializer_raw_data(m.model.SerializeAsString(), 1 << 20);
+    ASSERT_TRUE(cut.has_value());
+    ASSERT_EQ(cut->raw_data.size(), 2u);
+    if (cut->raw_data[0].offset % 64 == 0) break;
+    ASSERT_LT(pad, 64);
+  }
   const std::string path = m.save(dir / "inline.onnx");
   {
     auto model = ir::import_onnx_file(path);
     ASSERT_TRUE(model.has_value()) << model.status().to_string();
-    EXPECT_EQ(std::memcmp(model->graph.initializers.at("w").raw_data(), w.data(), w.size() * 4), 0);
+    const auto& init = model->graph.initializers;
+    EXPECT_EQ(std::memcmp(init.at("w").raw_data(), w.data(), w.size() * 4), 0);
+    EXPECT_EQ(std::memcmp(init.at("v").raw_data(), v.data(), v.size() * 4), 0);
+    EXPECT_EQ(std::memcmp(init.at("b").raw_data(), small.data(), small.size() * 4), 0);
+    EXPECT_EQ(std::memcmp(init.at("u").raw_data(), small.data(), small.size() * 4), 0);
+    EXPECT_TRUE(mapped_from(init.at("w").raw_data(), "inline.onnx")) << "w starts 64-byte aligned: mapped";
+    EXPECT_EQ(anonymous_kb(init.at("w").raw_data()), 0);
     EXPECT_TRUE(model->external_data_files.empty()) << "the model file itself is not external data";
   }
   InferencerConfig config;
@@ -275,7 +333,7 @@ TEST(OnnxWire, AModelsOwnLargeWeightsAreReadFromItsFile) {
   double worst = 0;
   for (int64_t r = 0; r < 2; ++r) {
     for (int64_t c = 0; c < kCols; ++c) {
-      double ref = 0;
+      double ref = small[static_cast<size_t>(c)];
       for (int64_t k = 0; k < kRows; ++k) {
         ref += double{x[static_cast<size_t>(r * kRows + k)]} * w[static_cast<size_t>(k * kCols + c)];
       }
@@ -285,10 +343,11 @@ TEST(OnnxWire, AModelsOwnLargeWeightsAreReadFromItsFile) {
   EXPECT_LT(worst, 1e-3);
 
   // A weight whose raw_data is shorter than its shape: the same error as before the cut.
-  m.model.mutable_graph()->mutable_initializer(0)->mutable_raw_data()->resize(w.size() * 4 - 4);
+  wp->mutable_raw_data()->resize(w.size() * 4 - 4);
   auto bad = ir::import_onnx_file(m.save(dir / "short.onnx"));
   ASSERT_FALSE(bad.has_value());
   EXPECT_EQ(bad.status().code(), StatusCode::kInvalidModel);
+  EXPECT_NE(bad.status().message().find("tensor 'w'"), std::string::npos) << bad.status().message();
   EXPECT_NE(bad.status().message().find("but holds 2097148 bytes"), std::string::npos) << bad.status().message();
 }
 
