@@ -5,12 +5,12 @@ namespace edgemm::ir {
 namespace {
 
 // Field numbers from onnx.proto.
-constexpr uint32_t kModelGraph = 7;           // ModelProto.graph
-constexpr uint32_t kGraphInitializer = 5;     // GraphProto.initializer
-constexpr uint32_t kTensorDataType = 2;       // TensorProto.data_type
-constexpr uint32_t kTensorRawData = 9;        // TensorProto.raw_data
-constexpr uint32_t kTensorDataLocation = 14;  // TensorProto.data_location
-constexpr uint64_t kInt32 = 6, kInt64 = 7;    // TensorProto.DataType
+constexpr uint32_t kModelGraph = 7;                      // ModelProto.graph
+constexpr uint32_t kGraphInitializer = 5;                // GraphProto.initializer
+constexpr uint32_t kTensorDataType = 2;                  // TensorProto.data_type
+constexpr uint32_t kTensorRawData = 9;                   // TensorProto.raw_data
+constexpr uint32_t kTensorDataLocation = 14;             // TensorProto.data_location
+constexpr uint64_t kInt32 = 6, kInt64 = 7, kString = 8;  // TensorProto.DataType
 
 constexpr int kVarint = 0, kFixed64 = 1, kLengthDelimited = 2, kFixed32 = 5;
 
@@ -146,7 +146,7 @@ class Stripper {
       }
     }
     if (raw_fields != 1 || data_location != 0 || static_cast<int64_t>(raw.size()) < min_bytes_ || data_type == kInt32 ||
-        data_type == kInt64) {
+        data_type == kInt64 || data_type == kString) {
       return true;
     }
     for (std::string_view rest = in; !rest.empty();) {
