@@ -163,7 +163,9 @@ TEST(MatMul, OnednnMatchesReference) {
     EXPECT_STREQ((*kernel)->name(), kernels::xnnpack::enabled() ? (packed ? "f32_matmul__xnnpack" : "f32_matmul__neon")
                                     : packed && kernels::matmul_panels_available() ? "f32_matmul__avx512_panels"
                                                                                    : "f32_matmul__onednn");
-    if (!c.b_constant) EXPECT_TRUE((*kernel)->reads_constant_input(1));
+    if (!c.b_constant) {
+      EXPECT_TRUE((*kernel)->reads_constant_input(1));
+    }
     if (packed && (kernels::xnnpack::enabled() || kernels::matmul_panels_available())) {
       EXPECT_FALSE((*kernel)->reads_constant_input(1));
     }
