@@ -72,8 +72,24 @@ std::vector<double> plain_attention(const Tensor& q, const Tensor& k, const Tens
   return y;
 }
 
-TEST(KvAttention, AppendsInPlaceAndMatchesPlainAttention) {
-  const int64_t hq = 4, hkv = 2, s_len = 3, past = 5, d = 8, capacity = 12, t_len = past + s_len;
+struct KvCase {
+  int64_t s_len, past, d;
+  int threads;
+};
+
+class KvAttention : public ::testing::TestWithParam<KvCase> {};
+
+// One new position (decode: each cache row read once for both query heads of a KV head; at 601
+// positions the two KV heads go to two threads), three (still the decode path: 6 query rows per KV
+// head), twelve (24 rows: the batched oneDNN matmuls), each also on the reference path; head
+// sizes off the vector width.
+INSTANTIATE_TEST_SUITE_P(Steps, KvAttention,
+                         ::testing::Values(KvCase{1, 37, 24, 1}, KvCase{1, 600, 64, 2}, KvCase{3, 5, 8, 2},
+                                           KvCase{12, 20, 16, 2}));
+
+TEST_P(KvAttention, AppendsInPlaceAndMatchesPlainAttention) {
+  const int64_t hq = 4, hkv = 2, s_len = GetParam().s_len, past = GetParam().past, d = GetParam().d,
+                capacity = past + s_len + 4, t_len = past + s_len;
   const float scale = 0.35f;
   for (bool onednn : {true, false}) {
     kernels::onednn::ScopedEnabled mode(onednn);
@@ -96,7 +112,7 @@ TEST(KvAttention, AppendsInPlaceAndMatchesPlainAttention) {
     node.attributes["scale"].kind = ir::Attribute::Kind::kFloat;
     node.attributes["scale"].f = scale;
     const Tensor past_view = Tensor::create(DataType::kFloat32, {1, hkv, past, d}).value();
-    auto out = runtime::run_node(node, {q, k, v, mask, past_view, cache_k, cache_v}, 1, 2);
+    auto out = runtime::run_node(node, {q, k, v, mask, past_view, cache_k, cache_v}, 1, GetParam().threads);
     ASSERT_TRUE(out.has_value()) << out.status().to_string();
     const std::vector<double> want = plain_attention(q, k, v, mask, before_k, before_v, past, capacity, scale);
     double worst = 0;
@@ -112,10 +128,11 @@ TEST(KvAttention, AppendsInPlaceAndMatchesPlainAttention) {
         }
       }
     }
-    const Tensor small = Tensor::create(DataType::kFloat32, {1, hkv, 6, d}).value();
+    const Tensor small = Tensor::create(DataType::kFloat32, {1, hkv, t_len - 1, d}).value();
     auto full = runtime::run_node(node, {q, k, v, mask, past_view, small, small}, 1, 1);
     ASSERT_FALSE(full.has_value());
-    EXPECT_NE(full.status().message().find("the KV cache holds 6 positions"), std::string::npos)
+    EXPECT_NE(full.status().message().find("the KV cache holds " + std::to_string(t_len - 1) + " positions"),
+              std::string::npos)
         << full.status().to_string();
   }
 }

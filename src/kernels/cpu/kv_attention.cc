@@ -1,6 +1,8 @@
 /// \file kv_attention.cc
-/// com.edgemm KvAttention (kv_attention.h): append to the cache, then Q·Kᵀ and P·V as two
-/// batched oneDNN matmuls reading the cache through strides (the reference path: plain loops).
+/// com.edgemm KvAttention (kv_attention.h): append to the cache, then attention over it. A decode
+/// step (few query rows per KV head) reads each cached key and value row once for all the query
+/// rows that share it; larger steps (prefill) run Q·Kᵀ and P·V as two batched oneDNN matmuls
+/// reading the cache through strides. The reference path: plain loops.
 
 #include "kernels/cpu/kv_attention.h"
 
@@ -13,6 +15,8 @@
 #include "kernels/cpu/common.h"
 #include "kernels/cpu/families.h"
 #include "kernels/cpu/onednn.h"
+#include "kernels/cpu/softmax.h"
+#include "kernels/cpu/vector_math.h"
 
 namespace edgemm::kernels {
 namespace {
@@ -83,24 +87,37 @@ void append(const Dims& d, const Tensor& k, const Tensor& v, float* cache_k, flo
   }
 }
 
-/// scores[g, r, s, :] ← softmax(scale · scores + mask) in place; g = b · Hkv + kv head.
-void softmax_rows(const Dims& d, float scale, const Tensor* mask, float* scores, int threads) {
+/// Element strides of the mask over its batch, head and query axes (0 where it broadcasts).
+std::vector<int64_t> mask_strides(const Tensor* mask) {
   std::vector<int64_t> ms = {0, 0, 0};
   if (mask != nullptr) {
     const std::vector<int64_t> strides = contiguous_strides(mask->shape());
     for (int a = 0; a < 3; ++a) ms[a] = mask->dim(a) == 1 ? 0 : strides[a];
   }
+  return ms;
+}
+
+/// x ← scale · x + m over n scores (m may be null); returns their maximum.
+float scale_and_mask(float* x, const float* m, int64_t n, float scale) {
+  float top = -INFINITY;
+  for (int64_t t = 0; t < n; ++t) {
+    x[t] = scale * x[t] + (m != nullptr ? m[t] : 0.0f);
+    top = std::max(top, x[t]);
+  }
+  return top;
+}
+
+/// scores[g, r, s, :] ← softmax(scale · scores + mask) in place, with plain loops; g = b · Hkv +
+/// kv head. A row masked everywhere (maximum -inf) becomes zeros.
+void softmax_rows(const Dims& d, float scale, const Tensor* mask, float* scores, int threads) {
+  const std::vector<int64_t> ms = mask_strides(mask);
   const int64_t rows = d.batch * d.q_heads * d.new_len;
   parallel_for(threads, rows, d.total * 8, [&](int64_t begin, int64_t end) {
     for (int64_t row = begin; row < end; ++row) {
       const int64_t s = row % d.new_len, h = (row / d.new_len) % d.q_heads, b = row / (d.new_len * d.q_heads);
       float* x = scores + row * d.total;
       const float* m = mask == nullptr ? nullptr : mask->data<float>() + b * ms[0] + h * ms[1] + s * ms[2];
-      float top = -INFINITY;
-      for (int64_t t = 0; t < d.total; ++t) {
-        x[t] = scale * x[t] + (m != nullptr ? m[t] : 0.0f);
-        top = std::max(top, x[t]);
-      }
+      const float top = scale_and_mask(x, m, d.total, scale);
       double sum = 0;
       for (int64_t t = 0; t < d.total; ++t) {
         x[t] = top == -INFINITY ? 0.0f : std::exp(x[t] - top);
@@ -108,6 +125,75 @@ void softmax_rows(const Dims& d, float scale, const Tensor* mask, float* scores,
       }
       const float inv = sum > 0 ? static_cast<float>(1.0 / sum) : 0.0f;
       for (int64_t t = 0; t < d.total; ++t) x[t] *= inv;
+    }
+  });
+}
+
+/// Query rows per KV head (grouped-query heads × new positions) up to which a step is attended
+/// by attend_decode.
+constexpr int64_t kDecodeRows = 16;
+
+/// s[i · total + t] = q_i · k_t for `rows` query rows q_i and `total` key rows k_t of `head`
+/// floats each, key row by key row (each read once).
+EDGEMM_AVX512_CLONES void key_scores(const float* q, int64_t rows, const float* k, int64_t total, int64_t head,
+                                     float* s) {
+  for (int64_t t = 0; t < total; ++t) {
+    const float* kt = k + t * head;
+    for (int64_t i = 0; i < rows; ++i) {
+      const float* qi = q + i * head;
+      float acc = 0;
+#pragma omp simd reduction(+ : acc)
+      for (int64_t j = 0; j < head; ++j) acc += qi[j] * kt[j];
+      s[i * total + t] = acc;
+    }
+  }
+}
+
+/// y_i = Σ_t p[i · total + t] · v_t for `rows` rows, value row by value row (each read once).
+EDGEMM_AVX512_CLONES void weigh_values(const float* p, int64_t rows, const float* v, int64_t total, int64_t head,
+                                       float* y) {
+  std::fill(y, y + rows * head, 0.0f);
+  for (int64_t t = 0; t < total; ++t) {
+    const float* vt = v + t * head;
+    for (int64_t i = 0; i < rows; ++i) {
+      const float w = p[i * total + t];
+      float* yi = y + i * head;
+#pragma omp simd
+      for (int64_t j = 0; j < head; ++j) yi[j] += w * vt[j];
+    }
+  }
+}
+
+/// Attention for a decode-sized step, KV head by KV head: the scores of all the query rows that
+/// share the head (in `scores`, [rows][total] per head) from one pass over its cached keys, then
+/// their outputs from one pass over its cached values, so that each cache row is read once.
+void attend_decode(const Dims& d, float scale, const Tensor* mask, const float* q, const float* cache_k,
+                   const float* cache_v, float* scores, float* y, int threads) {
+  const std::vector<int64_t> ms = mask_strides(mask);
+  const int64_t reps = d.group(), rows = reps * d.new_len, groups = d.batch * d.kv_heads;
+  parallel_for(threads, groups, 2 * rows * d.total * d.head, [&](int64_t begin, int64_t end) {
+    for (int64_t g = begin; g < end; ++g) {
+      const int64_t b = g / d.kv_heads, first_head = (g % d.kv_heads) * reps;
+      // Row i = (r, s): query head first_head + r, new position s; Q and Y rows of it are
+      // contiguous: ((b · Hq + first_head) · S + i) · D.
+      const float* qg = q + (b * d.q_heads + first_head) * d.new_len * d.head;
+      float* yg = y + (b * d.q_heads + first_head) * d.new_len * d.head;
+      const float* kg = cache_k + g * d.capacity * d.head;
+      const float* vg = cache_v + g * d.capacity * d.head;
+      float* sg = scores + g * rows * d.total;
+      key_scores(qg, rows, kg, d.total, d.head, sg);
+      for (int64_t i = 0; i < rows; ++i) {
+        const int64_t r = i / d.new_len, s = i % d.new_len;
+        const float* m =
+            mask == nullptr ? nullptr : mask->data<float>() + b * ms[0] + (first_head + r) * ms[1] + s * ms[2];
+        float* x = sg + i * d.total;
+        if (scale_and_mask(x, m, d.total, scale) == -INFINITY) {
+          std::fill(x, x + d.total, 0.0f);  // masked everywhere: zeros, as softmax_rows gives
+        } else {
+          softmax_row(x, x, d.total);
+        }
+      }
+      weigh_values(sg, rows, vg, d.total, d.head, yg);
     }
   });
 }
@@ -171,6 +257,10 @@ class KvAttentionKernel final : public Kernel {
     const float* q = ctx.input(0)->data<float>();
     const int64_t cg = d.capacity * d.head;  // one head's cache
     const bool fast = onednn::enabled();
+    if (fast && reps * d.new_len <= kDecodeRows) {
+      attend_decode(d, scale_, ctx.input(3), q, cache_k, cache_v, scores, y->data<float>(), ctx.threads());
+      return Status::ok();
+    }
     onednn::set_threads(ctx.threads());
     // scores = Q · Kᵀ: Kᵀ element (i = d, j = t) at cache_k[t · D + d].
     if (fast) {
