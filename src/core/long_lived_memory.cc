@@ -50,12 +50,22 @@ Expected<ReadOnlyFile> open_read_only(const std::string& path) {
     return make_error(StatusCode::kIo, "cannot read '" + path + "': " + std::strerror(stat_errno));
   }
   ReadOnlyFile file;
-  file.path = path;
+  file.id = {path, static_cast<uint64_t>(info.st_dev), static_cast<uint64_t>(info.st_ino),
+             static_cast<int64_t>(info.st_size)};
   file.fd = std::shared_ptr<const int>(new int(fd), [](const int* p) {
     ::close(*p);
     delete p;
   });
-  file.size = static_cast<int64_t>(info.st_size);
+  return file;
+}
+
+Expected<ReadOnlyFile> reopen_read_only(const FileId& id) {
+  EDGEMM_ASSIGN_OR_RETURN(ReadOnlyFile file, open_read_only(id.path));
+  if (file.id.device != id.device || file.id.inode != id.inode || file.id.size != id.size) {
+    return make_error(StatusCode::kIo, "'" + id.path + "' changed while the model was loading (it was " +
+                                           std::to_string(id.size) + " bytes, now another file or " +
+                                           std::to_string(file.id.size) + " bytes)");
+  }
   return file;
 }
 
@@ -70,7 +80,7 @@ Status read_file_range(const ReadOnlyFile& file, int64_t offset, int64_t length,
   }
   if (done != length) {
     return make_error(StatusCode::kIo, "could not read " + std::to_string(length) + " bytes at offset " +
-                                           std::to_string(offset) + " of '" + file.path +
+                                           std::to_string(offset) + " of '" + file.id.path +
                                            "' (the file changed while being read?)");
   }
   return Status::ok();
@@ -79,7 +89,7 @@ Status read_file_range(const ReadOnlyFile& file, int64_t offset, int64_t length,
 Expected<MappedFileRange> map_file_range(const ReadOnlyFile& file, int64_t offset, int64_t length, bool populate) {
   if (offset < 0 || length < 1) {
     return make_error(StatusCode::kInvalidArgument, "cannot map bytes [" + std::to_string(offset) + ", +" +
-                                                        std::to_string(length) + ") of '" + file.path + "'");
+                                                        std::to_string(length) + ") of '" + file.id.path + "'");
   }
   const int64_t page = ::sysconf(_SC_PAGESIZE);
   const int64_t start = offset / page * page;
@@ -91,7 +101,7 @@ Expected<MappedFileRange> map_file_range(const ReadOnlyFile& file, int64_t offse
     const int map_errno = errno;
     if (base != MAP_FAILED) ::munmap(base, bytes);
     return make_error(StatusCode::kIo, "cannot map " + std::to_string(length) + " bytes at offset " +
-                                           std::to_string(offset) + " of '" + file.path +
+                                           std::to_string(offset) + " of '" + file.id.path +
                                            "': " + std::strerror(map_errno));
   }
   MappedFileRange range;

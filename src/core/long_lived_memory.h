@@ -34,16 +34,27 @@ std::shared_ptr<void> allocate_long_lived(size_t bytes);
 /// Errors as Tensor::create.
 Expected<Tensor> create_long_lived_tensor(DataType dtype, Shape shape);
 
-/// A file opened read-only, closed with the last copy. Reading through it, not through its path,
-/// reads the file that was opened even if another one is renamed over the path meanwhile.
+/// Which file: the path it was opened by, and what identifies it there (device and inode) with
+/// its size at the time.
+struct FileId {
+  std::string path;
+  uint64_t device = 0;
+  uint64_t inode = 0;
+  int64_t size = 0;
+};
+
+/// A file opened read-only, closed with the last copy.
 struct ReadOnlyFile {
-  std::string path;               ///< as opened; for messages
+  FileId id;
   std::shared_ptr<const int> fd;  ///< the descriptor
-  int64_t size = 0;               ///< bytes, when opened
 };
 
 /// Opens `path` read-only. Errors: kIo naming the path and the system's reason.
 Expected<ReadOnlyFile> open_read_only(const std::string& path);
+
+/// Opens `id.path` again, refusing anything but the same file at the same size: kIo saying it
+/// changed (another file renamed over the path, or the file grown or cut) or open_read_only's.
+Expected<ReadOnlyFile> reopen_read_only(const FileId& id);
 
 /// Reads bytes [offset, offset + length) of `file` into `dst`. Errors: kIo when fewer bytes
 /// come (the file shrank), naming the path.

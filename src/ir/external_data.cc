@@ -2,7 +2,9 @@
 
 #include <onnx/onnx_pb.h>
 
+#include <charconv>
 #include <filesystem>
+#include <optional>
 
 namespace edgemm::ir {
 
@@ -11,6 +13,15 @@ namespace fs = std::filesystem;
 namespace {
 
 Status invalid_data(const std::string& message) { return Status(StatusCode::kInvalidModel, message); }
+
+/// A non-negative decimal integer written whole ("64", not "0x40", "64abc" or "-1"); nullopt
+/// otherwise.
+std::optional<int64_t> parse_size(const std::string& text) {
+  int64_t value = 0;
+  const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (text.empty() || error != std::errc() || end != text.data() + text.size() || value < 0) return std::nullopt;
+  return value;
+}
 
 /// Resolves a `location` under `base_dir`, refusing escapes.
 Expected<std::string> resolve_location(const std::string& tensor_name, const std::string& location,
@@ -36,49 +47,43 @@ Expected<std::string> resolve_location(const std::string& tensor_name, const std
 
 }  // namespace
 
-Expected<core::ReadOnlyFile> OpenFiles::open(const std::string& path) {
-  const auto it = files_.find(path);
-  if (it != files_.end()) return it->second;
-  EDGEMM_ASSIGN_OR_RETURN(core::ReadOnlyFile file, core::open_read_only(path));
-  files_.emplace(path, file);
-  return file;
-}
-
-Expected<ExternalRange> resolve_external_range(const onnx::TensorProto& proto, const std::string& base_dir,
-                                               OpenFiles& files) {
+Expected<ExternalRange> resolve_external_range(const onnx::TensorProto& proto, const std::string& base_dir) {
   std::string location;
   int64_t offset = 0, length = -1;
   for (const auto& kv : proto.external_data()) {
-    try {
-      if (kv.key() == "location") location = kv.value();
-      if (kv.key() == "offset") offset = std::stoll(kv.value());
-      if (kv.key() == "length") length = std::stoll(kv.value());
-    } catch (const std::exception&) {
+    if (kv.key() == "location") location = kv.value();
+    if (kv.key() != "offset" && kv.key() != "length") continue;
+    const std::optional<int64_t> value = parse_size(kv.value());
+    if (!value) {
       return invalid_data("tensor '" + proto.name() + "': external data field '" + kv.key() + "' = '" + kv.value() +
-                          "' is not a number");
+                          "' is not a non-negative decimal integer");
     }
+    (kv.key() == "offset" ? offset : length) = *value;
   }
   EDGEMM_ASSIGN_OR_RETURN(const std::string path, resolve_location(proto.name(), location, base_dir));
   std::error_code ec;
   if (!fs::is_regular_file(path, ec)) {
-    return make_error(StatusCode::kIo, "tensor '" + proto.name() + "': external data file '" + location +
-                                           "' is missing (looked in '" + base_dir + "')");
+    const std::string why = fs::exists(path, ec) ? "' is not a regular file ('" + path + "')"
+                                                 : "' is missing (looked in '" + base_dir + "')";
+    return make_error(StatusCode::kIo, "tensor '" + proto.name() + "': external data file '" + location + why);
   }
-  auto file = files.open(path);
+  auto file = core::open_read_only(path);
   if (!file) return Status(file.status().code(), "tensor '" + proto.name() + "': " + file.status().message());
-  const int64_t file_size = file->size;
+  const int64_t file_size = file->id.size;
   if (length < 0) length = file_size - offset;
-  if (offset < 0 || length < 0 || offset > file_size || length > file_size - offset) {
+  if (offset > file_size || length > file_size - offset) {
     return invalid_data("tensor '" + proto.name() + "': external data range [" + std::to_string(offset) + ", +" +
                         std::to_string(length) + ") lies outside '" + location + "' (" + std::to_string(file_size) +
                         " bytes)");
   }
-  return ExternalRange{std::move(file).value(), offset, length};
+  return ExternalRange{file->id, offset, length};
 }
 
 Expected<std::string> read_external_range(const ExternalRange& range, const std::string& tensor_name) {
+  auto file = core::reopen_read_only(range.file);
+  if (!file) return Status(file.status().code(), "tensor '" + tensor_name + "': " + file.status().message());
   std::string bytes(static_cast<size_t>(range.length), '\0');
-  const Status read = core::read_file_range(range.file, range.offset, range.length, bytes.data());
+  const Status read = core::read_file_range(*file, range.offset, range.length, bytes.data());
   if (!read.is_ok()) return Status(read.code(), "tensor '" + tensor_name + "': " + read.message());
   return bytes;
 }
@@ -97,15 +102,17 @@ Expected<Tensor> tensor_from_external_range(DataType dtype, Shape shape, const E
     return invalid_data(what + " declares shape " + shape_to_string(shape) + " of " + dtype_name(dtype) + " (" +
                         std::to_string(bytes) + " bytes) but holds " + std::to_string(range.length) + " bytes");
   }
+  auto file = core::reopen_read_only(range.file);
+  if (!file) return Status(file.status().code(), what + ": " + file.status().message());
   if (range.length >= static_cast<int64_t>(core::kMappedFromBytes) && range.offset % 64 == 0) {
-    auto mapped = core::map_file_range(range.file, range.offset, range.length);
+    auto mapped = core::map_file_range(*file, range.offset, range.length);
     if (mapped) return Tensor::from_storage(dtype, std::move(shape), std::move(mapped->storage), mapped->data);
   }
   auto created = core::create_long_lived_tensor(dtype, shape);
   if (!created) return Status(created.status().code(), what + ": " + created.status().message());
   Tensor t = std::move(created).value();
   if (range.length > 0) {
-    const Status read = core::read_file_range(range.file, range.offset, range.length, t.raw_data());
+    const Status read = core::read_file_range(*file, range.offset, range.length, t.raw_data());
     if (!read.is_ok()) return Status(read.code(), what + ": " + read.message());
   }
   return t;

@@ -5,7 +5,6 @@
 /// mapped in place.
 
 #include <cstdint>
-#include <map>
 #include <string>
 
 #include "core/long_lived_memory.h"
@@ -18,34 +17,24 @@ class TensorProto;
 
 namespace edgemm::ir {
 
-/// The files an import reads tensor data from, each opened once (core::open_read_only) when
-/// first asked for.
-class OpenFiles {
- public:
-  /// `path` (canonical) opened read-only. Errors: core::open_read_only's.
-  Expected<core::ReadOnlyFile> open(const std::string& path);
-
- private:
-  std::map<std::string, core::ReadOnlyFile> files_;
-};
-
-/// One tensor's bytes: [offset, offset + length) of `file` (its path canonical, inside the
-/// model's folder, or the model file itself).
+/// One tensor's bytes: [offset, offset + length) of the file `file` names (its path canonical,
+/// inside the model's folder, or the model file itself). The file is opened again to read them
+/// (core::reopen_read_only), so that an import with many data files keeps none of them open, and
+/// refused if another file took its place meanwhile.
 struct ExternalRange {
-  core::ReadOnlyFile file;
+  core::FileId file;
   int64_t offset = 0;
   int64_t length = 0;
 };
 
-/// Resolves `proto`'s `location`, `offset` and `length` under `base_dir` (a missing length means
-/// "to the end of the file") and opens the file through `files`. Errors: kInvalidModel for a
-/// location that is empty, absolute or leaves the folder (`..`, or a symbolic link pointing out),
-/// a field that is not a number, or a range outside the file; kIo when the file is missing or
-/// cannot be opened.
-Expected<ExternalRange> resolve_external_range(const onnx::TensorProto& proto, const std::string& base_dir,
-                                               OpenFiles& files);
+/// Resolves `proto`'s `location`, `offset` and `length` under `base_dir` (no length means "to
+/// the end of the file"). Errors: kInvalidModel for a location that is empty, absolute or leaves
+/// the folder (`..`, or a symbolic link pointing out), an offset or length that is not a
+/// non-negative decimal integer, or a range outside the file; kIo when the file is missing, not
+/// a regular file, or cannot be opened.
+Expected<ExternalRange> resolve_external_range(const onnx::TensorProto& proto, const std::string& base_dir);
 
-/// The range's bytes. Errors: kIo when the file cannot be read whole (it shrank).
+/// The range's bytes. Errors: kIo when the file changed or cannot be read whole.
 Expected<std::string> read_external_range(const ExternalRange& range, const std::string& tensor_name);
 
 /// A tensor of `dtype` and `shape` whose data is `range`. A range of at least
@@ -56,7 +45,7 @@ Expected<std::string> read_external_range(const ExternalRange& range, const std:
 /// mapped file must keep its size while the tensor lives: reading a page past its end raises
 /// SIGBUS, as with any mapping.
 /// Errors: kInvalidModel when the range's length is not the byte size of `shape` × `dtype`;
-/// kIo when the file cannot be read; the errors of core::create_long_lived_tensor.
+/// kIo when the file changed or cannot be read; the errors of core::create_long_lived_tensor.
 Expected<Tensor> tensor_from_external_range(DataType dtype, Shape shape, const ExternalRange& range,
                                             const std::string& tensor_name);
 

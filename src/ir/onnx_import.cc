@@ -62,7 +62,6 @@ Expected<std::string> read_file(const std::string& path, const std::string& what
 struct ImportContext {
   std::string base_dir;
   std::unordered_map<const onnx::TensorProto*, ExternalRange> external;
-  OpenFiles files;
 };
 
 /// Whether an external tensor is read into the proto: small ones cost nothing to inline, and ONNX
@@ -90,8 +89,18 @@ void mark_in_file(onnx::TensorProto& proto, ExternalRange range, ImportContext& 
 /// takes is read into the proto's raw_data, so the rest of the import sees one form; any other
 /// stays in its file, recorded in `context` (mark_in_file).
 Status prepare_external_data(onnx::TensorProto& proto, ImportContext& context, std::vector<std::string>& files) {
-  EDGEMM_ASSIGN_OR_RETURN(ExternalRange range, resolve_external_range(proto, context.base_dir, context.files));
+  EDGEMM_ASSIGN_OR_RETURN(ExternalRange range, resolve_external_range(proto, context.base_dir));
   if (std::find(files.begin(), files.end(), range.file.path) == files.end()) files.push_back(range.file.path);
+  const auto dtype = static_cast<DataType>(proto.data_type());
+  const Shape shape(proto.dims().begin(), proto.dims().end());
+  const Expected<int64_t> count = shape_element_count(shape);
+  if (dtype_supported(dtype) && dtype != DataType::kString && count &&
+      *count <= kMaxTensorBytes / static_cast<int64_t>(dtype_size(dtype)) &&
+      *count * static_cast<int64_t>(dtype_size(dtype)) != range.length) {
+    return invalid("tensor '" + proto.name() + "' declares shape " + shape_to_string(shape) + " of " +
+                   dtype_name(dtype) + " (" + std::to_string(*count * static_cast<int64_t>(dtype_size(dtype))) +
+                   " bytes) but its external data holds " + std::to_string(range.length) + " bytes");
+  }
   if (!inline_into_proto(proto, range)) {
     mark_in_file(proto, std::move(range), context);
     return Status::ok();
@@ -429,7 +438,7 @@ Status infer_shapes(onnx::ModelProto& proto, const std::map<std::string, int64_t
 
 /// The raw_data strip_initializer_raw_data cut out of the model `file`.
 struct WeightsInFile {
-  core::ReadOnlyFile file;
+  core::FileId file;
   std::vector<RawDataInFile> raw_data;
 };
 
@@ -472,8 +481,7 @@ Expected<Model> import_model_proto(onnx::ModelProto& proto, const std::string& b
 Expected<Tensor> tensor_from_proto(const onnx::TensorProto& proto, const std::string& base_dir) {
   EDGEMM_RETURN_IF_ERROR(check_proto_dtype(proto));
   if (proto.data_location() == onnx::TensorProto::EXTERNAL) {
-    OpenFiles files;
-    EDGEMM_ASSIGN_OR_RETURN(ExternalRange range, resolve_external_range(proto, base_dir, files));
+    EDGEMM_ASSIGN_OR_RETURN(ExternalRange range, resolve_external_range(proto, base_dir));
     return tensor_from_external_range(static_cast<DataType>(proto.data_type()),
                                       Shape(proto.dims().begin(), proto.dims().end()), range, proto.name());
   }
@@ -584,14 +592,14 @@ Expected<Model> import_file(const std::string& path, const ImportOptions& option
   // The file is mapped and walked at the wire level; protobuf parses it without the large
   // initializers' raw_data, which stays in the file to be mapped or read into each tensor
   // (onnx_wire.h): one copy of the weights, not three.
-  Expected<core::MappedFileRange> mapped = core::map_file_range(model_file, 0, model_file.size, /*populate=*/false);
+  Expected<core::MappedFileRange> mapped = core::map_file_range(model_file, 0, model_file.id.size, /*populate=*/false);
   std::string read_bytes;  // the file, where its file system cannot map it
   if (!mapped) {
-    read_bytes.resize(static_cast<size_t>(model_file.size));
-    EDGEMM_RETURN_IF_ERROR(core::read_file_range(model_file, 0, model_file.size, read_bytes.data()));
+    read_bytes.resize(static_cast<size_t>(model_file.id.size));
+    EDGEMM_RETURN_IF_ERROR(core::read_file_range(model_file, 0, model_file.id.size, read_bytes.data()));
   }
   const std::string_view bytes =
-      mapped ? std::string_view(static_cast<const char*>(mapped->data), static_cast<size_t>(model_file.size))
+      mapped ? std::string_view(static_cast<const char*>(mapped->data), static_cast<size_t>(model_file.id.size))
              : std::string_view(read_bytes);
   std::optional<StrippedModel> stripped = strip_initializer_raw_data(bytes, core::kMappedFromBytes);
   onnx::ModelProto proto;
@@ -599,7 +607,7 @@ Expected<Model> import_file(const std::string& path, const ImportOptions& option
   bool parsed = false;
   if (stripped && !stripped->raw_data.empty()) {
     parsed = proto.ParseFromString(stripped->bytes);
-    in_file = {model_file, std::move(stripped->raw_data)};
+    in_file = {model_file.id, std::move(stripped->raw_data)};
   } else {
     parsed = bytes.size() <= INT32_MAX && proto.ParseFromArray(bytes.data(), static_cast<int>(bytes.size()));
   }

@@ -12,6 +12,12 @@ constexpr uint32_t kTensorRawData = 9;                   // TensorProto.raw_data
 constexpr uint32_t kTensorDataLocation = 14;             // TensorProto.data_location
 constexpr uint64_t kInt32 = 6, kInt64 = 7, kString = 8;  // TensorProto.DataType
 
+/// TensorProto's typed value fields: float_data, int32_data, string_data, int64_data, double_data,
+/// uint64_data.
+bool is_typed_data(uint32_t number) {
+  return number == 4 || number == 5 || number == 6 || number == 7 || number == 10 || number == 11;
+}
+
 constexpr int kVarint = 0, kFixed64 = 1, kLengthDelimited = 2, kFixed32 = 5;
 
 /// One field: its number and wire type, its whole encoding (tag to end) and, for a varint its
@@ -39,7 +45,8 @@ bool read_varint(std::string_view& in, uint64_t& value) {
 bool read_field(std::string_view& in, Field& field) {
   const std::string_view start = in;
   uint64_t tag = 0;
-  if (!read_varint(in, tag) || (tag >> 3) == 0 || (tag >> 3) > UINT32_MAX) return false;
+  // Protobuf reads tags as 32-bit values: a longer one would name another field there.
+  if (!read_varint(in, tag) || tag > UINT32_MAX || (tag >> 3) == 0) return false;
   field.number = static_cast<uint32_t>(tag >> 3);
   field.wire_type = static_cast<int>(tag & 7);
   switch (field.wire_type) {
@@ -133,6 +140,7 @@ class Stripper {
   /// The tensor's fields without raw_data into `out` and the cut into `cut`, when it is cut.
   bool tensor(std::string_view in, std::string& out, std::optional<RawDataInFile>& cut) const {
     uint64_t data_type = 0, data_location = 0;
+    int typed_fields = 0;
     std::string_view raw;
     int raw_fields = 0;
     Field field;
@@ -140,13 +148,14 @@ class Stripper {
       if (!read_field(rest, field)) return false;
       if (field.number == kTensorDataType && field.wire_type == kVarint) data_type = field.value;
       if (field.number == kTensorDataLocation && field.wire_type == kVarint) data_location = field.value;
+      if (is_typed_data(field.number)) ++typed_fields;
       if (field.number == kTensorRawData && field.wire_type == kLengthDelimited) {
         raw = field.payload;
         ++raw_fields;
       }
     }
-    if (raw_fields != 1 || data_location != 0 || static_cast<int64_t>(raw.size()) < min_bytes_ || data_type == kInt32 ||
-        data_type == kInt64 || data_type == kString) {
+    if (raw_fields != 1 || typed_fields != 0 || data_location != 0 || static_cast<int64_t>(raw.size()) < min_bytes_ ||
+        data_type == kInt32 || data_type == kInt64 || data_type == kString) {
       return true;
     }
     for (std::string_view rest = in; !rest.empty();) {

@@ -30,10 +30,12 @@ struct StrippedModel {
 
 /// Cuts out of `model` (a serialized ModelProto: a whole file) the raw_data of every main-graph
 /// initializer holding at least `min_bytes` of it, except int32/int64 tensors (ONNX shape
-/// inference reads those as shape data), string tensors (raw_data is invalid for them: the
-/// checker says so) and tensors that declare a data_location. The enclosing lengths are re-encoded;
-/// all other fields are kept byte for byte. nullopt when the bytes do not walk as the wire format (truncated or not
-/// protobuf, a graph field given twice, groups): the caller then parses them whole, so that errors read as protobuf's.
+/// inference reads those as shape data), string tensors (raw_data is invalid for them) and
+/// tensors that also hold typed values or declare a data_location (left whole, the checker words
+/// their errors as it always did). The enclosing lengths are re-encoded; every other field is
+/// kept byte for byte. nullopt when the bytes do not walk as the wire format (truncated or not
+/// protobuf, a graph field given twice, groups, a tag beyond 32 bits): the caller then parses
+/// them whole, so that errors read as protobuf's.
 std::optional<StrippedModel> strip_initializer_raw_data(std::string_view model, int64_t min_bytes);
 
 }  // namespace edgemm::ir

@@ -3,6 +3,8 @@
 // out of what protobuf parses (ir/onnx_wire.h). Models still run to hand-computed results, and a
 // mapping goes with the last tensor using it.
 #include <gtest/gtest.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
 
 #include <algorithm>
 #include <cmath>
@@ -192,7 +194,93 @@ TEST(ExternalData, ALengthThatDisagreesWithTheShapeIsAnError) {
   ASSERT_FALSE(model.has_value());
   EXPECT_EQ(model.status().code(), StatusCode::kInvalidModel);
   EXPECT_NE(model.status().message().find("tensor 'w'"), std::string::npos) << model.status().message();
-  EXPECT_NE(model.status().message().find("but holds 2097148 bytes"), std::string::npos) << model.status().message();
+  EXPECT_NE(model.status().message().find("but its external data holds 2097148 bytes"), std::string::npos)
+      << model.status().message();
+}
+
+TEST(ExternalData, OffsetsAndLengthsAreWholeDecimalNumbers) {
+  const fs::path dir = testing::temp_dir("external_numbers");
+  std::ofstream(dir / "w.bin", std::ios::binary) << std::string(64 + 16, '\0');
+  for (const auto& [key, value] : std::vector<std::pair<std::string, std::string>>{{"offset", "0x40"},
+                                                                                   {"offset", "64abc"},
+                                                                                   {"offset", "1e2"},
+                                                                                   {"offset", "-64"},
+                                                                                   {"length", "-1"},
+                                                                                   {"length", "16.0"},
+                                                                                   {"offset", ""}}) {
+    ModelBuilder m;
+    m.input("x", testing::kFloat, {4});
+    m.node("Add", {"x", "w"}, {"y"});
+    m.output("y", testing::kFloat, {4});
+    auto* t = m.model.mutable_graph()->add_initializer();
+    t->set_name("w");
+    t->set_data_type(onnx::TensorProto::FLOAT);
+    t->add_dims(4);
+    set_external(t, "w.bin", 64, 16);
+    for (auto& kv : *t->mutable_external_data()) {
+      if (kv.key() == key) kv.set_value(value);
+    }
+    auto model = ir::import_onnx_file(m.save(dir / "m.onnx"));
+    ASSERT_FALSE(model.has_value()) << key << " = '" << value << "' was taken";
+    EXPECT_EQ(model.status().code(), StatusCode::kInvalidModel);
+    EXPECT_NE(model.status().message().find("is not a non-negative decimal integer"), std::string::npos)
+        << model.status().message();
+  }
+}
+
+TEST(ExternalData, NoFileStaysOpenWhileTheModelLoads) {
+  // 200 tensors in 200 files with room for 32 more open files than the process has: each file is
+  // opened only to read it.
+  const fs::path dir = testing::temp_dir("external_files");
+  ModelBuilder m;
+  std::vector<std::string> names;
+  for (int i = 0; i < 200; ++i) {
+    const std::string name = "t" + std::to_string(i);
+    const float value = static_cast<float>(i);
+    std::ofstream(dir / (name + ".bin"), std::ios::binary).write(reinterpret_cast<const char*>(&value), 4);
+    auto* t = m.model.mutable_graph()->add_initializer();
+    t->set_name(name);
+    t->set_data_type(onnx::TensorProto::FLOAT);
+    t->add_dims(1);
+    set_external(t, name + ".bin", 0, 4);
+    names.push_back(name);
+  }
+  auto* axis = m.node("Concat", names, {"y"})->add_attribute();
+  axis->set_name("axis");
+  axis->set_type(onnx::AttributeProto::INT);
+  axis->set_i(0);
+  m.output("y", testing::kFloat, {200});
+  const std::string path = m.save(dir / "m.onnx");
+  rlimit saved{};
+  ASSERT_EQ(getrlimit(RLIMIT_NOFILE, &saved), 0);
+  rlimit low = saved;
+  const auto open_now = std::distance(fs::directory_iterator("/proc/self/fd"), fs::directory_iterator());
+  low.rlim_cur = static_cast<rlim_t>(open_now + 32);
+  ASSERT_EQ(setrlimit(RLIMIT_NOFILE, &low), 0);
+  auto model = ir::import_onnx_file(path);
+  setrlimit(RLIMIT_NOFILE, &saved);
+  ASSERT_TRUE(model.has_value()) << model.status().to_string();
+  for (int i = 0; i < 200; ++i) {
+    EXPECT_EQ(model->graph.initializers.at(names[static_cast<size_t>(i)]).data<float>()[0], static_cast<float>(i));
+  }
+}
+
+TEST(ExternalData, ALocationThatIsNotARegularFileIsNamedSo) {
+  const fs::path dir = testing::temp_dir("external_fifo");
+  ASSERT_EQ(::mkfifo((dir / "w.bin").c_str(), 0600), 0);
+  ModelBuilder m;
+  m.input("x", testing::kFloat, {4});
+  m.node("Add", {"x", "w"}, {"y"});
+  m.output("y", testing::kFloat, {4});
+  auto* t = m.model.mutable_graph()->add_initializer();
+  t->set_name("w");
+  t->set_data_type(onnx::TensorProto::FLOAT);
+  t->add_dims(4);
+  set_external(t, "w.bin", 0, 16);
+  auto model = ir::import_onnx_file(m.save(dir / "m.onnx"));
+  ASSERT_FALSE(model.has_value());
+  EXPECT_EQ(model.status().code(), StatusCode::kIo);
+  EXPECT_NE(model.status().message().find("is not a regular file"), std::string::npos) << model.status().message();
 }
 
 TEST(ExternalData, ShapesOnlyImportReadsNoWeights) {
@@ -236,11 +324,12 @@ TEST(OnnxWire, CutsLargeRawDataAndKeepsEverythingElse) {
   auto* located = raw_initializer(m, "located", onnx::TensorProto::FLOAT, {1024}, big);
   located->set_data_location(onnx::TensorProto::EXTERNAL);  // with raw_data: the checker refuses it
   raw_initializer(m, "big_too", onnx::TensorProto::UINT8, {4096}, ints);
+  raw_initializer(m, "typed_too", onnx::TensorProto::FLOAT, {1024}, big)->add_float_data(1.0f);
   const std::string file = m.model.SerializeAsString();
 
   const auto stripped = ir::strip_initializer_raw_data(file, 4096);
   ASSERT_TRUE(stripped.has_value());
-  ASSERT_EQ(stripped->raw_data.size(), 2u) << "cut: big and big_too (not small, int64, typed or located)";
+  ASSERT_EQ(stripped->raw_data.size(), 2u) << "cut: big and big_too (not small, int64, typed, located or typed_too)";
   onnx::ModelProto parsed;
   ASSERT_TRUE(parsed.ParseFromString(stripped->bytes));
   const std::string expected_raw[] = {big, ints};
@@ -278,6 +367,9 @@ TEST(OnnxWire, WalksOnlyWhatProtobufParses) {
   EXPECT_FALSE(ir::strip_initializer_raw_data(std::string("\x3a\xff\xff\xff\xff\x0f", 6), 1).has_value());
   EXPECT_FALSE(ir::strip_initializer_raw_data(std::string("\x0b", 1), 1).has_value()) << "a group";
   EXPECT_FALSE(ir::strip_initializer_raw_data(file + file, 1024).has_value()) << "the graph given twice";
+  // Field 5 (an initializer) in a tag beyond 32 bits: protobuf keeps the low 32 bits and reads
+  // an initializer; the walker must not count it as another field.
+  EXPECT_FALSE(ir::strip_initializer_raw_data(std::string("\x3a\x07\xaa\x80\x80\x80\x10\x01\x00", 9), 1).has_value());
 }
 
 TEST(OnnxWire, AModelsOwnLargeWeightsAreReadFromItsFile) {
