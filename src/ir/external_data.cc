@@ -23,6 +23,17 @@ std::optional<int64_t> parse_size(const std::string& text) {
   return value;
 }
 
+/// The bytes a `dtype` tensor of `shape` holds; nullopt for a dtype no Tensor holds, strings,
+/// or a shape whose size is invalid or past kMaxTensorBytes (the conversion words those).
+std::optional<int64_t> declared_bytes(DataType dtype, const Shape& shape) {
+  const Expected<int64_t> count = shape_element_count(shape);
+  if (!dtype_supported(dtype) || dtype == DataType::kString || !count ||
+      *count > kMaxTensorBytes / static_cast<int64_t>(dtype_size(dtype))) {
+    return std::nullopt;
+  }
+  return *count * static_cast<int64_t>(dtype_size(dtype));
+}
+
 /// Resolves a `location` under `base_dir`, refusing escapes.
 Expected<std::string> resolve_location(const std::string& tensor_name, const std::string& location,
                                        const std::string& base_dir) {
@@ -75,6 +86,14 @@ Expected<ExternalRange> resolve_external_range(const onnx::TensorProto& proto, c
     return invalid_data("tensor '" + proto.name() + "': external data range [" + std::to_string(offset) + ", +" +
                         std::to_string(length) + ") lies outside '" + location + "' (" + std::to_string(file_size) +
                         " bytes)");
+  }
+  const auto dtype = static_cast<DataType>(proto.data_type());
+  const Shape shape(proto.dims().begin(), proto.dims().end());
+  const std::optional<int64_t> bytes = declared_bytes(dtype, shape);
+  if (bytes && *bytes != length) {
+    return invalid_data("tensor '" + proto.name() + "' declares shape " + shape_to_string(shape) + " of " +
+                        dtype_name(dtype) + " (" + std::to_string(*bytes) + " bytes) but its external data holds " +
+                        std::to_string(length) + " bytes");
   }
   return ExternalRange{file->id, offset, length};
 }

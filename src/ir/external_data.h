@@ -30,8 +30,9 @@ struct ExternalRange {
 /// Resolves `proto`'s `location`, `offset` and `length` under `base_dir` (no length means "to
 /// the end of the file"). Errors: kInvalidModel for a location that is empty, absolute or leaves
 /// the folder (`..`, or a symbolic link pointing out), an offset or length that is not a
-/// non-negative decimal integer, or a range outside the file; kIo when the file is missing, not
-/// a regular file, or cannot be opened.
+/// non-negative decimal integer, a range outside the file, or a length other than the bytes
+/// `proto`'s dims and data type declare; kIo when the file is missing, not a regular file, or
+/// cannot be opened.
 Expected<ExternalRange> resolve_external_range(const onnx::TensorProto& proto, const std::string& base_dir);
 
 /// The range's bytes. Errors: kIo when the file changed or cannot be read whole.

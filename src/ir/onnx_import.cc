@@ -91,16 +91,6 @@ void mark_in_file(onnx::TensorProto& proto, ExternalRange range, ImportContext& 
 Status prepare_external_data(onnx::TensorProto& proto, ImportContext& context, std::vector<std::string>& files) {
   EDGEMM_ASSIGN_OR_RETURN(ExternalRange range, resolve_external_range(proto, context.base_dir));
   if (std::find(files.begin(), files.end(), range.file.path) == files.end()) files.push_back(range.file.path);
-  const auto dtype = static_cast<DataType>(proto.data_type());
-  const Shape shape(proto.dims().begin(), proto.dims().end());
-  const Expected<int64_t> count = shape_element_count(shape);
-  if (dtype_supported(dtype) && dtype != DataType::kString && count &&
-      *count <= kMaxTensorBytes / static_cast<int64_t>(dtype_size(dtype)) &&
-      *count * static_cast<int64_t>(dtype_size(dtype)) != range.length) {
-    return invalid("tensor '" + proto.name() + "' declares shape " + shape_to_string(shape) + " of " +
-                   dtype_name(dtype) + " (" + std::to_string(*count * static_cast<int64_t>(dtype_size(dtype))) +
-                   " bytes) but its external data holds " + std::to_string(range.length) + " bytes");
-  }
   if (!inline_into_proto(proto, range)) {
     mark_in_file(proto, std::move(range), context);
     return Status::ok();

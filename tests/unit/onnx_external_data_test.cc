@@ -100,6 +100,20 @@ void set_external(onnx::TensorProto* t, const std::string& location, int64_t off
   }
 }
 
+/// y = x + w for x, w [4], w's 16 bytes at `offset` of "w.bin" (`length` declared).
+ModelBuilder add_external_w(int64_t offset, int64_t length) {
+  ModelBuilder m;
+  m.input("x", testing::kFloat, {4});
+  m.node("Add", {"x", "w"}, {"y"});
+  m.output("y", testing::kFloat, {4});
+  auto* t = m.model.mutable_graph()->add_initializer();
+  t->set_name("w");
+  t->set_data_type(onnx::TensorProto::FLOAT);
+  t->add_dims(4);
+  set_external(t, "w.bin", offset, length);
+  return m;
+}
+
 /// y = x · w + b with w [kRows, kCols] at `w_offset` of "weights.bin" and b [kCols] (small: read
 /// into the proto) right after it. Returns the model's path.
 std::string write_model(const fs::path& dir, const std::vector<float>& w, const std::vector<float>& b, int64_t w_offset,
@@ -208,16 +222,8 @@ TEST(ExternalData, OffsetsAndLengthsAreWholeDecimalNumbers) {
                                                                                    {"length", "-1"},
                                                                                    {"length", "16.0"},
                                                                                    {"offset", ""}}) {
-    ModelBuilder m;
-    m.input("x", testing::kFloat, {4});
-    m.node("Add", {"x", "w"}, {"y"});
-    m.output("y", testing::kFloat, {4});
-    auto* t = m.model.mutable_graph()->add_initializer();
-    t->set_name("w");
-    t->set_data_type(onnx::TensorProto::FLOAT);
-    t->add_dims(4);
-    set_external(t, "w.bin", 64, 16);
-    for (auto& kv : *t->mutable_external_data()) {
+    ModelBuilder m = add_external_w(64, 16);
+    for (auto& kv : *m.model.mutable_graph()->mutable_initializer(0)->mutable_external_data()) {
       if (kv.key() == key) kv.set_value(value);
     }
     auto model = ir::import_onnx_file(m.save(dir / "m.onnx"));
@@ -268,16 +274,7 @@ TEST(ExternalData, NoFileStaysOpenWhileTheModelLoads) {
 TEST(ExternalData, ALocationThatIsNotARegularFileIsNamedSo) {
   const fs::path dir = testing::temp_dir("external_fifo");
   ASSERT_EQ(::mkfifo((dir / "w.bin").c_str(), 0600), 0);
-  ModelBuilder m;
-  m.input("x", testing::kFloat, {4});
-  m.node("Add", {"x", "w"}, {"y"});
-  m.output("y", testing::kFloat, {4});
-  auto* t = m.model.mutable_graph()->add_initializer();
-  t->set_name("w");
-  t->set_data_type(onnx::TensorProto::FLOAT);
-  t->add_dims(4);
-  set_external(t, "w.bin", 0, 16);
-  auto model = ir::import_onnx_file(m.save(dir / "m.onnx"));
+  auto model = ir::import_onnx_file(add_external_w(0, 16).save(dir / "m.onnx"));
   ASSERT_FALSE(model.has_value());
   EXPECT_EQ(model.status().code(), StatusCode::kIo);
   EXPECT_NE(model.status().message().find("is not a regular file"), std::string::npos) << model.status().message();
