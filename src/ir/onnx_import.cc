@@ -31,15 +31,20 @@ constexpr const char* kNotAModel =
 
 Status invalid(const std::string& message) { return Status(StatusCode::kInvalidModel, message); }
 
+/// kIo naming `what` and why unless `path` is a regular file.
+Status check_regular_file(const std::string& path, const std::string& what) {
+  std::error_code ec;
+  if (fs::is_regular_file(path, ec)) return Status::ok();
+  const std::string why = fs::is_directory(path, ec) ? "it is a folder"
+                          : fs::exists(path, ec)     ? "not a regular file"
+                                                     : "no such file";
+  return make_error(StatusCode::kIo, "cannot read " + what + " '" + path + "': " + why);
+}
+
 /// Opens `path` for reading after checking it is a regular file; its size goes to `size`.
 Expected<std::ifstream> open_file(const std::string& path, const std::string& what, uintmax_t& size) {
+  EDGEMM_RETURN_IF_ERROR(check_regular_file(path, what));
   std::error_code ec;
-  if (!fs::is_regular_file(path, ec)) {
-    const std::string why = fs::is_directory(path, ec) ? "it is a folder"
-                            : fs::exists(path, ec)     ? "not a regular file"
-                                                       : "no such file";
-    return make_error(StatusCode::kIo, "cannot read " + what + " '" + path + "': " + why);
-  }
   std::ifstream in(path, std::ios::binary);
   size = fs::file_size(path, ec);
   if (!in || ec) return make_error(StatusCode::kIo, "cannot open " + what + " '" + path + "'");
@@ -571,14 +576,13 @@ Expected<Model> import_file(const std::string& path, const ImportOptions& option
                   "a model cannot be read from standard input ('-'): give its file path (external data is found "
                   "beside it)");
   }
-  uintmax_t size = 0;
-  EDGEMM_RETURN_IF_ERROR(open_file(path, "model", size).status());
-  if (size == 0) return invalid("'" + path + "': the model file is empty (0 bytes)");
+  EDGEMM_RETURN_IF_ERROR(check_regular_file(path, "model"));
   std::string base = fs::path(path).parent_path().string();
   if (base.empty()) base = ".";
   std::error_code ec;
   const fs::path canonical = fs::canonical(path, ec);
   EDGEMM_ASSIGN_OR_RETURN(core::ReadOnlyFile model_file, core::open_read_only(ec ? path : canonical.string()));
+  if (model_file.id.size == 0) return invalid("'" + path + "': the model file is empty (0 bytes)");
   // The file is mapped and walked at the wire level; protobuf parses it without the large
   // initializers' raw_data, which stays in the file to be mapped or read into each tensor
   // (onnx_wire.h): one copy of the weights, not three.
