@@ -133,7 +133,7 @@ TEST(MatMulNBitsInt8, VariantsMatchOracle) {
             MatMulNBitsShape s{k, n, bits, block};
             s.accuracy_level = 4;
             const Weights w(s, kind, ++seed);
-            for (int64_t m : {1, 2, 10}) {
+            for (int64_t m : {1, 2, 3, 4, 10}) {
               const std::vector<float> a = random_rows(m, k, ++seed);
               // Oracle: the quantized rows (quantize_row_int8, checked above and against ONNX
               // Runtime) times the centered codes, per block, in double.

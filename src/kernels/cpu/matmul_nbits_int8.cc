@@ -61,27 +61,22 @@ float zero_point(const MatMulNBitsShape& s, const MatMulNBitsWeights& w, int64_t
   return static_cast<float>(int64_t{1} << (s.bits - 1));
 }
 
-/// Rows of A quantized per block (K order), with per-block scales and code sums; finite[r] is
-/// false for a row that holds NaN or an infinity. Views of a per-thread workspace (slot kExtra
-/// of the calling thread).
-struct QuantizedRows {
-  QuantizedRows(const MatMulNBitsShape& s, const float* a, int64_t m) : kb(s.k_blocks()), k_pad(kb * s.block_size) {
-    const size_t q_bytes = static_cast<size_t>(m * k_pad + 63) / 64 * 64;
-    auto* base = static_cast<uint8_t*>(onednn::thread_buffer(onednn::Slot::kExtra, q_bytes + m * kb * 8 + m));
-    q = reinterpret_cast<int8_t*>(base);
-    scales = reinterpret_cast<float*>(base + q_bytes);
-    sums = reinterpret_cast<int32_t*>(scales + m * kb);
-    finite = reinterpret_cast<uint8_t*>(sums + m * kb);
-    for (int64_t r = 0; r < m; ++r) {
-      finite[r] = quantize_row_int8(a + r * s.k, s.k, s.block_size, q + r * k_pad, scales + r * kb, sums + r * kb);
-    }
+}  // namespace
+
+QuantizedRows::QuantizedRows(const MatMulNBitsShape& s, const float* a, int64_t m)
+    : kb(s.k_blocks()), k_pad(kb * s.block_size) {
+  const size_t q_bytes = static_cast<size_t>(m * k_pad + 63) / 64 * 64;
+  auto* base = static_cast<uint8_t*>(onednn::thread_buffer(onednn::Slot::kExtra, q_bytes + m * kb * 8 + m));
+  q = reinterpret_cast<int8_t*>(base);
+  scales = reinterpret_cast<float*>(base + q_bytes);
+  sums = reinterpret_cast<int32_t*>(scales + m * kb);
+  finite = reinterpret_cast<uint8_t*>(sums + m * kb);
+  for (int64_t r = 0; r < m; ++r) {
+    finite[r] = quantize_row_int8(a + r * s.k, s.k, s.block_size, q + r * k_pad, scales + r * kb, sums + r * kb);
   }
-  int64_t kb, k_pad;
-  int8_t* q;
-  float* scales;
-  int32_t* sums;
-  uint8_t* finite;
-};
+}
+
+namespace {
 
 void run_reference(const MatMulNBitsShape& s, const MatMulNBitsWeights& w, const QuantizedRows& rows, int64_t m,
                    float* y, int threads) {
@@ -761,7 +756,9 @@ void matmul_nbits_int8(MatMulNBitsVariant variant, const MatMulNBitsShape& shape
   no_bias.bias = nullptr;
   const Int8Path path = matmul_nbits_int8_path(variant, shape);
 #if defined(__x86_64__)
-  if (path != Int8Path::kReference) {
+  if (path == Int8Path::kAvx512Vnni && matmul_nbits_int8_gemv_avx512_supported(shape, m)) {
+    matmul_nbits_int8_gemv_avx512(shape, no_bias, rows, m, y, threads);
+  } else if (path != Int8Path::kReference) {
     run_fast(path == Int8Path::kAvx512Vnni, shape, no_bias, rows, m, y, threads);
   } else {
     run_reference(shape, no_bias, rows, m, y, threads);

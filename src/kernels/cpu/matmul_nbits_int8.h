@@ -20,6 +20,34 @@ namespace edgemm::kernels {
 /// float32).
 bool quantize_row_int8(const float* a, int64_t k, int64_t block_size, int8_t* q, float* scales, int32_t* sums);
 
+/// Rows of A quantized per block (K order, quantize_row_int8()), with per-block scales and code
+/// sums; finite[r] is false for a row that holds NaN or an infinity (its codes are then
+/// unspecified). Views of a per-thread workspace (slot kExtra of the calling thread), valid
+/// until that slot is requested again on the thread.
+struct QuantizedRows {
+  QuantizedRows(const MatMulNBitsShape& s, const float* a, int64_t m);
+  int64_t kb, k_pad;  ///< blocks per row; k_blocks · block_size
+  int8_t* q;          ///< [m, k_pad], zero past K
+  float* scales;      ///< [m, kb]
+  int32_t* sums;      ///< [m, kb]
+  uint8_t* finite;    ///< [m]
+};
+
+/// Rows up to which matmul_nbits_int8_gemv_avx512() takes a call.
+inline constexpr int64_t kInt8GemvMaxRows = 4;
+
+/// Whether matmul_nbits_int8_gemv_avx512() computes `shape` (4-bit codes, block_size a multiple
+/// of 32) for `m` rows (1 to kInt8GemvMaxRows).
+bool matmul_nbits_int8_gemv_avx512_supported(const MatMulNBitsShape& shape, int64_t m);
+
+/// The decode-sized product of matmul_nbits_int8() on AVX-512 VNNI (the caller checks the CPU
+/// and matmul_nbits_int8_gemv_avx512_supported()), without bias: y [m, N] from `rows` and B's
+/// codes read in their own layout, 64 code bytes (128 K indices) of a column per VPDPBUSD pair.
+/// Rows that are not finite get unspecified values (the caller recomputes them). Parallel over
+/// N on up to `threads` OpenMP threads. Thread-safe.
+void matmul_nbits_int8_gemv_avx512(const MatMulNBitsShape& shape, const MatMulNBitsWeights& w,
+                                   const QuantizedRows& rows, int64_t m, float* y, int threads);
+
 /// The code paths of matmul_nbits_int8().
 enum class Int8Path { kReference, kAvx2, kAvx512Vnni, kNeonDot };
 
