@@ -82,10 +82,11 @@ class KvAttention : public ::testing::TestWithParam<KvCase> {};
 // One new position (decode: each cache row read once for both query heads of a KV head; at 601
 // positions the two KV heads go to two threads), three (still the decode path: 6 query rows per KV
 // head), twelve (24 rows: the batched oneDNN matmuls), each also on the reference path; head
-// sizes off the vector width.
+// sizes off the vector width, and the AVX-512 decode loops' cases: 16 keys at a time with a
+// partial last group, 64 output columns at a time, rows in tiles of 4 with a partial last tile.
 INSTANTIATE_TEST_SUITE_P(Steps, KvAttention,
                          ::testing::Values(KvCase{1, 37, 24, 1}, KvCase{1, 600, 64, 2}, KvCase{3, 5, 8, 2},
-                                           KvCase{12, 20, 16, 2}));
+                                           KvCase{12, 20, 16, 2}, KvCase{3, 40, 128, 1}, KvCase{1, 20, 32, 1}));
 
 TEST_P(KvAttention, AppendsInPlaceAndMatchesPlainAttention) {
   const int64_t hq = 4, hkv = 2, s_len = GetParam().s_len, past = GetParam().past, d = GetParam().d,

@@ -6,6 +6,10 @@
 
 #include "kernels/cpu/kv_attention.h"
 
+#if defined(__x86_64__)
+#include <immintrin.h>
+#endif
+
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -17,6 +21,7 @@
 #include "kernels/cpu/onednn.h"
 #include "kernels/cpu/softmax.h"
 #include "kernels/cpu/vector_math.h"
+#include "kernels/cpu_features.h"
 
 namespace edgemm::kernels {
 namespace {
@@ -135,8 +140,8 @@ constexpr int64_t kDecodeRows = 16;
 
 /// s[i · total + t] = q_i · k_t for `rows` query rows q_i and `total` key rows k_t of `head`
 /// floats each, key row by key row (each read once).
-EDGEMM_AVX512_CLONES void key_scores(const float* q, int64_t rows, const float* k, int64_t total, int64_t head,
-                                     float* s) {
+EDGEMM_AVX512_CLONES void key_scores_portable(const float* q, int64_t rows, const float* k, int64_t total, int64_t head,
+                                              float* s) {
   for (int64_t t = 0; t < total; ++t) {
     const float* kt = k + t * head;
     for (int64_t i = 0; i < rows; ++i) {
@@ -150,8 +155,8 @@ EDGEMM_AVX512_CLONES void key_scores(const float* q, int64_t rows, const float* 
 }
 
 /// y_i = Σ_t p[i · total + t] · v_t for `rows` rows, value row by value row (each read once).
-EDGEMM_AVX512_CLONES void weigh_values(const float* p, int64_t rows, const float* v, int64_t total, int64_t head,
-                                       float* y) {
+EDGEMM_AVX512_CLONES void weigh_values_portable(const float* p, int64_t rows, const float* v, int64_t total,
+                                                int64_t head, float* y) {
   std::fill(y, y + rows * head, 0.0f);
   for (int64_t t = 0; t < total; ++t) {
     const float* vt = v + t * head;
@@ -162,6 +167,106 @@ EDGEMM_AVX512_CLONES void weigh_values(const float* p, int64_t rows, const float
       for (int64_t j = 0; j < head; ++j) yi[j] += w * vt[j];
     }
   }
+}
+
+#if defined(__x86_64__)
+
+#define EDGEMM_AVX512F __attribute__((target("avx512f,avx2,fma")))
+
+/// The lane sums of v[0 .. 15], in order, by a tree of in-lane shuffles and adds (v is clobbered).
+EDGEMM_AVX512F inline __m512 sum_lanes16(__m512 v[16]) {
+  for (int j = 0; j < 8; ++j) {  // per 128-bit lane: [a0 + a2, b0 + b2, a1 + a3, b1 + b3]
+    v[j] = _mm512_add_ps(_mm512_unpacklo_ps(v[2 * j], v[2 * j + 1]), _mm512_unpackhi_ps(v[2 * j], v[2 * j + 1]));
+  }
+  for (int j = 0; j < 4; ++j) {  // per 128-bit lane: that lane's sums of vectors 4j .. 4j + 3
+    const __m512d c = _mm512_castps_pd(v[2 * j]), d = _mm512_castps_pd(v[2 * j + 1]);
+    v[j] = _mm512_add_ps(_mm512_castpd_ps(_mm512_unpacklo_pd(c, d)), _mm512_castpd_ps(_mm512_unpackhi_pd(c, d)));
+  }
+  for (int j = 0; j < 2; ++j) {  // 128-bit lanes 0 + 2 and 1 + 3 of vectors 8j .. 8j + 3, then 8j + 4 ..
+    v[j] = _mm512_add_ps(_mm512_shuffle_f32x4(v[2 * j], v[2 * j + 1], 0x44),
+                         _mm512_shuffle_f32x4(v[2 * j], v[2 * j + 1], 0xEE));
+  }
+  return _mm512_add_ps(_mm512_shuffle_f32x4(v[0], v[1], 0x88), _mm512_shuffle_f32x4(v[0], v[1], 0xDD));
+}
+
+/// key_scores_portable() for head % 16 == 0: per 16 key rows (in L1 after the first row) and
+/// query row, one vector of products per key, summed across lanes by sum_lanes16().
+EDGEMM_AVX512F void key_scores_avx512(const float* q, int64_t rows, const float* k, int64_t total, int64_t head,
+                                      float* s) {
+  const int64_t vectors = head / 16;
+  for (int64_t t0 = 0; t0 < total; t0 += 16) {
+    const int64_t count = std::min<int64_t>(16, total - t0);
+    for (int64_t i = 0; i < rows; ++i) {
+      const float* qi = q + i * head;
+      __m512 part[16];
+      for (int64_t j = 0; j < 16; ++j) {
+        part[j] = _mm512_setzero_ps();
+        if (j >= count) continue;
+        const float* kt = k + (t0 + j) * head;
+        for (int64_t x = 0; x < vectors; ++x) {
+          part[j] = _mm512_fmadd_ps(_mm512_loadu_ps(qi + 16 * x), _mm512_loadu_ps(kt + 16 * x), part[j]);
+        }
+      }
+      _mm512_mask_storeu_ps(s + i * total + t0, static_cast<__mmask16>((1u << count) - 1), sum_lanes16(part));
+    }
+  }
+}
+
+/// y_i[64 floats from `col`] for R rows, accumulated in registers over all the value rows.
+template <int R>
+EDGEMM_AVX512F void weigh_values_tile(const float* p, const float* v, int64_t total, int64_t head, int64_t col,
+                                      float* y) {
+  __m512 acc[R][4];
+  for (int r = 0; r < R; ++r) {
+    for (int x = 0; x < 4; ++x) acc[r][x] = _mm512_setzero_ps();
+  }
+  for (int64_t t = 0; t < total; ++t) {
+    const float* vt = v + t * head + col;
+    const __m512 v0 = _mm512_loadu_ps(vt), v1 = _mm512_loadu_ps(vt + 16);
+    const __m512 v2 = _mm512_loadu_ps(vt + 32), v3 = _mm512_loadu_ps(vt + 48);
+    for (int r = 0; r < R; ++r) {
+      const __m512 w = _mm512_set1_ps(p[r * total + t]);
+      acc[r][0] = _mm512_fmadd_ps(w, v0, acc[r][0]);
+      acc[r][1] = _mm512_fmadd_ps(w, v1, acc[r][1]);
+      acc[r][2] = _mm512_fmadd_ps(w, v2, acc[r][2]);
+      acc[r][3] = _mm512_fmadd_ps(w, v3, acc[r][3]);
+    }
+  }
+  for (int r = 0; r < R; ++r) {
+    for (int x = 0; x < 4; ++x) _mm512_storeu_ps(y + r * head + col + 16 * x, acc[r][x]);
+  }
+}
+
+/// weigh_values_portable() for head % 64 == 0: up to 4 rows and 64 columns at a time in
+/// registers (the running sums of the portable loop went through memory every value row).
+EDGEMM_AVX512F void weigh_values_avx512(const float* p, int64_t rows, const float* v, int64_t total, int64_t head,
+                                        float* y) {
+  using Tile = void (*)(const float*, const float*, int64_t, int64_t, int64_t, float*);
+  constexpr Tile kTiles[4] = {weigh_values_tile<1>, weigh_values_tile<2>, weigh_values_tile<3>, weigh_values_tile<4>};
+  for (int64_t r0 = 0; r0 < rows; r0 += 4) {
+    const int64_t count = std::min<int64_t>(4, rows - r0);
+    for (int64_t col = 0; col < head; col += 64) kTiles[count - 1](p + r0 * total, v, total, head, col, y + r0 * head);
+  }
+}
+
+#undef EDGEMM_AVX512F
+
+#endif  // __x86_64__
+
+/// Scores of `rows` query rows against `total` cached keys (key_scores_portable()).
+void key_scores(const float* q, int64_t rows, const float* k, int64_t total, int64_t head, float* s) {
+#if defined(__x86_64__)
+  if (head % 16 == 0 && cpu_features().avx512f) return key_scores_avx512(q, rows, k, total, head, s);
+#endif
+  key_scores_portable(q, rows, k, total, head, s);
+}
+
+/// Outputs of `rows` rows of weights over `total` cached values (weigh_values_portable()).
+void weigh_values(const float* p, int64_t rows, const float* v, int64_t total, int64_t head, float* y) {
+#if defined(__x86_64__)
+  if (head % 64 == 0 && cpu_features().avx512f) return weigh_values_avx512(p, rows, v, total, head, y);
+#endif
+  weigh_values_portable(p, rows, v, total, head, y);
 }
 
 /// Attention for a decode-sized step, KV head by KV head: the scores of all the query rows that
