@@ -48,9 +48,6 @@ namespace {
 constexpr int64_t kStepBytes = 64;              // code bytes of a column per step
 constexpr int64_t kStepCodes = 2 * kStepBytes;  // K indices per step
 constexpr int64_t kColumnTask = 16;             // columns per OpenMP scheduling unit
-// How far ahead the codes are prefetched: farther than nbits::kPrefetchBytes (the float path
-// reads a block of a column per step, this one a cache line).
-constexpr int64_t kAheadBytes = 16384;
 
 /// A's quantized rows in the order of a step's codes, with each lane's scale_a and code sum.
 /// Views of the calling thread's kSrc workspace.
@@ -112,83 +109,96 @@ struct Job {
   int32_t zp_shift[2][16];
 };
 
-// Zero points of a step's lanes (blocks [first, first + count)) for column `col` as floats.
+// Zero points of a step's lanes (blocks [first, first + count)) of a column whose packed zero
+// points start at `zp`, as floats.
 template <bool kPacked>
-EDGEMM_AVX512_VNNI inline __m512 lane_zero_points(const Job& job, int64_t col, int64_t first, int64_t count) {
+EDGEMM_AVX512_VNNI inline __m512 lane_zero_points(const Job& job, const uint8_t* zp, int64_t first, int64_t count) {
   if constexpr (!kPacked) return _mm512_set1_ps(8.0f);
   const int64_t bytes = ((first & 1) + count + 1) / 2;  // 1 or 2
-  const __m128i word =
-      _mm_maskz_loadu_epi8(static_cast<__mmask16>((1u << bytes) - 1), job.w.zero_points + col * job.zp_row + first / 2);
+  const __m128i word = _mm_maskz_loadu_epi8(static_cast<__mmask16>((1u << bytes) - 1), zp + first / 2);
   const __m512i shift = _mm512_loadu_si512(job.zp_shift[first & 1]);
   const __m512i nibbles = _mm512_srlv_epi32(_mm512_broadcastd_epi32(word), shift);
   return _mm512_cvtepi32_ps(_mm512_and_si512(nibbles, _mm512_set1_epi32(15)));
 }
 
-// One step of NC columns from `col` for MR rows: codes loaded whole, or masked (kTail).
-template <bool kPacked, bool kTail, int MR, int NC>
-EDGEMM_AVX512_VNNI inline void step(const Job& job, int64_t col, int64_t s, __m512i index, __m512 (&acc)[MR][NC]) {
+// Step s of one column (codes, scales and packed zero points from `codes`, `scales`, `zp`) for
+// MR rows: codes loaded whole, or masked (kTail).
+template <bool kPacked, bool kTail, int MR>
+EDGEMM_AVX512_VNNI inline void step(const Job& job, const uint8_t* codes, const float* scales, const uint8_t* zp,
+                                    int64_t s, __m512i index, __m512 (&acc)[MR]) {
   const __m512i nibble = _mm512_set1_epi8(0x0F);
   const int64_t first = (s * kStepCodes) >> job.block_shift;
   const int64_t count = kTail ? std::min<int64_t>(job.kb - first, job.step_blocks) : job.step_blocks;
-  const auto blocks = static_cast<__mmask16>((1u << count) - 1);
-  __m512i lo[NC], hi[NC];
-  __m512 scale_w[NC], zp[NC];
-#pragma GCC unroll 8
-  for (int c = 0; c < NC; ++c) {
-    const uint8_t* p = job.w.b + (col + c) * job.col_bytes + s * kStepBytes;
-    __m512i codes;
-    if constexpr (kTail) {
-      codes = _mm512_maskz_loadu_epi8(job.tail_bytes, p);
-    } else {
-      _mm_prefetch(reinterpret_cast<const char*>(p) + kAheadBytes, _MM_HINT_T0);
-      codes = _mm512_loadu_si512(p);
-    }
-    lo[c] = _mm512_and_si512(codes, nibble);
-    hi[c] = _mm512_and_si512(_mm512_srli_epi16(codes, 4), nibble);
-    scale_w[c] = _mm512_permutexvar_ps(index, _mm512_maskz_loadu_ps(blocks, job.w.scales + (col + c) * job.kb + first));
-    zp[c] = lane_zero_points<kPacked>(job, col + c, first, count);
-  }
-#pragma GCC unroll 8
+  const __m512i bytes = kTail ? _mm512_maskz_loadu_epi8(job.tail_bytes, codes + s * kStepBytes)
+                              : _mm512_loadu_si512(codes + s * kStepBytes);
+  const __m512i lo = _mm512_and_si512(bytes, nibble);
+  const __m512i hi = _mm512_and_si512(_mm512_srli_epi16(bytes, 4), nibble);
+  const __m512 scale_w =
+      _mm512_permutexvar_ps(index, _mm512_maskz_loadu_ps(static_cast<__mmask16>((1u << count) - 1), scales + first));
+  const __m512 zero_point = lane_zero_points<kPacked>(job, zp, first, count);
+#pragma GCC unroll 4
   for (int r = 0; r < MR; ++r) {
     const int8_t* act = job.rows.step_codes(r, s);
-    const __m512i even = _mm512_loadu_si512(act), odd = _mm512_loadu_si512(act + kStepBytes);
-    const __m512 scale_a = _mm512_loadu_ps(job.rows.step_scales(r, s));
-    const __m512 sums = _mm512_loadu_ps(job.rows.step_sums(r, s));
-#pragma GCC unroll 8
-    for (int c = 0; c < NC; ++c) {
-      const __m512i dot = _mm512_dpbusd_epi32(_mm512_dpbusd_epi32(_mm512_setzero_si512(), lo[c], even), hi[c], odd);
-      const __m512 exact = _mm512_fnmadd_ps(zp[c], sums, _mm512_cvtepi32_ps(dot));
-      acc[r][c] = _mm512_fmadd_ps(exact, _mm512_mul_ps(scale_w[c], scale_a), acc[r][c]);
-    }
+    const __m512i dot = _mm512_dpbusd_epi32(_mm512_dpbusd_epi32(_mm512_setzero_si512(), lo, _mm512_loadu_si512(act)),
+                                            hi, _mm512_loadu_si512(act + kStepBytes));
+    const __m512 exact =
+        _mm512_fnmadd_ps(zero_point, _mm512_loadu_ps(job.rows.step_sums(r, s)), _mm512_cvtepi32_ps(dot));
+    acc[r] = _mm512_fmadd_ps(exact, _mm512_mul_ps(scale_w, _mm512_loadu_ps(job.rows.step_scales(r, s))), acc[r]);
   }
 }
 
-// y[r, col + c] for r < MR, c < NC.
-template <bool kPacked, int MR, int NC>
-EDGEMM_AVX512_VNNI void gemv_tile(const Job& job, int64_t col, float* y) {
-  __m512 acc[MR][NC];
-#pragma GCC unroll 8
-  for (int r = 0; r < MR; ++r) {
-#pragma GCC unroll 8
-    for (int c = 0; c < NC; ++c) acc[r][c] = _mm512_setzero_ps();
+// The lane sums of v[0 .. 15], in order, by a tree of in-lane shuffles and adds (v is clobbered).
+EDGEMM_AVX512_VNNI inline __m512 sum_lanes16(__m512 v[16]) {
+  for (int j = 0; j < 8; ++j) {  // per 128-bit lane: [a0 + a2, b0 + b2, a1 + a3, b1 + b3]
+    v[j] = _mm512_add_ps(_mm512_unpacklo_ps(v[2 * j], v[2 * j + 1]), _mm512_unpackhi_ps(v[2 * j], v[2 * j + 1]));
   }
-  const __m512i index = _mm512_loadu_si512(job.lane_block);
-  for (int64_t s = 0; s < job.full_steps; ++s) step<kPacked, false, MR, NC>(job, col, s, index, acc);
-  if (job.tail_bytes != 0) step<kPacked, true, MR, NC>(job, col, job.full_steps, index, acc);
-#pragma GCC unroll 8
-  for (int r = 0; r < MR; ++r) {
-#pragma GCC unroll 8
-    for (int c = 0; c < NC; ++c) y[r * job.n + col + c] = _mm512_reduce_add_ps(acc[r][c]);
+  for (int j = 0; j < 4; ++j) {  // per 128-bit lane: that lane's sums of vectors 4j .. 4j + 3
+    const __m512d c = _mm512_castps_pd(v[2 * j]), d = _mm512_castps_pd(v[2 * j + 1]);
+    v[j] = _mm512_add_ps(_mm512_castpd_ps(_mm512_unpacklo_pd(c, d)), _mm512_castpd_ps(_mm512_unpackhi_pd(c, d)));
   }
+  for (int j = 0; j < 2; ++j) {  // 128-bit lanes 0 + 2 and 1 + 3 of vectors 8j .. 8j + 3, then 8j + 4 ..
+    v[j] = _mm512_add_ps(_mm512_shuffle_f32x4(v[2 * j], v[2 * j + 1], 0x44),
+                         _mm512_shuffle_f32x4(v[2 * j], v[2 * j + 1], 0xEE));
+  }
+  return _mm512_add_ps(_mm512_shuffle_f32x4(v[0], v[1], 0x88), _mm512_shuffle_f32x4(v[0], v[1], 0xDD));
 }
 
-// Columns [n0, n1) of MR rows.
+// Column `col` of MR rows into acc (zeroed first).
+template <bool kPacked, int MR>
+EDGEMM_AVX512_VNNI inline void column(const Job& job, int64_t col, __m512i index, __m512 (&acc)[MR]) {
+  const uint8_t* codes = job.w.b + col * job.col_bytes;
+  const float* scales = job.w.scales + col * job.kb;
+  const uint8_t* zp = kPacked ? job.w.zero_points + col * job.zp_row : nullptr;
+#pragma GCC unroll 4
+  for (int r = 0; r < MR; ++r) acc[r] = _mm512_setzero_ps();
+  for (int64_t s = 0; s < job.full_steps; ++s) step<kPacked, false, MR>(job, codes, scales, zp, s, index, acc);
+  if (job.tail_bytes != 0) step<kPacked, true, MR>(job, codes, scales, zp, job.full_steps, index, acc);
+}
+
+// Columns [n0, n1) of MR rows, one column after the other: each column's codes are one
+// sequential read (interleaving several columns' reads halved the bandwidth from memory). One
+// row sums 16 columns' lanes at a time.
 template <bool kPacked, int MR>
 EDGEMM_AVX512_VNNI void gemv_columns(const Job& job, int64_t n0, int64_t n1, float* y) {
-  constexpr int kCols = MR == 1 ? 8 : MR == 2 ? 4 : 2;  // more columns, more loads in flight; within 32 registers
-  int64_t n = n0;
-  for (; n + kCols <= n1; n += kCols) gemv_tile<kPacked, MR, kCols>(job, n, y);
-  for (; n < n1; ++n) gemv_tile<kPacked, MR, 1>(job, n, y);
+  const __m512i index = _mm512_loadu_si512(job.lane_block);
+  int64_t col = n0;
+  if constexpr (MR == 1) {
+    for (; col + 16 <= n1; col += 16) {
+      __m512 sums[16];
+      for (int c = 0; c < 16; ++c) {
+        __m512 acc[1];
+        column<kPacked, 1>(job, col + c, index, acc);
+        sums[c] = acc[0];
+      }
+      _mm512_storeu_ps(y + col, sum_lanes16(sums));
+    }
+  }
+  for (; col < n1; ++col) {
+    __m512 acc[MR];
+    column<kPacked, MR>(job, col, index, acc);
+#pragma GCC unroll 4
+    for (int r = 0; r < MR; ++r) y[r * job.n + col] = _mm512_reduce_add_ps(acc[r]);
+  }
 }
 
 using ColumnsFn = void (*)(const Job&, int64_t, int64_t, float*);
