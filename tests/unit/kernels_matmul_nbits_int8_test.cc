@@ -127,7 +127,7 @@ TEST(MatMulNBitsInt8, VariantsMatchOracle) {
   int checked = 0;
   for (int64_t bits : {4, 8}) {
     for (int64_t block : {16, 32, 64, 256}) {
-      for (int64_t k : {96, 520}) {
+      for (int64_t k : {96, 512, 520}) {  // 512: whole 256-byte chunks of 4-bit codes in blocks of 32
         for (int64_t n : {5, 33}) {
           for (ZpKind kind : {ZpKind::kNone, ZpKind::kPacked}) {  // float zero points: float32 (fixture 11)
             MatMulNBitsShape s{k, n, bits, block};
@@ -146,13 +146,18 @@ TEST(MatMulNBitsInt8, VariantsMatchOracle) {
                 ASSERT_TRUE(
                     kernels::quantize_row_int8(a.data() + r * k, k, block, q.data(), a_scales.data(), sums.data()));
                 for (int64_t c = 0; c < n; ++c) {
+                  // mag: Σ |each product|, the scale of float32 rounding in kernels that split a
+                  // block's dot product over vector lanes and scale each lane's part.
                   double total = w.bias[c], abs_total = std::abs(w.bias[c]);
                   for (int64_t j = 0; j < kb; ++j) {
-                    double dot = 0;
-                    for (int64_t i = j * block; i < std::min(k, (j + 1) * block); ++i) dot += q[i] * w.centered(c, i);
-                    const double term = dot * w.scales[c * kb + j] * a_scales[j];
-                    total += term;
-                    abs_total += std::abs(term);
+                    double dot = 0, abs_dot = 0;
+                    for (int64_t i = j * block; i < std::min(k, (j + 1) * block); ++i) {
+                      dot += q[i] * w.centered(c, i);
+                      abs_dot += std::abs(q[i] * w.centered(c, i));
+                    }
+                    const double scale = w.scales[c * kb + j] * a_scales[j];
+                    total += dot * scale;
+                    abs_total += abs_dot * scale;
                   }
                   want[r * n + c] = total;
                   mag[r * n + c] = abs_total;

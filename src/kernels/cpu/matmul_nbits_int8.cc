@@ -756,7 +756,7 @@ void matmul_nbits_int8(MatMulNBitsVariant variant, const MatMulNBitsShape& shape
   no_bias.bias = nullptr;
   const Int8Path path = matmul_nbits_int8_path(variant, shape);
 #if defined(__x86_64__)
-  if (path == Int8Path::kAvx512Vnni && matmul_nbits_int8_gemv_avx512_supported(shape, m)) {
+  if (path == Int8Path::kAvx512Vnni && matmul_nbits_int8_takes_gemv(shape, m)) {
     matmul_nbits_int8_gemv_avx512(shape, no_bias, rows, m, y, threads);
   } else if (path != Int8Path::kReference) {
     run_fast(path == Int8Path::kAvx512Vnni, shape, no_bias, rows, m, y, threads);

@@ -36,12 +36,15 @@ struct QuantizedRows {
 /// Rows up to which matmul_nbits_int8_gemv_avx512() takes a call.
 inline constexpr int64_t kInt8GemvMaxRows = 4;
 
-/// Whether matmul_nbits_int8_gemv_avx512() computes `shape` (4-bit codes, block_size a multiple
-/// of 32) for `m` rows (1 to kInt8GemvMaxRows).
-bool matmul_nbits_int8_gemv_avx512_supported(const MatMulNBitsShape& shape, int64_t m);
+/// Whether matmul_nbits_int8() on AVX-512 VNNI takes matmul_nbits_int8_gemv_avx512() for `m`
+/// rows of `shape`: 4-bit codes in blocks of a multiple of 32, 1 to kInt8GemvMaxRows rows, and a
+/// column's codes not a whole number of the chunked path's 256-byte chunks. The chunked path
+/// does less work per code byte, but pads a column's last chunk (K = 576: 288 code bytes read as
+/// 512), where the gemv's 64-byte steps win (docs/quantize.md has the measurements).
+bool matmul_nbits_int8_takes_gemv(const MatMulNBitsShape& shape, int64_t m);
 
 /// The decode-sized product of matmul_nbits_int8() on AVX-512 VNNI (the caller checks the CPU
-/// and matmul_nbits_int8_gemv_avx512_supported()), without bias: y [m, N] from `rows` and B's
+/// and that `shape` has 4-bit codes in blocks of a multiple of 32, m <= kInt8GemvMaxRows), without bias: y [m, N] from `rows` and B's
 /// codes read in their own layout, 64 code bytes (128 K indices) of a column per VPDPBUSD pair.
 /// Rows that are not finite get unspecified values (the caller recomputes them). Parallel over
 /// N on up to `threads` OpenMP threads. Thread-safe.

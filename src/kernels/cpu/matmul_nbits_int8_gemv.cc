@@ -33,8 +33,10 @@
 
 namespace edgemm::kernels {
 
-bool matmul_nbits_int8_gemv_avx512_supported(const MatMulNBitsShape& shape, int64_t m) {
-  return shape.bits == 4 && shape.block_size % 32 == 0 && m >= 1 && m <= kInt8GemvMaxRows;
+bool matmul_nbits_int8_takes_gemv(const MatMulNBitsShape& shape, int64_t m) {
+  constexpr int64_t kChunkBytes = 256;  // matmul_nbits_int8.cc's chunk: 16 units of 16 code bytes
+  return shape.bits == 4 && shape.block_size % 32 == 0 && m >= 1 && m <= kInt8GemvMaxRows &&
+         shape.k_blocks() * shape.blob_size() % kChunkBytes != 0;
 }
 
 #if defined(__x86_64__)
