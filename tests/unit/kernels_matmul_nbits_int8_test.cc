@@ -126,8 +126,10 @@ TEST(MatMulNBitsInt8, VariantsMatchOracle) {
   uint32_t seed = 1;
   int checked = 0;
   for (int64_t bits : {4, 8}) {
-    for (int64_t block : {16, 32, 64, 256}) {
-      for (int64_t k : {96, 512, 520}) {  // 512: whole 256-byte chunks of 4-bit codes in blocks of 32
+    for (int64_t block : {16, 32, 64, 128, 256}) {
+      // K = 512: whole 256-byte chunks of 4-bit codes in blocks of 32; 650: one chunk, then 64-byte
+      // steps (with blocks of 128, one starting at an odd block)
+      for (int64_t k : {96, 512, 650}) {
         for (int64_t n : {5, 33}) {
           for (ZpKind kind : {ZpKind::kNone, ZpKind::kPacked}) {  // float zero points: float32 (fixture 11)
             MatMulNBitsShape s{k, n, bits, block};

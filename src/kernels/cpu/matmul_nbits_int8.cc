@@ -13,7 +13,10 @@
 /// dot product in one lane. A lane then takes (dot − zero_point · Σ q_a) · scale_w · scale_a with
 /// its block's scales and zero point, gathered by one permute from B's contiguous scales, and
 /// the 16 lanes are summed at the end of the column. Up to 8 rows (AVX2: 4) share one pass
-/// over the codes; more rows repeat it over columns still in cache.
+/// over the codes; more rows repeat it over columns still in cache. A column whose codes end
+/// inside a chunk has that chunk zero-padded through a copy, except with AVX-512 and 4-bit codes,
+/// where its end is read in 64-byte steps (matmul_nbits_int8_steps.h; K = 576 is one chunk and
+/// 32 bytes, not two chunks).
 ///
 /// Arm with the dot-product instructions (kNeon): per column and block, SDOT over units of 16
 /// code bytes against A's codes reordered once per call (4-bit: even and odd K indices apart, to
@@ -40,9 +43,11 @@
 #include <bit>
 #include <cmath>
 #include <cstring>
+#include <optional>
 #include <utility>
 #include <vector>
 
+#include "kernels/cpu/matmul_nbits_int8_steps.h"
 #include "kernels/cpu/onednn.h"
 #include "kernels/cpu/vector_math.h"
 #include "kernels/cpu_features.h"
@@ -198,6 +203,10 @@ struct Job {
   const uint8_t* zp_end;  // end of the packed zero points (null when there are none)
   float default_zp;
   int32_t lane_block[16];  // block of each lane's unit, relative to its chunk's first block
+  // AVX-512, 4-bit codes: the column's end past its whole chunks, in steps (null when the
+  // chunks are whole, and for 8-bit codes and AVX2, which pad the last chunk instead).
+  const int8_steps::StepJob* steps;
+  int64_t chunks;  // chunks read as chunks
 };
 
 // The chunk's code bytes: 64 · (lanes / 4) bytes at `at`, zeros past the column's end.
@@ -263,7 +272,7 @@ EDGEMM_AVX512_VNNI void columns512(const Job& job, int64_t r0, int64_t n0, int64
     __m512 acc[MR];
 #pragma GCC unroll 8
     for (int r = 0; r < MR; ++r) acc[r] = _mm512_setzero_ps();
-    for (int64_t c = 0; c < wk.chunks; ++c) {
+    for (int64_t c = 0; c < job.chunks; ++c) {
       const uint8_t* p = chunk_codes(job, col, c, spare);
       _mm_prefetch(reinterpret_cast<const char*>(p) + nbits::kPrefetchBytes, _MM_HINT_T0);
       const __m512i z0 = _mm512_loadu_si512(p), z1 = _mm512_loadu_si512(p + 64);
@@ -309,6 +318,7 @@ EDGEMM_AVX512_VNNI void columns512(const Job& job, int64_t r0, int64_t n0, int64
         acc[r] = _mm512_fmadd_ps(exact, _mm512_mul_ps(scale_w, scale_a), acc[r]);
       }
     }
+    if (job.steps != nullptr) int8_steps::add_steps<MR>(*job.steps, n, r0, acc);
 #pragma GCC unroll 8
     for (int r = 0; r < MR; ++r) y[(r0 + r) * wk.s.n + n] = _mm512_reduce_add_ps(acc[r]);
   }
@@ -437,7 +447,18 @@ void run_fast(bool avx512, const MatMulNBitsShape& s, const MatMulNBitsWeights& 
   const Walk walk(s, avx512 ? 16 : 8);
   const LaneRows lanes(walk, rows, m);
   const uint8_t* zp_end = w.zero_points != nullptr ? w.zero_points + s.n * s.zero_point_row_bytes() : nullptr;
-  Job job{walk, w, lanes, s.zero_point_row_bytes(), zp_end, static_cast<float>(int64_t{1} << (s.bits - 1)), {}};
+  Job job{walk, w,       lanes,      s.zero_point_row_bytes(), zp_end, static_cast<float>(int64_t{1} << (s.bits - 1)),
+          {},   nullptr, walk.chunks};
+  // AVX-512 with 4-bit codes: a column's end that does not fill a chunk goes in 64-byte steps.
+  std::optional<int8_steps::StepRows> step_rows;
+  std::optional<int8_steps::StepJob> step_job;
+  const int64_t chunk_bytes = walk.lanes * kUnitBytes;
+  if (avx512 && s.bits == 4 && walk.col_bytes % chunk_bytes != 0) {
+    job.chunks = walk.col_bytes / chunk_bytes;
+    step_rows.emplace(s, rows, m, job.chunks * chunk_bytes);
+    step_job.emplace(s, w, *step_rows);
+    job.steps = &*step_job;
+  }
   for (int64_t lane = 0; lane < walk.lanes; ++lane) {
     job.lane_block[lane] = static_cast<int32_t>(walk.unit_of_lane(lane) * walk.unit_codes / s.block_size);
   }
@@ -756,9 +777,7 @@ void matmul_nbits_int8(MatMulNBitsVariant variant, const MatMulNBitsShape& shape
   no_bias.bias = nullptr;
   const Int8Path path = matmul_nbits_int8_path(variant, shape);
 #if defined(__x86_64__)
-  if (path == Int8Path::kAvx512Vnni && matmul_nbits_int8_takes_gemv(shape, m)) {
-    matmul_nbits_int8_gemv_avx512(shape, no_bias, rows, m, y, threads);
-  } else if (path != Int8Path::kReference) {
+  if (path != Int8Path::kReference) {
     run_fast(path == Int8Path::kAvx512Vnni, shape, no_bias, rows, m, y, threads);
   } else {
     run_reference(shape, no_bias, rows, m, y, threads);

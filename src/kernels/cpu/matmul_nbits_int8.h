@@ -33,24 +33,6 @@ struct QuantizedRows {
   uint8_t* finite;    ///< [m]
 };
 
-/// Rows up to which matmul_nbits_int8_gemv_avx512() takes a call.
-inline constexpr int64_t kInt8GemvMaxRows = 4;
-
-/// Whether matmul_nbits_int8() on AVX-512 VNNI takes matmul_nbits_int8_gemv_avx512() for `m`
-/// rows of `shape`: 4-bit codes in blocks of a multiple of 32, 1 to kInt8GemvMaxRows rows, and a
-/// column's codes not a whole number of the chunked path's 256-byte chunks. The chunked path
-/// does less work per code byte, but pads a column's last chunk (K = 576: 288 code bytes read as
-/// 512), where the gemv's 64-byte steps win (docs/quantize.md has the measurements).
-bool matmul_nbits_int8_takes_gemv(const MatMulNBitsShape& shape, int64_t m);
-
-/// The decode-sized product of matmul_nbits_int8() on AVX-512 VNNI (the caller checks the CPU
-/// and that `shape` has 4-bit codes in blocks of a multiple of 32, m <= kInt8GemvMaxRows), without bias: y [m, N] from `rows` and B's
-/// codes read in their own layout, 64 code bytes (128 K indices) of a column per VPDPBUSD pair.
-/// Rows that are not finite get unspecified values (the caller recomputes them). Parallel over
-/// N on up to `threads` OpenMP threads. Thread-safe.
-void matmul_nbits_int8_gemv_avx512(const MatMulNBitsShape& shape, const MatMulNBitsWeights& w,
-                                   const QuantizedRows& rows, int64_t m, float* y, int threads);
-
 /// The code paths of matmul_nbits_int8().
 enum class Int8Path { kReference, kAvx2, kAvx512Vnni, kNeonDot };
 
@@ -68,7 +50,8 @@ Int8Path matmul_nbits_int8_path(MatMulNBitsVariant variant, const MatMulNBitsSha
 /// (NaN and infinities then propagate as in the float product; ONNX Runtime's CompInt8 gives
 /// finite values or NaN for them). Variants: kReference evaluates the formula block by block;
 /// kAvx512 (with AVX-512 BW and VNNI) and kAvx2 run VPDPBUSD / VPMADDUBSW dot products with 16 /
-/// 8 blocks of one column in the lanes of a register, codes read in B's own layout; kNeon (with
+/// 8 blocks of one column in the lanes of a register, codes read in B's own layout (AVX-512 with
+/// 4-bit codes: a column's end short of a whole register chunk in 64-byte steps); kNeon (with
 /// dot product) runs SDOT per block of one column, up to 4 rows at a time; 4-bit codes
 /// with block_size 16, and the other variants, take the reference path. Parallel over N on
 /// `threads` OpenMP threads. Thread-safe.
