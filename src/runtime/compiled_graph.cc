@@ -1,6 +1,8 @@
 #include "runtime/compiled_graph.h"
 
 #include <algorithm>
+#include <exception>
+#include <functional>
 #include <optional>
 #include <queue>
 
@@ -62,25 +64,43 @@ class PackedConstantRelease {
   std::map<std::string, Tensor> freed_;
 };
 
+/// A node's kernel factory and what it is called with, found before the kernels are made.
+struct PendingKernel {
+  const kernels::KernelFactory* factory = nullptr;
+  int64_t opset = 0;
+  std::vector<const Tensor*> constants;  // per input: its initializer, or null
+};
+
+/// The factory's kernel for `info`; an exception (a library's error) becomes kInternal naming the
+/// node, since kernels are made inside an OpenMP region, which an exception must not leave.
+Expected<std::unique_ptr<kernels::Kernel>> make_kernel(const kernels::KernelFactory& factory,
+                                                       const kernels::KernelInfo& info) {
+  try {
+    return factory(info);
+  } catch (const std::exception& e) {
+    return ir::node_error(info.node, StatusCode::kInternal, std::string("making its kernel failed: ") + e.what());
+  }
+}
+
 }  // namespace
 
 Expected<std::shared_ptr<CompiledGraph>> CompiledGraph::compile(std::shared_ptr<const ir::Graph> graph,
                                                                 const std::map<std::string, int64_t>& opsets,
                                                                 const std::unordered_set<std::string>& outer_names,
                                                                 const kernels::KernelRegistry* extra) {
-  return compile_graph(std::move(graph), nullptr, opsets, outer_names, extra);
+  return compile_graph(std::move(graph), nullptr, opsets, outer_names, extra, 1);
 }
 
 Expected<std::shared_ptr<CompiledGraph>> CompiledGraph::compile_freeing_packed(
     std::shared_ptr<ir::Graph> graph, const std::map<std::string, int64_t>& opsets,
-    const kernels::KernelRegistry* extra) {
+    const kernels::KernelRegistry* extra, int threads) {
   ir::Graph* owned = graph.get();
-  return compile_graph(std::move(graph), owned, opsets, {}, extra);
+  return compile_graph(std::move(graph), owned, opsets, {}, extra, threads);
 }
 
 Expected<std::shared_ptr<CompiledGraph>> CompiledGraph::compile_graph(
     std::shared_ptr<const ir::Graph> graph, ir::Graph* owned, const std::map<std::string, int64_t>& opsets,
-    const std::unordered_set<std::string>& outer_names, const kernels::KernelRegistry* extra) {
+    const std::unordered_set<std::string>& outer_names, const kernels::KernelRegistry* extra, int threads) {
   auto cg = std::shared_ptr<CompiledGraph>(new CompiledGraph());
   cg->graph_ = graph;
   const ir::Graph& g = *graph;
@@ -183,26 +203,29 @@ Expected<std::shared_ptr<CompiledGraph>> CompiledGraph::compile_graph(
     }
   }
 
-  // Kernels.
+  // Kernels: factories found in order, then the kernels made (weights packed) on `threads`
+  // threads, a wave of nodes at a time; the initializers a wave's kernels packed are freed after
+  // it.
   std::optional<PackedConstantRelease> release;
   if (owned != nullptr) release.emplace(*owned, implicit);
   std::vector<std::string> unsupported;
+  std::vector<PendingKernel> pending_kernels;
   const kernels::KernelRegistry& registry = kernels::cpu_registry();
   for (size_t n : order) {
     const ir::Node& node = g.nodes[n];
     CompiledNode cn;
     cn.node = &node;
-    std::vector<const Tensor*> constants;
+    PendingKernel made;
     for (const auto& in : node.inputs) {
       if (in.empty()) {
         cn.inputs.push_back(-1);
-        constants.push_back(nullptr);
+        made.constants.push_back(nullptr);
         continue;
       }
       EDGEMM_ASSIGN_OR_RETURN(int v, resolve(node, in));
       cn.inputs.push_back(v);
       auto it = g.initializers.find(in);
-      constants.push_back(it == g.initializers.end() ? nullptr : &it->second);
+      made.constants.push_back(it == g.initializers.end() ? nullptr : &it->second);
     }
     for (const auto& out : node.outputs) cn.outputs.push_back(out.empty() ? -1 : cg->index_.at(out));
     for (const auto& name : implicit[n]) {
@@ -211,31 +234,49 @@ Expected<std::shared_ptr<CompiledGraph>> CompiledGraph::compile_graph(
     }
     const std::string domain = node.domain == "ai.onnx" ? "" : node.domain;
     auto opset_it = opsets.find(domain);
-    const int64_t opset = opset_it == opsets.end() ? 0 : opset_it->second;
-    const kernels::KernelFactory* factory = extra != nullptr ? extra->find(domain, node.op_type, opset) : nullptr;
-    if (factory == nullptr) factory = registry.find(domain, node.op_type, opset);
-    if (factory == nullptr) {
+    made.opset = opset_it == opsets.end() ? 0 : opset_it->second;
+    made.factory = extra != nullptr ? extra->find(domain, node.op_type, made.opset) : nullptr;
+    if (made.factory == nullptr) made.factory = registry.find(domain, node.op_type, made.opset);
+    if (made.factory == nullptr) {
       unsupported.push_back(node.describe() + " (" + (domain.empty() ? "ai.onnx" : domain) + " opset " +
-                            std::to_string(opset) + ")");
+                            std::to_string(made.opset) + ")");
       continue;
     }
-    kernels::KernelInfo info{
-        node, opset, constants,
-        [&opsets, sub_outer, extra](const ir::Graph& sub) -> Expected<std::shared_ptr<kernels::Subgraph>> {
-          // Subgraph attributes live as long as the node that owns them.
-          auto shared = std::shared_ptr<const ir::Graph>(std::shared_ptr<const ir::Graph>(), &sub);
-          EDGEMM_ASSIGN_OR_RETURN(auto compiled, CompiledGraph::compile(shared, opsets, *sub_outer, extra));
-          return std::shared_ptr<kernels::Subgraph>(std::move(compiled));
-        }};
-    EDGEMM_ASSIGN_OR_RETURN(cn.kernel, (*factory)(info));
-    if (release) release->compiled(node, *cn.kernel);
     cg->nodes_.push_back(std::move(cn));
+    pending_kernels.push_back(std::move(made));
   }
   if (!unsupported.empty()) {
     std::string msg = std::to_string(unsupported.size()) + " node(s) have no CPU kernel: ";
     for (size_t i = 0; i < unsupported.size() && i < 8; ++i) msg += (i ? "; " : "") + unsupported[i];
     if (unsupported.size() > 8) msg += "; ...";
     return make_error(StatusCode::kUnsupported, msg);
+  }
+  const std::function<Expected<std::shared_ptr<kernels::Subgraph>>(const ir::Graph&)> compile_subgraph =
+      [&opsets, sub_outer, extra](const ir::Graph& sub) -> Expected<std::shared_ptr<kernels::Subgraph>> {
+    // Subgraph attributes live as long as the node that owns them.
+    auto shared = std::shared_ptr<const ir::Graph>(std::shared_ptr<const ir::Graph>(), &sub);
+    EDGEMM_ASSIGN_OR_RETURN(auto compiled, CompiledGraph::compile(shared, opsets, *sub_outer, extra));
+    return std::shared_ptr<kernels::Subgraph>(std::move(compiled));
+  };
+  // A wave of kWaveNodes nodes per thread: most nodes pack nothing, so that each wave holds a few
+  // weights to pack for every thread; their unpacked copies are freed at the wave's end.
+  constexpr int64_t kWaveNodes = 8;
+  const int64_t count = static_cast<int64_t>(cg->nodes_.size());
+  const int64_t wave = threads > 1 ? kWaveNodes * threads : 1;
+  for (int64_t first = 0; first < count; first += wave) {
+    const int64_t last = std::min(count, first + wave);
+    std::vector<std::optional<Expected<std::unique_ptr<kernels::Kernel>>>> kernels(static_cast<size_t>(last - first));
+#pragma omp parallel for num_threads(threads) schedule(dynamic, 1) if (last - first > 1)
+    for (int64_t i = first; i < last; ++i) {
+      const PendingKernel& made = pending_kernels[static_cast<size_t>(i)];
+      kernels[static_cast<size_t>(i - first)] =
+          make_kernel(*made.factory, {*cg->nodes_[i].node, made.opset, made.constants, compile_subgraph});
+    }
+    for (int64_t i = first; i < last; ++i) {
+      CompiledNode& cn = cg->nodes_[static_cast<size_t>(i)];
+      EDGEMM_ASSIGN_OR_RETURN(cn.kernel, std::move(*kernels[static_cast<size_t>(i - first)]));
+      if (release) release->compiled(*cn.node, *cn.kernel);
+    }
   }
 
   // Constants, outputs, lifetimes.

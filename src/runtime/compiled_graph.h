@@ -39,13 +39,16 @@ class CompiledGraph : public kernels::Subgraph {
                                                           const std::map<std::string, int64_t>& opsets,
                                                           const std::unordered_set<std::string>& outer_names,
                                                           const kernels::KernelRegistry* extra = nullptr);
-  /// compile() for a main graph handed over by its owner: each initializer that no kernel reads
-  /// as stored (every node reading it keeps a packed copy: Kernel::reads_constant_input), or that
-  /// no node reads, is erased from `graph` as soon as its last reader is compiled, so that at
-  /// most one weight is held twice at any time during compile. Errors as compile().
+  /// compile() for a main graph handed over by its owner, its kernels made (their weights
+  /// packed) on `threads` OpenMP threads, in waves of 8 · threads nodes in execution order (one
+  /// node at a time with 1 thread): each initializer that no kernel reads as stored (every node
+  /// reading it keeps a packed copy: Kernel::reads_constant_input), or that no node reads, is
+  /// erased from `graph` after the wave that compiled its last reader, so that only a wave's
+  /// weights are held twice at any time during compile. Kernel factories must be thread-safe.
+  /// Errors as compile(), the first failing node's in execution order.
   static Expected<std::shared_ptr<CompiledGraph>> compile_freeing_packed(
       std::shared_ptr<ir::Graph> graph, const std::map<std::string, int64_t>& opsets,
-      const kernels::KernelRegistry* extra = nullptr);
+      const kernels::KernelRegistry* extra = nullptr, int threads = 1);
 
   const std::vector<std::string>& input_names() const override { return input_names_; }
   const std::vector<std::string>& output_names() const override { return output_names_; }
@@ -76,7 +79,7 @@ class CompiledGraph : public kernels::Subgraph {
                                                                 ir::Graph* owned,
                                                                 const std::map<std::string, int64_t>& opsets,
                                                                 const std::unordered_set<std::string>& outer_names,
-                                                                const kernels::KernelRegistry* extra);
+                                                                const kernels::KernelRegistry* extra, int threads);
 
   std::shared_ptr<const ir::Graph> graph_;
   std::vector<std::string> value_names_;

@@ -236,8 +236,10 @@ class NativeInferencer final : public Inferencer {
       passes::optimize(model, report, passes::kernel_pass_options());
     }
     auto graph = std::make_shared<ir::Graph>(std::move(model.graph));
-    // Weights that live on only in the kernels' packed layouts are freed as they are packed.
-    auto compiled = CompiledGraph::compile_freeing_packed(graph, model.opsets, self->extra_kernels_.get());
+    // Weights that live on only in the kernels' packed layouts are freed as they are packed, on
+    // the configured threads.
+    auto compiled =
+        CompiledGraph::compile_freeing_packed(graph, model.opsets, self->extra_kernels_.get(), self->threads_);
     if (!compiled) {
       return Status(compiled.status().code(), "'" + config.model_path + "': " + compiled.status().message());
     }
