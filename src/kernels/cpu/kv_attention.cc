@@ -103,8 +103,9 @@ std::vector<int64_t> mask_strides(const Tensor* mask) {
 }
 
 /// x ← scale · x + m over n scores (m may be null); returns their maximum.
-float scale_and_mask(float* x, const float* m, int64_t n, float scale) {
+EDGEMM_AVX512_CLONES float scale_and_mask(float* x, const float* m, int64_t n, float scale) {
   float top = -INFINITY;
+#pragma omp simd reduction(max : top)
   for (int64_t t = 0; t < n; ++t) {
     x[t] = scale * x[t] + (m != nullptr ? m[t] : 0.0f);
     top = std::max(top, x[t]);
@@ -112,9 +113,20 @@ float scale_and_mask(float* x, const float* m, int64_t n, float scale) {
   return top;
 }
 
-/// scores[g, r, s, :] ← softmax(scale · scores + mask) in place, with plain loops; g = b · Hkv +
-/// kv head. A row masked everywhere (maximum -inf) becomes zeros.
-void softmax_rows(const Dims& d, float scale, const Tensor* mask, float* scores, int threads) {
+/// x ← softmax(scale · x + m) over n scores with the vectorized softmax_row() (m may be null); a
+/// row masked everywhere (maximum -inf) becomes zeros, as softmax_rows() gives.
+void softmax_masked_row(float* x, const float* m, int64_t n, float scale) {
+  if (scale_and_mask(x, m, n, scale) == -INFINITY) {
+    std::fill(x, x + n, 0.0f);
+  } else {
+    softmax_row(x, x, n);
+  }
+}
+
+/// scores[g, r, s, :] ← softmax(scale · scores + mask) in place; g = b · Hkv + kv head. `plain`:
+/// with plain loops (the reference path), a row masked everywhere (maximum -inf) becoming zeros;
+/// else by softmax_masked_row().
+void softmax_rows(const Dims& d, float scale, const Tensor* mask, float* scores, int threads, bool plain) {
   const std::vector<int64_t> ms = mask_strides(mask);
   const int64_t rows = d.batch * d.q_heads * d.new_len;
   parallel_for(threads, rows, d.total * 8, [&](int64_t begin, int64_t end) {
@@ -122,6 +134,10 @@ void softmax_rows(const Dims& d, float scale, const Tensor* mask, float* scores,
       const int64_t s = row % d.new_len, h = (row / d.new_len) % d.q_heads, b = row / (d.new_len * d.q_heads);
       float* x = scores + row * d.total;
       const float* m = mask == nullptr ? nullptr : mask->data<float>() + b * ms[0] + h * ms[1] + s * ms[2];
+      if (!plain) {
+        softmax_masked_row(x, m, d.total, scale);
+        continue;
+      }
       const float top = scale_and_mask(x, m, d.total, scale);
       double sum = 0;
       for (int64_t t = 0; t < d.total; ++t) {
@@ -292,11 +308,7 @@ void attend_decode(const Dims& d, float scale, const Tensor* mask, const float* 
         const float* m =
             mask == nullptr ? nullptr : mask->data<float>() + b * ms[0] + (first_head + r) * ms[1] + s * ms[2];
         float* x = sg + i * d.total;
-        if (scale_and_mask(x, m, d.total, scale) == -INFINITY) {
-          std::fill(x, x + d.total, 0.0f);  // masked everywhere: zeros, as softmax_rows gives
-        } else {
-          softmax_row(x, x, d.total);
-        }
+        softmax_masked_row(x, m, d.total, scale);
       }
       weigh_values(sg, rows, vg, d.total, d.head, yg);
     }
@@ -374,7 +386,7 @@ class KvAttentionKernel final : public Kernel {
     } else {
       batched_matmul_reference(groups, reps, d.new_len, d.head, d.total, q, cache_k, cg, 1, d.head, scores);
     }
-    softmax_rows(d, scale_, ctx.input(3), scores, ctx.threads());
+    softmax_rows(d, scale_, ctx.input(3), scores, ctx.threads(), !fast);
     // Y = P · V: V element (i = t, j = d) at cache_v[t · D + d].
     if (fast) {
       return batched_matmul_onednn(ctx.node(), groups, reps, d.new_len, d.total, d.head, scores, cache_v, cg, d.head, 1,
