@@ -265,6 +265,72 @@ TEST(Runtime, ConcurrentRunsMatchSerialRuns) {
   for (int t = 0; t < kThreads; ++t) EXPECT_EQ(mismatches[t], 0) << "thread " << t;
 }
 
+// y = x · W0 · W1 · … · W39 with distinct weights [8, 8], then `tail` Resize nodes (empty for
+// none) whose mode attributes are given: kernels of a long chain to make (and weights to pack).
+std::string matmul_chain(const std::filesystem::path& path, const std::vector<std::string>& tail_modes) {
+  ModelBuilder b;
+  b.input("x", onnx::TensorProto::FLOAT, {2, 8});
+  std::string prev = "x";
+  for (int i = 0; i < 40; ++i) {
+    std::vector<float> w(64);
+    for (size_t j = 0; j < w.size(); ++j) w[j] = static_cast<float>((i * 37 + static_cast<int>(j) * 11) % 19 - 9) / 16;
+    b.initializer_floats("W" + std::to_string(i), {8, 8}, w);
+    b.node("MatMul", {prev, "W" + std::to_string(i)}, {"m" + std::to_string(i)});
+    prev = "m" + std::to_string(i);
+  }
+  b.initializer_floats("scales", {2}, {1, 2});
+  for (size_t i = 0; i < tail_modes.size(); ++i) {
+    const std::string out = "resized" + std::to_string(i);
+    auto* n = b.node("Resize", {prev, "", "scales"}, {out}, "resize_" + std::to_string(i));
+    auto* mode = n->add_attribute();
+    mode->set_name("mode");
+    mode->set_type(onnx::AttributeProto::STRING);
+    mode->set_s(tail_modes[i]);
+    prev = out;
+  }
+  b.node("Identity", {prev}, {"y"});
+  b.output("y", onnx::TensorProto::FLOAT, {2, 8 << tail_modes.size()});
+  return b.save(path);
+}
+
+TEST(Runtime, KernelsMadeOnSeveralThreadsMatchOneThread) {
+  // Kernels (and their packed weights) are made in waves on the configured threads: the same
+  // outputs and memory as on one thread, and a failing kernel is reported by the first failing
+  // node in execution order even when a later one in the same wave fails too.
+  auto dir = testing::temp_dir("parallel_compile");
+  const std::string good = matmul_chain(dir / "good.onnx", {});
+  std::vector<float> x(16);
+  for (size_t i = 0; i < x.size(); ++i) x[i] = static_cast<float>(i % 5) - 2.0f;
+  std::vector<float> want;
+  MemoryReport want_memory;
+  for (int threads : {1, 2, 4}) {
+    InferencerConfig config;
+    config.model_path = good;
+    config.threads = threads;
+    auto inf = Inferencer::create(config);
+    ASSERT_TRUE(inf.has_value()) << inf.status().to_string();
+    auto out = (*inf)->run({{"x", Tensor::from_floats({2, 8}, x)}});
+    ASSERT_TRUE(out.has_value()) << out.status().to_string();
+    const std::vector<float> got((*out)[0].data<float>(), (*out)[0].data<float>() + 16);
+    const MemoryReport memory = (*inf)->memory_report();
+    if (threads == 1) {
+      want = got;
+      want_memory = memory;
+      continue;
+    }
+    EXPECT_EQ(got, want) << threads << " threads";
+    EXPECT_EQ(memory.weight_bytes, want_memory.weight_bytes) << threads << " threads";
+    EXPECT_EQ(memory.packed_weight_bytes, want_memory.packed_weight_bytes) << threads << " threads";
+  }
+  InferencerConfig config;
+  config.model_path = matmul_chain(dir / "bad.onnx", {"bogus_first", "bogus_second"});
+  config.threads = 4;
+  auto bad = Inferencer::create(config);
+  ASSERT_FALSE(bad.has_value());
+  EXPECT_NE(bad.status().message().find("resize_0"), std::string::npos) << bad.status().to_string();
+  EXPECT_NE(bad.status().message().find("bogus_first"), std::string::npos) << bad.status().to_string();
+}
+
 TEST(Runtime, GraphOutputsWithoutADeclaredShapeAreInferred) {
   // libonnx 1.12's checker demands a shape on main-graph outputs; ONNX Runtime runs such files
   // (shapes come from inference), and so does edgemm. relu([-1, 2]) = [0, 2].
