@@ -7,14 +7,23 @@
 # the best read bandwidth of build/bin/edgemm_read_bandwidth before and after the runs.
 # Usage: tools/bench/decode_floor.sh [PACKAGE] [RUNS]
 #   PACKAGE: default build/vlm_bench/smolvlm256 (tools/bench/make_vlm_md.sh makes it); RUNS: 3.
-#   EDGEMM=path overrides build/bin/edgemm. Run on a quiet machine (a run: ~15 s).
+#   EDGEMM=path overrides build/bin/edgemm (edgemm_read_bandwidth is taken from its folder). Run on a
+#   quiet machine (a run: ~15 s). Exit codes: 0 done, 1 a run failed (its error is printed), 2 bad
+#   arguments (no package, binary or decoder).
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
-case "${1:-}" in -h | --help) sed -n 's/^# Usage: //p' "$0"; exit 0 ;; esac
+case "${1:-}" in -h | --help) sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;; esac
 pkg="${1:-$root/build/vlm_bench/smolvlm256}"
 runs="${2:-3}"
 edgemm="${EDGEMM:-$root/build/bin/edgemm}"
 bandwidth="$(dirname "$edgemm")/edgemm_read_bandwidth"
+[ -f "$pkg/config.json" ] || { echo "decode_floor.sh: no VLM package at '$pkg' (config.json missing)" >&2; exit 2; }
+[ -x "$edgemm" ] || { echo "decode_floor.sh: no edgemm binary at '$edgemm'" >&2; exit 2; }
+decoders=()
+for d in decoder_model_merged.onnx decoder_model_merged_q4.onnx decoder_model_merged_q4a4.onnx; do
+  [ -f "$pkg/onnx/$d" ] && decoders+=("$d")
+done
+[ ${#decoders[@]} -gt 0 ] || { echo "decode_floor.sh: no decoder_model_merged*.onnx in '$pkg/onnx'" >&2; exit 2; }
 work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
 /usr/bin/python3 -c "
@@ -23,15 +32,16 @@ random.seed(1)
 words = 'the quick brown fox jumps over lazy dog while small cats sleep under warm sun and birds sing'.split()
 print(' '.join(random.choice(words) for _ in range(440)))" >"$work/prompt.txt"
 "$bandwidth" 2 512 >"$work/bw_before.json"
-decoders=()
-for d in decoder_model_merged.onnx decoder_model_merged_q4.onnx decoder_model_merged_q4a4.onnx; do
-  [ -f "$pkg/onnx/$d" ] && decoders+=("$d")
-done
 for ((i = 0; i < runs; ++i)); do
   for t in 1 2; do
     for d in "${decoders[@]}"; do
-      "$edgemm" chat --model "$pkg" --decoder "$d" --threads "$t" --max-new-tokens 64 --json <"$work/prompt.txt" \
-        2>/dev/null | head -1 >"$work/run_${d}_${t}_${i}.json"
+      if ! "$edgemm" chat --model "$pkg" --decoder "$d" --threads "$t" --max-new-tokens 64 --json \
+        <"$work/prompt.txt" >"$work/chat.out" 2>"$work/chat.err"; then
+        echo "decode_floor.sh: edgemm chat failed on $d at $t thread(s):" >&2
+        cat "$work/chat.err" >&2
+        exit 1
+      fi
+      head -1 "$work/chat.out" >"$work/run_${d}_${t}_${i}.json"
     done
   done
 done

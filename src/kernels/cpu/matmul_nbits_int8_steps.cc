@@ -3,6 +3,8 @@
 
 #include "kernels/cpu/matmul_nbits_int8_steps.h"
 
+#include <algorithm>
+
 #include "kernels/cpu/onednn.h"
 
 #if defined(__x86_64__)
@@ -21,6 +23,12 @@ StepRows::StepRows(const MatMulNBitsShape& s, const QuantizedRows& rows, int64_t
 }
 
 void StepRows::arrange_row(const MatMulNBitsShape& s, const QuantizedRows& rows, int64_t r) {
+  if (!rows.finite[r]) {
+    // Its codes were never written (the caller computes the row in float32): zeros.
+    std::fill(act + at(r, first_step) * 2 * kStepBytes, act + at(r, first_step + steps) * 2 * kStepBytes, int8_t{0});
+    std::fill(lane_floats + at(r, first_step) * 32, lane_floats + at(r, first_step + steps) * 32, 0.0f);
+    return;
+  }
   const int8_t* q = rows.q + r * rows.k_pad;
   for (int64_t step = first_step; step < first_step + steps; ++step) {
     int8_t* even = act + at(r, step) * 2 * kStepBytes;
