@@ -15,7 +15,14 @@ source "$(dirname "${BASH_SOURCE[0]}")/check_lib.sh"
 det="$root/models/ppocrv4/ch_PP-OCRv4_det_infer.onnx"
 
 check help 0 "$bin" --help
+expect_text help-exit-codes "$tmp/out" "^Exit codes: 0 ok, 1 .*, 2 invalid argument, 3 invalid model"
 for c in run inspect profile; do check "help-$c" 0 "$bin" "$c" --help; done
+# Every command's help, nested ones too, ends with the exit codes.
+for c in "run" "ocr" "eval ocr" "bench" "convert" "quantize" "vqa" "chat"; do
+  # shellcheck disable=SC2086  # the command's words on purpose
+  check "help-${c// /-}-codes" 0 "$bin" $c --help
+  expect_text "help-${c// /-}-exit-codes" "$tmp/out" "^Exit codes: 0 ok"
+done
 check no-subcommand 2 "$bin"
 expect_text no-subcommand-says "$tmp/err" "^edgemm: error: InvalidArgument: A subcommand is required"
 # CLI11's argument errors read like edgemm's own: "edgemm <command>: error: InvalidArgument: ...".

@@ -23,6 +23,15 @@ std::string parsed_command(const CLI::App& app) {
   return name;
 }
 
+/// Ends every command's --help with the exit codes (edgemm::exit_code, docs/cli.md).
+void add_exit_codes_footer(CLI::App& app) {
+  app.footer(
+      "Exit codes: 0 ok, 1 a check the command makes failed (convert's verification above --tolerance, "
+      "images eval ocr could not read), 2 invalid argument, 3 invalid model, 4 unsupported, 5 out of memory, "
+      "6 I/O error, 7 internal error.");
+  for (CLI::App* sub : app.get_subcommands({})) add_exit_codes_footer(*sub);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -46,6 +55,7 @@ int main(int argc, char** argv) {
   edgemm::cli::add_prune_command(app, exit_code);
   edgemm::cli::add_vqa_command(app, exit_code);
   edgemm::cli::add_chat_command(app, exit_code);
+  add_exit_codes_footer(app);
   std::string names;
   bool known = false;
   for (const CLI::App* sub : app.get_subcommands({})) {
