@@ -233,13 +233,6 @@ inline __m128i zero_point_bytes(const Job& job, const uint8_t* p) {
 // ---------------------------------------------------------------------------------------------
 // AVX-512 VNNI: 16 lanes
 
-// The chunk's per-lane block values from a float array of the column (scales, float zero
-// points), blocks [first, first + count) read, zeros past `count`.
-EDGEMM_AVX512_VNNI inline __m512 lane_floats512(const float* col, int64_t first, int64_t count, __m512i index) {
-  const __mmask16 mask = static_cast<__mmask16>(count >= 16 ? 0xFFFF : (1u << count) - 1);
-  return _mm512_permutexvar_ps(index, _mm512_maskz_loadu_ps(mask, col + first));
-}
-
 // Zero points of the chunk's lanes for column n.
 template <int kBits>
 EDGEMM_AVX512_VNNI inline __m512 lane_zero_points512(const Job& job, int64_t n, int64_t first, __m512i index) {
@@ -292,7 +285,7 @@ EDGEMM_AVX512_VNNI void columns512(const Job& job, int64_t r0, int64_t n0, int64
         }
       }
       const int64_t first = wk.first_block(c), count = std::min(wk.chunk_blocks, wk.kb - first);
-      const __m512 scale_w = lane_floats512(job.w.scales + n * wk.kb, first, count, index);
+      const __m512 scale_w = int8_steps::lane_floats512(job.w.scales + n * wk.kb, first, count, index);
       const __m512 zp = lane_zero_points512<kBits>(job, n, first, index);
 #pragma GCC unroll 8
       for (int r = 0; r < MR; ++r) {

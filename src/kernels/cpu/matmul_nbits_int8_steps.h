@@ -74,6 +74,14 @@ struct StepJob {
 
 #define EDGEMM_VNNI_STEPS __attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni,avx2,fma")))
 
+/// Each lane's block value from a float array of a column (its scales), blocks [first, first +
+/// count) read, zeros past `count`: lane l gets block first + index[l]. The chunks of
+/// matmul_nbits_int8.cc gather their lanes' values the same way.
+EDGEMM_VNNI_STEPS inline __m512 lane_floats512(const float* col, int64_t first, int64_t count, __m512i index) {
+  const __mmask16 mask = static_cast<__mmask16>(count >= 16 ? 0xFFFF : (1u << count) - 1);
+  return _mm512_permutexvar_ps(index, _mm512_maskz_loadu_ps(mask, col + first));
+}
+
 /// Zero points of a step's lanes (blocks [first, first + count)) of a column whose packed zero
 /// points start at `zp`, as floats.
 template <bool kPacked>
@@ -97,9 +105,8 @@ EDGEMM_VNNI_STEPS inline void step(const StepJob& job, int64_t col, int64_t r0, 
   const __m512i bytes = kTail ? _mm512_maskz_loadu_epi8(job.tail_bytes, codes) : _mm512_loadu_si512(codes);
   const __m512i lo = _mm512_and_si512(bytes, nibble);
   const __m512i hi = _mm512_and_si512(_mm512_srli_epi16(bytes, 4), nibble);
-  const __m512 scale_w = _mm512_permutexvar_ps(
-      _mm512_loadu_si512(job.lane_block),
-      _mm512_maskz_loadu_ps(static_cast<__mmask16>((1u << count) - 1), job.w.scales + col * job.kb + first));
+  const __m512 scale_w =
+      lane_floats512(job.w.scales + col * job.kb, first, count, _mm512_loadu_si512(job.lane_block));
   const __m512 zero_point =
       lane_zero_points<kPacked>(job, kPacked ? job.w.zero_points + col * job.zp_row : nullptr, first, count);
 #pragma GCC unroll 8
