@@ -101,6 +101,7 @@ cv::Mat to_bgr8(const cv::Mat& decoded, Alpha alpha = Alpha::kComposite) {
     case 3:
       return eight_bit;
     default:
+      if (alpha == Alpha::kKeep) return eight_bit;
       if (alpha == Alpha::kDrop) {
         cv::cvtColor(eight_bit, bgr, cv::COLOR_BGRA2BGR);
         return bgr;
@@ -226,6 +227,11 @@ Expected<cv::Mat> read_image_bgr(const std::string& path, Alpha alpha) {
   if (bytes.empty()) {
     return Status(StatusCode::kInvalidArgument, what + (path == "-" ? " is empty" : " is an empty (zero-byte) file"));
   }
+  return decode_image_bgr(std::move(bytes), what, alpha);
+}
+
+Expected<cv::Mat> decode_image_bgr(std::vector<uint8_t> bytes, const std::string& what, Alpha alpha) {
+  if (bytes.empty()) return Status(StatusCode::kInvalidArgument, what + " is empty (zero bytes)");
   if (const auto [width, height] = declared_size(bytes); width * height > kMaxImagePixels) {
     EDGEMM_RETURN_IF_ERROR(check_pixel_count(width, height, what));
   }
@@ -309,17 +315,33 @@ void write_normalized_chw(const cv::Mat& bgr, const std::array<float, 3>& mean, 
 
 namespace edgemm {
 
-Expected<Image> read_image(const std::string& path) {
-  EDGEMM_ASSIGN_OR_RETURN(const cv::Mat bgr, pipelines::read_image_bgr(path));
+namespace {
+
+Image image_from_mat(const cv::Mat& bgr) {
   Image image;
   image.width = bgr.cols;
   image.height = bgr.rows;
-  image.pixels.resize(static_cast<size_t>(bgr.total()) * 3);
-  for (int y = 0; y < bgr.rows; ++y) {
-    std::memcpy(image.pixels.data() + static_cast<size_t>(y) * bgr.cols * 3, bgr.ptr<uint8_t>(y),
-                static_cast<size_t>(bgr.cols) * 3);
-  }
+  image.channels = bgr.channels();
+  const size_t row = static_cast<size_t>(bgr.cols) * image.channels;
+  image.pixels.resize(row * bgr.rows);
+  for (int y = 0; y < bgr.rows; ++y) std::memcpy(image.pixels.data() + y * row, bgr.ptr<uint8_t>(y), row);
   return image;
+}
+
+}  // namespace
+
+Expected<Image> read_image(const std::string& path) {
+  EDGEMM_ASSIGN_OR_RETURN(const cv::Mat bgr, pipelines::read_image_bgr(path));
+  return image_from_mat(bgr);
+}
+
+Expected<Image> decode_image(const uint8_t* data, size_t size, const std::string& what, bool keep_alpha) {
+  if (data == nullptr && size > 0) return Status(StatusCode::kInvalidArgument, what + ": null data pointer");
+  std::vector<uint8_t> bytes(data, data + size);
+  EDGEMM_ASSIGN_OR_RETURN(const cv::Mat bgr, pipelines::decode_image_bgr(
+                                                 std::move(bytes), what,
+                                                 keep_alpha ? pipelines::Alpha::kKeep : pipelines::Alpha::kComposite));
+  return image_from_mat(bgr);
 }
 
 }  // namespace edgemm

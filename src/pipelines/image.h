@@ -34,8 +34,12 @@ inline constexpr int64_t kMaxImagePixels = int64_t{1} << 28;
 /// than kMaxImagePixels pixels), naming the path.
 /// With `alpha` kDrop the alpha channel is discarded instead (what transformers.js' RawImage.rgb()
 /// and PIL's convert("RGB") do, for the CLIP processor).
-enum class Alpha { kComposite, kDrop };
+/// kKeep keeps it: 4-channel images stay B, G, R, alpha (edgemm::decode_image's keep_alpha).
+enum class Alpha { kComposite, kDrop, kKeep };
 Expected<cv::Mat> read_image_bgr(const std::string& path, Alpha alpha = Alpha::kComposite);
+/// As read_image_bgr on bytes already in memory; `what` names them in errors (e.g. "image 'a.png'").
+Expected<cv::Mat> decode_image_bgr(std::vector<uint8_t> bytes, const std::string& what,
+                                   Alpha alpha = Alpha::kComposite);
 
 /// Copies an in-memory 8-bit image (1, 3 or 4 channels in either order; edgemm/image_view.h) into
 /// BGR, its alpha handled as `alpha` says (as read_image_bgr). Errors: kInvalidArgument for a null

@@ -50,4 +50,7 @@ void add_vqa_command(CLI::App& app, int& exit_code);
 /// `edgemm chat --model DIR`: multi-turn chat on stdin, KV cache kept between turns.
 void add_chat_command(CLI::App& app, int& exit_code);
 
+/// `edgemm serve --ocr DIR --clip DIR --vlm DIR`: the OpenAI-compatible HTTP server (serve/).
+void add_serve_command(CLI::App& app, int& exit_code);
+
 }  // namespace edgemm::cli

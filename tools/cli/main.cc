@@ -55,6 +55,7 @@ int main(int argc, char** argv) {
   edgemm::cli::add_prune_command(app, exit_code);
   edgemm::cli::add_vqa_command(app, exit_code);
   edgemm::cli::add_chat_command(app, exit_code);
+  edgemm::cli::add_serve_command(app, exit_code);
   add_exit_codes_footer(app);
   std::string names;
   bool known = false;

@@ -11,6 +11,7 @@
 #include <cstring>
 #include <fstream>
 #include <iostream>
+#include <mutex>
 #include <nlohmann/json.hpp>
 #include <set>
 #include <thread>
@@ -181,10 +182,19 @@ void on_signal(int sig) {
   [[maybe_unused]] const ssize_t n = ::write(g_signal_pipe[1], &byte, 1);
 }
 
-/// Waits for a signal, removes the unfinished outputs, and ends the process by that signal.
+std::mutex g_handler_mutex;
+std::function<void()> g_interrupt_handler;  // set_interrupt_handler's, called on the first signal
+
+/// Waits for a signal, removes the unfinished outputs, and ends the process by that signal (after
+/// calling the interrupt handler on the first one instead, when there is one).
 void watch_signals() {
   unsigned char sig = 0;
-  while (::read(g_signal_pipe[0], &sig, 1) != 1) {
+  for (bool first = true;; first = false) {
+    while (::read(g_signal_pipe[0], &sig, 1) != 1) {
+    }
+    std::lock_guard<std::mutex> lock(g_handler_mutex);  // set_interrupt_handler waits for it
+    if (!first || !g_interrupt_handler) break;
+    g_interrupt_handler();
   }
   auto lock = lock_outputs();  // a commit in progress finishes first; none starts after
   if (remove_temporaries() > 0) std::cerr << "edgemm: interrupted; the unfinished output was removed" << std::endl;
@@ -274,6 +284,11 @@ void OutputFolder::release() {
   forget_temporary(staging_.string());
   ::close(lock_fd_);
   lock_fd_ = -1;
+}
+
+void set_interrupt_handler(std::function<void()> handler) {
+  std::lock_guard<std::mutex> lock(g_handler_mutex);
+  g_interrupt_handler = std::move(handler);
 }
 
 void install_interrupt_cleanup() {

@@ -18,6 +18,7 @@
 /// that `-o ~` or a folder with the user's own files is never emptied.
 
 #include <filesystem>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -67,5 +68,11 @@ class OutputFolder {
 /// reports 128 + the signal number, e.g. 130 for Ctrl-C). A signal ignored when edgemm starts
 /// (nohup, background jobs of a non-interactive shell) stays ignored. Called once by main.
 void install_interrupt_cleanup();
+
+/// Makes the first SIGINT, SIGTERM or SIGHUP call `handler` (on the thread that watches signals)
+/// instead of ending the process, e.g. so that `edgemm serve` drains its requests; a second signal
+/// ends it as install_interrupt_cleanup() says. An empty `handler` restores that; setting one
+/// waits until a handler that is running has returned.
+void set_interrupt_handler(std::function<void()> handler);
 
 }  // namespace edgemm::cli

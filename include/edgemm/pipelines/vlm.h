@@ -76,6 +76,10 @@ struct GenerateOptions {
   int max_new_tokens = 64;          ///< stop after this many new tokens
   std::vector<int64_t> stop_ids;    ///< stop tokens added to the model's eos ids
   bool skip_special_tokens = true;  ///< in the returned text
+  /// Asked after each new token (after the TokenCallback); when it returns true, generation ends
+  /// with stop_reason "cancelled" and the tokens so far (e.g. a server whose client went away, a
+  /// deadline, a stop string). May be empty. Runs on the generating thread.
+  std::function<bool()> should_stop;
 };
 
 /// Timings of one generate() call, milliseconds.
@@ -95,8 +99,9 @@ struct GenerateTimings {
 struct GenerateResult {
   std::vector<int64_t> ids;  ///< new token ids, in order (a stop token included when reached)
   std::string text;          ///< decoded new tokens
-  /// "stop_token", "max_new_tokens", or "context": the context limit (the model's, or the KV
-  /// cache capacity) was reached, and the last id was not fed back (the answer so far is kept).
+  /// "stop_token", "max_new_tokens", "context": the context limit (the model's, or the KV cache
+  /// capacity) was reached, and the last id was not fed back (the answer so far is kept), or
+  /// "cancelled": GenerateOptions::should_stop returned true.
   std::string stop_reason;
   GenerateTimings timings;
 };

@@ -489,6 +489,10 @@ Expected<GenerateResult> extend_with(VlmModelImpl& m, const std::string& prompt,
       break;
     }
     if (static_cast<int>(result.ids.size()) == options.max_new_tokens) break;
+    if (options.should_stop && options.should_stop()) {
+      result.stop_reason = "cancelled";
+      break;
+    }
     const int64_t limit = m.session->context_limit();
     if (limit > 0 && m.session->past_length() >= limit) {  // the answer so far stands
       result.stop_reason = "context";
