@@ -298,6 +298,8 @@ bad_chat chat-temperature-type 400 '{"temperature": "hot", "messages": [{"role":
 bad_chat chat-temperature-range 400 '{"temperature": 7, "messages": [{"role": "user", "content": "x"}]}' \
   "'temperature' must be in"
 bad_chat chat-max-tokens 400 '{"max_tokens": 0, "messages": [{"role": "user", "content": "x"}]}' "'max_tokens'"
+bad_chat chat-max-tokens-fraction 400 '{"max_tokens": 2.7, "messages": [{"role": "user", "content": "x"}]}' \
+  "'max_tokens' must be an integer"
 bad_chat chat-n 400 '{"n": 2, "messages": [{"role": "user", "content": "x"}]}' "'n': 1"
 bad_chat chat-stop 400 '{"stop": [""], "messages": [{"role": "user", "content": "x"}]}' "'stop'"
 bad_chat chat-model 404 '{"model": "gpt-4o", "messages": [{"role": "user", "content": "x"}]}' "'gpt-4o' is not served"

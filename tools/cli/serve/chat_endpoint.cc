@@ -3,7 +3,11 @@
 // conversation: a request whose images start with that conversation's images continues it
 // (VlmModel::extend re-uses every leading token that matches), any other starts anew.
 #include <algorithm>
+#include <climits>
+#include <cmath>
+#include <optional>
 #include <random>
+#include <sstream>
 
 #include "../vlm_options.h"
 #include "endpoints.h"
@@ -35,10 +39,29 @@ Expected<double> number_field(const Json& body, const char* key, double fallback
   if (!it->is_number()) return bad(std::string("'") + key + "' must be a number, not " + it->type_name());
   const double v = it->get<double>();
   if (!(v >= lo && v <= hi)) {
-    return bad(std::string("'") + key + "' must be in [" + Json(lo).dump() + ", " + Json(hi).dump() + "], got " +
-               it->dump());
+    std::ostringstream range;
+    range << "'" << key << "' must be in [" << lo << ", " << hi << "], got " << it->dump();
+    return bad(range.str());
   }
   return v;
+}
+
+/// An integer field in [lo, hi], or nullopt when absent or null (1.0 counts as an integer, 2.7 not).
+Expected<std::optional<int64_t>> integer_field(const Json& body, const char* key, int64_t lo, int64_t hi) {
+  auto it = body.find(key);
+  if (it == body.end() || it->is_null()) return std::optional<int64_t>();
+  const bool integral = it->is_number_integer() ||
+                        (it->is_number_float() && std::isfinite(it->get<double>()) &&
+                         std::floor(it->get<double>()) == it->get<double>() && std::fabs(it->get<double>()) < 9.2e18);
+  if (!integral) return bad(std::string("'") + key + "' must be an integer, not " + it->dump());
+  const int64_t v = it->is_number_unsigned() && it->get<uint64_t>() > uint64_t{INT64_MAX}
+                        ? INT64_MAX
+                        : (it->is_number_float() ? static_cast<int64_t>(it->get<double>()) : it->get<int64_t>());
+  if (v < lo || v > hi) {
+    return bad(std::string("'") + key + "' must be in [" + std::to_string(lo) + ", " + std::to_string(hi) + "], got " +
+               it->dump());
+  }
+  return std::optional<int64_t>(v);
 }
 
 Expected<bool> bool_field(const Json& body, const char* key) {
@@ -126,19 +149,18 @@ Expected<ChatRequest> parse_request(const Json& body) {
   // OpenAI's defaults: temperature 1, top_p 1, no top-k.
   EDGEMM_ASSIGN_OR_RETURN(const double temperature, number_field(body, "temperature", 1.0, 0, 2));
   EDGEMM_ASSIGN_OR_RETURN(const double top_p, number_field(body, "top_p", 1.0, 1e-6, 1));
-  const double unset = -1;
-  EDGEMM_ASSIGN_OR_RETURN(double max_tokens, number_field(body, "max_completion_tokens", unset, 1, 1 << 20));
-  if (max_tokens == unset) {
-    EDGEMM_ASSIGN_OR_RETURN(max_tokens, number_field(body, "max_tokens", 256, 1, 1 << 20));
+  EDGEMM_ASSIGN_OR_RETURN(std::optional<int64_t> max_tokens, integer_field(body, "max_completion_tokens", 1, 1 << 20));
+  if (!max_tokens) {
+    EDGEMM_ASSIGN_OR_RETURN(max_tokens, integer_field(body, "max_tokens", 1, 1 << 20));
   }
-  EDGEMM_ASSIGN_OR_RETURN(const double seed, number_field(body, "seed", unset, -9.2e18, 9.2e18));
+  EDGEMM_ASSIGN_OR_RETURN(const std::optional<int64_t> seed, integer_field(body, "seed", INT64_MIN, INT64_MAX));
   vlm::SamplingOptions& s = out.generate.sampling;
   s.do_sample = temperature > 0;
   s.temperature = static_cast<float>(temperature);
   s.top_p = static_cast<float>(top_p);
   s.top_k = 0;
-  s.seed = seed == unset ? std::random_device{}() : static_cast<uint64_t>(static_cast<int64_t>(seed));
-  out.generate.max_new_tokens = static_cast<int>(max_tokens);
+  s.seed = seed ? static_cast<uint64_t>(*seed) : std::random_device{}();
+  out.generate.max_new_tokens = static_cast<int>(max_tokens.value_or(256));
   EDGEMM_ASSIGN_OR_RETURN(out.stream, bool_field(body, "stream"));
   EDGEMM_ASSIGN_OR_RETURN(out.ocr, bool_field(body, "ocr"));
   if (auto options = body.find("stream_options"); options != body.end() && options->is_object()) {

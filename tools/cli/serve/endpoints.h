@@ -19,4 +19,8 @@ void handle_embeddings(const httplib::Request& req, httplib::Response& res, Serv
 /// (ocr_endpoint.cc).
 void handle_ocr(const httplib::Request& req, httplib::Response& res, ServerState& state);
 
+/// GET /: the page (tools/cli/serve/web/index.html, built into the binary) with OCR, chat about an
+/// image and image retrieval for whichever models are loaded; public, like /health (page.cc).
+void handle_page(const httplib::Request& req, httplib::Response& res, ServerState& state);
+
 }  // namespace edgemm::cli::serve

@@ -220,6 +220,7 @@ void add_routes(httplib::Server& server, ServerState& state) {
     server.Get(path, [&state](const httplib::Request&, httplib::Response& res) { handle_health(res, state); });
   }
   server.Get("/metrics", [&state](const httplib::Request&, httplib::Response& res) { handle_metrics(res, state); });
+  server.Get("/", [&state](const httplib::Request& req, httplib::Response& res) { handle_page(req, res, state); });
 }
 
 /// Request counts and latencies, measured from routing to the last byte written.
