@@ -64,7 +64,7 @@ roots=(libprotobuf-dev libonnx-dev libdnnl-dev libgtest-dev libgmock-dev zlib1g-
        libgomp1 libstdc++6 libgcc-s1 libc6
        libopencv-core-dev libopencv-imgproc-dev libopencv-imgcodecs-dev libopencv-dnn-dev
        libpolyclipping-dev libicu-dev libjpeg62-turbo-dev nlohmann-json3-dev libcli11-dev
-       libxnnpack-dev libpthreadpool-dev libcpuinfo-dev
+       libxnnpack-dev libpthreadpool-dev libcpuinfo-dev libcpp-httplib-dev
        nodejs)  # runs ONNX Runtime's arm64 build (onnxruntime-node) for scripts/bench_aarch64.sh
 # Left out, with whatever only they need: libc's development packages (the cross toolchain has its
 # own), host tools and data files that packages depend on but no program here reads, and Mesa's GLX

@@ -11,7 +11,7 @@ debian_packages=(
   libprotobuf-dev protobuf-compiler libonnx-dev libonnx-testdata
   libdnnl-dev ocl-icd-opencl-dev opencl-c-headers libxnnpack-dev libpthreadpool-dev libcpuinfo-dev
   libopencv-dev libjpeg-dev libpolyclipping-dev libsentencepiece-dev libicu-dev
-  nlohmann-json3-dev libcli11-dev libspdlog-dev libfmt-dev libcpp-httplib-dev
+  nlohmann-json3-dev libcli11-dev libspdlog-dev libfmt-dev libcpp-httplib-dev nginx
   libgtest-dev libgmock-dev libbenchmark-dev
   python3-torch python3-onnx python3-numpy python3-pil
   fonts-dejavu fonts-liberation2 fonts-wqy-microhei

@@ -100,6 +100,8 @@ expect_text no-model-message "$tmp/err" "no model to serve"
 check bad-port 2 "$bin" serve --ocr "$ocr_models" --port 70000
 check missing-folder 6 "$bin" serve --vlm "$tmp/nope" --port 0
 expect_text missing-folder-message "$tmp/err" "loading vlm from"
+check empty-api-key 2 "$bin" serve --ocr "$ocr_models" --port 0 --api-key ""
+expect_text empty-api-key-message "$tmp/err" "--api-key is empty"
 
 # --- one server with every model and an API key ----------------------------------------------
 start_server main --ocr "$ocr_models" --clip "$clip" --vlm "$vlm" --api-key "$key" -t 1 --max-body-mb 4 || report_and_exit
@@ -110,6 +112,7 @@ http health 200 "$base/health"
 http models-no-key 401 "$base/v1/models"
 json_error_is models-no-key-message "API key"
 http models-wrong-key 401 -H "Authorization: Bearer nope" "$base/v1/models"
+http models-lowercase-bearer 200 -H "Authorization: bearer $key" "$base/v1/models"  # the scheme is case-insensitive
 http models 200 "${A[@]}" "$base/v1/models"
 pycheck models-listed "
 import json, sys
@@ -144,6 +147,7 @@ json_error_is ocr-noise-message "cannot decode"
 head -c 20000 "$photo" >"$tmp/truncated.jpg"
 http ocr-truncated 400 "${A[@]}" -H "Content-Type: image/jpeg" --data-binary @"$tmp/truncated.jpg" "$base/v1/ocr"
 json_error_is ocr-truncated-message "truncated"
+http ocr-json-model 404 "${A[@]}" "${J[@]}" -d '{"model": "bogus", "image": "data:image/png;base64,AAAA"}' "$base/v1/ocr"
 http ocr-json-no-image 400 "${A[@]}" "${J[@]}" -d '{"picture": 1}' "$base/v1/ocr"
 http ocr-http-url 400 "${A[@]}" "${J[@]}" -d '{"image": "https://example.com/a.png"}' "$base/v1/ocr"
 json_error_is ocr-http-url-message "no outbound requests"
@@ -152,8 +156,8 @@ json_error_is ocr-bad-base64-message "bad base64"
 head -c $((5 * 1024 * 1024)) /dev/zero >"$tmp/big.bin"
 http body-too-large 413 "${A[@]}" -H "Content-Type: image/png" --data-binary @"$tmp/big.bin" "$base/v1/ocr"
 json_error_is body-too-large-message "larger than"
-http form-encoded 413 "${A[@]}" --data-binary @"$tmp/ocr.json" "$base/v1/ocr"
-json_error_is form-encoded-message "application/json"
+http form-encoded 200 "${A[@]}" --data-binary @"$tmp/ocr.json" "$base/v1/ocr"  # curl's default Content-Type
+pycheck form-encoded-equals-cli "$same_ocr" "$tmp/ocr_cli.json"
 
 # Embeddings: the image row equals `edgemm retrieve`'s index, text·image its query score.
 "$bin" retrieve --model "$clip" --index "$tmp/cat.idx" "$cat_png" -t 1 >/dev/null
@@ -229,6 +233,42 @@ assert events[-1]['choices'] == [] and events[-1]['usage']['completion_tokens'] 
   "$tmp/chat_answer.json"
 grep -qi "^content-type: text/event-stream" "$tmp/headers" && ok || fail "chat-stream-content-type"
 
+# Sampled (temperature 2, seed 0): characters whose bytes span two tokens come whole, streamed or
+# not, as `edgemm vqa` decodes them (with U+0590 in this answer), and a stop string of such a
+# character cuts there.
+"$bin" vqa --model "$vlm" "$cat_png" "What is this?" --temperature 2 --top-k 0 --seed 0 --max-new-tokens 60 --json \
+  -t 1 >"$tmp/vqa_sampled.json"
+chat_body "$tmp/sampled.json" "$cat_png" "What is this?" '{"temperature": 2, "seed": 0, "max_tokens": 60}'
+http chat-sampled 200 "${A[@]}" "${J[@]}" --data-binary @"$tmp/sampled.json" "$base/v1/chat/completions"
+pycheck chat-sampled-equals-vqa "
+import json, sys
+d, want = json.load(open(sys.argv[1])), json.load(open(sys.argv[2]))
+assert d['edgemm']['ids'] == want['ids'] and d['choices'][0]['message']['content'] == want['answer'], (d, want)
+assert any(ord(c) > 0x7F and c != '\ufffd' for c in want['answer']), 'no multi-byte character to check'" \
+  "$tmp/vqa_sampled.json"
+chat_body "$tmp/sampled_stream.json" "$cat_png" "What is this?" '{"temperature": 2, "seed": 0, "max_tokens": 60, "stream": true}'
+http chat-sampled-stream 200 -N "${A[@]}" "${J[@]}" --data-binary @"$tmp/sampled_stream.json" "$base/v1/chat/completions"
+pycheck chat-sampled-stream-whole "
+import json, sys
+events = [json.loads(l[6:]) for l in open(sys.argv[1]).read().split('\n\n') if l.startswith('data: {')]
+text = ''.join(e['choices'][0]['delta'].get('content', '') for e in events if e['choices'])
+assert text == json.load(open(sys.argv[2]))['answer'], text" "$tmp/vqa_sampled.json"
+$py - "$tmp/vqa_sampled.json" "$tmp/sampled.json" "$tmp/sampled_stop.json" <<'PY'
+import json, sys
+answer = json.load(open(sys.argv[1]))["answer"]
+c = next(c for c in answer if ord(c) > 0x7F and c != "\ufffd")
+body = json.load(open(sys.argv[2]))
+body["stop"] = c
+json.dump(body, open(sys.argv[3], "w"))
+open(sys.argv[3] + ".want", "w").write(json.dumps(answer[:answer.index(c)]))
+PY
+http chat-stop-multibyte 200 "${A[@]}" "${J[@]}" --data-binary @"$tmp/sampled_stop.json" "$base/v1/chat/completions"
+pycheck chat-stop-multibyte-cuts "
+import json, sys
+c = json.load(open(sys.argv[1]))['choices'][0]
+assert c['finish_reason'] == 'stop' and c['message']['content'] == json.load(open(sys.argv[2])), c" \
+  "$tmp/sampled_stop.json.want"
+
 # A stop string cuts the answer before it.
 $py - "$tmp/chat_answer.json" "$tmp/chat.json" "$tmp/chat_stop.json" <<'PY'
 import json, re, sys
@@ -300,6 +340,8 @@ bad_chat chat-temperature-range 400 '{"temperature": 7, "messages": [{"role": "u
 bad_chat chat-max-tokens 400 '{"max_tokens": 0, "messages": [{"role": "user", "content": "x"}]}' "'max_tokens'"
 bad_chat chat-max-tokens-fraction 400 '{"max_tokens": 2.7, "messages": [{"role": "user", "content": "x"}]}' \
   "'max_tokens' must be an integer"
+bad_chat chat-number-overflow 400 '{"temperature": 1e999, "messages": [{"role": "user", "content": "x"}]}' "cannot be read"
+bad_chat chat-no-role 400 '{"messages": [{"content": "x"}]}' "messages[0] has no role"
 bad_chat chat-n 400 '{"n": 2, "messages": [{"role": "user", "content": "x"}]}' "'n': 1"
 bad_chat chat-stop 400 '{"stop": [""], "messages": [{"role": "user", "content": "x"}]}' "'stop'"
 bad_chat chat-model 404 '{"model": "gpt-4o", "messages": [{"role": "user", "content": "x"}]}' "'gpt-4o' is not served"
@@ -316,7 +358,7 @@ http metrics 200 "${A[@]}" "$base/metrics"
 pycheck metrics-text "
 import sys
 t = open(sys.argv[1]).read()
-for want in ['edgemm_requests_total{endpoint=\"/v1/ocr\",status=\"200\"} 2',
+for want in ['edgemm_requests_total{endpoint=\"/v1/ocr\",status=\"200\"} 3',
              'edgemm_request_duration_seconds_bucket{endpoint=\"/v1/chat/completions\",le=\"+Inf\"}',
              'edgemm_queue_depth{model=\"vlm\"} 0', 'edgemm_generated_tokens_total', 'edgemm_ready 1',
              'process_resident_memory_bytes']:

@@ -399,13 +399,13 @@ TEST(BenchCompare, EnergyIsScaledToTheBlocksOwnTime) {
   EXPECT_NEAR(results[0].energy->average_watts, 3.0, 0.05);
   // Each run sleeps 20 ms, more on a loaded machine (under qemu with other tests beside it by up to
   // 15 %): compare with the runs' own measured times, which the blocks' time adds up. The block
-  // also holds the timer and meter calls between runs: under qemu they added 8.6 % once, so the
-  // bound is 15 %.
+  // also holds the timer and meter calls between runs: under qemu they added 8.6 % once, and
+  // 17 % with two builds beside it, so the bound is 25 %.
   double seconds = 0;
   for (double ms : results[0].times_ms) seconds += ms / 1000.0;
   const double per_run = seconds / static_cast<double>(results[0].times_ms.size());
   EXPECT_GE(per_run, 0.020);
-  EXPECT_NEAR(results[0].energy->joules_per_run, 3.0 * per_run, 0.15 * 3.0 * per_run);
+  EXPECT_NEAR(results[0].energy->joules_per_run, 3.0 * per_run, 0.25 * 3.0 * per_run);
 }
 
 std::string tiny_model(const std::filesystem::path& dir) {

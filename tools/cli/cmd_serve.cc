@@ -28,17 +28,24 @@ void add_serve_command(CLI::App& app, int& exit_code) {
       ->check(CLI::Range(0, kMaxThreads));
   cmd->add_option("--parallel", options->parallel,
                   "requests that run at once on the OCR and CLIP models (default 1; the VLM runs one at a time)")
-      ->check(CLI::Range(1, 64));
+      ->check(CLI::Range(1, 16));
   cmd->add_option("--queue", options->queue, "requests that may wait per model; more get 429 (default 8)")
-      ->check(CLI::Range(0, 1024));
+      ->check(CLI::Range(0, 256));
   cmd->add_option("--timeout", options->timeout_s,
                   "seconds a request may take, waiting included (default 300); a generation stops there")
       ->check(finite_range(0.1, 86400));
   cmd->add_option("--max-body-mb", *max_body_mb, "largest request body in MiB; larger get 413 (default 32)")
       ->check(finite_range(0.001, 4096));
   cmd->add_flag("--json", options->json, "print the lifecycle (listening, ready, stopped) as JSON lines");
-  cmd->callback([options, max_body_mb, &exit_code] {
+  cmd->callback([cmd, options, max_body_mb, &exit_code] {
     options->max_body_bytes = static_cast<int64_t>(*max_body_mb * 1024 * 1024);
+    if (cmd->count("--api-key") > 0 && options->api_key.empty()) {
+      // `--api-key "$UNSET"` would otherwise serve without a key.
+      exit_code = report_error(
+          "serve", Status(StatusCode::kInvalidArgument, "--api-key is empty: give a key, or leave the option out"),
+          options->json);
+      return;
+    }
     const Status status = serve::run_server(*options);
     if (!status.is_ok()) exit_code = report_error("serve", status, options->json);
   });

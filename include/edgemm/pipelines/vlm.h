@@ -126,7 +126,10 @@ struct ChatMessage {
   std::vector<ChatPart> content;
 };
 
-/// Receives each new token id and the text it adds, as it is generated.
+/// Receives each new token id and the text it adds. The pieces joined are always a prefix of
+/// GenerateResult::text, never text that changes later: a character whose bytes span several
+/// tokens comes whole with its last token (the pieces before are empty). When generation is
+/// cancelled (should_stop) right after such a partial character, its U+FFFD is only in `text`.
 using TokenCallback = std::function<void(int64_t id, const std::string& piece)>;
 
 class VlmModelImpl;

@@ -423,6 +423,20 @@ Expected<GenerateResult> VlmModel::extend(const std::string& prompt, const std::
 
 namespace {
 
+/// The part of `text` after the `streamed` bytes already given out, up to what later tokens cannot
+/// change: a text that ends in U+FFFD may end in a character whose bytes are still coming (byte
+/// tokens), so that tail waits unless this is the `last` token (transformers' TextStreamer holds
+/// it back the same way). Advances `streamed`.
+std::string stream_piece(const std::string& text, size_t& streamed, bool last) {
+  static const std::string kReplacement = "\xEF\xBF\xBD";
+  const bool open_end = text.size() >= kReplacement.size() &&
+                        text.compare(text.size() - kReplacement.size(), kReplacement.size(), kReplacement) == 0;
+  if ((open_end && !last) || text.size() <= streamed) return "";
+  std::string piece = text.substr(streamed);
+  streamed = text.size();
+  return piece;
+}
+
 /// extend() once the new images are decoded into frames (`start`: when the call began).
 Expected<GenerateResult> extend_with(VlmModelImpl& m, const std::string& prompt, std::vector<ImageFrames> added,
                                      Clock::time_point start, const GenerateOptions& options,
@@ -476,25 +490,28 @@ Expected<GenerateResult> extend_with(VlmModelImpl& m, const std::string& prompt,
   t = Clock::now();
   std::vector<int32_t> new_ids;
   std::string decoded;
+  size_t streamed = 0;  // bytes of `decoded` given to on_token
   while (static_cast<int>(result.ids.size()) < options.max_new_tokens) {
     EDGEMM_ASSIGN_OR_RETURN(const int32_t id, sampler.next(logits, context));
     context.push_back(id);
     result.ids.push_back(id);
     new_ids.push_back(id);
-    EDGEMM_ASSIGN_OR_RETURN(std::string now, m.tokenizer->decode(new_ids, options.skip_special_tokens));
-    if (on_token) on_token(id, now.size() >= decoded.size() ? now.substr(decoded.size()) : std::string());
-    decoded = std::move(now);
-    if (std::find(stops.begin(), stops.end(), id) != stops.end()) {
+    EDGEMM_ASSIGN_OR_RETURN(decoded, m.tokenizer->decode(new_ids, options.skip_special_tokens));
+    const bool stop_token = std::find(stops.begin(), stops.end(), id) != stops.end();
+    const bool at_max = static_cast<int>(result.ids.size()) == options.max_new_tokens;
+    const int64_t limit = m.session->context_limit();
+    const bool at_context = limit > 0 && m.session->past_length() >= limit;
+    if (on_token) on_token(id, stream_piece(decoded, streamed, stop_token || at_max || at_context));
+    if (stop_token) {
       result.stop_reason = "stop_token";
       break;
     }
-    if (static_cast<int>(result.ids.size()) == options.max_new_tokens) break;
+    if (at_max) break;
     if (options.should_stop && options.should_stop()) {
       result.stop_reason = "cancelled";
       break;
     }
-    const int64_t limit = m.session->context_limit();
-    if (limit > 0 && m.session->past_length() >= limit) {  // the answer so far stands
+    if (at_context) {  // the answer so far stands
       result.stop_reason = "context";
       break;
     }

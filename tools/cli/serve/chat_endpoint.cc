@@ -21,8 +21,9 @@ namespace {
 /// A parsed, checked chat completion request.
 struct ChatRequest {
   std::vector<vlm::ChatMessage> messages;
-  std::vector<RequestImage> images;  // every image part, in order
-  size_t last_user_images = 0;       // images in the last user message (the last ones of `images`)
+  std::vector<std::pair<Json, std::string>> image_urls;  // every image part's image_url and its place, in order
+  std::vector<RequestImage> images;                      // decoded once admitted (decode_images)
+  size_t last_user_images = 0;                           // images in the last user message (the last ones of `images`)
   vlm::GenerateOptions generate;
   std::vector<std::string> stop;  // stop strings
   bool stream = false;
@@ -73,7 +74,7 @@ Expected<bool> bool_field(const Json& body, const char* key) {
 
 /// One message's content: a string, or a list of text and image_url parts.
 Status parse_content(const Json& content, const std::string& where, vlm::ChatMessage& message,
-                     std::vector<RequestImage>& images) {
+                     std::vector<std::pair<Json, std::string>>& image_urls) {
   using Part = vlm::ChatPart;
   if (content.is_string()) {
     message.content.push_back({Part::Type::kText, content.get<std::string>()});
@@ -94,8 +95,7 @@ Status parse_content(const Json& content, const std::string& where, vlm::ChatMes
     } else if (type == "image_url") {
       auto url = part.find("image_url");
       if (url == part.end()) return bad(at + " has no \"image_url\"");
-      EDGEMM_ASSIGN_OR_RETURN(RequestImage image, decode_image_url(*url, at + ".image_url"));
-      images.push_back(std::move(image));
+      image_urls.emplace_back(*url, at + ".image_url");
       message.content.push_back({Part::Type::kImage, ""});
     } else {
       return bad(at + ".type '" + type + "' is not supported (text, image_url)");
@@ -111,7 +111,10 @@ Status parse_messages(const Json& body, ChatRequest& out) {
     const Json& m = (*it)[i];
     const std::string at = "messages[" + std::to_string(i) + "]";
     if (!m.is_object()) return bad(at + " must be an object {\"role\", \"content\"}");
-    EDGEMM_ASSIGN_OR_RETURN(std::string role, string_field(m, "role"));
+    if (!m.contains("role")) return bad(at + " has no role (system, user, assistant)");
+    auto role_field = string_field(m, "role");
+    if (!role_field.has_value()) return bad(at + "." + role_field.status().message());
+    std::string role = *role_field;
     if (role == "developer") role = "system";  // OpenAI's newer name for system messages
     if (role != "system" && role != "user" && role != "assistant") {
       return bad(at + ".role '" + role + "' is not supported (system, user, assistant)");
@@ -120,9 +123,9 @@ Status parse_messages(const Json& body, ChatRequest& out) {
     if (content == m.end() || content->is_null()) return bad(at + " has no content");
     vlm::ChatMessage message;
     message.role = role;
-    const size_t before = out.images.size();
-    EDGEMM_RETURN_IF_ERROR(parse_content(*content, at + ".content", message, out.images));
-    if (role == "user") out.last_user_images = out.images.size() - before;
+    const size_t before = out.image_urls.size();
+    EDGEMM_RETURN_IF_ERROR(parse_content(*content, at + ".content", message, out.image_urls));
+    if (role == "user") out.last_user_images = out.image_urls.size() - before;
     out.messages.push_back(std::move(message));
   }
   if (out.messages.back().role != "user") return bad("the last message must be the user's");
@@ -197,7 +200,22 @@ class StopText {
     if (end <= sent_) return "";
     std::string out = text_.substr(sent_, end - sent_);
     sent_ = end;
+    sent_text_ += out;
     return out;
+  }
+  /// Ends with the whole answer (the generation's text: the pieces hold back a partial character
+  /// at the end): cuts it at the first stop string and returns the part not yet sent.
+  std::string finish(const std::string& whole) {
+    text_ = whole;
+    for (const std::string& s : stops_) {
+      const size_t at = text_.find(s);
+      if (at != std::string::npos) {
+        text_.resize(at);
+        stopped_ = true;
+      }
+    }
+    if (text_.size() <= sent_ || text_.compare(0, sent_, sent_text_) != 0) return "";
+    return take(true);
   }
   bool stopped() const { return stopped_; }
   const std::string& text() const { return text_; }
@@ -208,8 +226,25 @@ class StopText {
   std::string text_;
   size_t searched_ = 0;
   size_t sent_ = 0;
+  std::string sent_text_;
   bool stopped_ = false;
 };
+
+/// Decodes the request's images, once it holds a run slot (so that queued requests hold only their
+/// bodies). All of them together may have as many pixels as one image may (2^28, the CLI's limit).
+Status decode_images(ChatRequest& request) {
+  constexpr int64_t kMaxPixels = int64_t{1} << 28;
+  int64_t pixels = 0;
+  for (const auto& [url, where] : request.image_urls) {
+    EDGEMM_ASSIGN_OR_RETURN(RequestImage image, decode_image_url(url, where));
+    pixels += int64_t{image.image.width} * image.image.height;
+    if (pixels > kMaxPixels) {
+      return bad("the request's images have more than 2^28 pixels together (at " + where + "): send fewer or smaller");
+    }
+    request.images.push_back(std::move(image));
+  }
+  return Status::ok();
+}
 
 /// OCR+VQA: reads the last user message's last image with the OCR pipeline and puts its lines
 /// before that message's text (vlm::ocr_grounded_question).
@@ -282,10 +317,10 @@ Expected<ChatOutcome> generate(ServerState& state, ChatRequest& request, Clock::
                 : model.generate(prompt, views, request.generate, on_token);
   if (!result.has_value()) return result.status();
   served.image_keys = keys;
-  const std::string rest = stop_text.take(true);
-  if (!rest.empty() && on_text) on_text(rest);
   ChatOutcome outcome;
   outcome.result = std::move(result).value();
+  const std::string rest = stop_text.finish(outcome.result.text);
+  if (!rest.empty() && on_text) on_text(rest);
   outcome.text = stop_text.text();
   const std::string& reason = outcome.result.stop_reason;
   outcome.finish_reason = reason == "stop_token" || stop_text.stopped() ? "stop" : "length";
@@ -372,14 +407,15 @@ void handle_chat(const httplib::Request& req, httplib::Response& res, ServerStat
   auto parsed = parse_request(*body);
   if (!parsed.has_value()) return send_status(res, parsed.status());
   auto request = std::make_shared<ChatRequest>(std::move(parsed).value());
+  Admission::Lease lease;
+  if (!admit(*state.vlm, deadline, res, lease)) return;
+  if (const Status decoded = decode_images(*request); !decoded.is_ok()) return send_status(res, decoded);
   if (request->ocr) {
     bool answered = false;
     const Status grounded = ground_in_ocr(state, *request, deadline, res, answered);
     if (answered) return;
     if (!grounded.is_ok()) return send_status(res, grounded);
   }
-  Admission::Lease lease;
-  if (!admit(*state.vlm, deadline, res, lease)) return;
   if (request->stream) return stream_chat(state, request, std::move(lease), deadline, res);
   auto outcome = generate(state, *request, deadline, {});
   if (!outcome.has_value()) return send_status(res, outcome.status());

@@ -19,9 +19,27 @@ constexpr size_t kMaxInputs = 256;
 struct EmbeddingInputs {
   std::vector<std::string> texts;
   std::vector<size_t> text_index;
-  std::vector<RequestImage> images;
+  std::vector<std::pair<Json, std::string>> image_urls;  // each image's image_url and its place
   std::vector<size_t> image_index;
 };
+
+/// Decodes the images once the request holds a run slot; all of them together may have as many
+/// pixels as one image may (2^28, the CLI's limit).
+Expected<std::vector<RequestImage>> decode_images(const EmbeddingInputs& inputs) {
+  constexpr int64_t kMaxPixels = int64_t{1} << 28;
+  int64_t pixels = 0;
+  std::vector<RequestImage> images;
+  for (const auto& [url, where] : inputs.image_urls) {
+    EDGEMM_ASSIGN_OR_RETURN(RequestImage image, decode_image_url(url, where));
+    pixels += int64_t{image.image.width} * image.image.height;
+    if (pixels > kMaxPixels) {
+      return Status(StatusCode::kInvalidArgument, "the request's images have more than 2^28 pixels together (at " +
+                                                      where + "): send fewer or smaller");
+    }
+    images.push_back(std::move(image));
+  }
+  return images;
+}
 
 Expected<EmbeddingInputs> parse_inputs(const Json& body) {
   auto it = body.find("input");
@@ -39,10 +57,9 @@ Expected<EmbeddingInputs> parse_inputs(const Json& body) {
       out.texts.push_back(item.get<std::string>());
       out.text_index.push_back(i);
     } else if (item.is_object() && item.contains("image_url")) {
-      EDGEMM_ASSIGN_OR_RETURN(RequestImage image, decode_image_url(item["image_url"], at + ".image_url"));
-      out.images.push_back(std::move(image));
+      out.image_urls.emplace_back(item["image_url"], at + ".image_url");
       out.image_index.push_back(i);
-    } else if (item.is_number_integer() || item.is_array()) {
+    } else if (item.is_number_integer() || (item.is_array() && !item.empty() && item[0].is_number_integer())) {
       return Status(StatusCode::kUnsupported, at + ": token ids are not accepted; send the text");
     } else {
       return Status(StatusCode::kInvalidArgument,
@@ -79,7 +96,9 @@ void handle_embeddings(const httplib::Request& req, httplib::Response& res, Serv
   Admission::Lease lease;
   if (!admit(*state.clip_slot, deadline, res, lease)) return;
   Json data = Json::array();
-  data.get_ref<Json::array_t&>().resize(inputs->texts.size() + inputs->images.size());
+  auto images = decode_images(*inputs);
+  if (!images.has_value()) return send_status(res, images.status());
+  data.get_ref<Json::array_t&>().resize(inputs->texts.size() + images->size());
   const bool base64 = *format == "base64";
   if (!inputs->texts.empty()) {
     auto rows = state.clip->embed_texts(inputs->texts);
@@ -88,9 +107,9 @@ void handle_embeddings(const httplib::Request& req, httplib::Response& res, Serv
       data[inputs->text_index[i]] = embedding_json(*rows, static_cast<int64_t>(i), base64);
     }
   }
-  if (!inputs->images.empty()) {
+  if (!images->empty()) {
     std::vector<ImageView> views;
-    for (const RequestImage& image : inputs->images) views.push_back(image.image.view());
+    for (const RequestImage& image : *images) views.push_back(image.image.view());
     auto rows = state.clip->embed_images(views);
     if (!rows.has_value()) return send_status(res, rows.status());
     for (size_t i = 0; i < views.size(); ++i) {

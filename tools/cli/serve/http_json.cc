@@ -43,6 +43,8 @@ Expected<Json> parse_json_object(const httplib::Request& req) {
   } catch (const Json::parse_error& e) {
     return Status(StatusCode::kInvalidArgument,
                   "the body is not valid JSON (at byte " + std::to_string(e.byte) + "): " + e.what());
+  } catch (const Json::exception& e) {  // e.g. a number beyond double's range (1e999)
+    return Status(StatusCode::kInvalidArgument, std::string("the body's JSON cannot be read: ") + e.what());
   }
   if (!body.is_object()) {
     return Status(StatusCode::kInvalidArgument, std::string("the body must be a JSON object, not ") + body.type_name());

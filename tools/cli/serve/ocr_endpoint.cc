@@ -1,6 +1,10 @@
 // POST /v1/ocr (docs/serve.md "OCR"), edgemm's extension: one image, as a JSON body
-// {"image": "data:..."} (or OpenAI's {"image_url": {"url": "data:..."}}) or as the raw bytes of the
-// file (any other Content-Type); the answer is that image's entry of `edgemm ocr --json`.
+// {"image": "data:..."} (or OpenAI's {"image_url": {"url": "data:..."}}; Content-Type
+// application/json, or any body starting with '{') or as the raw bytes of the file; the answer is
+// that image's entry of `edgemm ocr --json`.
+#include <algorithm>
+#include <cctype>
+
 #include "../ocr_json.h"
 #include "endpoints.h"
 #include "http_json.h"
@@ -10,15 +14,16 @@ namespace edgemm::cli::serve {
 
 namespace {
 
-Expected<RequestImage> request_image(const httplib::Request& req) {
-  const std::string type = req.get_header_value("Content-Type");
-  if (type.rfind("application/json", 0) != 0) {
-    if (req.body.empty()) {
-      return Status(StatusCode::kInvalidArgument, "the request has no body: send an image file or a JSON object");
-    }
-    return decode_image_bytes(req.body, "the request body");
-  }
-  EDGEMM_ASSIGN_OR_RETURN(const Json body, parse_json_object(req));
+/// True for a JSON body: it says so, or it starts like an object (curl -d sends JSON as form
+/// data); no image format starts with '{'.
+bool is_json(const httplib::Request& req) {
+  std::string type = req.get_header_value("Content-Type");
+  std::transform(type.begin(), type.end(), type.begin(), [](unsigned char c) { return std::tolower(c); });
+  const size_t first = req.body.find_first_not_of(" \t\r\n");
+  return type.rfind("application/json", 0) == 0 || (first != std::string::npos && req.body[first] == '{');
+}
+
+Expected<RequestImage> json_image(const Json& body) {
   for (const char* key : {"image", "image_url"}) {
     if (auto it = body.find(key); it != body.end()) return decode_image_url(*it, key);
   }
@@ -33,12 +38,23 @@ void handle_ocr(const httplib::Request& req, httplib::Response& res, ServerState
     return send_error(res, 404, "no ocr model is loaded (start edgemm serve with --ocr DIR)", "invalid_request_error",
                       "model_not_found");
   }
-  const Clock::time_point start = Clock::now();
-  auto image = request_image(req);
-  if (!image.has_value()) return send_status(res, image.status());
-  const double decode_ms = std::chrono::duration<double, std::milli>(Clock::now() - start).count();
+  std::optional<Json> body;
+  if (is_json(req)) {
+    auto parsed = parse_json_object(req);
+    if (!parsed.has_value()) return send_status(res, parsed.status());
+    if (!check_model(*parsed, &*state.ocr_slot, "ocr", res)) return;
+    body = std::move(parsed).value();
+  } else if (req.body.empty()) {
+    return send_error(res, 400, "the request has no body: send an image file or a JSON object",
+                      "invalid_request_error");
+  }
+  // Decoded once admitted, so that queued requests hold only their bodies.
   Admission::Lease lease;
   if (!admit(*state.ocr_slot, deadline, res, lease)) return;
+  const Clock::time_point start = Clock::now();
+  auto image = body ? json_image(*body) : decode_image_bytes(req.body, "the request body");
+  if (!image.has_value()) return send_status(res, image.status());
+  const double decode_ms = std::chrono::duration<double, std::milli>(Clock::now() - start).count();
   auto result = state.ocr->run(image->image.view());
   if (!result.has_value()) return send_status(res, result.status());
   result->timings.decode_ms = decode_ms;

@@ -4,6 +4,8 @@
 #include <sys/socket.h>
 
 #include <atomic>
+#include <cctype>
+#include <cstdlib>
 #include <filesystem>
 #include <iostream>
 #include <thread>
@@ -39,6 +41,17 @@ bool same_secret(const std::string& a, const std::string& b) {
   unsigned char differ = a.size() == b.size() ? 0 : 1;
   for (size_t i = 0; i < a.size(); ++i) differ |= static_cast<unsigned char>(a[i] ^ b[i % (b.empty() ? 1 : b.size())]);
   return differ == 0;
+}
+
+/// True when an Authorization header value is "Bearer KEY" (the scheme's case does not matter,
+/// RFC 9110 11.1).
+bool has_key(const std::string& authorization, const std::string& key) {
+  const std::string scheme = "bearer ";
+  if (authorization.size() < scheme.size()) return false;
+  for (size_t i = 0; i < scheme.size(); ++i) {
+    if (std::tolower(static_cast<unsigned char>(authorization[i])) != scheme[i]) return false;
+  }
+  return same_secret(authorization.substr(scheme.size()), key);
 }
 
 void print_event(const ServerState& state, const Json& event, const std::string& text) {
@@ -151,8 +164,7 @@ void handle_metrics(httplib::Response& res, const ServerState& state) {
 httplib::Server::HandlerResponse check_request(const httplib::Request& req, httplib::Response& res,
                                                const ServerState& state) {
   if (is_public(req.path)) return httplib::Server::HandlerResponse::Unhandled;
-  if (!state.options.api_key.empty() &&
-      !same_secret(req.get_header_value("Authorization"), "Bearer " + state.options.api_key)) {
+  if (!state.options.api_key.empty() && !has_key(req.get_header_value("Authorization"), state.options.api_key)) {
     send_error(res, 401, "missing or wrong API key: send 'Authorization: Bearer KEY' (--api-key)",
                "authentication_error", "invalid_api_key");
     return httplib::Server::HandlerResponse::Handled;
@@ -170,6 +182,14 @@ httplib::Server::HandlerResponse check_request(const httplib::Request& req, http
   return httplib::Server::HandlerResponse::Unhandled;
 }
 
+void send_too_large(httplib::Response& res, const ServerState& state) {
+  res.set_header("Connection", "close");  // the rest of the body is not read
+  send_error(
+      res, 413,
+      "the request body is larger than " + std::to_string(state.options.max_body_bytes) + " bytes (--max-body-mb)",
+      "invalid_request_error", "request_too_large");
+}
+
 /// Gives the errors httplib answers itself (404, 413, 400 for a malformed request) OpenAI's body.
 void fill_error(const httplib::Request& req, httplib::Response& res, const ServerState& state) {
   if (!res.body.empty()) return;
@@ -177,17 +197,7 @@ void fill_error(const httplib::Request& req, httplib::Response& res, const Serve
     case 404:
       return send_error(res, 404, "no endpoint " + req.method + " " + req.path, "invalid_request_error", "not_found");
     case 413:
-      if (req.get_header_value("Content-Type") == "application/x-www-form-urlencoded") {
-        // cpp-httplib parses form bodies and refuses those over 8 KiB (curl -d sends this type).
-        return send_error(res, 413,
-                          "a body sent as application/x-www-form-urlencoded may hold at most 8 KiB: send "
-                          "Content-Type: application/json",
-                          "invalid_request_error", "request_too_large");
-      }
-      return send_error(
-          res, 413,
-          "the request body is larger than " + std::to_string(state.options.max_body_bytes) + " bytes (--max-body-mb)",
-          "invalid_request_error", "request_too_large");
+      return send_too_large(res, state);
     case 400:
       if (req.method == "POST" && !req.has_header("Content-Length") && !req.has_header("Transfer-Encoding")) {
         return send_error(res, 400, "a POST needs a body with a Content-Length (or chunked Transfer-Encoding)",
@@ -201,18 +211,47 @@ void fill_error(const httplib::Request& req, httplib::Response& res, const Serve
   }
 }
 
-void add_routes(httplib::Server& server, ServerState& state) {
-  server.Post("/v1/chat/completions", [&state](const httplib::Request& req, httplib::Response& res) {
-    if (!state.vlm) {
-      return send_error(res, 404, "no vlm model is loaded (start edgemm serve with --vlm DIR)", "invalid_request_error",
-                        "model_not_found");
+using Endpoint = void (*)(const httplib::Request&, httplib::Response&, ServerState&);
+
+/// A POST route that reads the body itself, refusing it with 413 as soon as it passes
+/// --max-body-mb: cpp-httplib holds only a declared Content-Length to the limit, not a chunked
+/// body, and reading it here also keeps httplib from parsing form-encoded bodies (8 KiB at most).
+httplib::Server::HandlerWithContentReader post_route(ServerState& state, Endpoint endpoint) {
+  return [&state, endpoint](const httplib::Request& req, httplib::Response& res, const httplib::ContentReader& read) {
+    const auto limit = static_cast<size_t>(state.options.max_body_bytes);
+    if (std::strtoull(req.get_header_value("Content-Length").c_str(), nullptr, 10) > limit) {
+      return send_too_large(res, state);
     }
-    handle_chat(req, res, state);
-  });
-  server.Post("/v1/embeddings",
-              [&state](const httplib::Request& req, httplib::Response& res) { handle_embeddings(req, res, state); });
-  server.Post("/v1/ocr",
-              [&state](const httplib::Request& req, httplib::Response& res) { handle_ocr(req, res, state); });
+    httplib::Request whole = req;
+    bool too_large = false;
+    const bool complete = read([&](const char* data, size_t size) {
+      too_large = whole.body.size() + size > limit;
+      if (!too_large) whole.body.append(data, size);
+      return !too_large;
+    });
+    if (too_large) return send_too_large(res, state);
+    if (!complete) {
+      return send_error(res, 400,
+                        "the request body could not be read: cut short, malformed chunks, or a POST with neither "
+                        "Content-Length nor chunked Transfer-Encoding",
+                        "invalid_request_error");
+    }
+    endpoint(whole, res, state);
+  };
+}
+
+void handle_chat_route(const httplib::Request& req, httplib::Response& res, ServerState& state) {
+  if (!state.vlm) {
+    return send_error(res, 404, "no vlm model is loaded (start edgemm serve with --vlm DIR)", "invalid_request_error",
+                      "model_not_found");
+  }
+  handle_chat(req, res, state);
+}
+
+void add_routes(httplib::Server& server, ServerState& state) {
+  server.Post("/v1/chat/completions", post_route(state, handle_chat_route));
+  server.Post("/v1/embeddings", post_route(state, handle_embeddings));
+  server.Post("/v1/ocr", post_route(state, handle_ocr));
   for (const char* path : {"/v1/models", "/models"}) {
     server.Get(path, [&state](const httplib::Request&, httplib::Response& res) { handle_models(res, state); });
   }
@@ -235,7 +274,10 @@ void configure(httplib::Server& server, ServerState& state, size_t http_threads)
     ::setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof(yes));
   });
   server.set_payload_max_length(static_cast<size_t>(state.options.max_body_bytes));
-  server.set_read_timeout(30);
+  server.set_read_timeout(10);  // a client silent this long mid-request is dropped
+  // cpp-httplib closes a keep-alive connection after 5 requests by default; a client that sends
+  // its next request as the close arrives sees a reset. nginx's keepalive_requests default:
+  server.set_keep_alive_max_count(1000);
   server.set_write_timeout(30);
   server.set_pre_routing_handler([&state](const httplib::Request& req, httplib::Response& res) {
     t_request_start = Clock::now();
@@ -273,16 +315,17 @@ Status run_server(const ServeOptions& options) {
   ServerState state(options);
   httplib::Server server;
   const int models = !options.ocr_dir.empty() + !options.clip_dir.empty() + !options.vlm_dir.empty();
-  // Enough workers that every request a model admits or queues has one, plus some to answer 429,
-  // health checks and metrics at once.
-  configure(server, state, static_cast<size_t>(models * (options.parallel + options.queue) + 8));
+  // Enough workers that every request a model admits or queues has one, plus 32 for connections
+  // that are idle, slow, or asking for health, metrics or the page (each connection holds one).
+  configure(server, state, static_cast<size_t>(models * (options.parallel + options.queue) + 32));
   const int port = options.port == 0 ? server.bind_to_any_port(options.host)
                                      : (server.bind_to_port(options.host, options.port) ? options.port : -1);
   if (port < 0) {
     return Status(StatusCode::kIo, "cannot listen on " + options.host + ":" + std::to_string(options.port) +
                                        " (address in use, not an address of this machine, or not permitted)");
   }
-  const std::string url = "http://" + options.host + ":" + std::to_string(port);
+  const bool ipv6 = options.host.find(':') != std::string::npos;
+  const std::string url = "http://" + (ipv6 ? "[" + options.host + "]" : options.host) + ":" + std::to_string(port);
   print_event(state, {{"event", "listening"}, {"host", options.host}, {"port", port}, {"url", url}},
               "listening on " + url + " (loading models; /health answers 503 until they are ready)");
 
