@@ -257,7 +257,9 @@ Status ground_in_ocr(ServerState& state, ChatRequest& request, Clock::time_point
     answered = true;
     return Status::ok();
   }
-  EDGEMM_ASSIGN_OR_RETURN(const ocr::OcrResult lines, state.ocr->run(request.images.back().image.view()));
+  EDGEMM_ASSIGN_OR_RETURN(const ocr::OcrResult lines, state.ocr_slot->runner->call([&] {
+    return state.ocr->run(request.images.back().image.view());
+  }));
   vlm::ChatMessage& last = request.messages.back();
   std::string question;
   std::vector<vlm::ChatPart> parts;
@@ -373,7 +375,7 @@ void stream_chat(ServerState& state, std::shared_ptr<ChatRequest> request, Admis
       open = open && write_event(sink, chunk_json(id, created, model, {{"content", text}}, nullptr));
       return open;
     };
-    auto outcome = generate(state, *request, deadline, on_text);
+    auto outcome = state.vlm->runner->call([&] { return generate(state, *request, deadline, on_text); });
     if (!open) return false;  // the client went away: generation was cancelled
     if (!outcome.has_value()) {
       httplib::Response error;
@@ -417,7 +419,7 @@ void handle_chat(const httplib::Request& req, httplib::Response& res, ServerStat
     if (!grounded.is_ok()) return send_status(res, grounded);
   }
   if (request->stream) return stream_chat(state, request, std::move(lease), deadline, res);
-  auto outcome = generate(state, *request, deadline, {});
+  auto outcome = state.vlm->runner->call([&] { return generate(state, *request, deadline, {}); });
   if (!outcome.has_value()) return send_status(res, outcome.status());
   send_json(res, {{"id", random_id("chatcmpl-")},
                   {"object", "chat.completion"},

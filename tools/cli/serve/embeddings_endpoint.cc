@@ -101,7 +101,7 @@ void handle_embeddings(const httplib::Request& req, httplib::Response& res, Serv
   data.get_ref<Json::array_t&>().resize(inputs->texts.size() + images->size());
   const bool base64 = *format == "base64";
   if (!inputs->texts.empty()) {
-    auto rows = state.clip->embed_texts(inputs->texts);
+    auto rows = state.clip_slot->runner->call([&] { return state.clip->embed_texts(inputs->texts); });
     if (!rows.has_value()) return send_status(res, rows.status());
     for (size_t i = 0; i < inputs->texts.size(); ++i) {
       data[inputs->text_index[i]] = embedding_json(*rows, static_cast<int64_t>(i), base64);
@@ -110,7 +110,7 @@ void handle_embeddings(const httplib::Request& req, httplib::Response& res, Serv
   if (!images->empty()) {
     std::vector<ImageView> views;
     for (const RequestImage& image : *images) views.push_back(image.image.view());
-    auto rows = state.clip->embed_images(views);
+    auto rows = state.clip_slot->runner->call([&] { return state.clip->embed_images(views); });
     if (!rows.has_value()) return send_status(res, rows.status());
     for (size_t i = 0; i < views.size(); ++i) {
       data[inputs->image_index[i]] = embedding_json(*rows, static_cast<int64_t>(i), base64);

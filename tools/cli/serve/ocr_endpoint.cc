@@ -55,7 +55,7 @@ void handle_ocr(const httplib::Request& req, httplib::Response& res, ServerState
   auto image = body ? json_image(*body) : decode_image_bytes(req.body, "the request body");
   if (!image.has_value()) return send_status(res, image.status());
   const double decode_ms = std::chrono::duration<double, std::milli>(Clock::now() - start).count();
-  auto result = state.ocr->run(image->image.view());
+  auto result = state.ocr_slot->runner->call([&] { return state.ocr->run(image->image.view()); });
   if (!result.has_value()) return send_status(res, result.status());
   result->timings.decode_ms = decode_ms;
   result->timings.total_ms += decode_ms;

@@ -73,6 +73,7 @@ ServedModel make_slot(const std::string& kind, const std::string& dir, int paral
   model.kind = kind;
   model.folder = folder_name(dir);
   model.admission = std::make_unique<Admission>(parallel, queue);
+  model.runner = std::make_unique<Runner>(parallel);
   return model;
 }
 
@@ -273,6 +274,9 @@ void configure(httplib::Server& server, ServerState& state, size_t http_threads)
     int yes = 1;
     ::setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof(yes));
   });
+  // Headers and body go out in separate writes: with Nagle's algorithm the second waits for the
+  // client's delayed ACK (40 ms on Linux) on every keep-alive request.
+  server.set_tcp_nodelay(true);
   server.set_payload_max_length(static_cast<size_t>(state.options.max_body_bytes));
   server.set_read_timeout(10);  // a client silent this long mid-request is dropped
   // cpp-httplib closes a keep-alive connection after 5 requests by default; a client that sends

@@ -14,6 +14,7 @@
 #include "edgemm/pipelines/ocr.h"
 #include "edgemm/pipelines/vlm.h"
 #include "metrics.h"
+#include "runner.h"
 #include "server.h"
 
 namespace edgemm::cli::serve {
@@ -23,6 +24,7 @@ struct ServedModel {
   std::string kind;    ///< "ocr", "clip" or "vlm": the id GET /v1/models lists
   std::string folder;  ///< the package folder's name, also accepted as the request's "model"
   std::unique_ptr<Admission> admission;
+  std::unique_ptr<Runner> runner;  ///< the threads its runs happen on (admission.h bounds them)
   /// True when a request's "model" names this one: its kind, its folder's name, or nothing.
   bool answers_to(const std::string& name) const { return name.empty() || name == kind || name == folder; }
 };
