@@ -191,7 +191,7 @@ def expected():
 def truncated_body():
     """A body shorter than its Content-Length, then the client half-closes: the server sees the end
     of the stream, answers nothing or a 4xx (never 200 or 5xx) and closes the connection at once
-    (not after its 30 s read timeout). The same with an abrupt close (RST) instead: nothing to read;
+    (not after its 10 s read timeout). The same with an abrupt close (RST) instead: nothing to read;
     the server goes on."""
     image = open(OCR_IMAGE, "rb").read()
     s = connect(10)
@@ -243,8 +243,9 @@ def idle():
 
 
 def idle_flood_note():
-    """Not a check, a measurement: 40 idle connections, more than the server's worker threads
-    (2 models x (1 + 8) + 8 = 26), delay /health until the keep-alive timeout frees some."""
+    """Not a check, a measurement: 40 idle connections, fewer than the server's worker threads
+    (2 models x (1 + 8) + 32 = 50), leave /health answered at once (with more than 50, /health
+    waits until the keep-alive timeout frees a worker)."""
     socks = [connect() for _ in range(40)]
     time.sleep(0.2)
     status, seconds = health()
