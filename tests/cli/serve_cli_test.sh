@@ -194,6 +194,20 @@ got = base64.b64decode(json.load(open(sys.argv[1]))['data'][0]['embedding'])
 want = json.load(open(sys.argv[2]))['data'][0]['embedding']
 assert list(struct.unpack('<%df' % len(want), got)) == [float(struct.unpack('<f', struct.pack('<f', w))[0]) for w in want]" \
   "$tmp/emb_float.json"
+# A 1x70000 strip: CLIP's shortest-edge resize would make it 64 x 4.48M pixels before the crop.
+$py - "$tmp/strip.json" <<'PY'
+import base64, json, struct, sys, zlib
+width, height = 1, 70000
+def chunk(kind, data):
+    return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data) & 0xFFFFFFFF)
+raw = b"".join(b"\x00\x80" for _ in range(height))  # filter byte + one gray pixel per row
+png = (b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", struct.pack(">IIBBBBB", width, height, 8, 0, 0, 0, 0))
+       + chunk(b"IDAT", zlib.compress(raw)) + chunk(b"IEND", b""))
+url = "data:image/png;base64," + base64.b64encode(png).decode()
+json.dump({"input": [{"type": "image_url", "image_url": {"url": url}}]}, open(sys.argv[1], "w"))
+PY
+http embeddings-strip 400 "${A[@]}" "${J[@]}" --data-binary @"$tmp/strip.json" "$base/v1/embeddings"
+json_error_is embeddings-strip-message "aspect ratio is too extreme"
 http embeddings-empty 400 "${A[@]}" "${J[@]}" -d '{"input": []}' "$base/v1/embeddings"
 http embeddings-token-ids 400 "${A[@]}" "${J[@]}" -d '{"input": [[1, 2, 3]]}' "$base/v1/embeddings"
 http embeddings-format 400 "${A[@]}" "${J[@]}" -d '{"input": "x", "encoding_format": "int8"}' "$base/v1/embeddings"

@@ -2,7 +2,10 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <vector>
+
+#include "pipelines/image.h"
 
 namespace edgemm::clip {
 namespace {
@@ -164,6 +167,14 @@ cv::Mat center_crop(const cv::Mat& rgb, int width, int height) {
 
 Status preprocess_rgb_into(const cv::Mat& rgb, const ImageProcessorConfig& config, int width, int height, float* out) {
   const auto [rw, rh] = resize_output_size(config, rgb.cols, rgb.rows);
+  if (config.do_resize && int64_t{rw} * rh > pipelines::kMaxImagePixels) {
+    // A shortest_edge resize of a thin strip (1 x 60000 to 224 x 13.4M) before the crop.
+    return Status(StatusCode::kInvalidArgument,
+                  "resizing the " + std::to_string(rgb.cols) + "x" + std::to_string(rgb.rows) + " image to " +
+                      std::to_string(rw) + "x" + std::to_string(rh) +
+                      " (preprocessor_config.json size) would make more than 2^28 pixels: its aspect ratio is too "
+                      "extreme");
+  }
   cv::Mat image = config.do_resize ? resize_like_transformers_js(rgb, rw, rh, config.resample) : rgb;
   if (config.do_center_crop) image = center_crop(image, config.crop_width, config.crop_height);
   if (image.cols != width || image.rows != height) {

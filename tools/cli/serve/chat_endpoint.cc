@@ -411,7 +411,8 @@ void handle_chat(const httplib::Request& req, httplib::Response& res, ServerStat
   auto request = std::make_shared<ChatRequest>(std::move(parsed).value());
   Admission::Lease lease;
   if (!admit(*state.vlm, deadline, res, lease)) return;
-  if (const Status decoded = decode_images(*request); !decoded.is_ok()) return send_status(res, decoded);
+  const Status decoded = state.vlm->runner->call([&] { return decode_images(*request); });
+  if (!decoded.is_ok()) return send_status(res, decoded);
   if (request->ocr) {
     bool answered = false;
     const Status grounded = ground_in_ocr(state, *request, deadline, res, answered);

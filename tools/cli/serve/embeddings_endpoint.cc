@@ -96,7 +96,7 @@ void handle_embeddings(const httplib::Request& req, httplib::Response& res, Serv
   Admission::Lease lease;
   if (!admit(*state.clip_slot, deadline, res, lease)) return;
   Json data = Json::array();
-  auto images = decode_images(*inputs);
+  auto images = state.clip_slot->runner->call([&] { return decode_images(*inputs); });
   if (!images.has_value()) return send_status(res, images.status());
   data.get_ref<Json::array_t&>().resize(inputs->texts.size() + images->size());
   const bool base64 = *format == "base64";

@@ -48,17 +48,21 @@ void handle_ocr(const httplib::Request& req, httplib::Response& res, ServerState
     return send_error(res, 400, "the request has no body: send an image file or a JSON object",
                       "invalid_request_error");
   }
-  // Decoded once admitted, so that queued requests hold only their bodies.
+  // Decoded once admitted, so that queued requests hold only their bodies, and on the model's
+  // thread, where the image's memory is then reused (runner.h).
   Admission::Lease lease;
   if (!admit(*state.ocr_slot, deadline, res, lease)) return;
-  const Clock::time_point start = Clock::now();
-  auto image = body ? json_image(*body) : decode_image_bytes(req.body, "the request body");
-  if (!image.has_value()) return send_status(res, image.status());
-  const double decode_ms = std::chrono::duration<double, std::milli>(Clock::now() - start).count();
-  auto result = state.ocr_slot->runner->call([&] { return state.ocr->run(image->image.view()); });
+  auto result = state.ocr_slot->runner->call([&]() -> Expected<ocr::OcrResult> {
+    const Clock::time_point start = Clock::now();
+    EDGEMM_ASSIGN_OR_RETURN(const RequestImage image,
+                            body ? json_image(*body) : decode_image_bytes(req.body, "the request body"));
+    const double decode_ms = std::chrono::duration<double, std::milli>(Clock::now() - start).count();
+    EDGEMM_ASSIGN_OR_RETURN(ocr::OcrResult lines, state.ocr->run(image.image.view()));
+    lines.timings.decode_ms = decode_ms;
+    lines.timings.total_ms += decode_ms;
+    return lines;
+  });
   if (!result.has_value()) return send_status(res, result.status());
-  result->timings.decode_ms = decode_ms;
-  result->timings.total_ms += decode_ms;
   send_json(res, ocr_image_json("request", *result));
 }
 
