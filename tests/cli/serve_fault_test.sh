@@ -14,24 +14,12 @@ pids=()
 trap 'for p in "${pids[@]}"; do kill -9 "$p" 2>/dev/null; done; rm -rf "$tmp"' EXIT
 # shellcheck source=check_lib.sh
 source "$(dirname "${BASH_SOURCE[0]}")/check_lib.sh"
+# shellcheck source=serve_lib.sh
+source "$(dirname "${BASH_SOURCE[0]}")/serve_lib.sh"
 py=/usr/bin/python3
 started=$(date +%s.%N)
 
-"$bin" serve --ocr "$root/models/ppocrv4" --vlm "$root/tests/fixtures/vlm_tiny" -t 1 --port 0 --json \
-  >"$tmp/server.out" 2>"$tmp/server.err" &
-server=$!
-pids+=("$server")
-for _ in $(seq 600); do
-  grep -q '"event":"ready"' "$tmp/server.out" 2>/dev/null && break
-  kill -0 "$server" 2>/dev/null || break
-  sleep 0.1
-done
-if ! grep -q '"event":"ready"' "$tmp/server.out"; then
-  echo "FAIL the server did not get ready"
-  tail -5 "$tmp/server.err"
-  exit 1
-fi
-port=$($py -c "import json,sys; print(json.loads(open(sys.argv[1]).readline())['port'])" "$tmp/server.out")
+start_server server --ocr "$root/models/ppocrv4" --vlm "$root/tests/fixtures/vlm_tiny" -t 1 || report_and_exit
 
 # The cases, in Python: `faults.py CASE PORT TMP ROOT PID [N]` exits 0 when the case went as expected.
 cat >"$tmp/faults.py" <<'PY'

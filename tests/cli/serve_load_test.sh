@@ -19,6 +19,8 @@ pids=()
 trap 'for p in "${pids[@]}"; do kill -9 "$p" 2>/dev/null; done; [ -n "${KEEP_TMP:-}" ] && echo "kept $tmp" || rm -rf "$tmp"' EXIT
 # shellcheck source=check_lib.sh
 source "$(dirname "${BASH_SOURCE[0]}")/check_lib.sh"
+# shellcheck source=serve_lib.sh
+source "$(dirname "${BASH_SOURCE[0]}")/serve_lib.sh"
 py=/usr/bin/python3
 here="$(dirname "$(realpath "${BASH_SOURCE[0]}")")"
 client="$here/serve_load_client.js"
@@ -74,21 +76,8 @@ for name, body in [("embed_text", {"model": "clip", "input": ["a photo of a cat"
 json.dump(kinds, open(f"{tmp}/kinds.json", "w"), indent=1)
 PY
 
-"$bin" serve --ocr "$root/models/ppocrv4" --clip "$root/tests/fixtures/clip_tiny" --vlm "$vlm" -t 1 --parallel 2 \
-  --queue 32 --port 0 --json >"$tmp/server.out" 2>"$tmp/server.err" &
-server=$!
-pids+=("$server")
-for _ in $(seq 600); do
-  grep -q '"event":"ready"' "$tmp/server.out" 2>/dev/null && break
-  kill -0 "$server" 2>/dev/null || break
-  sleep 0.1
-done
-if ! grep -q '"event":"ready"' "$tmp/server.out"; then
-  fail "the server did not get ready"
-  tail -5 "$tmp/server.err"
-  report_and_exit
-fi
-port=$($py -c "import json,sys; print(json.loads(open(sys.argv[1]).readline())['port'])" "$tmp/server.out")
+start_server server --ocr "$root/models/ppocrv4" --clip "$root/tests/fixtures/clip_tiny" --vlm "$vlm" -t 1 \
+  --parallel 2 --queue 32 || report_and_exit
 base="http://127.0.0.1:$port"
 
 # The expected answers, one request at a time (this also warms every model up).

@@ -21,6 +21,8 @@ pids=()
 trap 'for p in "${pids[@]}"; do kill -9 "$p" 2>/dev/null; done; rm -rf "$tmp"' EXIT
 # shellcheck source=check_lib.sh
 source "$(dirname "${BASH_SOURCE[0]}")/check_lib.sh"
+# shellcheck source=serve_lib.sh
+source "$(dirname "${BASH_SOURCE[0]}")/serve_lib.sh"
 py=/usr/bin/python3
 here="$(dirname "$(realpath "${BASH_SOURCE[0]}")")"
 client="$here/serve_load_client.js"
@@ -43,23 +45,12 @@ assert() {
 ports=()
 instances=()
 for i in 1 2 3; do
-  "$bin" serve --ocr "$root/models/ppocrv4" -t 1 --max-body-mb "$max_body_mb" --port 0 --json \
-    >"$tmp/edgemm$i.out" 2>"$tmp/edgemm$i.err" &
-  instances+=($!)
-  pids+=($!)
+  launch_server "edgemm$i" --ocr "$root/models/ppocrv4" -t 1 --max-body-mb "$max_body_mb"
+  instances+=("$server")
 done
 for i in 1 2 3; do
-  for _ in $(seq 600); do
-    grep -q '"event":"ready"' "$tmp/edgemm$i.out" 2>/dev/null && break
-    kill -0 "${instances[$((i - 1))]}" 2>/dev/null || break
-    sleep 0.1
-  done
-  if ! grep -q '"event":"ready"' "$tmp/edgemm$i.out"; then
-    fail "instance $i did not get ready"
-    tail -5 "$tmp/edgemm$i.err"
-    report_and_exit
-  fi
-  ports+=("$($py -c "import json,sys; print(json.loads(open(sys.argv[1]).readline())['port'])" "$tmp/edgemm$i.out")")
+  await_server "edgemm$i" "${instances[$((i - 1))]}" || report_and_exit
+  ports+=("$port")
 done
 
 # nginx on a free loopback port, from the template.

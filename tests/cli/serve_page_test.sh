@@ -26,6 +26,8 @@ pids=()
 trap 'for p in "${pids[@]}"; do kill -9 "$p" 2>/dev/null; done; rm -rf "$tmp"' EXIT
 # shellcheck source=check_lib.sh
 source "$(dirname "${BASH_SOURCE[0]}")/check_lib.sh"
+# shellcheck source=serve_lib.sh
+source "$(dirname "${BASH_SOURCE[0]}")/serve_lib.sh"
 py=/usr/bin/python3
 ocr_models="$root/models/ppocrv4"
 vlm="$root/tests/fixtures/vlm_tiny"
@@ -44,27 +46,6 @@ ok() { passed=$((passed + 1)); }
 fail() {
   failed=$((failed + 1))
   echo "FAIL $1"
-}
-
-# start_server NAME ARGS...: starts edgemm serve on a free port; sets $port and $server.
-start_server() {
-  local name="$1"
-  shift
-  "$bin" serve --port 0 --json "$@" >"$tmp/$name.out" 2>"$tmp/$name.err" &
-  server=$!
-  pids+=("$server")
-  port=""
-  for _ in $(seq 600); do
-    if grep -q '"event":"ready"' "$tmp/$name.out" 2>/dev/null; then
-      port=$($py -c "import json,sys; print(json.loads(open(sys.argv[1]).readline())['port'])" "$tmp/$name.out")
-      return 0
-    fi
-    kill -0 "$server" 2>/dev/null || break
-    sleep 0.1
-  done
-  fail "$name: the server did not get ready"
-  sed 's/^/  | /' "$tmp/$name.err" | tail -5
-  return 1
 }
 
 # The oracles: the other commands on the same files.
