@@ -21,9 +21,9 @@ namespace {
 /// A parsed, checked chat completion request.
 struct ChatRequest {
   std::vector<vlm::ChatMessage> messages;
-  std::vector<std::pair<Json, std::string>> image_urls;  // every image part's image_url and its place, in order
-  std::vector<RequestImage> images;                      // decoded once admitted (decode_images)
-  size_t last_user_images = 0;                           // images in the last user message (the last ones of `images`)
+  std::vector<ImageUrl> image_urls;  // every image part, in order
+  std::vector<RequestImage> images;  // decoded once admitted (decode_image_urls)
+  size_t last_user_images = 0;       // images in the last user message (the last ones of `images`)
   vlm::GenerateOptions generate;
   std::vector<std::string> stop;  // stop strings
   bool stream = false;
@@ -74,7 +74,7 @@ Expected<bool> bool_field(const Json& body, const char* key) {
 
 /// One message's content: a string, or a list of text and image_url parts.
 Status parse_content(const Json& content, const std::string& where, vlm::ChatMessage& message,
-                     std::vector<std::pair<Json, std::string>>& image_urls) {
+                     std::vector<ImageUrl>& image_urls) {
   using Part = vlm::ChatPart;
   if (content.is_string()) {
     message.content.push_back({Part::Type::kText, content.get<std::string>()});
@@ -183,13 +183,7 @@ class StopText {
   bool add(const std::string& piece) {
     if (stopped_) return true;
     text_ += piece;
-    for (const std::string& s : stops_) {
-      const size_t at = text_.find(s, searched_ > s.size() ? searched_ - s.size() : 0);
-      if (at != std::string::npos) {
-        text_.resize(at);
-        stopped_ = true;
-      }
-    }
+    cut_at_stop(searched_);
     searched_ = text_.size();
     return stopped_;
   }
@@ -200,51 +194,40 @@ class StopText {
     if (end <= sent_) return "";
     std::string out = text_.substr(sent_, end - sent_);
     sent_ = end;
-    sent_text_ += out;
     return out;
   }
   /// Ends with the whole answer (the generation's text: the pieces hold back a partial character
   /// at the end): cuts it at the first stop string and returns the part not yet sent.
   std::string finish(const std::string& whole) {
+    // The text sent so far (text_'s first sent_ bytes) must begin the whole answer.
+    const bool continues = whole.compare(0, sent_, text_, 0, sent_) == 0;
     text_ = whole;
-    for (const std::string& s : stops_) {
-      const size_t at = text_.find(s);
-      if (at != std::string::npos) {
-        text_.resize(at);
-        stopped_ = true;
-      }
-    }
-    if (text_.size() <= sent_ || text_.compare(0, sent_, sent_text_) != 0) return "";
+    cut_at_stop(0);
+    if (!continues || text_.size() <= sent_) return "";
     return take(true);
   }
   bool stopped() const { return stopped_; }
   const std::string& text() const { return text_; }
 
  private:
+  /// Cuts text_ before a stop string not wholly inside its first `searched` bytes (searched before).
+  void cut_at_stop(size_t searched) {
+    for (const std::string& s : stops_) {
+      const size_t at = text_.find(s, searched > s.size() ? searched - s.size() : 0);
+      if (at != std::string::npos) {
+        text_.resize(at);
+        stopped_ = true;
+      }
+    }
+  }
+
   std::vector<std::string> stops_;
   size_t hold_ = 0;
   std::string text_;
   size_t searched_ = 0;
   size_t sent_ = 0;
-  std::string sent_text_;
   bool stopped_ = false;
 };
-
-/// Decodes the request's images, once it holds a run slot (so that queued requests hold only their
-/// bodies). All of them together may have as many pixels as one image may (2^28, the CLI's limit).
-Status decode_images(ChatRequest& request) {
-  constexpr int64_t kMaxPixels = int64_t{1} << 28;
-  int64_t pixels = 0;
-  for (const auto& [url, where] : request.image_urls) {
-    EDGEMM_ASSIGN_OR_RETURN(RequestImage image, decode_image_url(url, where));
-    pixels += int64_t{image.image.width} * image.image.height;
-    if (pixels > kMaxPixels) {
-      return bad("the request's images have more than 2^28 pixels together (at " + where + "): send fewer or smaller");
-    }
-    request.images.push_back(std::move(image));
-  }
-  return Status::ok();
-}
 
 /// OCR+VQA: reads the last user message's last image with the OCR pipeline and puts its lines
 /// before that message's text (vlm::ocr_grounded_question).
@@ -411,8 +394,10 @@ void handle_chat(const httplib::Request& req, httplib::Response& res, ServerStat
   auto request = std::make_shared<ChatRequest>(std::move(parsed).value());
   Admission::Lease lease;
   if (!admit(*state.vlm, deadline, res, lease)) return;
-  const Status decoded = state.vlm->runner->call([&] { return decode_images(*request); });
-  if (!decoded.is_ok()) return send_status(res, decoded);
+  // Decoded once admitted (queued requests hold only their bodies), on the model's thread.
+  auto images = state.vlm->runner->call([&] { return decode_image_urls(request->image_urls); });
+  if (!images.has_value()) return send_status(res, images.status());
+  request->images = std::move(images).value();
   if (request->ocr) {
     bool answered = false;
     const Status grounded = ground_in_ocr(state, *request, deadline, res, answered);

@@ -19,27 +19,9 @@ constexpr size_t kMaxInputs = 256;
 struct EmbeddingInputs {
   std::vector<std::string> texts;
   std::vector<size_t> text_index;
-  std::vector<std::pair<Json, std::string>> image_urls;  // each image's image_url and its place
+  std::vector<ImageUrl> image_urls;
   std::vector<size_t> image_index;
 };
-
-/// Decodes the images once the request holds a run slot; all of them together may have as many
-/// pixels as one image may (2^28, the CLI's limit).
-Expected<std::vector<RequestImage>> decode_images(const EmbeddingInputs& inputs) {
-  constexpr int64_t kMaxPixels = int64_t{1} << 28;
-  int64_t pixels = 0;
-  std::vector<RequestImage> images;
-  for (const auto& [url, where] : inputs.image_urls) {
-    EDGEMM_ASSIGN_OR_RETURN(RequestImage image, decode_image_url(url, where));
-    pixels += int64_t{image.image.width} * image.image.height;
-    if (pixels > kMaxPixels) {
-      return Status(StatusCode::kInvalidArgument, "the request's images have more than 2^28 pixels together (at " +
-                                                      where + "): send fewer or smaller");
-    }
-    images.push_back(std::move(image));
-  }
-  return images;
-}
 
 Expected<EmbeddingInputs> parse_inputs(const Json& body) {
   auto it = body.find("input");
@@ -96,7 +78,8 @@ void handle_embeddings(const httplib::Request& req, httplib::Response& res, Serv
   Admission::Lease lease;
   if (!admit(*state.clip_slot, deadline, res, lease)) return;
   Json data = Json::array();
-  auto images = state.clip_slot->runner->call([&] { return decode_images(*inputs); });
+  // Decoded once admitted, on the model's thread (runner.h).
+  auto images = state.clip_slot->runner->call([&] { return decode_image_urls(inputs->image_urls); });
   if (!images.has_value()) return send_status(res, images.status());
   data.get_ref<Json::array_t&>().resize(inputs->texts.size() + images->size());
   const bool base64 = *format == "base64";

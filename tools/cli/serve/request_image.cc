@@ -39,6 +39,22 @@ Expected<RequestImage> decode_image_url(const Json& value, const std::string& wh
   return decode(parsed->bytes.data(), parsed->bytes.size(), where);
 }
 
+Expected<std::vector<RequestImage>> decode_image_urls(const std::vector<ImageUrl>& urls) {
+  constexpr int64_t kMaxPixels = int64_t{1} << 28;
+  int64_t pixels = 0;
+  std::vector<RequestImage> images;
+  for (const auto& [url, where] : urls) {
+    EDGEMM_ASSIGN_OR_RETURN(RequestImage image, decode_image_url(url, where));
+    pixels += int64_t{image.image.width} * image.image.height;
+    if (pixels > kMaxPixels) {
+      return Status(StatusCode::kInvalidArgument, "the request's images have more than 2^28 pixels together (at " +
+                                                      where + "): send fewer or smaller");
+    }
+    images.push_back(std::move(image));
+  }
+  return images;
+}
+
 Expected<RequestImage> decode_image_bytes(const std::string& bytes, const std::string& where) {
   return decode(reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size(), where);
 }
