@@ -374,14 +374,14 @@ kill -TERM "$server"
 wait "$server"
 [ $? = 0 ] && ok || fail "main-server-exit-code"
 
-# --- admission: one VLM run at a time, no queue: the rest get 429 with Retry-After -------------
-start_server busy --vlm "$vlm" --queue 0 -t 1 || report_and_exit
+# --- admission: one OCR run at a time, no queue: the rest get 429 with Retry-After -------------
+# (OCR, as each of its runs takes long enough here that 8 requests sent at once always overlap.)
+start_server busy --ocr "$ocr_models" --queue 0 -t 1 || report_and_exit
 base="http://127.0.0.1:$port"
-chat_body "$tmp/long.json" "$cat_png" "What is in this image?" '{"max_tokens": 200}'
 clients=()
 for i in $(seq 8); do
-  curl -s -o "$tmp/busy$i.body" -D "$tmp/busy$i.headers" -w '%{http_code}\n' "${J[@]}" --data-binary @"$tmp/long.json" \
-    "$base/v1/chat/completions" >"$tmp/busy$i.code" &
+  curl -s -o "$tmp/busy$i.body" -D "$tmp/busy$i.headers" -w '%{http_code}\n' -H "Content-Type: image/jpeg" \
+    --data-binary @"$photo" "$base/v1/ocr" >"$tmp/busy$i.code" &
   clients+=($!)
 done
 wait "${clients[@]}"
