@@ -1,0 +1,278 @@
+"""ONNX Runtime's InferenceSession API (onnxruntime.InferenceSession, SessionOptions, NodeArg,
+GraphOptimizationLevel) over edgemm's Inferencer. What of ONNX Runtime's API is not here, and
+what differs: docs/python.md "What differs from ONNX Runtime"."""
+
+import datetime
+import enum
+import os
+import warnings
+
+from edgemm import _edgemm
+
+# ONNX Runtime's execution providers (onnxruntime.get_all_providers()). A script may list one that
+# edgemm does not have: it is skipped with ONNX Runtime's warning, as ONNX Runtime does when a
+# provider is not in its build. Any other name is an error.
+_ORT_PROVIDERS = [
+    "TensorrtExecutionProvider", "CUDAExecutionProvider", "MIGraphXExecutionProvider", "ROCMExecutionProvider",
+    "OpenVINOExecutionProvider", "DnnlExecutionProvider", "VitisAIExecutionProvider", "QNNExecutionProvider",
+    "NnapiExecutionProvider", "VSINPUExecutionProvider", "JsExecutionProvider", "CoreMLExecutionProvider",
+    "ArmNNExecutionProvider", "ACLExecutionProvider", "DmlExecutionProvider", "RknpuExecutionProvider",
+    "WebNNExecutionProvider", "WebGpuExecutionProvider", "XnnpackExecutionProvider", "CANNExecutionProvider",
+    "AzureExecutionProvider", "CPUExecutionProvider",
+]
+_CPU = "CPUExecutionProvider"
+
+# ONNX Runtime's NodeArg.type for each edgemm dtype name (edgemm/tensor.h dtype_name).
+_TYPES = {"float32": "tensor(float)", "float64": "tensor(double)"}
+
+
+def get_all_providers():
+    """ONNX Runtime's provider names, and edgemm's own: "native" (= CPUExecutionProvider) and
+    "opencv"; a vendor plugin is named by the path of its shared library (docs/backends.md)."""
+    return list(_ORT_PROVIDERS) + ["native", "opencv"]
+
+
+def get_available_providers():
+    """The providers this build runs: CPUExecutionProvider (edgemm's native kernels) and opencv
+    (OpenCV DNN, with native for the nodes it refuses). Plugins are named by path."""
+    return [_CPU, "opencv"]
+
+
+def get_device():
+    """"CPU", as onnxruntime.get_device() on a CPU build."""
+    return "CPU"
+
+
+class GraphOptimizationLevel(enum.IntEnum):
+    """ONNX Runtime's levels. edgemm's graph passes are on or off: ORT_DISABLE_ALL turns them off
+    (only what loading needs runs), every other level turns all of them on (docs/passes.md)."""
+
+    ORT_DISABLE_ALL = 0
+    ORT_ENABLE_BASIC = 1
+    ORT_ENABLE_EXTENDED = 2
+    ORT_ENABLE_ALL = 99
+
+
+class ExecutionMode(enum.IntEnum):
+    """ONNX Runtime's modes; edgemm runs nodes in order (ORT_SEQUENTIAL), each on
+    intra_op_num_threads threads. ORT_PARALLEL is accepted and runs sequentially."""
+
+    ORT_SEQUENTIAL = 0
+    ORT_PARALLEL = 1
+
+
+class SessionOptions:
+    """ONNX Runtime's SessionOptions. Used: intra_op_num_threads (0 = all cores),
+    graph_optimization_level, enable_profiling and profile_file_prefix. Accepted without effect:
+    inter_op_num_threads, execution_mode, log_*, logid, enable_cpu_mem_arena, enable_mem_pattern,
+    enable_mem_reuse, use_deterministic_compute (edgemm's runs are deterministic for a thread count)
+    and session config entries. optimized_model_filepath is refused at session creation (use
+    `edgemm convert` or `edgemm inspect --optimized`). Setting any other attribute raises
+    AttributeError."""
+
+    __slots__ = (
+        "intra_op_num_threads", "inter_op_num_threads", "graph_optimization_level", "execution_mode",
+        "log_severity_level", "log_verbosity_level", "logid", "enable_profiling", "profile_file_prefix",
+        "optimized_model_filepath", "enable_cpu_mem_arena", "enable_mem_pattern", "enable_mem_reuse",
+        "use_deterministic_compute", "_config",
+    )
+
+    def __init__(self):
+        self.intra_op_num_threads = 0
+        self.inter_op_num_threads = 0
+        self.graph_optimization_level = GraphOptimizationLevel.ORT_ENABLE_ALL
+        self.execution_mode = ExecutionMode.ORT_SEQUENTIAL
+        self.log_severity_level = 2
+        self.log_verbosity_level = 0
+        self.logid = ""
+        self.enable_profiling = False
+        self.profile_file_prefix = "onnxruntime_profile_"
+        self.optimized_model_filepath = ""
+        self.enable_cpu_mem_arena = True
+        self.enable_mem_pattern = True
+        self.enable_mem_reuse = True
+        self.use_deterministic_compute = False
+        self._config = {}
+
+    def add_session_config_entry(self, key, value):
+        """Stored (get_session_config_entry returns it); edgemm reads none of ONNX Runtime's keys."""
+        self._config[str(key)] = str(value)
+
+    def get_session_config_entry(self, key):
+        if key not in self._config:
+            raise RuntimeError(f"SessionOptions has no config entry '{key}'")
+        return self._config[key]
+
+
+class RunOptions:
+    """ONNX Runtime's RunOptions, accepted by InferenceSession.run without effect."""
+
+    __slots__ = ("log_severity_level", "log_verbosity_level", "logid", "run_tag", "terminate")
+
+    def __init__(self):
+        self.log_severity_level = 2
+        self.log_verbosity_level = 0
+        self.logid = ""
+        self.run_tag = ""
+        self.terminate = False
+
+
+class NodeArg:
+    """An input or output of a model: `name`, `type` ("tensor(float)", ...) and `shape`, a list
+    with an int per fixed axis, the symbol (str) of a named symbolic axis and None for an unnamed
+    one; [] when the model does not declare the rank. As onnxruntime.NodeArg."""
+
+    __slots__ = ("name", "type", "shape")
+
+    def __init__(self, name, type, shape):
+        self.name = name
+        self.type = type
+        self.shape = shape
+
+    def __repr__(self):
+        return f"NodeArg(name='{self.name}', type='{self.type}', shape={self.shape})"
+
+
+def _node_arg(described):
+    name, dtype, dims, rank_known = described
+    return NodeArg(name, _TYPES.get(dtype, f"tensor({dtype})"), list(dims) if rank_known else [])
+
+
+def _resolve_providers(providers, provider_options):
+    """(backend, plugin_path, provider names as get_providers reports them)."""
+    if providers is None:
+        providers = [_CPU]
+    if isinstance(providers, str):
+        raise TypeError("providers must be a list of provider names, e.g. ['CPUExecutionProvider']")
+    if provider_options is not None and len(provider_options) != len(providers):
+        raise ValueError("provider_options must have one dict per provider")
+    chosen = None
+    for i, entry in enumerate(providers):
+        name, options = entry if isinstance(entry, tuple) else (entry, None)
+        if provider_options is not None:
+            options = provider_options[i]
+        if options:
+            raise ValueError(f"edgemm takes no provider options; got {dict(options)} for '{name}'")
+        name = os.fspath(name)
+        if name in (_CPU, "native"):
+            backend = ("native", "")
+        elif name == "opencv":
+            backend = ("opencv", "")
+        elif name.endswith(".so") or os.sep in name:
+            backend = ("plugin", name)
+        elif name in _ORT_PROVIDERS:
+            warnings.warn(
+                f"Specified provider '{name}' is not in available provider names. "
+                f"Available providers: '{', '.join(get_available_providers())}'",
+                stacklevel=3,
+            )
+            continue
+        else:
+            raise ValueError(
+                f"unknown execution provider '{name}': edgemm runs 'CPUExecutionProvider' (or 'native'), "
+                "'opencv', or a vendor plugin given by the path of its shared library"
+            )
+        if chosen is None or chosen == ("native", ""):
+            if chosen is None:
+                chosen = backend
+        elif backend != ("native", "") and backend != chosen:
+            raise ValueError(
+                "edgemm runs one backend, with its native kernels for what that backend refuses: "
+                f"got both '{chosen[1] or chosen[0]}' and '{name}'"
+            )
+    if chosen is None:
+        chosen = ("native", "")
+    names = [_CPU] if chosen[0] == "native" else [chosen[1] or chosen[0], _CPU]
+    return chosen[0], chosen[1], names
+
+
+class InferenceSession:
+    """onnxruntime.InferenceSession over edgemm: loads the model (a path or the file's bytes),
+    optimizes it, and runs it. `run` may be called from several Python threads at once; the GIL is
+    released while the model runs. Errors are edgemm.Error subclasses with edgemm's message."""
+
+    def __init__(self, path_or_bytes, sess_options=None, providers=None, provider_options=None, **kwargs):
+        unknown = set(kwargs) - {"disabled_optimizers", "read_config_from_model"}
+        if unknown:
+            raise TypeError(f"InferenceSession() got an unexpected keyword argument '{sorted(unknown)[0]}'")
+        if kwargs.get("disabled_optimizers"):
+            raise NotImplementedError(
+                "edgemm cannot disable single optimizers; use GraphOptimizationLevel.ORT_DISABLE_ALL for none"
+            )
+        self._options = sess_options if sess_options is not None else SessionOptions()
+        if not isinstance(self._options, SessionOptions):
+            raise TypeError("sess_options must be an edgemm.SessionOptions")
+        if self._options.optimized_model_filepath:
+            raise NotImplementedError(
+                "edgemm does not write its optimized graph (optimized_model_filepath): "
+                "`edgemm inspect --optimized` shows it, `edgemm convert --simplify` writes a simplified ONNX model"
+            )
+        if isinstance(path_or_bytes, (bytes, bytearray)):
+            self._model = bytes(path_or_bytes)
+            self._model_path = ""
+        else:
+            self._model = os.fspath(path_or_bytes)
+            self._model_path = self._model
+        self._profile_path = ""
+        if self._options.enable_profiling:
+            stamp = datetime.datetime.now().strftime("%Y-%m-%d_%H-%M-%S")
+            self._profile_path = f"{self._options.profile_file_prefix}{stamp}.json"
+        self._create(providers, provider_options)
+
+    def _create(self, providers, provider_options):
+        backend, plugin_path, self._providers = _resolve_providers(providers, provider_options)
+        level = int(self._options.graph_optimization_level)
+        if level not in {int(v) for v in GraphOptimizationLevel}:
+            raise ValueError(f"graph_optimization_level {level} is none of GraphOptimizationLevel's values")
+        self._session = _edgemm._Session(
+            self._model,
+            threads=int(self._options.intra_op_num_threads),
+            optimize=level != GraphOptimizationLevel.ORT_DISABLE_ALL,
+            backend=backend,
+            plugin_path=plugin_path,
+            profile_path=self._profile_path,
+        )
+        self._inputs = [_node_arg(d) for d in self._session.inputs()]
+        self._outputs = [_node_arg(d) for d in self._session.outputs()]
+
+    def get_inputs(self):
+        """The graph's inputs (initializers excluded), in file order, as NodeArgs."""
+        return list(self._inputs)
+
+    def get_outputs(self):
+        """The graph's outputs, in file order, as NodeArgs."""
+        return list(self._outputs)
+
+    def get_providers(self):
+        """["CPUExecutionProvider"], or [the backend, "CPUExecutionProvider"] for opencv or a
+        plugin (edgemm's native kernels run what the backend refuses)."""
+        return list(self._providers)
+
+    def get_provider_options(self):
+        return {name: {} for name in self._providers}
+
+    def get_session_options(self):
+        return self._options
+
+    def set_providers(self, providers=None, provider_options=None):
+        """Loads the model again for `providers`."""
+        self._create(providers, provider_options)
+
+    def run(self, output_names, input_feed, run_options=None):
+        """Runs the model on `input_feed` ({input name: numpy array}; C-contiguous arrays of the
+        input's dtype are read in place, not copied) and returns the outputs named in
+        `output_names` (all, in the model's order, when None or empty) as numpy arrays that own
+        their memory. Errors: edgemm.InvalidArgument naming the input and value for an unknown or
+        missing name, a wrong dtype, rank or fixed extent, a non-contiguous or non-numeric array;
+        others from the kernels (naming the node and op)."""
+        if not isinstance(input_feed, dict):
+            raise TypeError(f"input_feed must be a dict of input name to numpy array, got {type(input_feed).__name__}")
+        if isinstance(output_names, str):
+            raise TypeError("output_names must be a list of names (or None), not a str")
+        names = None if not output_names else [str(n) for n in output_names]
+        return self._session.run(names, input_feed)
+
+    def end_profiling(self):
+        """The path of the profile (Chrome trace JSON of the latest run) when
+        SessionOptions.enable_profiling was set, else ""."""
+        return self._profile_path

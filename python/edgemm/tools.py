@@ -1,0 +1,89 @@
+"""edgemm.quantize and edgemm.convert: `edgemm quantize` and `edgemm convert` for Python
+(docs/quantize.md, docs/convert.md). Both write the output whole or not at all and return a
+report dict."""
+
+from edgemm import _edgemm
+
+
+def convert(model, output, *, opset=None, fix_shape=None, simplify=False):
+    """Rewrites the ONNX file `model` into `output` with standard ops only: `opset` (7-17; None
+    keeps the model's), `fix_shape` ({input: [extents]}) pinned and, with `simplify`, shape
+    arithmetic folded. Unlike `edgemm convert`, the result is not verified against ONNX Runtime:
+    run it with edgemm.InferenceSession. Returns the report (opsets, node counts, rewrites, op
+    histograms)."""
+    shapes = {str(k): [int(e) for e in v] for k, v in (fix_shape or {}).items()}
+    return _edgemm._convert(model, output, 0 if opset is None else int(opset), shapes, bool(simplify))
+
+
+def _feeds(calibration):
+    """Calibration data as a list of feed dicts, or a path (folder or manifest of .npy files)."""
+    if calibration is None or isinstance(calibration, (str, bytes)) or hasattr(calibration, "__fspath__"):
+        return calibration
+    if hasattr(calibration, "get_next"):  # ONNX Runtime's CalibrationDataReader
+        feeds = []
+        while (item := calibration.get_next()) is not None:
+            feeds.append(item)
+        return feeds
+    return list(calibration)
+
+
+def quantize(
+    model,
+    output,
+    *,
+    scheme="int8",
+    calibration=None,
+    method="mse",
+    percentile=99.99,
+    per_channel=True,
+    reduce_range=None,
+    quantize_depthwise=None,
+    activation_type="uint8",
+    op_types=None,
+    exclude_nodes=(),
+    speed_check=True,
+    budget_db=None,
+    samples=256,
+    seed=0,
+    threads=0,
+    block_size=32,
+    accuracy_level=0,
+    awq=False,
+):
+    """Post-training quantization of the ONNX file `model` into `output`, as `edgemm quantize`.
+
+    scheme: "int8" (QDQ: int8 weights, calibrated activations), "mixed" (int8 with the most
+    sensitive nodes in float until the outputs reach `budget_db` dB SQNR), "int4-weight" (MatMul
+    weights to MatMulNBits, `block_size` 16/32/64/128, `accuracy_level` 0-4, `awq` for
+    activation-aware scales) or "fp16" (weights stored as float16).
+
+    calibration (int8, mixed, awq): a list or iterable of feeds ({input name: numpy array}), an
+    ONNX Runtime CalibrationDataReader (get_next()), or a folder / JSON manifest of .npy files for
+    a one-input model, of which `samples` are drawn with `seed`. method: "minmax", "percentile"
+    (with `percentile`), "entropy" or "mse". reduce_range (7-bit weights) and quantize_depthwise
+    default to this CPU's best: both follow AVX-512 VNNI as in `edgemm quantize`. speed_check
+    keeps only nodes that run faster in int8 here.
+
+    Returns the report: the nodes quantized and skipped (with reasons), calibration counts, the
+    predicted SQNR, the file sizes."""
+    options = {
+        "method": method,
+        "percentile": float(percentile),
+        "per_channel": bool(per_channel),
+        "reduce_range": reduce_range,
+        "quantize_depthwise": quantize_depthwise,
+        "activation_type": activation_type,
+        "op_types": list(op_types) if op_types else None,
+        "exclude_nodes": list(exclude_nodes),
+        "speed_check": bool(speed_check),
+        "budget_db": budget_db,
+        "samples": int(samples),
+        "seed": int(seed),
+        "threads": int(threads),
+        "block_size": int(block_size),
+        "accuracy_level": int(accuracy_level),
+        "awq": bool(awq),
+    }
+    if activation_type not in ("uint8", "int8"):
+        raise _edgemm.InvalidArgument(f"activation_type must be uint8 or int8, got '{activation_type}'")
+    return _edgemm._quantize(model, output, scheme, _feeds(calibration), options)
