@@ -59,7 +59,7 @@ PUBLIC = {
 
 # Folders built against the installed API: their sources may include edgemm's public headers
 # (quoted "edgemm/..." includes) and, where the value is True, their own files.
-EXTERNAL = {"plugins": False, "examples": False, "tools/cli": True}
+EXTERNAL = {"plugins": False, "examples": False, "tools/cli": True, "python": True}
 
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"')
 

@@ -14,6 +14,7 @@ debian_packages=(
   nlohmann-json3-dev libcli11-dev libspdlog-dev libfmt-dev libcpp-httplib-dev nginx
   libgtest-dev libgmock-dev libbenchmark-dev
   python3-torch python3-onnx python3-numpy python3-pil
+  python3-dev pybind11-dev python3-pybind11 python3-pytest python3-setuptools python3-wheel python3-venv python3-pip unzip  # the Python package (python/)
   fonts-dejavu fonts-liberation2 fonts-wqy-microhei
   poppler-utils maint-guide maint-guide-zh-cn debian-refcard bzip2-doc  # the document OCR set (make_doc_set.py)
   clang-format time

@@ -8,8 +8,8 @@
 #include <string>
 #include <vector>
 
-#include "python/src/bindings.h"
-#include "python/src/common.h"
+#include "bindings.h"
+#include "common.h"
 
 namespace edgemm::python {
 namespace {

@@ -1,4 +1,4 @@
-#include "python/src/common.h"
+#include "common.h"
 
 #include <array>
 #include <bit>

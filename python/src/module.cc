@@ -4,12 +4,10 @@
 
 #include <pybind11/pybind11.h>
 
-#include "edgemm/cpu.h"
-#include "python/src/bindings.h"
-#include "python/src/common.h"
+#include "bindings.h"
+#include "common.h"
 
 PYBIND11_MODULE(_edgemm, m) {
-  namespace py = pybind11;
   m.doc() = "edgemm's C++ engine (use the package `edgemm`, not this module)";
   edgemm::python::register_errors(m);
   edgemm::python::bind_session(m);

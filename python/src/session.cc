@@ -10,8 +10,8 @@
 #include <vector>
 
 #include "edgemm/inferencer.h"
-#include "python/src/bindings.h"
-#include "python/src/common.h"
+#include "bindings.h"
+#include "common.h"
 
 namespace edgemm::python {
 namespace {

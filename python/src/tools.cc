@@ -17,8 +17,8 @@
 #include "edgemm/tools/calibration.h"
 #include "edgemm/tools/convert.h"
 #include "edgemm/tools/quantize.h"
-#include "python/src/bindings.h"
-#include "python/src/common.h"
+#include "bindings.h"
+#include "common.h"
 
 namespace edgemm::python {
 namespace {

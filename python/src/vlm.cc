@@ -15,8 +15,8 @@
 #include <thread>
 #include <vector>
 
-#include "python/src/bindings.h"
-#include "python/src/common.h"
+#include "bindings.h"
+#include "common.h"
 
 namespace edgemm::python {
 namespace {
