@@ -74,7 +74,7 @@ class SessionOptions:
         "intra_op_num_threads", "inter_op_num_threads", "graph_optimization_level", "execution_mode",
         "log_severity_level", "log_verbosity_level", "logid", "enable_profiling", "profile_file_prefix",
         "optimized_model_filepath", "enable_cpu_mem_arena", "enable_mem_pattern", "enable_mem_reuse",
-        "use_deterministic_compute", "_config",
+        "use_deterministic_compute", "_config", "_dim_overrides",
     )
 
     def __init__(self):
@@ -93,6 +93,15 @@ class SessionOptions:
         self.enable_mem_reuse = True
         self.use_deterministic_compute = False
         self._config = {}
+        self._dim_overrides = {}
+
+    def add_free_dimension_override_by_name(self, dim_name, dim_value):
+        """Fixes the symbolic axis `dim_name` to `dim_value` in every input. An input whose axes
+        all become fixed is pinned to that shape at load, so that shape arithmetic folds
+        (InferencerConfig::fixed_input_shapes); inputs with other symbolic axes left keep them all."""
+        if int(dim_value) < 1:
+            raise _edgemm.InvalidArgument(f"free dimension '{dim_name}' must be at least 1, got {dim_value}")
+        self._dim_overrides[str(dim_name)] = int(dim_value)
 
     def add_session_config_entry(self, key, value):
         """Stored (get_session_config_entry returns it); edgemm reads none of ONNX Runtime's keys."""
@@ -224,16 +233,29 @@ class InferenceSession:
         level = int(self._options.graph_optimization_level)
         if level not in {int(v) for v in GraphOptimizationLevel}:
             raise ValueError(f"graph_optimization_level {level} is none of GraphOptimizationLevel's values")
-        self._session = _edgemm._Session(
-            self._model,
+        settings = dict(
             threads=int(self._options.intra_op_num_threads),
             optimize=level != GraphOptimizationLevel.ORT_DISABLE_ALL,
             backend=backend,
             plugin_path=plugin_path,
             profile_path=self._profile_path,
         )
+        self._session = _edgemm._Session(self._model, **settings)
+        pinned = self._pinned_shapes()
+        if pinned:  # loaded again with the shapes fixed, as ONNX Runtime applies the overrides at load
+            self._session = _edgemm._Session(self._model, fixed_shapes=pinned, **settings)
         self._inputs = [_node_arg(d) for d in self._session.inputs()]
         self._outputs = [_node_arg(d) for d in self._session.outputs()]
+
+    def _pinned_shapes(self):
+        """{input: shape} for the inputs whose axes the free-dimension overrides all fix."""
+        overrides = self._options._dim_overrides
+        pinned = {}
+        for name, _, dims, rank_known in self._session.inputs() if overrides else []:
+            shape = [d if isinstance(d, int) else overrides.get(d) for d in dims]
+            if rank_known and dims and any(not isinstance(d, int) for d in dims) and None not in shape:
+                pinned[name] = shape
+        return pinned
 
     def get_inputs(self):
         """The graph's inputs (initializers excluded), in file order, as NodeArgs."""

@@ -229,7 +229,7 @@ ImageArg to_image(const py::handle& value, const std::string& order, bool keep_a
   ImageArg arg;
   if (py::isinstance<py::bytes>(value) || py::isinstance<py::bytearray>(value) ||
       py::isinstance(value, py::module_::import("builtins").attr("memoryview"))) {
-    const std::string bytes = py::bytes(py::reinterpret_borrow<py::object>(value));
+    const std::string bytes = py::module_::import("builtins").attr("bytes")(value).cast<std::string>();
     Expected<Image> decoded = make_error(StatusCode::kInternal, "not decoded");
     {
       py::gil_scoped_release release;
