@@ -5,7 +5,9 @@ Images are given as a path (str or os.PathLike), the bytes of an encoded file (P
 or a uint8 numpy array H×W (gray), H×W×3 or H×W×4 whose channels are in `order`: "rgb" (PIL,
 imageio, matplotlib; the default) or "bgr" (OpenCV's cv2.imread)."""
 
+import atexit
 import dataclasses
+import weakref
 from typing import List, NamedTuple, Optional, Tuple
 
 import numpy as np
@@ -163,6 +165,7 @@ class TextStream:
         self._impl = impl
         self._prompt = prompt
         self._ocr = ocr
+        _open_streams.add(self)
 
     def __iter__(self):
         return self
@@ -183,6 +186,17 @@ class TextStream:
     def result(self):
         d = self._impl.result()
         return None if d is None else VlmResult(**d, prompt=self._prompt, ocr=self._ocr)
+
+
+# Streams still open when the interpreter exits are stopped first, so that no generation thread
+# outlives the models it reads.
+_open_streams = weakref.WeakSet()
+
+
+@atexit.register
+def _close_open_streams():
+    for stream in list(_open_streams):
+        stream.close()
 
 
 class VlmModel:
