@@ -125,8 +125,14 @@ class ClipModel:
         """Zero-shot classification of images against text labels: ZeroShot(probs, cosine,
         labels), [N, len(labels)] each. logit_scale None uses the package's (logit_scale)."""
         labels = _as_list(labels)
+        for label in labels:
+            if not isinstance(label, str):
+                raise TypeError(f"each label must be str, got {type(label).__name__}")
+        scale = 0.0 if logit_scale is None else float(logit_scale)
+        if not 0 < scale <= 1000 and logit_scale is not None:
+            raise _edgemm.InvalidArgument(f"logit_scale must be in (0, 1000] (None: the package's), got {logit_scale}")
         embeds = self.encode_image(images, order)
-        probs, cosine = self._impl.classify(embeds, labels, 0.0 if logit_scale is None else float(logit_scale))
+        probs, cosine = self._impl.classify(embeds, labels, scale)
         return ZeroShot(probs, cosine, labels)
 
     @property

@@ -173,7 +173,7 @@ def _resolve_providers(providers, provider_options):
             warnings.warn(
                 f"Specified provider '{name}' is not in available provider names. "
                 f"Available providers: '{', '.join(get_available_providers())}'",
-                stacklevel=3,
+                stacklevel=4,
             )
             continue
         else:

@@ -23,8 +23,11 @@ def _feeds(calibration):
         feeds = []
         while (item := calibration.get_next()) is not None:
             feeds.append(item)
-        return feeds
-    return list(calibration)
+        calibration = feeds
+    feeds = list(calibration)
+    if not feeds:
+        raise _edgemm.InvalidArgument("the calibration data is empty: give at least one feed {input name: array}")
+    return feeds
 
 
 def quantize(
@@ -42,20 +45,21 @@ def quantize(
     op_types=None,
     exclude_nodes=(),
     speed_check=True,
-    budget_db=None,
+    budget_db=30.0,
     samples=256,
     seed=0,
     threads=0,
     block_size=32,
-    accuracy_level=0,
+    accuracy_level=4,
     awq=False,
 ):
     """Post-training quantization of the ONNX file `model` into `output`, as `edgemm quantize`.
 
     scheme: "int8" (QDQ: int8 weights, calibrated activations), "mixed" (int8 with the most
     sensitive nodes in float until the outputs reach `budget_db` dB SQNR), "int4-weight" (MatMul
-    weights to MatMulNBits, `block_size` 16/32/64/128, `accuracy_level` 0-4, `awq` for
-    activation-aware scales) or "fp16" (weights stored as float16).
+    weights to MatMulNBits, `block_size` 16/32/64/128, `accuracy_level` 4 (activations quantized
+    to int8 per block) or 0 (float32 activations), `awq` for activation-aware scales) or "fp16"
+    (weights stored as float16). The defaults are `edgemm quantize`'s.
 
     calibration (int8, mixed, awq): a list or iterable of feeds ({input name: numpy array}), an
     ONNX Runtime CalibrationDataReader (get_next()), or a folder / JSON manifest of .npy files for
@@ -84,6 +88,9 @@ def quantize(
         "accuracy_level": int(accuracy_level),
         "awq": bool(awq),
     }
+    if scheme == "int4-weight" and accuracy_level not in (0, 4):
+        # Levels 1-3 compute as 0 in edgemm's kernels (float32 A): only the two that differ.
+        raise _edgemm.InvalidArgument(f"accuracy_level must be 0 or 4, got {accuracy_level}")
     if activation_type not in ("uint8", "int8"):
         raise _edgemm.InvalidArgument(f"activation_type must be uint8 or int8, got '{activation_type}'")
     return _edgemm._quantize(model, output, scheme, _feeds(calibration), options)

@@ -227,6 +227,7 @@ ChannelOrder parse_order(const std::string& order) {
 
 ImageArg to_image(const py::handle& value, const std::string& order, bool keep_alpha, const std::string& what) {
   ImageArg arg;
+  const ChannelOrder channel_order = parse_order(order);
   if (py::isinstance<py::bytes>(value) || py::isinstance<py::bytearray>(value) ||
       py::isinstance(value, py::module_::import("builtins").attr("memoryview"))) {
     const std::string bytes = py::module_::import("builtins").attr("bytes")(value).cast<std::string>();
@@ -265,6 +266,10 @@ ImageArg to_image(const py::handle& value, const std::string& order, bool keep_a
     throw_status(make_error(StatusCode::kInvalidArgument,
                             what + " must be H×W or H×W×C, got " + std::to_string(a.ndim()) + " dimensions"));
   }
+  if (a.shape(0) == 0 || a.shape(1) == 0) {
+    throw_status(make_error(StatusCode::kInvalidArgument, what + " is empty (" + std::to_string(a.shape(0)) + "×" +
+                                                              std::to_string(a.shape(1)) + " pixels)"));
+  }
   const int channels = a.ndim() == 2 ? 1 : static_cast<int>(a.shape(2));
   if (a.ndim() == 3 && (a.strides(2) != 1 || a.strides(1) != channels)) {
     throw_status(
@@ -283,7 +288,7 @@ ImageArg to_image(const py::handle& value, const std::string& order, bool keep_a
   arg.view.width = static_cast<int>(a.shape(1));
   arg.view.channels = channels;
   arg.view.row_bytes = a.strides(0);
-  arg.view.order = parse_order(order);
+  arg.view.order = channel_order;
   return arg;
 }
 

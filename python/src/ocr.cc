@@ -9,9 +9,9 @@
 #include <memory>
 #include <string>
 
-#include "edgemm/pipelines/vlm.h"
 #include "bindings.h"
 #include "common.h"
+#include "edgemm/pipelines/vlm.h"
 
 namespace edgemm::python {
 namespace {

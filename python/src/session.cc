@@ -3,15 +3,16 @@
 
 #include <pybind11/stl.h>
 
+#include <algorithm>
 #include <map>
 #include <memory>
 #include <string>
 #include <utility>
 #include <vector>
 
-#include "edgemm/inferencer.h"
 #include "bindings.h"
 #include "common.h"
+#include "edgemm/inferencer.h"
 
 namespace edgemm::python {
 namespace {
@@ -87,7 +88,13 @@ class Session {
       outputs = inferencer_->run(inputs, names);
     }
     py::list result;
-    for (const Tensor& t : take(std::move(outputs))) result.append(to_array(t, held));
+    std::vector<const void*> returned;  // an output asked for twice is copied the second time
+    for (const Tensor& t : take(std::move(outputs))) {
+      const bool again =
+          t.byte_size() > 0 && std::find(returned.begin(), returned.end(), t.raw_data()) != returned.end();
+      result.append(again ? py::array(to_array(t, held).attr("copy")()) : to_array(t, held));
+      returned.push_back(t.raw_data());
+    }
     return result;
   }
 

@@ -11,14 +11,14 @@
 #include <string>
 #include <vector>
 
+#include "bindings.h"
+#include "common.h"
 #include "edgemm/cpu.h"
 #include "edgemm/npy.h"
 #include "edgemm/onnx_model.h"
 #include "edgemm/tools/calibration.h"
 #include "edgemm/tools/convert.h"
 #include "edgemm/tools/quantize.h"
-#include "bindings.h"
-#include "common.h"
 
 namespace edgemm::python {
 namespace {
@@ -240,9 +240,10 @@ py::dict quantize(const py::object& model_path, const py::object& output_path, c
     o.speed_check = get("speed_check", true);
     o.calibrate.threads = threads;
     if (scheme == "mixed") {
-      o.budget_db = get("budget_db", 0.0);
-      if (!(o.budget_db > 0)) {
-        throw_status(make_error(StatusCode::kInvalidArgument, "scheme \"mixed\" needs budget_db > 0"));
+      o.budget_db = get("budget_db", 30.0);
+      if (!(o.budget_db > 0 && o.budget_db <= 1000)) {
+        throw_status(make_error(StatusCode::kInvalidArgument,
+                                "budget_db must be in (0, 1000] dB, got " + std::to_string(o.budget_db)));
       }
     }
     const Calibration c = calibration(calibration_data, onnx, count, seed);

@@ -39,6 +39,7 @@ void set_vlm_option(vlm::VlmOptions& o, const std::string& name, const py::handl
 /// skip_special_tokens.
 vlm::GenerateOptions generate_options(const py::dict& kwargs) {
   vlm::GenerateOptions g;
+  g.sampling.temperature = 0;  // greedy unless asked, as `edgemm vqa`
   for (const auto& [key, v] : kwargs) {
     const std::string name = py::str(key);
     if (name == "max_new_tokens") {
@@ -60,6 +61,19 @@ vlm::GenerateOptions generate_options(const py::dict& kwargs) {
     } else {
       throw py::type_error("generate() got an unexpected keyword argument '" + name + "'");
     }
+  }
+  // The ranges of `edgemm vqa`'s flags (tools/cli/vlm_options.cc).
+  auto refuse = [](const std::string& what) { throw_status(make_error(StatusCode::kInvalidArgument, what)); };
+  const vlm::SamplingOptions& s = g.sampling;
+  if (g.max_new_tokens < 1 || g.max_new_tokens > (1 << 20)) {
+    refuse("max_new_tokens must be in [1, 1048576], got " + std::to_string(g.max_new_tokens));
+  }
+  if (!(s.temperature >= 0 && s.temperature <= 100))
+    refuse("temperature must be in [0, 100], got " + std::to_string(s.temperature));
+  if (s.top_k < 0 || s.top_k > (1 << 24)) refuse("top_k must be in [0, 16777216], got " + std::to_string(s.top_k));
+  if (!(s.top_p >= 1e-6f && s.top_p <= 1)) refuse("top_p must be in [1e-6, 1], got " + std::to_string(s.top_p));
+  if (!(s.repetition_penalty >= 1e-3f && s.repetition_penalty <= 100)) {
+    refuse("repetition_penalty must be in [0.001, 100], got " + std::to_string(s.repetition_penalty));
   }
   g.sampling.do_sample = g.sampling.temperature > 0;
   return g;

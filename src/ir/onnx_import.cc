@@ -412,7 +412,7 @@ bool all_nodes_have_schemas(const onnx::GraphProto& graph, const std::map<std::s
 /// static when the inputs' shapes are, and constant folding removes those chains (CLIP
 /// ViT-B/32 at a fixed input shape: 490 nodes -> 262). Falls back to plain inference when
 /// propagation throws. `opsets` as Model::opsets.
-Status infer_shapes(onnx::ModelProto& proto, const std::map<std::string, int64_t>& opsets) {
+Status run_shape_inference(onnx::ModelProto& proto, const std::map<std::string, int64_t>& opsets) {
   if (all_nodes_have_schemas(proto.graph(), opsets)) {
     const auto exported = proto.graph().value_info();
     try {
@@ -427,6 +427,36 @@ Status infer_shapes(onnx::ModelProto& proto, const std::map<std::string, int64_t
     onnx::shape_inference::InferShapes(proto);
   } catch (const std::exception& e) {
     return invalid(std::string("ONNX shape inference failed: ") + e.what());
+  }
+  return Status::ok();
+}
+
+/// The dim_params of the main graph's inputs and outputs.
+std::set<std::string> io_symbols(const onnx::GraphProto& graph) {
+  std::set<std::string> symbols;
+  auto add = [&symbols](const onnx::ValueInfoProto& v) {
+    for (const auto& d : v.type().tensor_type().shape().dim()) {
+      if (d.has_dim_param()) symbols.insert(d.dim_param());
+    }
+  };
+  for (const auto& v : graph.input()) add(v);
+  for (const auto& v : graph.output()) add(v);
+  return symbols;
+}
+
+/// ONNX shape inference (run_shape_inference). Symbols the inference made up for axes the file
+/// leaves unnamed ("unk__0", ...) are taken off the graph's outputs again, so that outputs report
+/// those axes unnamed, as the file declares them and as ONNX Runtime reports them.
+Status infer_shapes(onnx::ModelProto& proto, const std::map<std::string, int64_t>& opsets) {
+  const std::set<std::string> declared = io_symbols(proto.graph());
+  EDGEMM_RETURN_IF_ERROR(run_shape_inference(proto, opsets));
+  for (auto& output : *proto.mutable_graph()->mutable_output()) {
+    if (!output.type().has_tensor_type() || !output.type().tensor_type().has_shape()) continue;
+    for (auto& d : *output.mutable_type()->mutable_tensor_type()->mutable_shape()->mutable_dim()) {
+      if (d.has_dim_param() && d.dim_param().rfind("unk__", 0) == 0 && declared.count(d.dim_param()) == 0) {
+        d.clear_dim_param();
+      }
+    }
   }
   return Status::ok();
 }

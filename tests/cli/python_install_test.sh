@@ -37,7 +37,7 @@ import edgemm, sys
 assert edgemm.__file__.startswith(sys.prefix), edgemm.__file__
 print(edgemm.__version__, edgemm.__file__)'"
 check "the installed package runs the ONNX Runtime-style script" bash -c \
-  "cd '$work/run' && '$work/venv/bin/python' '$script' '$model' | tee /dev/stderr | grep -q 'softmax_0.tmp_0 (1, 2)'"
+  "cd '$work/run' && '$work/venv/bin/python' '$script' '$model' | tee /dev/stderr | grep -q 'output softmax_0.tmp_0 float32 \[1, 2\]'"
 
 check "pip wheel makes a wheel" "$work/venv/bin/pip" wheel -q --no-build-isolation --no-index --no-deps \
   "$root/python" -w "$work/dist"
@@ -47,7 +47,7 @@ check "the wheel holds the module and the package" bash -c \
 /usr/bin/python3 -m venv --system-site-packages "$work/venv2"
 check "the wheel installs offline into another venv" "$work/venv2/bin/pip" install -q --no-index "$wheel"
 check "the wheel's package runs the script" bash -c \
-  "cd '$work/run' && '$work/venv2/bin/python' '$script' '$model' | grep -q 'softmax_0.tmp_0 (1, 2)'"
+  "cd '$work/run' && '$work/venv2/bin/python' '$script' '$model' | grep -q 'output softmax_0.tmp_0 float32 \[1, 2\]'"
 check "pip uninstall" "$work/venv/bin/pip" uninstall -q -y edgemm
 check "after uninstall the venv has no edgemm" bash -c \
   "cd '$work/run' && ! '$work/venv/bin/python' -c 'import edgemm' 2>/dev/null"
