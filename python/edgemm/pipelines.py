@@ -42,6 +42,9 @@ class OcrResult:
     def __len__(self):
         return len(self.lines)
 
+    def __getitem__(self, index):
+        return self.lines[index]
+
     def to_dict(self):
         """The image's entry of `edgemm ocr --json` (docs/ocr.md), without "file"."""
         return {
@@ -83,10 +86,14 @@ class OcrPipeline:
 
     def __init__(self, models_dir, **options):
         self._impl = _edgemm._OcrPipeline(models_dir, **options)
+        self._dir = models_dir
+
+    def __repr__(self):
+        return f"edgemm.OcrPipeline('{self._dir}')"
 
     def run(self, image, order="rgb"):
         """The lines of `image` (a path, encoded bytes, or a uint8 array in `order`) as an OcrResult."""
-        return _ocr_result(self._impl.run(image, order))
+        return _ocr_result(self._impl.run(image, _order(order)))
 
     __call__ = run
 
@@ -103,6 +110,12 @@ def _as_list(items):
     return list(items) if isinstance(items, (list, tuple)) else [items]
 
 
+def _order(order):
+    if order not in ("rgb", "bgr", "RGB", "BGR"):
+        raise _edgemm.InvalidArgument(f'order must be "rgb" or "bgr", got {order!r}')
+    return order.lower()
+
+
 class ClipModel:
     """A CLIP package (transformers.js layout: config.json, preprocessor_config.json,
     tokenizer.json, onnx/vision_model.onnx + onnx/text_model.onnx or onnx/model.onnx), as
@@ -112,6 +125,10 @@ class ClipModel:
 
     def __init__(self, model_dir, **options):
         self._impl = _edgemm._ClipModel(model_dir, **options)
+        self._dir = model_dir
+
+    def __repr__(self):
+        return f"edgemm.ClipModel('{self._dir}')"
 
     def encode_text(self, texts):
         """float32 [N, D] embeddings of a text or a list of texts, rows L2-normalized."""
@@ -119,7 +136,7 @@ class ClipModel:
 
     def encode_image(self, images, order="rgb"):
         """float32 [N, D] embeddings of an image or a list of images, rows L2-normalized."""
-        return self._impl.encode_image(_as_list(images), order)
+        return self._impl.encode_image(_as_list(images), _order(order))
 
     def zero_shot(self, images, labels, logit_scale=None, order="rgb"):
         """Zero-shot classification of images against text labels: ZeroShot(probs, cosine,
@@ -128,6 +145,8 @@ class ClipModel:
         for label in labels:
             if not isinstance(label, str):
                 raise TypeError(f"each label must be str, got {type(label).__name__}")
+        if logit_scale is not None and (isinstance(logit_scale, bool) or not isinstance(logit_scale, (int, float))):
+            raise TypeError(f"logit_scale must be a number or None, got {type(logit_scale).__name__}")
         scale = 0.0 if logit_scale is None else float(logit_scale)
         if not 0 < scale <= 1000 and logit_scale is not None:
             raise _edgemm.InvalidArgument(f"logit_scale must be in (0, 1000] (None: the package's), got {logit_scale}")
@@ -164,7 +183,7 @@ class VlmResult:
 class TextStream:
     """A generation read piece by piece: iterating yields the answer's text as it is generated (a
     character whose bytes span several tokens comes whole). `result` is the VlmResult once the
-    iteration has ended. Closing the stream (close(), leaving a `with` block, or dropping it) stops
+    iteration has ended (None before). Closing the stream (close(), leaving a `with` block, or dropping it) stops
     the generation."""
 
     def __init__(self, impl, prompt, ocr):
@@ -213,6 +232,10 @@ class VlmModel:
 
     def __init__(self, model_dir, **options):
         self._impl = _edgemm._VlmModel(model_dir, **options)
+        self._dir = model_dir
+
+    def __repr__(self):
+        return f"edgemm.VlmModel('{self._dir}')"
 
     def chat_prompt(self, question, images=1):
         """The package's chat template applied to one user turn of `images` images and `question`."""
@@ -230,8 +253,19 @@ class VlmModel:
 
         Returns a VlmResult, or with stream=True a TextStream of text pieces."""
         images = _as_list(images)
-        if not isinstance(question, str) or not question.strip():
+        order = _order(order)
+        if not isinstance(question, str):
+            raise TypeError(f"the question must be a str, got {type(question).__name__}")
+        if not question.strip():
             raise _edgemm.InvalidArgument("the question is empty: ask something")
+        try:
+            question.encode("utf-8")
+        except UnicodeEncodeError as e:
+            raise _edgemm.InvalidArgument(f"the question is not valid UTF-8 text: {e.reason} at {e.start}") from None
+        if not isinstance(stream, bool) or not isinstance(chat_template, bool):
+            raise TypeError("stream and chat_template must be bool")
+        if ocr is not None and not isinstance(ocr, OcrPipeline):
+            raise TypeError(f"ocr must be an edgemm.OcrPipeline, got {type(ocr).__name__}")
         ocr_result = None
         if ocr is not None:
             if not images:

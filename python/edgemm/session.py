@@ -99,9 +99,9 @@ class SessionOptions:
         """Fixes the symbolic axis `dim_name` to `dim_value` in every input. An input whose axes
         all become fixed is pinned to that shape at load, so that shape arithmetic folds
         (InferencerConfig::fixed_input_shapes); inputs with other symbolic axes left keep them all."""
-        if int(dim_value) < 1:
-            raise _edgemm.InvalidArgument(f"free dimension '{dim_name}' must be at least 1, got {dim_value}")
-        self._dim_overrides[str(dim_name)] = int(dim_value)
+        if isinstance(dim_value, bool) or not isinstance(dim_value, int) or not 1 <= dim_value < 2**62:
+            raise _edgemm.InvalidArgument(f"free dimension '{dim_name}' must be an int >= 1, got {dim_value!r}")
+        self._dim_overrides[str(dim_name)] = dim_value
 
     def add_session_config_entry(self, key, value):
         """Stored (get_session_config_entry returns it); edgemm reads none of ONNX Runtime's keys."""
@@ -147,52 +147,95 @@ def _node_arg(described):
     return NodeArg(name, _TYPES.get(dtype, f"tensor({dtype})"), list(dims) if rank_known else [])
 
 
+def _provider_settings(name, options):
+    """(backend, plugin_path, device, precision) of one provider entry."""
+    if not isinstance(name, (str, os.PathLike)):
+        raise TypeError(f"providers must hold provider names (str), got {type(name).__name__}")
+    name = _path(name, "provider")
+    options = dict(options or {})
+    unknown = set(options) - {"device", "precision"}
+    if unknown:
+        raise ValueError(
+            f"provider '{name}' got options {sorted(unknown)}: edgemm's backends take only 'device' and 'precision' "
+            "(docs/backends.md)"
+        )
+    device = str(options.get("device", "cpu"))
+    precision = str(options.get("precision", "fp32"))
+    if name in (_CPU, "native"):
+        return ("native", "", device, precision)
+    if name == "opencv":
+        return ("opencv", "", device, precision)
+    if name.endswith(".so") or os.sep in name:
+        return ("plugin", name, device, precision)
+    if name in _ORT_PROVIDERS:
+        return None
+    raise ValueError(
+        f"unknown execution provider '{name}': edgemm runs 'CPUExecutionProvider' (or 'native'), "
+        "'opencv', or a vendor plugin given by the path of its shared library"
+    )
+
+
 def _resolve_providers(providers, provider_options):
-    """(backend, plugin_path, provider names as get_providers reports them)."""
+    """(settings of the chosen backend, provider names as get_providers reports them)."""
     if providers is None:
         providers = [_CPU]
-    if isinstance(providers, str):
+    if isinstance(providers, (str, os.PathLike)) or not hasattr(providers, "__iter__"):
         raise TypeError("providers must be a list of provider names, e.g. ['CPUExecutionProvider']")
+    providers = list(providers)
     if provider_options is not None and len(provider_options) != len(providers):
         raise ValueError("provider_options must have one dict per provider")
     chosen = None
     for i, entry in enumerate(providers):
-        name, options = entry if isinstance(entry, tuple) else (entry, None)
+        name, options = entry if isinstance(entry, tuple) and len(entry) == 2 else (entry, None)
         if provider_options is not None:
             options = provider_options[i]
-        if options:
-            raise ValueError(f"edgemm takes no provider options; got {dict(options)} for '{name}'")
-        name = os.fspath(name)
-        if name in (_CPU, "native"):
-            backend = ("native", "")
-        elif name == "opencv":
-            backend = ("opencv", "")
-        elif name.endswith(".so") or os.sep in name:
-            backend = ("plugin", name)
-        elif name in _ORT_PROVIDERS:
+        settings = _provider_settings(name, options)
+        if settings is None:
             warnings.warn(
                 f"Specified provider '{name}' is not in available provider names. "
                 f"Available providers: '{', '.join(get_available_providers())}'",
                 stacklevel=4,
             )
             continue
-        else:
-            raise ValueError(
-                f"unknown execution provider '{name}': edgemm runs 'CPUExecutionProvider' (or 'native'), "
-                "'opencv', or a vendor plugin given by the path of its shared library"
-            )
-        if chosen is None or chosen == ("native", ""):
-            if chosen is None:
-                chosen = backend
-        elif backend != ("native", "") and backend != chosen:
+        if chosen is None or chosen[0] == "native":
+            chosen = chosen or settings
+            if chosen[0] == "native" and settings[0] != "native":
+                continue  # CPU listed first: everything runs on the CPU, as ONNX Runtime would
+        elif settings[0] != "native" and settings[:2] != chosen[:2]:
             raise ValueError(
                 "edgemm runs one backend, with its native kernels for what that backend refuses: "
                 f"got both '{chosen[1] or chosen[0]}' and '{name}'"
             )
     if chosen is None:
-        chosen = ("native", "")
+        chosen = ("native", "", "cpu", "fp32")
     names = [_CPU] if chosen[0] == "native" else [chosen[1] or chosen[0], _CPU]
-    return chosen[0], chosen[1], names
+    return chosen, names
+
+
+def _path(value, what):
+    """os.fspath(value) as str; refuses bytes paths and NUL characters (as open() does)."""
+    path = os.fspath(value)
+    if not isinstance(path, str):
+        raise TypeError(f"{what} must be a str path, got {type(path).__name__}")
+    if "\0" in path:
+        raise ValueError(f"{what} path has an embedded null byte: {path!r}")
+    return path
+
+
+def _check_options(options):
+    """Checks the SessionOptions edgemm uses, naming the attribute."""
+    threads = options.intra_op_num_threads
+    if isinstance(threads, bool) or not isinstance(threads, int) or not 0 <= threads <= 1024:
+        raise _edgemm.InvalidArgument(f"SessionOptions.intra_op_num_threads must be an int in [0, 1024], got {threads!r}")
+    level = options.graph_optimization_level
+    if isinstance(level, bool) or not isinstance(level, int) or level not in {int(v) for v in GraphOptimizationLevel}:
+        raise _edgemm.InvalidArgument(
+            f"SessionOptions.graph_optimization_level must be a GraphOptimizationLevel, got {level!r}"
+        )
+    if not isinstance(options.enable_profiling, bool):
+        raise _edgemm.InvalidArgument(f"SessionOptions.enable_profiling must be a bool, got {options.enable_profiling!r}")
+    if not isinstance(options.profile_file_prefix, str):
+        raise _edgemm.InvalidArgument("SessionOptions.profile_file_prefix must be a str")
 
 
 class InferenceSession:
@@ -211,6 +254,7 @@ class InferenceSession:
         self._options = sess_options if sess_options is not None else SessionOptions()
         if not isinstance(self._options, SessionOptions):
             raise TypeError("sess_options must be an edgemm.SessionOptions")
+        _check_options(self._options)
         if self._options.optimized_model_filepath:
             raise NotImplementedError(
                 "edgemm does not write its optimized graph (optimized_model_filepath): "
@@ -219,25 +263,29 @@ class InferenceSession:
         if isinstance(path_or_bytes, (bytes, bytearray)):
             self._model = bytes(path_or_bytes)
             self._model_path = ""
-        else:
-            self._model = os.fspath(path_or_bytes)
+        elif isinstance(path_or_bytes, (str, os.PathLike)):
+            self._model = _path(path_or_bytes, "model")
             self._model_path = self._model
+        else:
+            raise TypeError(f"path_or_bytes must be a path or the model's bytes, got {type(path_or_bytes).__name__}")
         self._profile_path = ""
         if self._options.enable_profiling:
             stamp = datetime.datetime.now().strftime("%Y-%m-%d_%H-%M-%S")
             self._profile_path = f"{self._options.profile_file_prefix}{stamp}.json"
+            folder = os.path.dirname(self._profile_path) or "."
+            if not os.path.isdir(folder):
+                raise _edgemm.IoError(f"profile_file_prefix: the folder '{folder}' does not exist")
         self._create(providers, provider_options)
 
     def _create(self, providers, provider_options):
-        backend, plugin_path, self._providers = _resolve_providers(providers, provider_options)
-        level = int(self._options.graph_optimization_level)
-        if level not in {int(v) for v in GraphOptimizationLevel}:
-            raise ValueError(f"graph_optimization_level {level} is none of GraphOptimizationLevel's values")
+        (backend, plugin_path, device, precision), self._providers = _resolve_providers(providers, provider_options)
         settings = dict(
-            threads=int(self._options.intra_op_num_threads),
-            optimize=level != GraphOptimizationLevel.ORT_DISABLE_ALL,
+            threads=self._options.intra_op_num_threads,
+            optimize=self._options.graph_optimization_level != GraphOptimizationLevel.ORT_DISABLE_ALL,
             backend=backend,
             plugin_path=plugin_path,
+            device=device,
+            precision=precision,
             profile_path=self._profile_path,
         )
         self._session = _edgemm._Session(self._model, **settings)
@@ -273,6 +321,10 @@ class InferenceSession:
     def get_provider_options(self):
         return {name: {} for name in self._providers}
 
+    def __repr__(self):
+        model = self._model_path or f"<{len(self._model)} bytes>"
+        return f"edgemm.InferenceSession('{model}', providers={self._providers})"
+
     def get_session_options(self):
         return self._options
 
@@ -291,6 +343,8 @@ class InferenceSession:
             raise TypeError(f"input_feed must be a dict of input name to numpy array, got {type(input_feed).__name__}")
         if isinstance(output_names, str):
             raise TypeError("output_names must be a list of names (or None), not a str")
+        if run_options is not None and not isinstance(run_options, RunOptions):
+            raise TypeError(f"run_options must be an edgemm.RunOptions, got {type(run_options).__name__}")
         names = None if not output_names else [str(n) for n in output_names]
         return self._session.run(names, input_feed)
 

@@ -2,7 +2,32 @@
 (docs/quantize.md, docs/convert.md). Both write the output whole or not at all and return a
 report dict."""
 
+import itertools
+import os
+
 from edgemm import _edgemm
+
+
+def _check_path(value, what):
+    if not isinstance(value, (str, os.PathLike)):
+        raise TypeError(f"{what} must be a file path (str or os.PathLike), got {type(value).__name__}")
+
+
+def _int(value, what):
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise TypeError(f"{what} must be an int, got {type(value).__name__}")
+    return value
+
+
+def _names(value, what):
+    """A list of str from a list/tuple/set of str (a lone str is refused: it is not a list)."""
+    if isinstance(value, (str, bytes)) or not hasattr(value, "__iter__"):
+        raise TypeError(f"{what} must be a list of str, got {type(value).__name__}")
+    names = list(value)
+    for name in names:
+        if not isinstance(name, str):
+            raise TypeError(f"{what} must hold str, got {type(name).__name__}")
+    return names
 
 
 def convert(model, output, *, opset=None, fix_shape=None, simplify=False):
@@ -11,20 +36,25 @@ def convert(model, output, *, opset=None, fix_shape=None, simplify=False):
     arithmetic folded. Unlike `edgemm convert`, the result is not verified against ONNX Runtime:
     run it with edgemm.InferenceSession. Returns the report (opsets, node counts, rewrites, op
     histograms)."""
-    shapes = {str(k): [int(e) for e in v] for k, v in (fix_shape or {}).items()}
-    return _edgemm._convert(model, output, 0 if opset is None else int(opset), shapes, bool(simplify))
+    _check_path(model, "model")
+    _check_path(output, "output")
+    if fix_shape is not None and not isinstance(fix_shape, dict):
+        raise TypeError(f"fix_shape must be a dict {{input name: [extents]}}, got {type(fix_shape).__name__}")
+    shapes = {str(k): [_int(e, f"fix_shape['{k}']") for e in v] for k, v in (fix_shape or {}).items()}
+    opset = 0 if opset is None else _int(opset, "opset")
+    return _edgemm._convert(model, output, opset, shapes, bool(simplify))
 
 
-def _feeds(calibration):
-    """Calibration data as a list of feed dicts, or a path (folder or manifest of .npy files)."""
+def _feeds(calibration, samples):
+    """Calibration data as a list of at most `samples` feed dicts (the first ones), or a path (a
+    folder or manifest of .npy files, from which the C++ side draws `samples`)."""
     if calibration is None or isinstance(calibration, (str, bytes)) or hasattr(calibration, "__fspath__"):
         return calibration
     if hasattr(calibration, "get_next"):  # ONNX Runtime's CalibrationDataReader
-        feeds = []
-        while (item := calibration.get_next()) is not None:
-            feeds.append(item)
-        calibration = feeds
-    feeds = list(calibration)
+        calibration = iter(calibration.get_next, None)
+    if not hasattr(calibration, "__iter__"):
+        raise TypeError(f"calibration must be feeds, a reader or a path, got {type(calibration).__name__}")
+    feeds = list(itertools.islice(calibration, samples))
     if not feeds:
         raise _edgemm.InvalidArgument("the calibration data is empty: give at least one feed {input name: array}")
     return feeds
@@ -61,15 +91,21 @@ def quantize(
     to int8 per block) or 0 (float32 activations), `awq` for activation-aware scales) or "fp16"
     (weights stored as float16). The defaults are `edgemm quantize`'s.
 
-    calibration (int8, mixed, awq): a list or iterable of feeds ({input name: numpy array}), an
-    ONNX Runtime CalibrationDataReader (get_next()), or a folder / JSON manifest of .npy files for
-    a one-input model, of which `samples` are drawn with `seed`. method: "minmax", "percentile"
+    calibration (int8, mixed, awq): a list or iterable of feeds ({input name: numpy array}) or an
+    ONNX Runtime CalibrationDataReader (get_next()), of which the first `samples` are used (read
+    lazily: an endless reader is fine); or a folder / JSON manifest of .npy files for a one-input
+    model, of which `samples` are drawn with `seed`. method: "minmax", "percentile"
     (with `percentile`), "entropy" or "mse". reduce_range (7-bit weights) and quantize_depthwise
     default to this CPU's best: both follow AVX-512 VNNI as in `edgemm quantize`. speed_check
     keeps only nodes that run faster in int8 here.
 
     Returns the report: the nodes quantized and skipped (with reasons), calibration counts, the
     predicted SQNR, the file sizes."""
+    _check_path(model, "model")
+    _check_path(output, "output")
+    samples = _int(samples, "samples")
+    if not 1 <= samples <= 1000000:
+        raise _edgemm.InvalidArgument(f"samples must be in [1, 1000000], got {samples}")
     options = {
         "method": method,
         "percentile": float(percentile),
@@ -77,15 +113,15 @@ def quantize(
         "reduce_range": reduce_range,
         "quantize_depthwise": quantize_depthwise,
         "activation_type": activation_type,
-        "op_types": list(op_types) if op_types else None,
-        "exclude_nodes": list(exclude_nodes),
+        "op_types": _names(op_types, "op_types") if op_types is not None else None,
+        "exclude_nodes": _names(exclude_nodes, "exclude_nodes"),
         "speed_check": bool(speed_check),
         "budget_db": budget_db,
-        "samples": int(samples),
-        "seed": int(seed),
-        "threads": int(threads),
-        "block_size": int(block_size),
-        "accuracy_level": int(accuracy_level),
+        "samples": samples,
+        "seed": _int(seed, "seed"),
+        "threads": _int(threads, "threads"),
+        "block_size": _int(block_size, "block_size"),
+        "accuracy_level": _int(accuracy_level, "accuracy_level"),
         "awq": bool(awq),
     }
     if scheme == "int4-weight" and accuracy_level not in (0, 4):
@@ -93,4 +129,4 @@ def quantize(
         raise _edgemm.InvalidArgument(f"accuracy_level must be 0 or 4, got {accuracy_level}")
     if activation_type not in ("uint8", "int8"):
         raise _edgemm.InvalidArgument(f"activation_type must be uint8 or int8, got '{activation_type}'")
-    return _edgemm._quantize(model, output, scheme, _feeds(calibration), options)
+    return _edgemm._quantize(model, output, scheme, _feeds(calibration, samples), options)

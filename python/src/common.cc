@@ -198,7 +198,13 @@ py::array to_array(const Tensor& tensor, const std::vector<InputTensor>& borrowe
 
 bool is_path(const py::handle& value) { return py::isinstance<py::str>(value) || py::hasattr(value, "__fspath__"); }
 
-std::string path_string(const py::handle& value) { return py::str(py::module_::import("os").attr("fspath")(value)); }
+std::string path_string(const py::handle& value) {
+  const py::object path = py::module_::import("os").attr("fspath")(value);
+  if (!py::isinstance<py::str>(path)) throw py::type_error("a path must be a str, not bytes");
+  const std::string text = option_cast<std::string>(path, "the path", "valid UTF-8 text");
+  if (text.find('\0') != std::string::npos) throw py::value_error("the path has an embedded null byte: " + text);
+  return text;
+}
 
 bool set_runtime_option(RuntimeOptions& options, const std::string& name, const py::handle& value) {
   if (name == "threads") {
@@ -280,8 +286,14 @@ ImageArg to_image(const py::handle& value, const std::string& order, bool keep_a
     throw_status(make_error(StatusCode::kInvalidArgument,
                             what + " must have contiguous pixels; pass numpy.ascontiguousarray(image)"));
   }
-  if (a.shape(0) > (1 << 28) || a.shape(1) > (1 << 28) || a.strides(0) < 0) {
-    throw_status(make_error(StatusCode::kInvalidArgument, what + " is larger than 2^28 pixels a side or flipped"));
+  if (a.shape(0) > (1 << 28) || a.shape(1) > (1 << 28)) {
+    throw_status(make_error(StatusCode::kInvalidArgument, what + " is larger than 2^28 pixels a side"));
+  }
+  if (a.strides(0) < a.shape(1) * channels) {  // flipped (negative), broadcast (0) or overlapping rows
+    throw_status(make_error(StatusCode::kInvalidArgument,
+                            what + " has a row stride of " + std::to_string(a.strides(0)) + " bytes for rows of " +
+                                std::to_string(a.shape(1) * channels) +
+                                " (a flipped, broadcast or overlapping view); pass numpy.ascontiguousarray(image)"));
   }
   arg.view.data = static_cast<const uint8_t*>(a.data());
   arg.view.height = static_cast<int>(a.shape(0));

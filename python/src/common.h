@@ -10,6 +10,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -78,17 +79,25 @@ ImageArg to_image(const py::handle& value, const std::string& order, bool keep_a
 
 /// True for a str or os.PathLike argument.
 bool is_path(const py::handle& value);
-/// os.fspath(value) as UTF-8 (value a str or os.PathLike; a bytes path raises TypeError).
+/// os.fspath(value) as UTF-8 (value a str or os.PathLike). Errors: TypeError for a bytes path,
+/// ValueError for an embedded NUL (as open() refuses it) or text that is not UTF-8.
 std::string path_string(const py::handle& value);
 
-/// `value` as T for the keyword argument `name`. Errors: TypeError "NAME must be TYPE, got ...".
+/// `value` as T for the keyword argument `name`. Errors: TypeError "NAME must be TYPE, got ...";
+/// ValueError for an int out of T's range or a str that is not UTF-8 (lone surrogates).
 template <typename T>
 T option_cast(const py::handle& value, const std::string& name, const char* type) {
   try {
     return value.cast<T>();
   } catch (const py::cast_error&) {
-    throw py::type_error(name + " must be " + type + ", got " +
-                         std::string(py::str(value.get_type().attr("__name__"))));
+    const std::string got = py::str(value.get_type().attr("__name__"));
+    if constexpr (std::is_arithmetic_v<T>) {
+      if (got == "int") throw py::value_error(name + " is out of range: " + std::string(py::str(value)));
+    }
+    if constexpr (std::is_same_v<T, std::string>) {
+      if (got == "str") throw py::value_error(name + " is not valid UTF-8 text (a lone surrogate?)");
+    }
+    throw py::type_error(name + " must be " + type + ", got " + got);
   }
 }
 

@@ -37,8 +37,8 @@ class Session {
  public:
   /// `model` is a path (str) or the file's bytes.
   Session(const py::object& model, int threads, bool optimize, const std::string& backend,
-          const std::string& plugin_path, const std::map<std::string, Shape>& fixed_shapes,
-          const std::string& profile_path) {
+          const std::string& plugin_path, const std::string& device, const std::string& precision,
+          const std::map<std::string, Shape>& fixed_shapes, const std::string& profile_path) {
     InferencerConfig config;
     if (py::isinstance<py::bytes>(model) || py::isinstance<py::bytearray>(model)) {
       config.model_bytes = py::bytes(model);
@@ -46,12 +46,14 @@ class Session {
         throw_status(make_error(StatusCode::kInvalidModel, "the model bytes are empty"));
       }
     } else {
-      config.model_path = py::str(py::module_::import("os").attr("fspath")(model));
+      config.model_path = path_string(model);
     }
     config.threads = threads;
     config.optimize = optimize;
     config.backend = backend;
     config.plugin_path = plugin_path;
+    config.device = device;
+    config.precision = precision;
     config.fixed_input_shapes = fixed_shapes;
     config.profile_path = profile_path;
     Expected<std::unique_ptr<Inferencer>> created = make_error(StatusCode::kInternal, "not loaded");
@@ -132,11 +134,11 @@ class Session {
 
 void bind_session(py::module_& m) {
   py::class_<Session>(m, "_Session", "An edgemm Inferencer (edgemm/inferencer.h); see edgemm.InferenceSession.")
-      .def(py::init<const py::object&, int, bool, const std::string&, const std::string&,
-                    const std::map<std::string, Shape>&, const std::string&>(),
+      .def(py::init<const py::object&, int, bool, const std::string&, const std::string&, const std::string&,
+                    const std::string&, const std::map<std::string, Shape>&, const std::string&>(),
            py::arg("model"), py::arg("threads") = 0, py::arg("optimize") = true, py::arg("backend") = "native",
-           py::arg("plugin_path") = "", py::arg("fixed_shapes") = std::map<std::string, Shape>{},
-           py::arg("profile_path") = "")
+           py::arg("plugin_path") = "", py::arg("device") = "cpu", py::arg("precision") = "fp32",
+           py::arg("fixed_shapes") = std::map<std::string, Shape>{}, py::arg("profile_path") = "")
       .def("inputs", &Session::inputs)
       .def("outputs", &Session::outputs)
       .def("backend", &Session::backend)

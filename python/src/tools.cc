@@ -105,8 +105,14 @@ struct Calibration {
   quant::FeedSource source;
 };
 
-Calibration feeds_calibration(const py::list& feeds) {
+Calibration feeds_calibration(const py::list& feeds, const OnnxModel& model) {
   auto owned = std::make_shared<std::vector<quant::Feed>>();
+  std::set<std::string> inputs;
+  std::string listed;
+  for (const auto& input : model.inputs()) {
+    inputs.insert(input.name);
+    listed += (listed.empty() ? "'" : ", '") + input.name + "'";
+  }
   Calibration c;
   for (size_t i = 0; i < feeds.size(); ++i) {
     if (!py::isinstance<py::dict>(feeds[i])) {
@@ -116,6 +122,11 @@ Calibration feeds_calibration(const py::list& feeds) {
     quant::Feed feed;
     for (const auto& [key, value] : py::reinterpret_borrow<py::dict>(feeds[i])) {
       const std::string name = py::str(key);
+      if (inputs.count(name) == 0) {
+        throw_status(
+            make_error(StatusCode::kInvalidArgument, "calibration item " + std::to_string(i) + " feeds input '" + name +
+                                                         "', which the model does not have (inputs: " + listed + ")"));
+      }
       const InputTensor t = to_tensor(value, "calibration item " + std::to_string(i) + " input '" + name + "'");
       feed.emplace_back(name, take(t.tensor.clone()));
     }
@@ -142,6 +153,10 @@ Calibration npy_calibration(const std::string& set, const OnnxModel& model, int 
   quant::SamplingReport report;
   c.samples = take(quant::stratified_sample(all, sampling, report));
   for (const quant::CalibrationSample& s : c.samples) {
+    std::error_code ec;
+    if (!fs::is_regular_file(s.path, ec)) {
+      throw_status(make_error(StatusCode::kIo, "cannot read calibration file '" + s.path + "'"));
+    }
     if (fs::path(s.path).extension() != ".npy") {
       throw_status(make_error(StatusCode::kInvalidArgument,
                               "calibration file '" + s.path + "' is not .npy (images need `edgemm quantize --stage`)"));
@@ -162,7 +177,7 @@ Calibration calibration(const py::object& data, const OnnxModel& model, int coun
                             "this scheme needs calibration data: a list of {input: array} or a folder of .npy files"));
   }
   if (is_path(data)) return npy_calibration(path_string(data), model, count, seed);
-  return feeds_calibration(py::list(data));
+  return feeds_calibration(py::list(data), model);
 }
 
 py::dict int8_report(const quant::Int8Report& r) {
@@ -193,6 +208,10 @@ py::dict quantize(const py::object& model_path, const py::object& output_path, c
   };
   const int threads = get("threads", 0);
   const int count = get("samples", 256);
+  if (count < 1 || count > 1000000) {
+    throw_status(
+        make_error(StatusCode::kInvalidArgument, "samples must be in [1, 1000000], got " + std::to_string(count)));
+  }
   const auto seed = get("seed", uint64_t{0});
   py::dict d;
   d["scheme"] = scheme;

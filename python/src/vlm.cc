@@ -29,6 +29,11 @@ void set_vlm_option(vlm::VlmOptions& o, const std::string& name, const py::handl
     o.bind_kv_cache = option_cast<bool>(v, name, "bool");
   } else if (name == "kv_capacity") {
     o.kv_capacity = option_cast<int>(v, name, "int");
+    if (o.kv_capacity < 0 || o.kv_capacity > 4096) {
+      throw_status(make_error(
+          StatusCode::kInvalidArgument,
+          "kv_capacity must be in [0, 4096] (0: the model's context), got " + std::to_string(o.kv_capacity)));
+    }
   } else {
     throw py::type_error("VlmModel() got an unexpected keyword argument '" + name + "'");
   }

@@ -369,3 +369,26 @@ def test_pipeline_still_works_after_errors(pipeline, cli_results, bad_files):
         with pytest.raises(edgemm.Error):
             pipeline.run(bad)
     assert_same(pipeline.run(str(ROOT / ROTATED)), cli_results[ROTATED])
+
+
+@pytest.mark.parametrize(
+    "make",
+    [
+        pytest.param(lambda: np.broadcast_to(np.full((1, 64, 3), 255, np.uint8), (64, 64, 3)), id="broadcast rows"),
+        pytest.param(lambda: np.zeros((16, 16, 3), np.uint8)[::-1], id="flipped rows"),
+    ],
+)
+def test_row_stride_views_are_refused(make):
+    """Views whose rows overlap or run backwards (stride 0 from broadcast_to, negative from [::-1])
+    are refused naming the stride, never read past the buffer (a review found a segfault)."""
+    ocr = edgemm.OcrPipeline(str(MODELS), threads=1)
+    with pytest.raises(edgemm.InvalidArgument, match="row stride"):
+        ocr.run(make())
+
+
+def test_path_with_nul_is_refused():
+    """A path with an embedded NUL raises ValueError as open() does, instead of reading the file
+    the part before the NUL names."""
+    ocr = edgemm.OcrPipeline(str(MODELS), threads=1)
+    with pytest.raises(ValueError, match="null byte"):
+        ocr.run(str(ROOT / PHOTO) + "\0.png")

@@ -690,3 +690,29 @@ def test_initializer_output_outlives_session(tmp_path):
     junk = [np.full(1 << 12, np.nan, np.float32) for _ in range(64)]
     assert np.array_equal(second, weight) and np.array_equal(third, weight)
     del junk
+
+
+def test_session_options_are_checked_by_name(ppocr):
+    """SessionOptions values of the wrong type or range are refused at InferenceSession(), the
+    message naming the attribute (not pybind11's signature dump)."""
+    model = str(ppocr / "ch_ppocr_mobile_v2.0_cls_infer.onnx")
+    for attribute, value in [("intra_op_num_threads", "2"), ("intra_op_num_threads", 2**70),
+                             ("graph_optimization_level", "ORT_ENABLE_ALL"), ("enable_profiling", "yes")]:
+        options = edgemm.SessionOptions()
+        setattr(options, attribute, value)
+        with pytest.raises(edgemm.InvalidArgument, match=attribute):
+            edgemm.InferenceSession(model, options)
+
+
+def test_provider_options_set_precision_and_refuse_others(ppocr):
+    """Provider options carry the backend's device and precision; other keys raise ValueError.
+    bf16 runs (on any CPU: float32 where AVX512_BF16 is missing) within bfloat16's error of fp32."""
+    model = str(ppocr / "ch_ppocr_mobile_v2.0_cls_infer.onnx")
+    x = np.random.default_rng(3).random((1, 3, 48, 192), dtype=np.float32)
+    fp32 = edgemm.InferenceSession(model).run(None, {"x": x})[0]
+    bf16 = edgemm.InferenceSession(model, providers=[("CPUExecutionProvider", {"precision": "bf16"})])
+    np.testing.assert_allclose(bf16.run(None, {"x": x})[0], fp32, atol=2e-2)
+    with pytest.raises(ValueError, match="arena"):
+        edgemm.InferenceSession(model, providers=[("CPUExecutionProvider", {"arena": "1"})])
+    with pytest.raises(ValueError, match="null byte"):
+        edgemm.InferenceSession(model + "\0junk")

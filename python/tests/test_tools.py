@@ -313,3 +313,29 @@ def test_quantize_missing_model_raises_io_error(tmp_path):
     with pytest.raises(edgemm.IoError):
         edgemm.quantize(str(tmp_path / "none.onnx"), str(tmp_path / "q.onnx"), scheme="fp16")
     assert run_cli("quantize", tmp_path / "none.onnx", "-o", tmp_path / "q.onnx", "--scheme", "fp16").returncode == 6
+
+
+def test_endless_reader_reads_only_samples(tmp_path):
+    """An endless CalibrationDataReader is read lazily: `samples` feeds are taken and used (the
+    review saw memory grow without bound when the whole reader was drained first)."""
+
+    class Endless:
+        def get_next(self):
+            return {"x": np.random.default_rng(0).random(CLS_SHAPE, dtype=np.float32)}
+
+    report = edgemm.quantize(str(CLS), str(tmp_path / "q.onnx"), calibration=Endless(), samples=3, speed_check=False)
+    assert report["samples_used"] == 3
+
+
+def test_calibration_mistakes_are_named(tmp_path):
+    """A feed for an input the model lacks, a lone str where a list of names goes, and samples
+    outside [1, 1000000] are refused with the value named, before any conversion runs."""
+    feed = {"y": np.zeros(CLS_SHAPE, np.float32)}
+    with pytest.raises(edgemm.InvalidArgument, match="'y'"):
+        edgemm.quantize(str(CLS), str(tmp_path / "q.onnx"), calibration=[feed])
+    good = [{"x": np.zeros(CLS_SHAPE, np.float32)}]
+    with pytest.raises(TypeError, match="op_types"):
+        edgemm.quantize(str(CLS), str(tmp_path / "q.onnx"), calibration=good, op_types="Conv")
+    with pytest.raises(edgemm.InvalidArgument, match="samples"):
+        edgemm.quantize(str(CLS), str(tmp_path / "q.onnx"), calibration=good, samples=0)
+    assert not (tmp_path / "q.onnx").exists()

@@ -280,7 +280,7 @@ def test_bad_images_and_packages_raise(model, tmp_path):
         model.generate(QUESTION, str(tmp_path / "missing.png"), max_new_tokens=2)
     with pytest.raises(edgemm.InvalidArgument):
         model.generate(QUESTION, str(tmp_path / "notes.png"), max_new_tokens=2)
-    with pytest.raises(edgemm.InvalidArgument):
+    with pytest.raises(TypeError, match="OcrPipeline"):
         model.generate(QUESTION, [], ocr=object(), max_new_tokens=2)
     with pytest.raises(edgemm.IoError):
         edgemm.VlmModel(str(tmp_path / "nowhere"))
