@@ -46,6 +46,7 @@ const KernelRegistry& cpu_registry() {
     register_reduce_kernels(r);
     register_softmax_kernels(r);
     register_topk_kernels(r);
+    register_loss_kernels(r);
     register_normalization_kernels(r);
     register_einsum_kernels(r);
     register_unary_kernels(r);
@@ -61,10 +62,13 @@ const KernelRegistry& cpu_registry() {
     register_matmul_nbits_kernels(r);
     register_pool_kernels(r);
     register_resize_kernels(r);
+    register_detection_kernels(r);
+    register_grid_sample_kernels(r);
     register_control_flow_kernels(r);
     register_layout_kernels(r);
     register_attention_kernels(r);
     register_encoder_attention_kernels(r);
+    register_recurrent_kernels(r);
     register_elementwise_chain_kernels(r);
     return r;
   }();

@@ -21,6 +21,7 @@ void register_nonzero_unique_kernels(KernelRegistry& registry);  // nonzero_uniq
 void register_reduce_kernels(KernelRegistry& registry);          // reduce.cc: Reduce*, ArgMax, ArgMin
 void register_softmax_kernels(KernelRegistry& registry);         // softmax.cc: Softmax, LogSoftmax, Hardmax
 void register_topk_kernels(KernelRegistry& registry);            // topk.cc: TopK
+void register_loss_kernels(KernelRegistry& registry);  // loss.cc: NegativeLogLikelihoodLoss, SoftmaxCrossEntropyLoss
 void register_normalization_kernels(
     KernelRegistry& registry);  // normalization.cc: *Normalization (and com.edgemm LayerNormalization)
 void register_einsum_kernels(KernelRegistry& registry);  // einsum.cc: Einsum
@@ -42,11 +43,14 @@ void register_quant_conv_kernels(KernelRegistry& registry);    // quant_conv.cc:
 void register_matmul_nbits_kernels(KernelRegistry& registry);  // matmul_nbits.cc: com.microsoft MatMulNBits
 void register_pool_kernels(KernelRegistry& registry);  // pool.cc: MaxPool, AveragePool, LpPool, Global*Pool, MaxUnpool
 void register_resize_kernels(KernelRegistry& registry);             // resize.cc: Resize, Upsample
+void register_detection_kernels(KernelRegistry& registry);    // detection.cc: NonMaxSuppression, RoiAlign
+void register_grid_sample_kernels(KernelRegistry& registry);  // grid_sample.cc: GridSample
 void register_control_flow_kernels(KernelRegistry& registry);       // control_flow.cc: If, Loop, Scan
 void register_elementwise_chain_kernels(KernelRegistry& registry);  // elementwise_chain.cc: com.edgemm ElementwiseChain
 void register_layout_kernels(KernelRegistry& registry);             // layout.cc: com.edgemm Reorder (NCHW <-> nChw8c)
 void register_attention_kernels(KernelRegistry& registry);          // kv_attention.cc: com.edgemm KvAttention
 void register_encoder_attention_kernels(KernelRegistry& registry);  // attention.cc: com.edgemm Attention
+void register_recurrent_kernels(KernelRegistry& registry);          // recurrent.cc: LSTM, GRU, RNN
 // The "fp16" precision's kernels (fp16_kernels()): conv.cc's Conv and FusedConv, matmul.cc's
 // MatMul and FusedMatMul.
 void register_fp16_conv_kernels(KernelRegistry& registry);
