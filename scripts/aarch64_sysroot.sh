@@ -65,7 +65,13 @@ roots=(libprotobuf-dev libonnx-dev libdnnl-dev libgtest-dev libgmock-dev zlib1g-
        libopencv-core-dev libopencv-imgproc-dev libopencv-imgcodecs-dev libopencv-dnn-dev
        libpolyclipping-dev libicu-dev libjpeg62-turbo-dev nlohmann-json3-dev libcli11-dev
        libxnnpack-dev libpthreadpool-dev libcpuinfo-dev libcpp-httplib-dev
-       nodejs)  # runs ONNX Runtime's arm64 build (onnxruntime-node) for scripts/bench_aarch64.sh
+       nodejs   # runs ONNX Runtime's arm64 build (onnxruntime-node) for scripts/bench_aarch64.sh
+       # The Python package (python/): Python.h and the aarch64 pyconfig.h, pybind11's headers and
+       # CMake files; the arm64 interpreter (python3.11, its standard library) and numpy to run it
+       # under qemu (tests/aarch64/python_test.sh). Not python3-pytest: it is architecture-independent
+       # and so are its dependencies (python3-packaging, ...), which aarch64_packages.py looks up as
+       # arm64 packages that the lists do not have ("nothing provides python3-packaging:arm64").
+       libpython3-dev pybind11-dev python3-numpy)
 # Left out, with whatever only they need: libc's development packages (the cross toolchain has its
 # own), host tools and data files that packages depend on but no program here reads, and Mesa's GLX
 # driver (OpenCV's core links libGLX, which loads a vendor driver only when a GL context is made;
@@ -73,7 +79,11 @@ roots=(libprotobuf-dev libonnx-dev libdnnl-dev libgtest-dev libgmock-dev zlib1g-
 exclude=(libc6-dev linux-libc-dev libcrypt-dev libnsl-dev libtirpc-dev libc-dev-bin rpcsvc-proto
          debconf proj-data gdal-data libglx-mesa0)
 closure_file="$build/sysroot-packages.txt"
-/usr/bin/python3 "$root/scripts/aarch64_packages.py" --exclude "${exclude[@]}" -- "${roots[@]}" >"$closure_file.tmp"
+# An amd64 line is a ':any' dependency taken by its first provider (python3-numpy's python3.11:any →
+# python3.11 amd64, whose x86-64 /usr/bin/python3.11 would be unpacked beside the arm64 one, which the
+# list has too): drop it.
+/usr/bin/python3 "$root/scripts/aarch64_packages.py" --exclude "${exclude[@]}" -- "${roots[@]}" |
+  awk '$2 != "amd64"' >"$closure_file.tmp"
 mv "$closure_file.tmp" "$closure_file"
 key=$(sha256sum "$closure_file" | cut -c1-16)
 sysroot="$cache/sysroot-$key"

@@ -8,6 +8,8 @@
 #   EDGEMM_QEMU_CPU       emulated CPU (default cortex-a76, the RK3588's big core; 'max' has SVE)
 #   EDGEMM_JOBS           compile jobs (default 2); compiles run under `nice -n 10`
 #   EDGEMM_CTEST_JOBS     tests run at once (default 2; each test is single-threaded, OMP_NUM_THREADS=1)
+#   EDGEMM_AARCH64_PYTHON the Python package for arm64 and its test aarch64_python (default ON; OFF skips
+#                         both; passed on every configure: a build folder made before had it OFF)
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 build="${EDGEMM_AARCH64_BUILD:-$root/build-aarch64}"
@@ -22,7 +24,7 @@ t_sysroot=$(date +%s)
 
 cmake_args=(-S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release
             -DCMAKE_TOOLCHAIN_FILE="$root/cmake/aarch64-linux-gnu.cmake"
-            -DEDGEMM_AARCH64_SYSROOT="$build/sysroot")
+            -DEDGEMM_AARCH64_SYSROOT="$build/sysroot" -DEDGEMM_BUILD_PYTHON="${EDGEMM_AARCH64_PYTHON:-ON}")
 [ -n "${EDGEMM_QEMU_CPU:-}" ] && cmake_args+=(-DEDGEMM_QEMU_CPU="$EDGEMM_QEMU_CPU")
 echo "[aarch64] configure: cmake ${cmake_args[*]}"
 cmake "${cmake_args[@]}" >"$build/configure.log" 2>&1 || { cat "$build/configure.log"; exit 1; }
