@@ -2,9 +2,7 @@
 
 Paths come from the environment so that the tests run against any build:
 
-    EDGEMM_ROOT  the source tree (default /work/main): models/, tests/fixtures/, tools/reference/
-    EDGEMM_CLI   the `edgemm` program (default <root>/build/bin/edgemm); a relative path is taken
-                 from the working folder, else from the root
+    EDGEMM_ROOT, EDGEMM_CLI  as testenv.py reads them
 
 Oracles other than the package itself: the C++ CLI (`run_cli`, `run_cli_json`, `cli_run_model`)
 and ONNX Runtime 1.30 through tools/reference/ort_run.js (`ort_run_model`, skipped when node or
@@ -12,7 +10,6 @@ onnxruntime-node is missing).
 """
 
 import json
-import os
 import shutil
 import subprocess
 import sys
@@ -21,38 +18,22 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-CLI_TIMEOUT_S = 300
-
-
-def _not_shared(path):
-    """`path`, refusing one under /work/shared: the tests read only the source tree and tmp."""
-    resolved = Path(path).resolve()
-    if resolved == Path("/work/shared") or Path("/work/shared") in resolved.parents:
-        pytest.fail(f"the tests must not read {resolved} (under /work/shared)")
-    return resolved
+import testenv
+from testenv import CLI_TIMEOUT_S
 
 
 @pytest.fixture(scope="session")
 def root():
-    """The source tree: $EDGEMM_ROOT, default /work/main."""
-    return _not_shared(os.environ.get("EDGEMM_ROOT", "/work/main"))
+    """The source tree (testenv.ROOT: $EDGEMM_ROOT, default the checkout holding the tests)."""
+    return testenv.ROOT
 
 
 @pytest.fixture(scope="session")
-def cli(root):
-    """The `edgemm` program: $EDGEMM_CLI (relative to the working folder or the root), default
-    <root>/build/bin/edgemm."""
-    value = os.environ.get("EDGEMM_CLI")
-    if not value:
-        path = root / "build" / "bin" / "edgemm"
-    else:
-        path = Path(value)
-        if not path.is_absolute():
-            path = path if path.exists() else root / path
-    path = _not_shared(path)
-    if not path.is_file():
-        pytest.fail(f"the edgemm CLI is not at {path} (set EDGEMM_CLI)")
-    return path
+def cli():
+    """The `edgemm` program (testenv.CLI: $EDGEMM_CLI, default <root>/build/bin/edgemm)."""
+    if not testenv.CLI.is_file():
+        pytest.fail(f"the edgemm CLI is not at {testenv.CLI} (set EDGEMM_CLI)")
+    return testenv.CLI
 
 
 @pytest.fixture(scope="session")

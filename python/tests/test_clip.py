@@ -4,43 +4,22 @@
 the softmax of scaled cosines."""
 
 import json
-import os
 import pathlib
 import struct
-import subprocess
 
 import numpy as np
 import pytest
 from PIL import Image
 
 import edgemm
+from testenv import ROOT, run_cli
 
-ROOT = pathlib.Path(os.environ.get("EDGEMM_ROOT", pathlib.Path(__file__).resolve().parents[2])).resolve()
-
-
-def _cli_path():
-    """$EDGEMM_CLI (a relative path from the working folder, else from ROOT), default ROOT/build/bin/edgemm."""
-    value = os.environ.get("EDGEMM_CLI")
-    if not value:
-        return ROOT / "build" / "bin" / "edgemm"
-    path = pathlib.Path(value)
-    if not path.is_absolute():
-        path = path.resolve() if path.exists() else ROOT / path
-    return path
-
-
-CLI = _cli_path()
 MODEL = ROOT / "tests" / "fixtures" / "clip_tiny"
 REFERENCE = MODEL / "reference"
 PHOTOS = ROOT / "data" / "photos"
 IMAGES = [PHOTOS / "chelsea.png", PHOTOS / "coffee.png", PHOTOS / "rocket.jpg"]
 LABELS = ["a photo of a cat", "A cup of coffee on a table.", "rocket launch at night!!"]
 TOL = 1e-5
-
-
-def run_cli(*args, timeout=300):
-    """Runs `edgemm ARGS...` in the repository root; returns the CompletedProcess (text)."""
-    return subprocess.run([str(CLI), *map(str, args)], cwd=ROOT, capture_output=True, text=True, timeout=timeout)
 
 
 def read_index(path):

@@ -5,9 +5,7 @@ change the result as the CLI flags do; bad inputs raise edgemm's exceptions (wit
 CLI reports for the same file) and never crash."""
 
 import json
-import os
 import pathlib
-import subprocess
 import threading
 
 import numpy as np
@@ -15,22 +13,8 @@ import pytest
 from PIL import Image
 
 import edgemm
+from testenv import ROOT, run_cli
 
-ROOT = pathlib.Path(os.environ.get("EDGEMM_ROOT", pathlib.Path(__file__).resolve().parents[2])).resolve()
-
-
-def _cli_path():
-    """$EDGEMM_CLI (a relative path from the working folder, else from ROOT), default ROOT/build/bin/edgemm."""
-    value = os.environ.get("EDGEMM_CLI")
-    if not value:
-        return ROOT / "build" / "bin" / "edgemm"
-    path = pathlib.Path(value)
-    if not path.is_absolute():
-        path = path.resolve() if path.exists() else ROOT / path
-    return path
-
-
-CLI = _cli_path()
 MODELS = ROOT / "models" / "ppocrv4"
 
 # A JPEG photo, an upside-down PNG page (labels.json tags it "upside_down") and a rotated JPEG photo
@@ -39,11 +23,6 @@ PHOTO = "data/demo/photo_text.jpg"
 UPSIDE_DOWN = "data/ocr_set/012_page_blue.png"
 ROTATED = "data/ocr_set/005_photo_rocket.jpg"
 IMAGES = [PHOTO, UPSIDE_DOWN, ROTATED]
-
-
-def run_cli(*args, timeout=300):
-    """Runs `edgemm ARGS...` in the repository root; returns the CompletedProcess (text)."""
-    return subprocess.run([str(CLI), *map(str, args)], cwd=ROOT, capture_output=True, text=True, timeout=timeout)
 
 
 def cli_ocr(paths, *flags):

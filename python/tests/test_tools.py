@@ -4,38 +4,16 @@ quantized nodes) and a model whose outputs equal those of the CLI's file, run wi
 edgemm.InferenceSession on the same seeded inputs; converted models also equal the original."""
 
 import json
-import os
-import pathlib
-import subprocess
 
 import numpy as np
 import pytest
 
 import edgemm
+from testenv import ROOT, run_cli
 
-ROOT = pathlib.Path(os.environ.get("EDGEMM_ROOT", pathlib.Path(__file__).resolve().parents[2])).resolve()
-
-
-def _cli_path():
-    """$EDGEMM_CLI (a relative path from the working folder, else from ROOT), default ROOT/build/bin/edgemm."""
-    value = os.environ.get("EDGEMM_CLI")
-    if not value:
-        return ROOT / "build" / "bin" / "edgemm"
-    path = pathlib.Path(value)
-    if not path.is_absolute():
-        path = path.resolve() if path.exists() else ROOT / path
-    return path
-
-
-CLI = _cli_path()
 CLS = ROOT / "models" / "ppocrv4" / "ch_ppocr_mobile_v2.0_cls_infer.onnx"
 BLOCK = ROOT / "tests" / "fixtures" / "transformer_block.onnx"  # x [batch, seq, 32] -> y, pooled
 CLS_SHAPE = [1, 3, 48, 192]
-
-
-def run_cli(*args, timeout=300):
-    """Runs `edgemm ARGS...` in the repository root; returns the CompletedProcess (text)."""
-    return subprocess.run([str(CLI), *map(str, args)], cwd=ROOT, capture_output=True, text=True, timeout=timeout)
 
 
 def cli_json(*args):

@@ -4,9 +4,6 @@ for the prompt, the token ids and the text; streaming is checked against the sam
 non-streamed generation and the CLI."""
 
 import json
-import os
-import pathlib
-import subprocess
 import time
 
 import numpy as np
@@ -14,22 +11,8 @@ import pytest
 from PIL import Image
 
 import edgemm
+from testenv import ROOT, run_cli
 
-ROOT = pathlib.Path(os.environ.get("EDGEMM_ROOT", pathlib.Path(__file__).resolve().parents[2])).resolve()
-
-
-def _cli_path():
-    """$EDGEMM_CLI (a relative path from the working folder, else from ROOT), default ROOT/build/bin/edgemm."""
-    value = os.environ.get("EDGEMM_CLI")
-    if not value:
-        return ROOT / "build" / "bin" / "edgemm"
-    path = pathlib.Path(value)
-    if not path.is_absolute():
-        path = path.resolve() if path.exists() else ROOT / path
-    return path
-
-
-CLI = _cli_path()
 MODEL = ROOT / "tests" / "fixtures" / "vlm_tiny"
 PPOCR = ROOT / "models" / "ppocrv4"
 IMAGE = MODEL / "reference" / "images" / "p0_chelsea.png"
@@ -37,11 +20,6 @@ OCR_IMAGE = ROOT / "tests" / "fixtures" / "ocr_vqa" / "boarding_line.png"
 QUESTION = "What is in the image?"
 N = 8  # new tokens per generation: the tiny model is fast, 8 tokens show the sequence
 GREEDY = {"temperature": 0.0}
-
-
-def run_cli(*args, timeout=300):
-    """Runs `edgemm ARGS...` in the repository root; returns the CompletedProcess (text)."""
-    return subprocess.run([str(CLI), *map(str, args)], cwd=ROOT, capture_output=True, text=True, timeout=timeout)
 
 
 def cli_vqa(image, question, *flags, max_new_tokens=N):
