@@ -11,6 +11,7 @@
 
 #include "edgemm/tensor.h"
 #include "ir/graph.h"
+#include "nn_test_util.h"
 #include "runtime/single_node.h"
 #include "tensor_test_util.h"
 
@@ -18,6 +19,9 @@ namespace edgemm {
 namespace {
 
 using namespace testutil;  // NOLINT: test helpers
+using nntest::set_float;
+using nntest::set_int;
+using nntest::set_string;
 
 /// A node "my_<op>" with `inputs` inputs and one output.
 ir::Node make_node(const std::string& op, int inputs) {
@@ -28,25 +32,6 @@ ir::Node make_node(const std::string& op, int inputs) {
   node.outputs.push_back("y");
   return node;
 }
-void set_int(ir::Node& n, const std::string& key, int64_t v) {
-  ir::Attribute a;
-  a.kind = ir::Attribute::Kind::kInt;
-  a.i = v;
-  n.attributes[key] = a;
-}
-void set_float(ir::Node& n, const std::string& key, float v) {
-  ir::Attribute a;
-  a.kind = ir::Attribute::Kind::kFloat;
-  a.f = v;
-  n.attributes[key] = a;
-}
-void set_string(ir::Node& n, const std::string& key, const std::string& v) {
-  ir::Attribute a;
-  a.kind = ir::Attribute::Kind::kString;
-  a.s = v;
-  n.attributes[key] = a;
-}
-
 Tensor run_one(const ir::Node& node, const std::vector<Tensor>& inputs, int64_t opset, int threads = 1) {
   auto out = runtime::run_node(node, inputs, opset, threads);
   EXPECT_TRUE(out.has_value()) << out.status().to_string();

@@ -11,6 +11,7 @@
 
 #include "edgemm/tensor.h"
 #include "ir/graph.h"
+#include "nn_test_util.h"
 #include "runtime/single_node.h"
 #include "tensor_test_util.h"
 
@@ -26,18 +27,10 @@ ir::Node loss_node(const std::string& op, const std::string& reduction, int inpu
   node.name = "my_" + op;
   for (int i = 0; i < inputs; ++i) node.inputs.push_back("x" + std::to_string(i));
   for (int i = 0; i < outputs; ++i) node.outputs.push_back("y" + std::to_string(i));
-  ir::Attribute a;
-  a.kind = ir::Attribute::Kind::kString;
-  a.s = reduction;
-  node.attributes["reduction"] = a;
+  nntest::set_string(node, "reduction", reduction);
   return node;
 }
-void set_ignore_index(ir::Node& n, int64_t v) {
-  ir::Attribute a;
-  a.kind = ir::Attribute::Kind::kInt;
-  a.i = v;
-  n.attributes["ignore_index"] = a;
-}
+void set_ignore_index(ir::Node& n, int64_t v) { nntest::set_int(n, "ignore_index", v); }
 
 std::vector<Tensor> run_all(const ir::Node& node, const std::vector<Tensor>& inputs, int64_t opset = 13,
                             int threads = 1) {
