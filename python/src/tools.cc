@@ -14,7 +14,6 @@
 #include "bindings.h"
 #include "common.h"
 #include "edgemm/cpu.h"
-#include "edgemm/npy.h"
 #include "edgemm/onnx_model.h"
 #include "edgemm/tools/calibration.h"
 #include "edgemm/tools/convert.h"
@@ -139,13 +138,10 @@ Calibration feeds_calibration(const py::list& feeds, const OnnxModel& model) {
   return c;
 }
 
-Calibration npy_calibration(const std::string& set, const OnnxModel& model, int count, uint64_t seed) {
-  if (model.inputs().size() != 1) {
-    throw_status(make_error(StatusCode::kInvalidArgument,
-                            ".npy calibration files feed a model with one input; this one has " +
-                                std::to_string(model.inputs().size()) + ": pass a list of {input: array} instead"));
-  }
+Calibration npy_calibration(const std::string& set, const std::string& model_path, const OnnxModel& model, int count,
+                            uint64_t seed) {
   Calibration c;
+  c.source = take(quant::npy_feed_source(model_path, model));
   const std::vector<quant::CalibrationSample> all = take(quant::load_calibration_set(set));
   quant::SamplingOptions sampling;
   sampling.count = count;
@@ -162,21 +158,16 @@ Calibration npy_calibration(const std::string& set, const OnnxModel& model, int 
                               "calibration file '" + s.path + "' is not .npy (images need `edgemm quantize --stage`)"));
     }
   }
-  const std::string input = model.inputs()[0].name;
-  c.source = [input](const quant::CalibrationSample& s) -> Expected<std::vector<quant::Feed>> {
-    Expected<Tensor> t = read_npy(s.path);
-    if (!t) return t.status();
-    return std::vector<quant::Feed>{{{input, std::move(t).value()}}};
-  };
   return c;
 }
 
-Calibration calibration(const py::object& data, const OnnxModel& model, int count, uint64_t seed) {
+Calibration calibration(const py::object& data, const std::string& model_path, const OnnxModel& model, int count,
+                        uint64_t seed) {
   if (data.is_none()) {
     throw_status(make_error(StatusCode::kInvalidArgument,
                             "this scheme needs calibration data: a list of {input: array} or a folder of .npy files"));
   }
-  if (is_path(data)) return npy_calibration(path_string(data), model, count, seed);
+  if (is_path(data)) return npy_calibration(path_string(data), model_path, model, count, seed);
   return feeds_calibration(py::list(data), model);
 }
 
@@ -232,7 +223,7 @@ py::dict quantize(const py::object& model_path, const py::object& output_path, c
     o.awq = get("awq", false);
     o.calibrate.threads = threads;
     Calibration c;
-    if (o.awq) c = calibration(calibration_data, onnx, count, seed);
+    if (o.awq) c = calibration(calibration_data, model, onnx, count, seed);
     Expected<quant::Int4Report> report = make_error(StatusCode::kInternal, "not run");
     {
       py::gil_scoped_release release;
@@ -265,7 +256,7 @@ py::dict quantize(const py::object& model_path, const py::object& output_path, c
                                 "budget_db must be in (0, 1000] dB, got " + std::to_string(o.budget_db)));
       }
     }
-    const Calibration c = calibration(calibration_data, onnx, count, seed);
+    const Calibration c = calibration(calibration_data, model, onnx, count, seed);
     Expected<quant::Int8Report> report = make_error(StatusCode::kInternal, "not run");
     {
       py::gil_scoped_release release;

@@ -5,10 +5,13 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <memory>
 #include <nlohmann/json.hpp>
 #include <random>
 #include <sstream>
 
+#include "edgemm/memory_check.h"
+#include "edgemm/npy.h"
 #include "edgemm/tools/calibration.h"
 
 namespace edgemm::quant {
@@ -205,6 +208,25 @@ Expected<std::map<std::string, double>> parse_scene_weights(const std::string& t
   }
   if (weights.empty()) return make_error(StatusCode::kInvalidArgument, "no scene weights in '" + text + "'");
   return weights;
+}
+
+Expected<FeedSource> npy_feed_source(const std::string& model_path, const OnnxModel& model) {
+  if (model.inputs().size() != 1) {
+    return make_error(
+        StatusCode::kInvalidArgument,
+        ".npy calibration samples feed a model with one input; this one has " + std::to_string(model.inputs().size()));
+  }
+  const std::string input = model.inputs()[0].name;
+  auto checked = std::make_shared<std::map<Shape, Status>>();  // shape → its memory check
+  return FeedSource([model_path, input, checked](const CalibrationSample& s) -> Expected<std::vector<Feed>> {
+    EDGEMM_ASSIGN_OR_RETURN(Tensor t, read_npy(s.path));
+    auto known = checked->find(t.shape());
+    if (known == checked->end()) {
+      known = checked->emplace(t.shape(), check_shapes_fit_memory(model_path, {{input, t.shape()}})).first;
+    }
+    EDGEMM_RETURN_IF_ERROR(known->second);
+    return std::vector<Feed>{{{input, std::move(t)}}};
+  });
 }
 
 }  // namespace edgemm::quant

@@ -16,8 +16,6 @@
 #include "cli_common.h"
 #include "commands.h"
 #include "edgemm/cpu.h"
-#include "edgemm/memory_check.h"
-#include "edgemm/npy.h"
 #include "edgemm/onnx_model.h"
 #include "edgemm/tools/calibration.h"
 #include "edgemm/tools/quantize.h"
@@ -81,28 +79,6 @@ Expected<std::vector<std::string>> read_plan(const std::string& path) {
   return nodes;
 }
 
-/// Feeds from .npy samples: each file is the model's single input. Each new shape is checked
-/// against the memory limit (check_shapes_fit_memory) before it runs.
-Expected<quant::FeedSource> npy_source(const std::string& model_path, const OnnxModel& model) {
-  if (model.inputs().size() != 1) {
-    return make_error(
-        StatusCode::kInvalidArgument,
-        ".npy calibration samples feed a model with one input; this one has " + std::to_string(model.inputs().size()));
-  }
-  const std::string input = model.inputs()[0].name;
-  auto checked = std::make_shared<std::map<Shape, Status>>();  // shape → its memory check
-  return quant::FeedSource(
-      [model_path, input, checked](const quant::CalibrationSample& s) -> Expected<std::vector<quant::Feed>> {
-        EDGEMM_ASSIGN_OR_RETURN(Tensor t, read_npy(s.path));
-        auto known = checked->find(t.shape());
-        if (known == checked->end()) {
-          known = checked->emplace(t.shape(), check_shapes_fit_memory(model_path, {{input, t.shape()}})).first;
-        }
-        EDGEMM_RETURN_IF_ERROR(known->second);
-        return std::vector<quant::Feed>{{{input, std::move(t)}}};
-      });
-}
-
 /// Feeds from images through the float OCR pipeline: the inputs it gives --stage's model.
 Expected<quant::FeedSource> ocr_source(const QuantizeArgs& args, const OnnxModel& model) {
   OcrStageOptions options;
@@ -126,7 +102,7 @@ bool all_npy(const std::vector<quant::CalibrationSample>& samples) {
 Expected<quant::FeedSource> feed_source(const QuantizeArgs& args, const OnnxModel& model,
                                         const std::vector<quant::CalibrationSample>& samples) {
   if (!args.stage.empty()) return ocr_source(args, model);
-  if (all_npy(samples)) return npy_source(args.model, model);
+  if (all_npy(samples)) return quant::npy_feed_source(args.model, model);
   return make_error(StatusCode::kInvalidArgument,
                     "the calibration set has images: say which model they feed with --stage ocr-det, ocr-cls or "
                     "ocr-rec (or give .npy model inputs)");

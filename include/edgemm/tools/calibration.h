@@ -15,6 +15,7 @@
 #include <utility>
 #include <vector>
 
+#include "edgemm/onnx_model.h"
 #include "edgemm/status.h"
 #include "edgemm/tensor.h"
 
@@ -129,6 +130,12 @@ using Feed = std::vector<std::pair<std::string, Tensor>>;
 /// (counted and reported), e.g. an image that does not decode; kOutOfMemory (a sample whose
 /// shapes cannot fit, check_shapes_fit_memory) stops the calibration with that error.
 using FeedSource = std::function<Expected<std::vector<Feed>>(const CalibrationSample&)>;
+
+/// The FeedSource of .npy samples for a model with one input (the model at `model_path`, loaded
+/// as `model`): each file, read with read_npy (edgemm/npy.h), is that input; each new shape is
+/// checked against the memory limit (check_shapes_fit_memory, edgemm/memory_check.h) before it
+/// runs. Errors: kInvalidArgument when the model has not exactly one input (naming the count).
+Expected<FeedSource> npy_feed_source(const std::string& model_path, const OnnxModel& model);
 
 /// Settings of a calibration run.
 struct CalibrateOptions {
