@@ -50,7 +50,7 @@ class OnnxModel {
   /// Errors: kInvalidArgument for "-" (a model is read by path, with its data beside it); kIo
   /// naming the path for a missing or unreadable model or data file; kInvalidModel for a file
   /// that is not a ModelProto (corrupt, truncated), fails the checker, or has data ranges outside
-  /// its data file; kUnsupported for an ai.onnx opset outside 7–17 or string tensors.
+  /// its data file; kUnsupported for an ai.onnx opset above 21 or string tensors.
   static Expected<OnnxModel> load(const std::string& path, const OnnxLoadOptions& options = {});
 
   /// Writes the model to `path` (replaced) and, per `options`, its external data to

@@ -7,6 +7,7 @@
 
 #include <string>
 
+#include "ir/libonnx_view.h"
 #include "ir/onnx_export.h"
 #include "ir/onnx_import.h"
 
@@ -47,31 +48,36 @@ int64_t ir_version_for_opset(int64_t opset) {
 Status reinfer_shapes(ir::Model& model) {
   model.graph.value_infos.clear();
   EDGEMM_ASSIGN_OR_RETURN(onnx::ModelProto proto, to_proto(model));
-  try {
-    onnx::checker::check_model(proto);
-    onnx::shape_inference::InferShapes(proto, onnx::OpSchemaRegistry::Instance(),
-                                       onnx::ShapeInferenceOptions(false, 0, true));
-  } catch (const std::exception& e) {
-    return make_error(StatusCode::kInvalidModel, std::string("ONNX checks after a rewrite failed: ") + e.what());
-  }
+  EDGEMM_RETURN_IF_ERROR(ir::with_libonnx_view(proto, [&proto](const std::map<std::string, int64_t>&) {
+    try {
+      onnx::checker::check_model(proto);
+      onnx::shape_inference::InferShapes(proto, onnx::OpSchemaRegistry::Instance(),
+                                         onnx::ShapeInferenceOptions(false, 0, true));
+    } catch (const std::exception& e) {
+      return make_error(StatusCode::kInvalidModel, std::string("ONNX checks after a rewrite failed: ") + e.what());
+    }
+    return Status::ok();
+  }));
   return from_proto(proto, model);
 }
 
 Status check_strict(const ir::Model& model) {
   EDGEMM_ASSIGN_OR_RETURN(onnx::ModelProto proto, to_proto(model));
-  try {
-    onnx::checker::check_model(proto);
-  } catch (const std::exception& e) {
-    return make_error(StatusCode::kInvalidModel, std::string("the ONNX checker rejects the result: ") + e.what());
-  }
-  try {
-    onnx::shape_inference::InferShapes(proto, onnx::OpSchemaRegistry::Instance(),
-                                       onnx::ShapeInferenceOptions(true, 1, false));
-  } catch (const std::exception& e) {
-    return make_error(StatusCode::kInvalidModel,
-                      std::string("strict ONNX shape inference rejects the result: ") + e.what());
-  }
-  return Status::ok();
+  return ir::with_libonnx_view(proto, [&proto](const std::map<std::string, int64_t>&) {
+    try {
+      onnx::checker::check_model(proto);
+    } catch (const std::exception& e) {
+      return make_error(StatusCode::kInvalidModel, std::string("the ONNX checker rejects the result: ") + e.what());
+    }
+    try {
+      onnx::shape_inference::InferShapes(proto, onnx::OpSchemaRegistry::Instance(),
+                                         onnx::ShapeInferenceOptions(true, 1, false));
+    } catch (const std::exception& e) {
+      return make_error(StatusCode::kInvalidModel,
+                        std::string("strict ONNX shape inference rejects the result: ") + e.what());
+    }
+    return Status::ok();
+  });
 }
 
 Status upgrade_opset(ir::Model& model, int64_t target) {

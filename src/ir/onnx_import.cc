@@ -17,6 +17,8 @@
 
 #include "core/long_lived_memory.h"
 #include "ir/external_data.h"
+#include "ir/libonnx_view.h"
+#include "ir/onnx_next_schemas.h"
 #include "ir/onnx_wire.h"
 
 namespace edgemm::ir {
@@ -25,7 +27,6 @@ namespace fs = std::filesystem;
 
 namespace {
 
-constexpr int64_t kMaxOpset = 17;
 constexpr const char* kNotAModel =
     "the file is not a valid ONNX model: protobuf parsing failed (truncated or not ONNX?)";
 
@@ -486,17 +487,20 @@ Expected<Model> import_model_proto(onnx::ModelProto& proto, const std::string& b
   }
   if (proto.opset_import_size() == 0 && proto.ir_version() < 3) model.opsets[""] = 1;
   const int64_t opset = model.opset("");
-  if (opset > kMaxOpset) {
+  if (opset > kMaxImportOpset) {
     return make_error(StatusCode::kUnsupported, "model imports ai.onnx opset " + std::to_string(opset) +
-                                                    "; edgemm supports opsets up to " + std::to_string(kMaxOpset));
+                                                    "; edgemm supports opsets up to " +
+                                                    std::to_string(kMaxImportOpset));
   }
   ImportContext context{base_dir, {}};
   EDGEMM_RETURN_IF_ERROR(prepare_graph_external_data(*proto.mutable_graph(), context, model.external_data_files));
   leave_weights_in_file(proto, in_file, context);
   EDGEMM_RETURN_IF_ERROR(pin_input_shapes(proto, options.fixed_input_shapes));
-  if (options.run_checker) EDGEMM_RETURN_IF_ERROR(run_checker(proto));
-  EDGEMM_RETURN_IF_ERROR(check_window_attributes(proto.graph()));
-  if (options.infer_shapes) EDGEMM_RETURN_IF_ERROR(infer_shapes(proto, model.opsets));
+  EDGEMM_RETURN_IF_ERROR(with_libonnx_view(proto, [&](const std::map<std::string, int64_t>& opsets) {
+    if (options.run_checker) EDGEMM_RETURN_IF_ERROR(run_checker(proto));
+    EDGEMM_RETURN_IF_ERROR(check_window_attributes(proto.graph()));
+    return options.infer_shapes ? infer_shapes(proto, opsets) : Status::ok();
+  }));
   EDGEMM_ASSIGN_OR_RETURN(model.graph, graph_from_proto(*proto.mutable_graph(), context, weights));
   return model;
 }

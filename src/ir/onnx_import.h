@@ -25,7 +25,7 @@ using ImportOptions = OnnxLoadOptions;
 /// Errors: kInvalidArgument for "-" (standard input: a model is read by path, with its external
 /// data beside it), kIo (unreadable model or data file), kInvalidModel (not a ModelProto, checker
 /// failure, data ranges outside the file, inconsistent tensors), kUnsupported (opset outside
-/// 7–17 for the default domain, string tensors).
+/// 7–21 for the default domain (18–21 through libonnx_view.h), string tensors).
 Expected<Model> import_onnx_file(const std::string& path, const ImportOptions& options = {});
 
 /// import_onnx_file for sizes and shapes only (memory estimates): the same checks and shape

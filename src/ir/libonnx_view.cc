@@ -1,0 +1,62 @@
+/// \file libonnx_view.cc
+/// with_libonnx_view (libonnx_view.h).
+
+#include "ir/libonnx_view.h"
+
+#include <utility>
+#include <vector>
+
+#include "ir/onnx_next_schemas.h"
+
+namespace edgemm::ir {
+
+namespace {
+
+/// libonnx 1.12's IR version (onnx/common/constants: IR_VERSION of ONNX 1.12).
+constexpr int64_t kLibOnnxIrVersion = 8;
+
+/// Files the nodes of `graph` (and its subgraphs) that have a kNextDomain schema at `opset`
+/// under that domain, collecting them in `moved`.
+void refile_nodes(onnx::GraphProto& graph, int64_t opset,
+                  std::vector<std::pair<onnx::NodeProto*, std::string>>& moved) {
+  for (auto& node : *graph.mutable_node()) {
+    const bool onnx_domain = node.domain().empty() || node.domain() == "ai.onnx";
+    if (onnx_domain && onnx::OpSchemaRegistry::Schema(node.op_type(), static_cast<int>(opset), kNextDomain)) {
+      moved.emplace_back(&node, node.domain());
+      node.set_domain(kNextDomain);
+    }
+    for (auto& attr : *node.mutable_attribute()) {
+      if (attr.has_g()) refile_nodes(*attr.mutable_g(), opset, moved);
+      for (auto& g : *attr.mutable_graphs()) refile_nodes(g, opset, moved);
+    }
+  }
+}
+
+}  // namespace
+
+Status with_libonnx_view(onnx::ModelProto& proto,
+                         const std::function<Status(const std::map<std::string, int64_t>& opsets)>& fn) {
+  std::map<std::string, int64_t> opsets;
+  for (const auto& op : proto.opset_import()) opsets[op.domain() == "ai.onnx" ? "" : op.domain()] = op.version();
+  const auto it = opsets.find("");
+  if (it == opsets.end() || it->second <= 17) return fn(opsets);
+
+  register_onnx_next_schemas();
+  std::vector<std::pair<onnx::NodeProto*, std::string>> moved;
+  refile_nodes(*proto.mutable_graph(), it->second, moved);
+  const int64_t ir_version = proto.ir_version();
+  if (ir_version > kLibOnnxIrVersion) proto.set_ir_version(kLibOnnxIrVersion);
+  auto* import = proto.add_opset_import();
+  import->set_domain(kNextDomain);
+  import->set_version(it->second);
+  opsets[kNextDomain] = it->second;
+
+  const Status status = fn(opsets);
+
+  proto.mutable_opset_import()->RemoveLast();
+  proto.set_ir_version(ir_version);
+  for (auto& [node, domain] : moved) node->set_domain(domain);
+  return status;
+}
+
+}  // namespace edgemm::ir
