@@ -181,6 +181,46 @@ constexpr OpChange kChanges[] = {
     {"Where", 16, K::kTypes, "bfloat16"},
     // Opset 17: LayerNormalization is new; below 17 it is decomposed.
     {"LayerNormalization", 17, K::kRewrite, "new op, decomposed"},
+    // Opset 18 (ONNX 1.13): the other reductions take axes as an input; Split num_outputs; Pad
+    // axes; Resize antialias/axes/keep_aspect_ratio_policy; Scatter* max/min; LpPool ceil_mode.
+    {"ReduceL1", 18, K::kRewrite, "axes input, noop_with_empty_axes"},
+    {"ReduceL2", 18, K::kRewrite, "axes input, noop_with_empty_axes"},
+    {"ReduceLogSum", 18, K::kRewrite, "axes input, noop_with_empty_axes"},
+    {"ReduceLogSumExp", 18, K::kRewrite, "axes input, noop_with_empty_axes"},
+    {"ReduceMax", 18, K::kRewrite, "axes input, noop_with_empty_axes"},
+    {"ReduceMean", 18, K::kRewrite, "axes input, noop_with_empty_axes"},
+    {"ReduceMin", 18, K::kRewrite, "axes input, noop_with_empty_axes"},
+    {"ReduceProd", 18, K::kRewrite, "axes input, noop_with_empty_axes"},
+    {"ReduceSumSquare", 18, K::kRewrite, "axes input, noop_with_empty_axes"},
+    {"Split", 18, K::kRewrite, "num_outputs"},
+    {"Pad", 18, K::kRewrite, "axes input"},
+    {"Resize", 18, K::kRewrite, "antialias, axes, keep_aspect_ratio_policy"},
+    {"ScatterElements", 18, K::kAttrValues, "reduction=none|add|mul"},
+    {"ScatterND", 18, K::kAttrValues, "reduction=none|add|mul"},
+    {"LpPool", 18, K::kDefaultAttrs, "ceil_mode=0;dilations=ones"},
+    {"Mish", 18, K::kRewrite, "new op, decomposed"},
+    {"GroupNormalization", 18, K::kRewrite, "new op, decomposed"},
+    // Opset 19 (ONNX 1.14): float8 types; Pad "wrap"; Resize "half_pixel_symmetric".
+    {"AveragePool", 19, K::kDefaultAttrs, "dilations=ones"},
+    {"Cast", 19, K::kDefaultAttrs, "saturate=1"},
+    {"CastLike", 19, K::kDefaultAttrs, "saturate=1"},
+    {"DequantizeLinear", 19, K::kTypes, "float8, float16 scales"},
+    {"Pad", 19, K::kRewrite, "wrap mode"},
+    {"QuantizeLinear", 19, K::kDefaultAttrs, "saturate=1"},
+    {"Resize", 19, K::kRewrite, "half_pixel_symmetric"},
+    // Opset 20 (ONNX 1.15).
+    {"DFT", 20, K::kRewrite, "axis input"},
+    {"Gelu", 20, K::kRewrite, "new op, decomposed"},
+    {"GridSample", 20, K::kRewrite, "N-D, modes linear/cubic"},
+    {"ReduceMax", 20, K::kTypes, "bool"},
+    {"ReduceMin", 20, K::kTypes, "bool"},
+    // Opset 21 (ONNX 1.16): int4/uint4 types; blocked quantization; GroupNormalization per channel.
+    {"Cast", 21, K::kTypes, "int4"},
+    {"CastLike", 21, K::kTypes, "int4"},
+    {"DequantizeLinear", 21, K::kDefaultAttrs, "block_size=0"},
+    {"GroupNormalization", 21, K::kRewrite, "scale and bias per channel"},
+    {"Pad", 21, K::kTypes, "int4"},
+    {"QuantizeLinear", 21, K::kDefaultAttrs, "block_size=0;output_dtype=0"},
 };
 
 }  // namespace

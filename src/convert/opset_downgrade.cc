@@ -12,12 +12,16 @@
 #include "convert/onnx_checks.h"
 #include "convert/opset_changes.h"
 #include "convert/rewrite_context.h"
+#include "ir/onnx_next_schemas.h"
 
 namespace edgemm::convert {
 
 namespace {
 
 using Rewriter = std::function<Status(RewriteContext&, const ir::Node&)>;
+
+/// The newest opset libonnx 1.12 has schemas for.
+constexpr int64_t kLastLibOnnxOpset = 17;
 
 const Rewriter* family_rewrite(const std::string& op) {
   static const std::unordered_map<std::string, Rewriter> kRewrites = {
@@ -41,6 +45,12 @@ const Rewriter* family_rewrite(const std::string& op) {
       {"Clip", downgrade_clip},
       {"Resize", downgrade_resize},
       {"Slice", downgrade_slice},
+      {"Pad", downgrade_pad},
+      {"Mish", downgrade_mish},
+      {"Gelu", downgrade_gelu},
+      {"GroupNormalization", downgrade_group_norm},
+      {"GridSample", downgrade_grid_sample},
+      {"DFT", downgrade_dft},
   };
   auto it = kRewrites.find(op);
   return it == kRewrites.end() ? nullptr : &it->second;
@@ -55,18 +65,27 @@ struct VersionSpan {
 };
 
 Expected<VersionSpan> version_span(const ir::Node& node, int64_t source, int64_t target) {
-  const onnx::OpSchema* schema = onnx::OpSchemaRegistry::Schema(node.op_type, static_cast<int>(source), "");
-  if (schema == nullptr) {
+  VersionSpan span;
+  auto walk = [&](const onnx::OpSchema* schema, const char* domain) {
+    while (schema != nullptr && schema->since_version() > target) {
+      span.versions.push_back(schema->since_version());
+      span.introduced = schema->since_version();
+      schema = onnx::OpSchemaRegistry::Schema(node.op_type, schema->since_version() - 1, domain);
+    }
+    return schema;
+  };
+  // Versions after opset 17 are the schemas edgemm registers under ir::kNextDomain.
+  if (source > kLastLibOnnxOpset) {
+    ir::register_onnx_next_schemas();
+    walk(onnx::OpSchemaRegistry::Schema(node.op_type, static_cast<int>(source), ir::kNextDomain), ir::kNextDomain);
+  }
+  const int64_t older = std::min(source, kLastLibOnnxOpset);
+  const onnx::OpSchema* schema = onnx::OpSchemaRegistry::Schema(node.op_type, static_cast<int>(older), "");
+  if (schema == nullptr && span.versions.empty()) {
     return cannot_convert(node, target,
                           "'" + node.op_type + "' is not an ai.onnx op at opset " + std::to_string(source));
   }
-  VersionSpan span;
-  while (schema != nullptr && schema->since_version() > target) {
-    span.versions.push_back(schema->since_version());
-    span.introduced = schema->since_version();
-    schema = onnx::OpSchemaRegistry::Schema(node.op_type, schema->since_version() - 1, "");
-  }
-  span.exists_at_target = schema != nullptr;
+  span.exists_at_target = walk(schema, "") != nullptr;
   return span;
 }
 
@@ -121,15 +140,37 @@ Status drop_default_attrs(const OpChange& change, ir::Node& node, int64_t target
     auto it = node.attributes.find(key);
     if (it == node.attributes.end()) continue;
     const ir::Attribute& attr = it->second;
+    const bool all_ones = attr.kind == ir::Attribute::Kind::kInts &&
+                          std::all_of(attr.ints.begin(), attr.ints.end(), [](int64_t v) { return v == 1; });
     const bool at_default =
-        !fallback.empty() && ((attr.kind == ir::Attribute::Kind::kInt && std::to_string(attr.i) == fallback) ||
-                              (attr.kind == ir::Attribute::Kind::kString && attr.s == fallback));
+        !fallback.empty() &&
+        ((attr.kind == ir::Attribute::Kind::kInt && std::to_string(attr.i) == fallback) ||
+         (attr.kind == ir::Attribute::Kind::kString && attr.s == fallback) || (fallback == "ones" && all_ones));
     if (!at_default) {
       return cannot_convert(node, target,
                             "attribute '" + key + "' (added in " + node.op_type + "-" + std::to_string(change.version) +
                                 ") is set to a value older versions cannot express");
     }
     node.attributes.erase(it);
+  }
+  return Status::ok();
+}
+
+/// kAttrValues: every listed attribute absent or one of its listed values (kept).
+Status check_attr_values(const OpChange& change, const ir::Node& node, int64_t target) {
+  std::istringstream list(change.detail);
+  std::string item;
+  while (std::getline(list, item, ';')) {
+    const auto eq = item.find('=');
+    const std::string key = item.substr(0, eq);
+    auto it = node.attributes.find(key);
+    if (it == node.attributes.end()) continue;
+    const std::string allowed = "|" + item.substr(eq + 1) + "|";
+    if (allowed.find("|" + it->second.s + "|") == std::string::npos) {
+      return cannot_convert(
+          node, target,
+          key + " '" + it->second.s + "' exists only from " + node.op_type + "-" + std::to_string(change.version));
+    }
   }
   return Status::ok();
 }
@@ -154,6 +195,8 @@ Status apply_change(RewriteContext& ctx, const OpChange& change, ir::Node& node)
       return Status::ok();
     case ChangeKind::kDefaultAttrs:
       return drop_default_attrs(change, node, ctx.target_opset());
+    case ChangeKind::kAttrValues:
+      return check_attr_values(change, node, ctx.target_opset());
     case ChangeKind::kSingleInput:
       if (node.inputs.size() > 1) {
         return cannot_convert(node, ctx.target_opset(),

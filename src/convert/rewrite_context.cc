@@ -86,6 +86,14 @@ std::optional<double> RewriteContext::constant_scalar(const std::string& name) c
 
 int64_t RewriteContext::rank(const std::string& name) const { return passes::known_rank(graph_, name); }
 
+int64_t RewriteContext::dim(const std::string& name, int64_t axis) const {
+  if (const Tensor* t = constant(name)) return axis < t->rank() ? t->shape()[axis] : -1;
+  const ValueInfo* info = passes::value_info(graph_, name);
+  if (info == nullptr || axis >= static_cast<int64_t>(info->shape.size())) return -1;
+  const Dim& d = info->shape[axis];
+  return d.is_static() ? d.value : -1;
+}
+
 DataType RewriteContext::dtype(const std::string& name) const {
   if (const Tensor* t = constant(name)) return t->dtype();
   const ValueInfo* info = passes::value_info(graph_, name);

@@ -53,6 +53,8 @@ class RewriteContext {
   std::optional<double> constant_scalar(const std::string& name) const;
   /// Rank of `name` from initializers, graph inputs/outputs or inferred value_infos; -1 if unknown.
   int64_t rank(const std::string& name) const;
+  /// Size of axis `axis` (≥ 0) of `name` when known statically, else -1.
+  int64_t dim(const std::string& name, int64_t axis) const;
   /// Element type of `name` (kUndefined when unknown).
   DataType dtype(const std::string& name) const;
 

@@ -15,15 +15,26 @@ namespace {
 /// libonnx 1.12's IR version (onnx/common/constants: IR_VERSION of ONNX 1.12).
 constexpr int64_t kLibOnnxIrVersion = 8;
 
+/// Domain under which ai.onnx ops edgemm has no schema for at all (ImageDecoder-20, the
+/// string ops of opset 20, ...) pass the checker: it checks only ONNX's own domains against
+/// schemas, and shape inference leaves their outputs unknown. They then load as ops without a
+/// kernel (a clear Unsupported error at run time; inspect lists them).
+constexpr const char* kUnregisteredDomain = "edgemm.ai.onnx.unregistered";
+
 /// Files the nodes of `graph` (and its subgraphs) that have a kNextDomain schema at `opset`
-/// under that domain, collecting them in `moved`.
+/// under that domain, and those without any schema under kUnregisteredDomain, collecting them
+/// with their original domain in `moved`.
 void refile_nodes(onnx::GraphProto& graph, int64_t opset,
                   std::vector<std::pair<onnx::NodeProto*, std::string>>& moved) {
   for (auto& node : *graph.mutable_node()) {
     const bool onnx_domain = node.domain().empty() || node.domain() == "ai.onnx";
-    if (onnx_domain && onnx::OpSchemaRegistry::Schema(node.op_type(), static_cast<int>(opset), kNextDomain)) {
+    const int version = static_cast<int>(opset);
+    if (onnx_domain && onnx::OpSchemaRegistry::Schema(node.op_type(), version, kNextDomain)) {
       moved.emplace_back(&node, node.domain());
       node.set_domain(kNextDomain);
+    } else if (onnx_domain && !onnx::OpSchemaRegistry::Schema(node.op_type(), version, "")) {
+      moved.emplace_back(&node, node.domain());
+      node.set_domain(kUnregisteredDomain);
     }
     for (auto& attr : *node.mutable_attribute()) {
       if (attr.has_g()) refile_nodes(*attr.mutable_g(), opset, moved);
@@ -50,9 +61,14 @@ Status with_libonnx_view(onnx::ModelProto& proto,
   import->set_domain(kNextDomain);
   import->set_version(it->second);
   opsets[kNextDomain] = it->second;
+  auto* unregistered = proto.add_opset_import();
+  unregistered->set_domain(kUnregisteredDomain);
+  unregistered->set_version(1);
+  opsets[kUnregisteredDomain] = 1;
 
   const Status status = fn(opsets);
 
+  proto.mutable_opset_import()->RemoveLast();
   proto.mutable_opset_import()->RemoveLast();
   proto.set_ir_version(ir_version);
   for (auto& [node, domain] : moved) node->set_domain(domain);

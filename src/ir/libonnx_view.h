@@ -2,7 +2,8 @@
 /// \file libonnx_view.h
 /// Lets libonnx 1.12's checker and shape inference read a model of ai.onnx opset 18–21: while
 /// `fn` runs, every node whose op changed or appeared after opset 17 is filed under
-/// kNextDomain (onnx_next_schemas.h), whose schemas describe it at the model's opset, and an IR
+/// kNextDomain (onnx_next_schemas.h), whose schemas describe it at the model's opset (an op
+/// libonnx and edgemm have no schema for passes unchecked, its outputs uninferred), and an IR
 /// version above libonnx's 8 reads as 8 (IR 9 and 10 add float8 and 4-bit types, which the
 /// schemas then refuse). Both are restored afterwards, whatever `fn` returns. Subgraphs (If,
 /// Loop, Scan bodies) are included. Models at opset 17 and below pass through unchanged.

@@ -7,6 +7,7 @@
 #include "ir/flops.h"
 #include "ir/memory_estimate.h"
 #include "ir/onnx_model_access.h"
+#include "kernels/kernel.h"
 #include "passes/passes.h"
 
 namespace edgemm::passes {
@@ -58,6 +59,11 @@ Expected<ModelSummary> inspect_model(const std::string& path, const InspectOptio
   summary.outputs = model.graph.outputs;
   summary.nodes = model.graph.nodes.size();
   summary.op_histogram = handle.op_histogram();
+  for (const ir::Node& node : model.graph.nodes) {
+    if (kernels::cpu_registry().find(node.domain, node.op_type, model.opset(node.domain)) == nullptr) {
+      summary.ops_without_kernel.insert((node.domain.empty() ? "" : node.domain + ".") + node.op_type);
+    }
+  }
   count_parameters(model.graph, summary);
   summary.shapes_known = all_inputs_static(model.graph);
   summary.flops = ir::estimate_flops(model.graph);

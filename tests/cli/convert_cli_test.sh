@@ -77,6 +77,51 @@ check no-inputs-ort-values 0 $py -c '
 import numpy as np, sys
 assert np.load(sys.argv[1]).tolist() == [[1, 2, 3], [4, 5, 6]]' "$tmp/ort_const/y.npy"
 
+# Opset 21 down to 17, 13 and 11 (tests/cli/opset21_models.py: GroupNormalization-21, Gelu-20,
+# Mish-18, Pad-18 axes, Reduce*-18 axes inputs, Split-18 num_outputs, Resize-18): verified by the
+# command against the original with edgemm and ONNX Runtime, then libonnx 1.12's full checker
+# (strict shape inference) accepts each result. BitwiseAnd-18 and Resize-18 antialias have no
+# older form: refused, nothing written.
+check opset21-models 0 $py "$root/tests/cli/opset21_models.py" "$tmp"
+# inspect: the opset-21 file's ops, each with a CPU kernel; an op without one (ImageDecoder-20)
+# is listed as such, and run refuses it by name.
+check opset21-inspect 0 "$bin" inspect "$tmp/ops21.onnx" --json
+check opset21-inspect-ops 0 $py -c '
+import json, sys
+r = json.load(open(sys.argv[1]))
+assert r["opsets"] == {"ai.onnx": 21}, r["opsets"]
+assert {"GroupNormalization", "Gelu", "Mish", "Split", "Pad", "ReduceMean"} <= set(r["op_histogram"]), r["op_histogram"]
+assert r["ops_without_kernel"] == [], r["ops_without_kernel"]
+assert [o["shape"] for o in r["outputs"]][0] == [1, 4, 13, 1], r["outputs"]
+' "$tmp/out"
+check image-decoder-inspect 0 "$bin" inspect "$tmp/image_decoder20.onnx"
+expect_text image-decoder-inspect-says "$tmp/out" "ImageDecoder .*(no CPU kernel)"
+check image-decoder-run 4 "$bin" run "$tmp/image_decoder20.onnx"
+expect_text image-decoder-run-says "$tmp/err" "no CPU kernel: ImageDecoder"
+for opset in 17 13 11; do
+  check "opset21-to-$opset" 0 "$bin" convert "$tmp/ops21.onnx" -o "$tmp/ops21_$opset.onnx" --opset "$opset" --json
+  cp "$tmp/out" "$tmp/ops21_$opset.json"
+  check "opset21-to-$opset-verified" 0 $py -c '
+import json, sys
+r = json.load(open(sys.argv[1]))
+assert r["opset"] == {"from": 21, "to": int(sys.argv[2])}, r["opset"]
+engines = {c["engine"] for c in r["verification"]["checks"]}
+assert r["verification"]["passed"] and engines >= {"edgemm", "onnxruntime"}, r["verification"]
+assert not {"Gelu", "Mish", "GroupNormalization"} & set(r["ops_after"]), r["ops_after"]
+' "$tmp/ops21_$opset.json" "$opset"
+  check "opset21-to-$opset-checker" 0 $py -c '
+import onnx, sys
+m = onnx.load(sys.argv[1])
+onnx.checker.check_model(m, full_check=True)
+assert [o.version for o in m.opset_import if o.domain in ("", "ai.onnx")] == [int(sys.argv[2])]
+' "$tmp/ops21_$opset.onnx" "$opset"
+done
+check bitwise18-to-17 4 "$bin" convert "$tmp/bitwise18.onnx" -o "$tmp/refused.onnx" --opset 17
+expect_text bitwise18-to-17-says "$tmp/err" "BitwiseAnd exists only from opset 18"
+check antialias18-to-17 4 "$bin" convert "$tmp/antialias18.onnx" -o "$tmp/refused.onnx" --opset 17
+expect_text antialias18-to-17-says "$tmp/err" "antialias = 1 exists only from Resize-18"
+[ -e "$tmp/refused.onnx" ] && { failed=$((failed + 1)); echo "FAIL: a refused conversion wrote its output"; }
+
 # The fixture at opsets 11 and 13: verified by the command, then checked against PyTorch.
 check_fixture() {  # check_fixture OPSET EXTRA_ARGS...
   local opset="$1" out="$tmp/block_$1.onnx"

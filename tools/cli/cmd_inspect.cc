@@ -169,6 +169,7 @@ Status inspect_command(const InspectArgs& args) {
     j["optimized"]["kernels"] = kernel_selection();
   }
   j["op_histogram"] = m.op_histogram;
+  j["ops_without_kernel"] = m.ops_without_kernel;
   j["parameters"] = m.parameters;
   j["parameter_bytes"] = m.parameter_bytes;
   if (m.shapes_known) {
@@ -210,11 +211,13 @@ Status inspect_command(const InspectArgs& args) {
   std::sort(ops.begin(), ops.end(), [](const auto& a, const auto& b) {
     return a.second != b.second ? a.second > b.second : a.first < b.first;
   });
-  std::cout << "  op histogram:\n";
+  std::cout << "  op histogram (" << m.op_histogram.size() - m.ops_without_kernel.size() << " of "
+            << m.op_histogram.size() << " ops run on edgemm's CPU kernels):\n";
   for (const auto& [op, count] : ops) {
     std::cout << "    " << padded(op, 32) << std::setw(4) << count;
     if (m.shapes_known && m.flops.by_op.count(op))
       std::cout << "  " << std::setprecision(3) << m.flops.by_op.at(op) / 1e9 << " GFLOP";
+    if (m.ops_without_kernel.count(op)) std::cout << "  (no CPU kernel)";
     std::cout << "\n";
   }
   return Status::ok();

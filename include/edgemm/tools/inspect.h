@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -49,17 +50,20 @@ struct ModelSummary {
   std::vector<ValueInfo> outputs;           ///< with their inferred shapes
   size_t nodes = 0;                         ///< main-graph nodes
   std::map<std::string, int> op_histogram;  ///< "Conv", or "<domain>.<op>" outside ai.onnx
-  int64_t parameters = 0;                   ///< elements of initializers and Constant-node tensors
-  int64_t parameter_bytes = 0;              ///< their bytes
-  bool shapes_known = false;                ///< every input has a known rank and static dims
-  FlopsEstimate flops;                      ///< meaningful when shapes_known
-  MemoryEstimate memory;                    ///< meaningful when shapes_known
-  std::optional<PassReport> optimized;      ///< with InspectOptions::optimized
+  /// Keys of op_histogram that no edgemm CPU kernel runs at the model's opset of their domain
+  /// (the native backend refuses to load such a model; the others run natively).
+  std::set<std::string> ops_without_kernel;
+  int64_t parameters = 0;               ///< elements of initializers and Constant-node tensors
+  int64_t parameter_bytes = 0;          ///< their bytes
+  bool shapes_known = false;            ///< every input has a known rank and static dims
+  FlopsEstimate flops;                  ///< meaningful when shapes_known
+  MemoryEstimate memory;                ///< meaningful when shapes_known
+  std::optional<PassReport> optimized;  ///< with InspectOptions::optimized
 };
 
 /// Reads `path` (ONNX checker and shape inference, `options.shapes` pinned) and describes it.
 /// Errors: those of edgemm::OnnxModel::load (kIo naming a missing or unreadable file,
-/// kInvalidModel for a corrupt one or a checker failure, kUnsupported for an opset outside 7–17).
+/// kInvalidModel for a corrupt one or a checker failure, kUnsupported for an ai.onnx opset above 21).
 Expected<ModelSummary> inspect_model(const std::string& path, const InspectOptions& options = {});
 
 }  // namespace edgemm::passes
