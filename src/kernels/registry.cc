@@ -69,6 +69,14 @@ const KernelRegistry& cpu_registry() {
     register_attention_kernels(r);
     register_encoder_attention_kernels(r);
     register_recurrent_kernels(r);
+    register_signal_kernels(r);
+    register_linalg_kernels(r);
+    register_tfidf_kernels(r);
+    register_training_optimizer_kernels(r);
+    register_group_norm_kernels(r);
+    register_lrn_kernels(r);
+    register_col2im_kernels(r);
+    register_deform_conv_kernels(r);
     register_elementwise_chain_kernels(r);
     return r;
   }();

@@ -178,6 +178,8 @@ class LayoutPlanner {
   bool place_resize(ir::Node& node) {
     auto mode = node.attr_string("mode", "nearest");
     if (!mode || *mode != "nearest" || node.inputs.size() != 3 || !blocked_.count(node.inputs[0])) return false;
+    // Resize-18 `axes` would reorder the scales read below (and not fit the blocked rank).
+    if (node.has_attr("axes")) return false;
     const Tensor* roi = node.inputs[1].empty() ? nullptr : constant(graph_, node.inputs[1]);
     const Tensor* scales = constant(graph_, node.inputs[2]);
     if ((roi != nullptr && roi->element_count() != 0) || (!node.inputs[1].empty() && roi == nullptr)) return false;

@@ -14,7 +14,8 @@
 /// Matched when: s is a positive float32 scalar constant and z a uint8 scalar constant (or
 /// absent), equal on both nodes; W_int8 an int8 constant with zero points all 0 (or absent)
 /// and scales one per output channel (Conv: axis 0; MatMul: axis 1, the columns of B) or one
-/// for all; Conv's B absent or a float32 constant [M]. A MatMul's bias Add is absorbed later
+/// for all; Conv's B absent or a float32 constant [M]; no Q/DQ with opset 21's block_size > 0
+/// or a QuantizeLinear output_dtype other than uint8. A MatMul's bias Add is absorbed later
 /// by fuse_matmul_add. The QDQ nodes stay for other readers; dead ones are removed by the later passes. Runs
 /// before constant folding, which would otherwise turn DequantizeLinear(W_int8) into float
 /// weights.
@@ -51,6 +52,14 @@ std::optional<QdqNode> qdq_producer(const GraphView& view, const ir::Graph& grap
   auto axis = n.attr_int("axis", 1);
   if (!axis) return std::nullopt;
   q.axis = *axis;
+  // Opset 21: blocked parameters (block_size > 0) are neither per tensor nor per channel, and
+  // a QuantizeLinear output_dtype other than uint8 (2) gives an absent zero point another
+  // dtype; such nodes are left alone.
+  auto block_size = n.attr_int("block_size", 0);
+  auto output_dtype = n.attr_int("output_dtype", 0);
+  if (!block_size || *block_size != 0 || !output_dtype || (*output_dtype != 0 && *output_dtype != 2)) {
+    return std::nullopt;
+  }
   return q;
 }
 

@@ -73,8 +73,7 @@ struct NodeBuilder {
 };
 
 /// Runs and expects success; returns the outputs.
-std::vector<Tensor> run_ok(const NodeBuilder& b, const std::vector<Tensor>& in, int64_t opset = 17,
-                           int threads = 1) {
+std::vector<Tensor> run_ok(const NodeBuilder& b, const std::vector<Tensor>& in, int64_t opset = 17, int threads = 1) {
   auto r = runtime::run_node(b.node, in, opset, threads);
   EXPECT_TRUE(r.has_value()) << r.status().to_string();
   if (!r.has_value()) return std::vector<Tensor>(b.node.outputs.size());
@@ -82,8 +81,7 @@ std::vector<Tensor> run_ok(const NodeBuilder& b, const std::vector<Tensor>& in, 
 }
 
 /// Runs and expects failure with `code`; returns the message.
-std::string run_err(const NodeBuilder& b, const std::vector<Tensor>& in, StatusCode code,
-                    int64_t opset = 17) {
+std::string run_err(const NodeBuilder& b, const std::vector<Tensor>& in, StatusCode code, int64_t opset = 17) {
   auto r = runtime::run_node(b.node, in, opset, 1);
   EXPECT_FALSE(r.has_value());
   if (r.has_value()) return "";
@@ -132,18 +130,14 @@ TEST(ShapeKernels, ReshapeCopiesZeroAndInfersMinusOne) {
 
 TEST(ShapeKernels, ReshapeErrors) {
   Tensor x = f32({2, 3}, std::vector<float>(6, 0.0f));
-  EXPECT_THAT(
-      run_err(NodeBuilder("Reshape", 2), {x, i64({2}, {-1, -1})}, StatusCode::kInvalidArgument),
-      HasSubstr("more than one -1"));
-  EXPECT_THAT(
-      run_err(NodeBuilder("Reshape", 2), {x, i64({2}, {4, 2})}, StatusCode::kInvalidArgument),
-      HasSubstr("cannot reshape"));
-  EXPECT_THAT(
-      run_err(NodeBuilder("Reshape", 2), {x, i64({3}, {1, 6, 0})}, StatusCode::kInvalidArgument),
-      HasSubstr("Reshape 'n1'"));
+  EXPECT_THAT(run_err(NodeBuilder("Reshape", 2), {x, i64({2}, {-1, -1})}, StatusCode::kInvalidArgument),
+              HasSubstr("more than one -1"));
+  EXPECT_THAT(run_err(NodeBuilder("Reshape", 2), {x, i64({2}, {4, 2})}, StatusCode::kInvalidArgument),
+              HasSubstr("cannot reshape"));
+  EXPECT_THAT(run_err(NodeBuilder("Reshape", 2), {x, i64({3}, {1, 6, 0})}, StatusCode::kInvalidArgument),
+              HasSubstr("Reshape 'n1'"));
   run_err(NodeBuilder("Reshape", 2), {x, i64({2}, {-2, 3})}, StatusCode::kInvalidArgument);
-  run_err(NodeBuilder("Reshape", 2).i("allowzero", 1), {x, i64({2}, {0, -1})},
-          StatusCode::kInvalidArgument, 14);
+  run_err(NodeBuilder("Reshape", 2).i("allowzero", 1), {x, i64({2}, {0, -1})}, StatusCode::kInvalidArgument, 14);
   run_err(NodeBuilder("Reshape", 2), {x, f32({2}, {3, 2})}, StatusCode::kInvalidArgument);
 }
 
@@ -157,24 +151,18 @@ TEST(ShapeKernels, FlattenSqueezeUnsqueeze) {
 
   Tensor y = f32({1, 3, 1, 2}, std::vector<float>(6, 1.0f));
   EXPECT_EQ(shape_of(run_ok(NodeBuilder("Squeeze", 1), {y})[0]), (Shape{3, 2}));
-  EXPECT_EQ(shape_of(run_ok(NodeBuilder("Squeeze", 1).ints("axes", {-2}), {y}, 11)[0]),
-            (Shape{1, 3, 2}));
-  EXPECT_EQ(shape_of(run_ok(NodeBuilder("Squeeze", 2), {y, i64({1}, {0})}, 13)[0]),
-            (Shape{3, 1, 2}));
+  EXPECT_EQ(shape_of(run_ok(NodeBuilder("Squeeze", 1).ints("axes", {-2}), {y}, 11)[0]), (Shape{1, 3, 2}));
+  EXPECT_EQ(shape_of(run_ok(NodeBuilder("Squeeze", 2), {y, i64({1}, {0})}, 13)[0]), (Shape{3, 1, 2}));
   EXPECT_EQ(shape_of(run_ok(NodeBuilder("Squeeze", 2), {y, i64({0}, {})}, 13)[0]),
             (Shape{3, 2}));  // empty axes: every unit axis, as ONNX Runtime
-  EXPECT_THAT(
-      run_err(NodeBuilder("Squeeze", 2), {y, i64({1}, {1})}, StatusCode::kInvalidArgument, 13),
-      HasSubstr("cannot squeeze axis 1 of extent 3"));
+  EXPECT_THAT(run_err(NodeBuilder("Squeeze", 2), {y, i64({1}, {1})}, StatusCode::kInvalidArgument, 13),
+              HasSubstr("cannot squeeze axis 1 of extent 3"));
 
   Tensor z = f32({2, 3}, std::vector<float>(6, 1.0f));
-  EXPECT_EQ(shape_of(run_ok(NodeBuilder("Unsqueeze", 2), {z, i64({2}, {0, -1})}, 13)[0]),
-            (Shape{1, 2, 3, 1}));
-  EXPECT_EQ(shape_of(run_ok(NodeBuilder("Unsqueeze", 1).ints("axes", {3, 1}), {z}, 11)[0]),
-            (Shape{2, 1, 3, 1}));
-  EXPECT_THAT(
-      run_err(NodeBuilder("Unsqueeze", 2), {z, i64({2}, {1, 1})}, StatusCode::kInvalidArgument, 13),
-      HasSubstr("repeated"));
+  EXPECT_EQ(shape_of(run_ok(NodeBuilder("Unsqueeze", 2), {z, i64({2}, {0, -1})}, 13)[0]), (Shape{1, 2, 3, 1}));
+  EXPECT_EQ(shape_of(run_ok(NodeBuilder("Unsqueeze", 1).ints("axes", {3, 1}), {z}, 11)[0]), (Shape{2, 1, 3, 1}));
+  EXPECT_THAT(run_err(NodeBuilder("Unsqueeze", 2), {z, i64({2}, {1, 1})}, StatusCode::kInvalidArgument, 13),
+              HasSubstr("repeated"));
   run_err(NodeBuilder("Unsqueeze", 2), {z, i64({1}, {4})}, StatusCode::kInvalidArgument, 13);
 }
 
@@ -190,9 +178,25 @@ TEST(ShapeKernels, IdentityAndDropout) {
   EXPECT_EQ(out[1].dtype(), DataType::kFloat32);
   EXPECT_THAT(values<float>(out[1]), ElementsAre(1.0f, 1.0f));
   Tensor train = make<uint8_t>(DataType::kBool, {}, {1});
-  run_err(NodeBuilder("Dropout", 3), {f, f32({}, {0.5f}), train}, StatusCode::kUnsupported, 13);
   out = run_ok(NodeBuilder("Dropout", 3), {f, f32({}, {0.0f}), train}, 13);
   EXPECT_THAT(values<float>(out[0]), ElementsAre(1.5f, -2.0f));
+}
+
+// Training-mode Dropout with a seed draws NumPy's stream: np.random.seed(7);
+// np.random.uniform(0, 1, 6) = [0.0763, 0.7799, 0.4384, 0.7235, 0.9780, 0.5385], so ratio 0.5
+// keeps elements 1, 3, 4, 5, scaled by 1 / (1 - 0.5).
+TEST(ShapeKernels, TrainingDropoutFollowsTheSeed) {
+  Tensor x = f32({2, 3}, {1, 2, 3, 4, 5, 6});
+  Tensor train = make<uint8_t>(DataType::kBool, {}, {1});
+  auto out = run_ok(NodeBuilder("Dropout", 3, 2).i("seed", 7), {x, f32({}, {0.5f}), train}, 13);
+  EXPECT_THAT(values<float>(out[0]), ElementsAre(0, 4, 0, 8, 10, 12));
+  EXPECT_THAT(values<uint8_t>(out[1]), ElementsAre(0, 1, 0, 1, 1, 1));
+  out = run_ok(NodeBuilder("Dropout", 3), {x, f32({}, {0.5f}), train}, 13);  // unseeded: 0 or 2x
+  for (int i = 0; i < 6; ++i) EXPECT_TRUE(values<float>(out[0])[i] == 0 || values<float>(out[0])[i] == 2 * (i + 1));
+  EXPECT_THAT(run_err(NodeBuilder("Dropout", 3), {x, f32({}, {1.0f}), train}, StatusCode::kInvalidArgument, 13),
+              HasSubstr("[0, 1)"));
+  run_err(NodeBuilder("Dropout", 3), {make<int8_t>(DataType::kInt8, {1}, {1}), f32({}, {0.5f}), train},
+          StatusCode::kUnsupported, 13);
 }
 
 // ------------------------------------------------------------------------------ transpose.cc
@@ -205,8 +209,7 @@ TEST(TransposeKernels, SmallPermutations) {
   // [2,2,3] with perm [1,2,0]: out[j][k][i] = x[i][j][k] = 6i + 3j + k.
   std::vector<int16_t> v(12);
   std::iota(v.begin(), v.end(), int16_t{0});
-  out = run_ok(NodeBuilder("Transpose", 1).ints("perm", {1, 2, 0}),
-               {make(DataType::kInt16, {2, 2, 3}, v)});
+  out = run_ok(NodeBuilder("Transpose", 1).ints("perm", {1, 2, 0}), {make(DataType::kInt16, {2, 2, 3}, v)});
   EXPECT_EQ(shape_of(out[0]), (Shape{2, 3, 2}));
   EXPECT_THAT(values<int16_t>(out[0]), ElementsAre(0, 6, 1, 7, 2, 8, 3, 9, 4, 10, 5, 11));
   run_err(NodeBuilder("Transpose", 1).ints("perm", {0, 0}), {x}, StatusCode::kInvalidArgument);
@@ -221,8 +224,7 @@ void check_transpose_4d(DataType dt, Shape shape, std::vector<int64_t> perm, int
   for (int64_t d : shape) n *= d;
   std::vector<T> v(static_cast<size_t>(n));
   for (int64_t i = 0; i < n; ++i) v[i] = static_cast<T>((i * 7919) % 251);
-  auto out =
-      run_ok(NodeBuilder("Transpose", 1).ints("perm", perm), {make(dt, shape, v)}, 17, threads);
+  auto out = run_ok(NodeBuilder("Transpose", 1).ints("perm", perm), {make(dt, shape, v)}, 17, threads);
   Shape os(4);
   for (int k = 0; k < 4; ++k) os[k] = shape[perm[k]];
   ASSERT_EQ(shape_of(out[0]), os);
@@ -284,8 +286,7 @@ TEST(ConcatSplitKernels, Concat) {
   EXPECT_THAT(values<uint8_t>(out[0]), ElementsAre(1, 0, 1, 0));
   EXPECT_THAT(run_err(NodeBuilder("Concat", 2).i("axis", 0), {a, b}, StatusCode::kInvalidArgument),
               HasSubstr("incompatible"));
-  run_err(NodeBuilder("Concat", 2).i("axis", 1), {a, i64({2, 1}, {1, 2})},
-          StatusCode::kInvalidArgument);
+  run_err(NodeBuilder("Concat", 2).i("axis", 1), {a, i64({2, 1}, {1, 2})}, StatusCode::kInvalidArgument);
 }
 
 TEST(ConcatSplitKernels, SplitAllVersions) {
@@ -299,8 +300,7 @@ TEST(ConcatSplitKernels, SplitAllVersions) {
   out = run_ok(NodeBuilder("Split", 1, 2), {x}, 13);  // equal parts on axis 0
   EXPECT_THAT(values<float>(out[1]), ElementsAre(5, 6, 7, 8, 9));
   run_err(NodeBuilder("Split", 1, 2).i("axis", 1), {x}, StatusCode::kInvalidArgument, 13);
-  EXPECT_THAT(run_err(NodeBuilder("Split", 2, 2).i("axis", 1), {x, i64({2}, {2, 2})},
-                      StatusCode::kInvalidArgument, 13),
+  EXPECT_THAT(run_err(NodeBuilder("Split", 2, 2).i("axis", 1), {x, i64({2}, {2, 2})}, StatusCode::kInvalidArgument, 13),
               HasSubstr("do not sum to 5"));
 }
 
@@ -312,30 +312,26 @@ TEST(SliceKernels, SliceStepsAndClamping) {
   Tensor x = f32({10}, v);
   const int64_t kMin = std::numeric_limits<int64_t>::min();
   const int64_t kMax = std::numeric_limits<int64_t>::max();
-  auto out = run_ok(NodeBuilder("Slice", 5),
-                    {x, i64({1}, {-1}), i64({1}, {kMin}), i64({1}, {0}), i64({1}, {-3})});
+  auto out = run_ok(NodeBuilder("Slice", 5), {x, i64({1}, {-1}), i64({1}, {kMin}), i64({1}, {0}), i64({1}, {-3})});
   EXPECT_THAT(values<float>(out[0]), ElementsAre(9, 6, 3, 0));
-  out = run_ok(NodeBuilder("Slice", 5),
-               {x, i64({1}, {2}), i64({1}, {kMax}), i64({1}, {0}), i64({1}, {kMax})});
+  out = run_ok(NodeBuilder("Slice", 5), {x, i64({1}, {2}), i64({1}, {kMax}), i64({1}, {0}), i64({1}, {kMax})});
   EXPECT_THAT(values<float>(out[0]), ElementsAre(2));
   out = run_ok(NodeBuilder("Slice", 3), {x, i64({1}, {20}), i64({1}, {30})});
   EXPECT_EQ(out[0].element_count(), 0);
   // 2-D, axes given, int32 starts/ends, negative axis.
   std::vector<float> m(12);
   std::iota(m.begin(), m.end(), 0.0f);
-  out = run_ok(NodeBuilder("Slice", 5), {f32({3, 4}, m), i32({2}, {1, 3}), i32({2}, {3, 0}),
-                                         i32({2}, {-2, -1}), i32({2}, {1, -2})});
+  out = run_ok(NodeBuilder("Slice", 5),
+               {f32({3, 4}, m), i32({2}, {1, 3}), i32({2}, {3, 0}), i32({2}, {-2, -1}), i32({2}, {1, -2})});
   // rows [1,3) → 1,2 ; cols from 3 down to >0 step -2 → 3,1.
   EXPECT_EQ(shape_of(out[0]), (Shape{2, 2}));
   EXPECT_THAT(values<float>(out[0]), ElementsAre(7, 5, 11, 9));
   // Opset 9: attributes.
-  out = run_ok(NodeBuilder("Slice", 1).ints("starts", {0, 1}).ints("ends", {1, 100}),
-               {f32({3, 4}, m)}, 9);
+  out = run_ok(NodeBuilder("Slice", 1).ints("starts", {0, 1}).ints("ends", {1, 100}), {f32({3, 4}, m)}, 9);
   EXPECT_THAT(values<float>(out[0]), ElementsAre(1, 2, 3));
   run_err(NodeBuilder("Slice", 5), {x, i64({1}, {0}), i64({1}, {5}), i64({1}, {0}), i64({1}, {0})},
           StatusCode::kInvalidArgument);
-  run_err(NodeBuilder("Slice", 4), {x, i64({1}, {0}), i64({1}, {5}), i64({1}, {1})},
-          StatusCode::kInvalidArgument);
+  run_err(NodeBuilder("Slice", 4), {x, i64({1}, {0}), i64({1}, {5}), i64({1}, {1})}, StatusCode::kInvalidArgument);
 }
 
 TEST(SliceKernels, CompressAndReverseSequence) {
@@ -347,8 +343,7 @@ TEST(SliceKernels, CompressAndReverseSequence) {
   Tensor cond5 = make<uint8_t>(DataType::kBool, {5}, {0, 1, 0, 0, 1});
   out = run_ok(NodeBuilder("Compress", 2), {x, cond5});
   EXPECT_THAT(values<float>(out[0]), ElementsAre(2, 5));
-  out = run_ok(NodeBuilder("Compress", 2).i("axis", -1),
-               {x, make<uint8_t>(DataType::kBool, {1}, {1})});
+  out = run_ok(NodeBuilder("Compress", 2).i("axis", -1), {x, make<uint8_t>(DataType::kBool, {1}, {1})});
   EXPECT_THAT(values<float>(out[0]), ElementsAre(1, 3, 5));
   run_err(NodeBuilder("Compress", 2), {x, i64({1}, {1})}, StatusCode::kInvalidArgument);
 
@@ -357,12 +352,10 @@ TEST(SliceKernels, CompressAndReverseSequence) {
   std::iota(v.begin(), v.end(), 0.0f);
   out = run_ok(NodeBuilder("ReverseSequence", 2).i("time_axis", 0).i("batch_axis", 1),
                {f32({4, 4}, v), i64({4}, {4, 3, 2, 1})});
-  EXPECT_THAT(values<float>(out[0]),
-              ElementsAre(12, 9, 6, 3, 8, 5, 2, 7, 4, 1, 10, 11, 0, 13, 14, 15));
+  EXPECT_THAT(values<float>(out[0]), ElementsAre(12, 9, 6, 3, 8, 5, 2, 7, 4, 1, 10, 11, 0, 13, 14, 15));
   out = run_ok(NodeBuilder("ReverseSequence", 2).i("time_axis", 1).i("batch_axis", 0),
                {f32({4, 4}, v), i64({4}, {1, 2, 3, 4})});
-  EXPECT_THAT(values<float>(out[0]),
-              ElementsAre(0, 1, 2, 3, 5, 4, 6, 7, 10, 9, 8, 11, 15, 14, 13, 12));
+  EXPECT_THAT(values<float>(out[0]), ElementsAre(0, 1, 2, 3, 5, 4, 6, 7, 10, 9, 8, 11, 15, 14, 13, 12));
   EXPECT_THAT(run_err(NodeBuilder("ReverseSequence", 2), {f32({4, 4}, v), i64({4}, {1, 5, 1, 1})},
                       StatusCode::kInvalidArgument),
               HasSubstr("sequence length 5"));
@@ -392,10 +385,8 @@ TEST(GatherKernels, OutOfRangeIndexIsAnError) {
   g.node.name = "g1";
   EXPECT_EQ(run_err(g, {data, i64({2}, {1, 7})}, StatusCode::kInvalidArgument),
             "Gather 'g1': index 7 is out of range for axis 0 of size 5 (input 'indices')");
-  EXPECT_THAT(run_err(g, {data, i32({1}, {-6})}, StatusCode::kInvalidArgument),
-              HasSubstr("index -6 is out of range"));
-  EXPECT_THAT(run_err(g, {data, f32({1}, {0})}, StatusCode::kInvalidArgument),
-              HasSubstr("must be int32 or int64"));
+  EXPECT_THAT(run_err(g, {data, i32({1}, {-6})}, StatusCode::kInvalidArgument), HasSubstr("index -6 is out of range"));
+  EXPECT_THAT(run_err(g, {data, f32({1}, {0})}, StatusCode::kInvalidArgument), HasSubstr("must be int32 or int64"));
 }
 
 TEST(GatherKernels, GatherElementsAndGatherND) {
@@ -406,9 +397,9 @@ TEST(GatherKernels, GatherElementsAndGatherND) {
   out = run_ok(NodeBuilder("GatherElements", 2),
                {f32({3, 3}, {1, 2, 3, 4, 5, 6, 7, 8, 9}), i32({2, 3}, {1, 2, 0, 2, 0, -1})});
   EXPECT_THAT(values<float>(out[0]), ElementsAre(4, 8, 3, 7, 2, 9));
-  EXPECT_THAT(run_err(NodeBuilder("GatherElements", 2).i("axis", 1), {d, i64({2, 1}, {0, 2})},
-                      StatusCode::kInvalidArgument),
-              HasSubstr("index 2 is out of range for axis 1 of size 2"));
+  EXPECT_THAT(
+      run_err(NodeBuilder("GatherElements", 2).i("axis", 1), {d, i64({2, 1}, {0, 2})}, StatusCode::kInvalidArgument),
+      HasSubstr("index 2 is out of range for axis 1 of size 2"));
 
   Tensor g = make<int32_t>(DataType::kInt32, {2, 2}, {0, 1, 2, 3});
   out = run_ok(NodeBuilder("GatherND", 2), {g, i64({2, 2}, {0, 0, 1, 1})});
@@ -419,9 +410,8 @@ TEST(GatherKernels, GatherElementsAndGatherND) {
   out = run_ok(NodeBuilder("GatherND", 2).i("batch_dims", 1), {g3, i64({2, 1}, {1, 0})}, 12);
   EXPECT_EQ(shape_of(out[0]), (Shape{2, 2}));
   EXPECT_THAT(values<int32_t>(out[0]), ElementsAre(2, 3, 4, 5));
-  EXPECT_THAT(
-      run_err(NodeBuilder("GatherND", 2), {g, i64({1, 2}, {0, -3})}, StatusCode::kInvalidArgument),
-      HasSubstr("index -3 is out of range for axis 1 of size 2"));
+  EXPECT_THAT(run_err(NodeBuilder("GatherND", 2), {g, i64({1, 2}, {0, -3})}, StatusCode::kInvalidArgument),
+              HasSubstr("index -3 is out of range for axis 1 of size 2"));
 }
 
 // ------------------------------------------------------------------------------ scatter.cc
@@ -442,32 +432,29 @@ TEST(ScatterKernels, ScatterElementsAndAlias) {
   out = run_ok(NodeBuilder("ScatterElements", 3).i("axis", 1).s("reduction", "mul"),
                {row, i64({1, 2}, {4, 4}), f32({1, 2}, {2, 3})}, 16);
   EXPECT_THAT(values<float>(out[0]), ElementsAre(1, 2, 3, 4, 30));
-  EXPECT_THAT(run_err(NodeBuilder("ScatterElements", 3).i("axis", 1),
-                      {row, i64({1, 1}, {5}), f32({1, 1}, {0})}, StatusCode::kInvalidArgument),
+  EXPECT_THAT(run_err(NodeBuilder("ScatterElements", 3).i("axis", 1), {row, i64({1, 1}, {5}), f32({1, 1}, {0})},
+                      StatusCode::kInvalidArgument),
               HasSubstr("index 5 is out of range for axis 1 of size 5"));
-  run_err(NodeBuilder("ScatterElements", 3).s("reduction", "sum"),
-          {row, i64({1, 1}, {0}), f32({1, 1}, {0})}, StatusCode::kInvalidArgument, 16);
+  run_err(NodeBuilder("ScatterElements", 3).s("reduction", "sum"), {row, i64({1, 1}, {0}), f32({1, 1}, {0})},
+          StatusCode::kInvalidArgument, 16);
 }
 
 TEST(ScatterKernels, ScatterND) {
   // Operators.md ScatterND example 1.
   Tensor data = f32({8}, {1, 2, 3, 4, 5, 6, 7, 8});
-  auto out = run_ok(NodeBuilder("ScatterND", 3),
-                    {data, i64({4, 1}, {4, 3, 1, 7}), f32({4}, {9, 10, 11, 12})});
+  auto out = run_ok(NodeBuilder("ScatterND", 3), {data, i64({4, 1}, {4, 3, 1, 7}), f32({4}, {9, 10, 11, 12})});
   EXPECT_THAT(values<float>(out[0]), ElementsAre(1, 11, 3, 10, 9, 6, 7, 12));
   // Slices of a 2-D tensor, add reduction with a duplicate.
   Tensor m = make<int64_t>(DataType::kInt64, {3, 2}, {1, 1, 1, 1, 1, 1});
   out = run_ok(NodeBuilder("ScatterND", 3).s("reduction", "add"),
                {m, i64({2, 1}, {2, -1}), i64({2, 2}, {5, 6, 10, 20})}, 16);
   EXPECT_THAT(values<int64_t>(out[0]), ElementsAre(1, 1, 1, 1, 16, 27));
-  out = run_ok(NodeBuilder("ScatterND", 3).s("reduction", "mul"),
-               {m, i64({1, 2}, {0, 1}), i64({1}, {7})}, 16);
+  out = run_ok(NodeBuilder("ScatterND", 3).s("reduction", "mul"), {m, i64({1, 2}, {0, 1}), i64({1}, {7})}, 16);
   EXPECT_THAT(values<int64_t>(out[0]), ElementsAre(1, 7, 1, 1, 1, 1));
-  EXPECT_THAT(run_err(NodeBuilder("ScatterND", 3), {data, i64({1, 1}, {8}), f32({1}, {0})},
-                      StatusCode::kInvalidArgument),
-              HasSubstr("index 8 is out of range for axis 0 of size 8"));
-  run_err(NodeBuilder("ScatterND", 3), {data, i64({1, 1}, {0}), f32({2}, {0, 0})},
-          StatusCode::kInvalidArgument);
+  EXPECT_THAT(
+      run_err(NodeBuilder("ScatterND", 3), {data, i64({1, 1}, {8}), f32({1}, {0})}, StatusCode::kInvalidArgument),
+      HasSubstr("index 8 is out of range for axis 0 of size 8"));
+  run_err(NodeBuilder("ScatterND", 3), {data, i64({1, 1}, {0}), f32({2}, {0, 0})}, StatusCode::kInvalidArgument);
 }
 
 // ---------------------------------------------------------------------- pad_tile_expand.cc
@@ -483,9 +470,8 @@ TEST(PadTileExpandKernels, Expand) {
   EXPECT_EQ(values<float>(out[0]), want);
   out = run_ok(NodeBuilder("Expand", 2), {x, i64({1}, {1})});  // shape smaller than input
   EXPECT_EQ(shape_of(out[0]), (Shape{3, 1}));
-  EXPECT_THAT(
-      run_err(NodeBuilder("Expand", 2), {x, i64({2}, {-1, 1})}, StatusCode::kInvalidArgument),
-      HasSubstr("negative extent -1"));
+  EXPECT_THAT(run_err(NodeBuilder("Expand", 2), {x, i64({2}, {-1, 1})}, StatusCode::kInvalidArgument),
+              HasSubstr("negative extent -1"));
   run_err(NodeBuilder("Expand", 2), {x, i64({2}, {2, 3})}, StatusCode::kInvalidArgument);
   const int64_t big = int64_t{1} << 40;
   run_err(NodeBuilder("Expand", 2), {x, i64({3}, {big, big, 1})}, StatusCode::kOutOfMemory);
@@ -496,16 +482,15 @@ TEST(PadTileExpandKernels, Tile) {
   Tensor x = f32({2, 2}, {1, 2, 3, 4});
   auto out = run_ok(NodeBuilder("Tile", 2), {x, i64({2}, {2, 3})});
   EXPECT_EQ(shape_of(out[0]), (Shape{4, 6}));
-  EXPECT_THAT(values<float>(out[0]), ElementsAreArray({1, 2, 1, 2, 1, 2, 3, 4, 3, 4, 3, 4,
-                                                       1, 2, 1, 2, 1, 2, 3, 4, 3, 4, 3, 4}));
+  EXPECT_THAT(values<float>(out[0]),
+              ElementsAreArray({1, 2, 1, 2, 1, 2, 3, 4, 3, 4, 3, 4, 1, 2, 1, 2, 1, 2, 3, 4, 3, 4, 3, 4}));
   out = run_ok(NodeBuilder("Tile", 2), {x, i64({2}, {0, 1})});
   EXPECT_EQ(shape_of(out[0]), (Shape{0, 2}));
   run_err(NodeBuilder("Tile", 2), {x, i64({2}, {-1, 1})}, StatusCode::kInvalidArgument);
   run_err(NodeBuilder("Tile", 2), {x, i64({1}, {2})}, StatusCode::kInvalidArgument);
   const int64_t kMax = std::numeric_limits<int64_t>::max();
   run_err(NodeBuilder("Tile", 2), {x, i64({2}, {kMax, 1})}, StatusCode::kOutOfMemory);
-  run_err(NodeBuilder("Tile", 2), {x, i64({2}, {int64_t{1} << 20, int64_t{1} << 20})},
-          StatusCode::kOutOfMemory);
+  run_err(NodeBuilder("Tile", 2), {x, i64({2}, {int64_t{1} << 20, int64_t{1} << 20})}, StatusCode::kOutOfMemory);
 }
 
 TEST(PadTileExpandKernels, PadModes) {
@@ -514,8 +499,7 @@ TEST(PadTileExpandKernels, PadModes) {
   Tensor pads = i64({4}, {0, 2, 0, 0});
   auto out = run_ok(NodeBuilder("Pad", 3), {x, pads, f32({}, {0.0f})}, 11);
   EXPECT_EQ(shape_of(out[0]), (Shape{3, 4}));
-  EXPECT_THAT(values<float>(out[0]),
-              ElementsAre(0, 0, 1.0f, 1.2f, 0, 0, 2.3f, 3.4f, 0, 0, 4.5f, 5.7f));
+  EXPECT_THAT(values<float>(out[0]), ElementsAre(0, 0, 1.0f, 1.2f, 0, 0, 2.3f, 3.4f, 0, 0, 4.5f, 5.7f));
   out = run_ok(NodeBuilder("Pad", 2).s("mode", "reflect"), {x, pads}, 13);
   EXPECT_THAT(values<float>(out[0]),
               ElementsAre(1.0f, 1.2f, 1.0f, 1.2f, 2.3f, 3.4f, 2.3f, 3.4f, 4.5f, 5.7f, 4.5f, 5.7f));
@@ -535,10 +519,8 @@ TEST(PadTileExpandKernels, PadModes) {
   EXPECT_THAT(values<float>(out[0]), ElementsAre(3, 1, 2, 3, 1, 2));
   run_err(NodeBuilder("Pad", 2), {r, i64({2}, {-2, -2})}, StatusCode::kInvalidArgument, 13);
   run_err(NodeBuilder("Pad", 2), {r, i64({1}, {1})}, StatusCode::kInvalidArgument, 13);
-  run_err(NodeBuilder("Pad", 2), {r, i64({2}, {int64_t{1} << 40, 0})}, StatusCode::kOutOfMemory,
-          13);
-  run_err(NodeBuilder("Pad", 2).s("mode", "mirror"), {r, i64({2}, {1, 1})},
-          StatusCode::kInvalidArgument, 13);
+  run_err(NodeBuilder("Pad", 2), {r, i64({2}, {int64_t{1} << 40, 0})}, StatusCode::kOutOfMemory, 13);
+  run_err(NodeBuilder("Pad", 2).s("mode", "mirror"), {r, i64({2}, {1, 1})}, StatusCode::kInvalidArgument, 13);
 }
 
 // ----------------------------------------------------------------------------- generate.cc
@@ -575,13 +557,10 @@ TEST(GenerateKernels, ConstantOfShape) {
   EXPECT_EQ(out[0].rank(), 0);
   out = run_ok(NodeBuilder("ConstantOfShape", 1), {i64({2}, {0, 5})});
   EXPECT_EQ(out[0].element_count(), 0);
-  EXPECT_THAT(
-      run_err(NodeBuilder("ConstantOfShape", 1), {i64({2}, {2, -3})}, StatusCode::kInvalidArgument),
-      HasSubstr("negative extent -3 at axis 1"));
-  run_err(NodeBuilder("ConstantOfShape", 1), {i64({3}, {1 << 30, 1 << 30, 1 << 30})},
-          StatusCode::kOutOfMemory);
-  run_err(NodeBuilder("ConstantOfShape", 1), {i64({1}, {int64_t{1} << 40})},
-          StatusCode::kOutOfMemory);
+  EXPECT_THAT(run_err(NodeBuilder("ConstantOfShape", 1), {i64({2}, {2, -3})}, StatusCode::kInvalidArgument),
+              HasSubstr("negative extent -3 at axis 1"));
+  run_err(NodeBuilder("ConstantOfShape", 1), {i64({3}, {1 << 30, 1 << 30, 1 << 30})}, StatusCode::kOutOfMemory);
+  run_err(NodeBuilder("ConstantOfShape", 1), {i64({1}, {int64_t{1} << 40})}, StatusCode::kOutOfMemory);
 }
 
 TEST(GenerateKernels, Range) {
@@ -598,20 +577,16 @@ TEST(GenerateKernels, Range) {
   const int64_t kMax = std::numeric_limits<int64_t>::max();
   out = run_ok(NodeBuilder("Range", 3), {i64({}, {kMin}), i64({}, {kMax}), i64({}, {kMax})});
   EXPECT_THAT(values<int64_t>(out[0]), ElementsAre(kMin, -1, kMax - 1));
-  EXPECT_THAT(run_err(NodeBuilder("Range", 3), {i64({}, {0}), i64({}, {5}), i64({}, {0})},
-                      StatusCode::kInvalidArgument),
-              HasSubstr("'delta' is 0"));
-  run_err(NodeBuilder("Range", 3), {i64({}, {0}), i64({}, {kMax}), i64({}, {1})},
-          StatusCode::kOutOfMemory);
-  run_err(NodeBuilder("Range", 3), {f32({}, {0}), f32({}, {1e30f}), f32({}, {1})},
-          StatusCode::kOutOfMemory);
-  run_err(NodeBuilder("Range", 3), {i64({}, {0}), i32({}, {5}), i64({}, {1})},
-          StatusCode::kInvalidArgument);
+  EXPECT_THAT(
+      run_err(NodeBuilder("Range", 3), {i64({}, {0}), i64({}, {5}), i64({}, {0})}, StatusCode::kInvalidArgument),
+      HasSubstr("'delta' is 0"));
+  run_err(NodeBuilder("Range", 3), {i64({}, {0}), i64({}, {kMax}), i64({}, {1})}, StatusCode::kOutOfMemory);
+  run_err(NodeBuilder("Range", 3), {f32({}, {0}), f32({}, {1e30f}), f32({}, {1})}, StatusCode::kOutOfMemory);
+  run_err(NodeBuilder("Range", 3), {i64({}, {0}), i32({}, {5}), i64({}, {1})}, StatusCode::kInvalidArgument);
 }
 
 TEST(GenerateKernels, EyeLikeAndOneHot) {
-  auto out = run_ok(NodeBuilder("EyeLike", 1).i("k", 1).i("dtype", 6),
-                    {f32({3, 4}, std::vector<float>(12, 5.0f))});
+  auto out = run_ok(NodeBuilder("EyeLike", 1).i("k", 1).i("dtype", 6), {f32({3, 4}, std::vector<float>(12, 5.0f))});
   EXPECT_EQ(out[0].dtype(), DataType::kInt32);
   EXPECT_THAT(values<int32_t>(out[0]), ElementsAre(0, 1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1));
   out = run_ok(NodeBuilder("EyeLike", 1).i("k", -1), {f32({2, 2}, {9, 9, 9, 9})});
@@ -622,14 +597,11 @@ TEST(GenerateKernels, EyeLikeAndOneHot) {
   out = run_ok(NodeBuilder("OneHot", 3), {idx, f32({}, {3}), f32({2}, {0, 1})});
   EXPECT_EQ(shape_of(out[0]), (Shape{4, 3}));
   EXPECT_THAT(values<float>(out[0]), ElementsAre(1, 0, 0, 0, 0, 1, 0, 0, 1, 0, 0, 0));
-  out = run_ok(NodeBuilder("OneHot", 3).i("axis", 0),
-               {f32({2}, {1.0f, 0.0f}), i64({1}, {2}), i32({2}, {-1, 8})});
+  out = run_ok(NodeBuilder("OneHot", 3).i("axis", 0), {f32({2}, {1.0f, 0.0f}), i64({1}, {2}), i32({2}, {-1, 8})});
   EXPECT_EQ(shape_of(out[0]), (Shape{2, 2}));
   EXPECT_THAT(values<int32_t>(out[0]), ElementsAre(-1, 8, 8, -1));
-  run_err(NodeBuilder("OneHot", 3), {idx, i64({}, {0}), f32({2}, {0, 1})},
-          StatusCode::kInvalidArgument);
-  run_err(NodeBuilder("OneHot", 3), {idx, i64({}, {3}), f32({3}, {0, 1, 2})},
-          StatusCode::kInvalidArgument);
+  run_err(NodeBuilder("OneHot", 3), {idx, i64({}, {0}), f32({2}, {0, 1})}, StatusCode::kInvalidArgument);
+  run_err(NodeBuilder("OneHot", 3), {idx, i64({}, {3}), f32({3}, {0, 1, 2})}, StatusCode::kInvalidArgument);
 }
 
 // ------------------------------------------------------------------------- trilu_cumsum.cc
@@ -652,20 +624,16 @@ TEST(TriluCumSumKernels, Trilu) {
 TEST(TriluCumSumKernels, CumSum) {
   Tensor x = f32({5}, {1, 2, 3, 4, 5});
   Tensor axis = i32({}, {0});
-  EXPECT_THAT(values<float>(run_ok(NodeBuilder("CumSum", 2), {x, axis})[0]),
-              ElementsAre(1, 3, 6, 10, 15));
+  EXPECT_THAT(values<float>(run_ok(NodeBuilder("CumSum", 2), {x, axis})[0]), ElementsAre(1, 3, 6, 10, 15));
   EXPECT_THAT(values<float>(run_ok(NodeBuilder("CumSum", 2).i("exclusive", 1), {x, axis})[0]),
               ElementsAre(0, 1, 3, 6, 10));
   EXPECT_THAT(values<float>(run_ok(NodeBuilder("CumSum", 2).i("reverse", 1), {x, axis})[0]),
               ElementsAre(15, 14, 12, 9, 5));
-  EXPECT_THAT(values<float>(
-                  run_ok(NodeBuilder("CumSum", 2).i("reverse", 1).i("exclusive", 1), {x, axis})[0]),
+  EXPECT_THAT(values<float>(run_ok(NodeBuilder("CumSum", 2).i("reverse", 1).i("exclusive", 1), {x, axis})[0]),
               ElementsAre(14, 12, 9, 5, 0));
   Tensor m = make<int64_t>(DataType::kInt64, {2, 3}, {1, 2, 3, 4, 5, 6});
-  EXPECT_THAT(values<int64_t>(run_ok(NodeBuilder("CumSum", 2), {m, i64({}, {-1})})[0]),
-              ElementsAre(1, 3, 6, 4, 9, 15));
-  EXPECT_THAT(values<int64_t>(run_ok(NodeBuilder("CumSum", 2), {m, i64({1}, {0})})[0]),
-              ElementsAre(1, 2, 3, 5, 7, 9));
+  EXPECT_THAT(values<int64_t>(run_ok(NodeBuilder("CumSum", 2), {m, i64({}, {-1})})[0]), ElementsAre(1, 3, 6, 4, 9, 15));
+  EXPECT_THAT(values<int64_t>(run_ok(NodeBuilder("CumSum", 2), {m, i64({1}, {0})})[0]), ElementsAre(1, 2, 3, 5, 7, 9));
   Tensor h = make<uint16_t>(DataType::kFloat16, {3}, {0x3C00, 0x3C00, 0x4000});  // 1, 1, 2
   EXPECT_THAT(values<uint16_t>(run_ok(NodeBuilder("CumSum", 2), {h, axis})[0]),
               ElementsAre(0x3C00, 0x4000, 0x4400));  // 1, 2, 4

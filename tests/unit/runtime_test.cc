@@ -229,6 +229,60 @@ TEST(Runtime, IfAndLoopReadOuterScopeValues) {
   }
 }
 
+// Scan-8 (opset 8: batch axis 0, sequence_lens first): a running sum over a reversed scan input,
+// batch entry 1 shorter than the sequence axis.
+std::string scan8_model(const std::filesystem::path& dir) {
+  ModelBuilder b(8);
+  b.input("init", onnx::TensorProto::FLOAT, {2, 2});
+  b.input("xs", onnx::TensorProto::FLOAT, {2, 3, 2});
+  b.initializer_int64s("lens", {2}, {3, 2});
+  auto* scan = b.node("Scan", {"lens", "init", "xs"}, {"final", "partial"}, "scan_1");
+  auto* num = scan->add_attribute();
+  num->set_name("num_scan_inputs");
+  num->set_type(onnx::AttributeProto::INT);
+  num->set_i(1);
+  auto* dirs = scan->add_attribute();
+  dirs->set_name("directions");
+  dirs->set_type(onnx::AttributeProto::INTS);
+  dirs->add_ints(1);
+  auto* body_attr = scan->add_attribute();
+  body_attr->set_name("body");
+  body_attr->set_type(onnx::AttributeProto::GRAPH);
+  auto* body = body_attr->mutable_g();
+  body->set_name("scan_body");
+  ModelBuilder::declare(body->add_input(), "sum_in", onnx::TensorProto::FLOAT, {2});
+  ModelBuilder::declare(body->add_input(), "x_t", onnx::TensorProto::FLOAT, {2});
+  auto* add = body->add_node();
+  add->set_op_type("Add");
+  add->add_input("sum_in");
+  add->add_input("x_t");
+  add->add_output("sum_out");
+  auto* copy = body->add_node();
+  copy->set_op_type("Identity");
+  copy->add_input("sum_out");
+  copy->add_output("scan_out");
+  ModelBuilder::declare(body->add_output(), "sum_out", onnx::TensorProto::FLOAT, {2});
+  ModelBuilder::declare(body->add_output(), "scan_out", onnx::TensorProto::FLOAT, {2});
+  b.output("final", onnx::TensorProto::FLOAT, {2, 2});
+  b.output("partial", onnx::TensorProto::FLOAT, {2, 3, 2});
+  return b.save(dir / "scan8.onnx");
+}
+
+TEST(Runtime, Scan8BatchesWithSequenceLengthsAndReverseInput) {
+  auto dir = testing::temp_dir("scan8");
+  auto inf = load(scan8_model(dir));
+  ASSERT_TRUE(inf);
+  const Tensor init = Tensor::from_floats({2, 2}, {0, 0, 10, 10});
+  const Tensor xs = Tensor::from_floats({2, 3, 2}, {1, 2, 3, 4, 5, 6, 1, 1, 2, 2, 3, 3});
+  auto out = inf->run({{"init", init}, {"xs", xs}});
+  ASSERT_TRUE(out.has_value()) << out.status().to_string();
+  // Batch 0, length 3, read from the end: [5,6], [8,10], [9,12]. Batch 1, length 2 (positions
+  // 1 then 0): 10 + 2 = 12, then 13; position 2 of its scan output is zero.
+  EXPECT_EQ(testutil::values<float>((*out)[0]), (std::vector<float>{9, 12, 13, 13}));
+  ASSERT_EQ((*out)[1].shape(), (Shape{2, 3, 2}));
+  EXPECT_EQ(testutil::values<float>((*out)[1]), (std::vector<float>{5, 6, 8, 10, 9, 12, 12, 12, 13, 13, 0, 0}));
+}
+
 TEST(Runtime, ConcurrentRunsMatchSerialRuns) {
   auto dir = testing::temp_dir("concurrent");
   auto inf = load(chain_model(dir, 8));

@@ -1,7 +1,7 @@
 /// \file activation.cc
-/// Activation kernels of the default ONNX domain (Operators.md, opsets 7–17):
+/// Activation kernels of the default ONNX domain (Operators.md, opsets 6–20):
 /// Relu, LeakyRelu, PRelu, Elu, Selu, Celu, Sigmoid, HardSigmoid, HardSwish, Tanh, Softplus,
-/// Softsign, ThresholdedRelu, Shrink, Clip. (Mish is opset 18 and not here.)
+/// Softsign, ThresholdedRelu, Shrink, Clip, Mish, Gelu.
 ///
 /// Versions and type constraints follow the ONNX 1.12 schemas:
 /// - Relu-6/13/14: float16/float/double; 13 adds bfloat16; 14 adds int8..int64.
@@ -18,11 +18,17 @@
 /// - Clip-6: bounds from attributes min/max (default ∓FLT_MAX); Clip-11: bounds from the
 ///   optional scalar inputs 2 and 3 (absent = unbounded); Clip-12 adds integer types, 13
 ///   bfloat16. min > max gives max (numpy.clip). NaN passes through Relu and Clip.
+/// - Mish-18: x * tanh(softplus(x)) (softplus as Softplus computes it, without overflow):
+///   float16/float/double.
+/// - Gelu-20: approximate "none" (default): 0.5·x·(1 + erf(x/√2)); "tanh":
+///   0.5·x·(1 + tanh(√(2/π)·(x + 0.044715·x³))), the formulas of ir::apply_unary's gelu and
+///   gelu_tanh steps; float16/float/double/bfloat16. Any other approximate is kInvalidModel.
 /// float16/bfloat16 compute in float32.
 
 #include <cmath>
 #include <cstdint>
 #include <limits>
+#include <string>
 #include <type_traits>
 
 #include "kernels/cpu/elementwise.h"
@@ -131,6 +137,27 @@ struct Softplus : FloatAct {
   }
 };
 
+struct Mish : FloatAct {
+  static constexpr int64_t kCost = 40;
+  template <typename T>
+  T operator()(T x) const {
+    return x * std::tanh(Softplus{}(x));
+  }
+};
+
+struct Gelu : FloatAct {
+  static constexpr int64_t kCost = 20;
+  bool tanh_approx = false;
+  template <typename T>
+  T operator()(T x) const {
+    if (tanh_approx) {
+      const T inner = T(0.79788456080286535588) * (x + T(0.044715) * x * x * x);  // √(2/π)·(x + 0.044715·x³)
+      return T(0.5) * x * (T(1) + std::tanh(inner));
+    }
+    return T(0.5) * x * (T(1) + std::erf(x * T(0.70710678118654752440)));  // x/√2
+  }
+};
+
 struct Softsign : FloatAct {
   template <typename T>
   T operator()(T x) const {
@@ -200,6 +227,17 @@ Expected<Shrink> make_shrink(const KernelInfo& info) {
   Shrink op;
   EDGEMM_RETURN_IF_ERROR(read_float(info, "lambd", op.lambd));
   EDGEMM_RETURN_IF_ERROR(read_float(info, "bias", op.bias));
+  return op;
+}
+
+Expected<Gelu> make_gelu(const KernelInfo& info) {
+  Gelu op;
+  EDGEMM_ASSIGN_OR_RETURN(std::string approximate, info.node.attr_string("approximate", "none"));
+  if (approximate != "none" && approximate != "tanh") {
+    return ir::node_error(info.node, StatusCode::kInvalidModel,
+                          "attribute approximate must be \"none\" or \"tanh\", got \"" + approximate + "\"");
+  }
+  op.tanh_approx = approximate == "tanh";
   return op;
 }
 
@@ -368,6 +406,8 @@ void register_activation_kernels(KernelRegistry& registry) {
   add_unary<Tanh>(registry, "Tanh", 13, kF13);
   add_unary<Softplus>(registry, "Softplus", 1, kF);
   add_unary<Softsign>(registry, "Softsign", 1, kF);
+  add_unary<Mish>(registry, "Mish", 18, kF);
+  add_unary<Gelu>(registry, "Gelu", 20, kF13, make_gelu);
   add_unary<ThresholdedRelu>(registry, "ThresholdedRelu", 10, kF, with_alpha<ThresholdedRelu>());
   add_unary<Shrink>(registry, "Shrink", 9, kNumericSet, make_shrink);
   add_clip(registry, 6, kF);

@@ -1,8 +1,9 @@
 /// \file binary.cc
 /// Binary elementwise kernels of the default ONNX domain with multidirectional (numpy)
-/// broadcasting ("Broadcasting in ONNX"), opsets 7–17: arithmetic Add, Sub, Mul, Div, Pow,
-/// Mod, BitShift; logic And, Or, Xor; comparisons Equal, Less, Greater, LessOrEqual,
-/// GreaterOrEqual. All share one broadcast loop (elementwise.h).
+/// broadcasting ("Broadcasting in ONNX"), opsets 7–18: arithmetic Add, Sub, Mul, Div, Pow,
+/// Mod, BitShift; logic And, Or, Xor; bitwise BitwiseAnd, BitwiseOr, BitwiseXor (and the unary
+/// BitwiseNot); comparisons Equal, Less, Greater, LessOrEqual, GreaterOrEqual. All share one
+/// broadcast loop (elementwise.h).
 ///
 /// Versions and type constraints follow the ONNX 1.12 schemas:
 /// - Add, Sub, Mul, Div -7/13/14: 7 is int32/int64/uint32/uint64 and float types, 13 adds
@@ -20,6 +21,9 @@
 /// - BitShift-11: uint8..uint64, direction "LEFT" or "RIGHT" (required); shifting by the
 ///   bit width or more gives 0.
 /// - And, Or, Xor -7: bool.
+/// - BitwiseAnd, BitwiseOr, BitwiseXor -18 (broadcasting) and BitwiseNot-18 (unary, output of
+///   the input's shape): int8..int64, uint8..uint64, two's complement bits; other dtypes
+///   (bool, floats) are unsupported_dtype errors.
 /// - Equal-7: bool/int32/int64; Equal-11 adds the other integer and float types; 13 adds
 ///   bfloat16. Less, Greater -7: float types; -9 all integer and float types; -13 bfloat16.
 ///   LessOrEqual, GreaterOrEqual -12; -16 adds bfloat16. Comparisons with NaN are false
@@ -144,6 +148,43 @@ struct ShiftRightOp : ShiftBase {
   template <typename T>
   T operator()(T a, T b) const {
     return b >= sizeof(T) * 8 ? T(0) : static_cast<T>(a >> b);
+  }
+};
+
+struct BitwiseBase : ArithBase {
+  using Types = IntTypes;
+};
+struct BitwiseAndOp : BitwiseBase {
+  template <typename T>
+  T operator()(T a, T b) const {
+    return static_cast<T>(a & b);
+  }
+};
+struct BitwiseOrOp : BitwiseBase {
+  template <typename T>
+  T operator()(T a, T b) const {
+    return static_cast<T>(a | b);
+  }
+};
+struct BitwiseXorOp : BitwiseBase {
+  template <typename T>
+  T operator()(T a, T b) const {
+    return static_cast<T>(a ^ b);
+  }
+};
+/// BitwiseNot-18, run by elementwise::UnaryKernel.
+struct BitwiseNotOp {
+  using Types = IntTypes;
+  static constexpr int64_t kCost = 1;
+  static constexpr bool kPredicate = false;
+  template <typename T>
+  T operator()(T x) const {
+    // UnaryKernel also compiles a float path for 16-bit floats, never taken (not in the dtype set).
+    if constexpr (std::is_integral_v<T>) {
+      return static_cast<T>(~x);
+    } else {
+      return x;
+    }
   }
 };
 
@@ -542,6 +583,12 @@ void register_binary_kernels(KernelRegistry& registry) {
   add_binary<OrOp>(registry, "Or", 7, kBoolSet);
   add_binary<XorOp>(registry, "Xor", 1, kBoolSet);
   add_binary<XorOp>(registry, "Xor", 7, kBoolSet);
+
+  constexpr DTypeSet kInts = kSignedSet | kUnsignedSet;
+  add_binary<BitwiseAndOp>(registry, "BitwiseAnd", 18, kInts);
+  add_binary<BitwiseOrOp>(registry, "BitwiseOr", 18, kInts);
+  add_binary<BitwiseXorOp>(registry, "BitwiseXor", 18, kInts);
+  add_unary<BitwiseNotOp>(registry, "BitwiseNot", 18, kInts);
 
   constexpr DTypeSet kAll = kNumericSet;
   constexpr DTypeSet kAll13 = kNumericSet | kBFloat16Set;

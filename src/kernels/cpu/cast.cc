@@ -1,11 +1,14 @@
 /// \file cast.cc
-/// Cast and CastLike of the default ONNX domain (Operators.md, opsets 7–17), plus the
+/// Cast and CastLike of the default ONNX domain (Operators.md, opsets 7–21), plus the
 /// dtype conversion the other elementwise kernels use for float16/bfloat16.
 ///
 /// Versions and type constraints follow the ONNX 1.12 schemas:
 /// - Cast-6: from/to bool, int8..int64, uint8..uint64, float16, float, double.
 ///   Cast-9 adds string (not supported here: an Unsupported error). Cast-13 adds bfloat16.
 /// - CastLike-15: casts input 0 to the dtype of input 1 (every type above; not string).
+/// - Cast-19 / CastLike-19 add the float8 types and attribute saturate (default 1; it only
+///   affects float8); -21 add int4 and uint4. edgemm has no tensors of these types: casting to
+///   them is Unsupported (naming the type); saturate must be 0 or 1 and changes nothing here.
 /// Conversion rules (the spec leaves out-of-range results undefined; ours are fixed):
 /// - to bool: x != 0 (NaN is true); from bool: 0 or 1.
 /// - floating → integer: truncate toward zero; values inside the int64 range wrap modulo
@@ -165,11 +168,43 @@ namespace {
 
 using namespace elementwise;  // NOLINT: kernel-internal helpers
 
+/// Name of an ONNX TensorProto data type that edgemm's Tensor cannot hold (float8, 4-bit
+/// integers, float4, complex), or nullptr.
+const char* onnx_only_type_name(int64_t to) {
+  switch (to) {
+    case 14:
+      return "complex64";
+    case 15:
+      return "complex128";
+    case 17:
+      return "float8e4m3fn";
+    case 18:
+      return "float8e4m3fnuz";
+    case 19:
+      return "float8e5m2";
+    case 20:
+      return "float8e5m2fnuz";
+    case 21:
+      return "uint4";
+    case 22:
+      return "int4";
+    case 23:
+      return "float4e2m1";
+    default:
+      return nullptr;
+  }
+}
+
 /// Checks a Cast target dtype against the op version's type constraint.
 Status check_target(const ir::Node& node, int64_t to, DTypeSet allowed) {
   const DataType dt = static_cast<DataType>(to);
   if (to == static_cast<int64_t>(DataType::kString)) {
     return ir::node_error(node, StatusCode::kUnsupported, "casting to string is not supported");
+  }
+  if (const char* name = onnx_only_type_name(to)) {
+    return ir::node_error(node, StatusCode::kUnsupported,
+                          "attribute to = " + std::to_string(to) + " (" + name +
+                              "): edgemm has no tensors of this type, so it cannot cast to it");
   }
   if (to < 0 || to >= 32 || !dtype_in(allowed, dt)) {
     return ir::node_error(node, StatusCode::kUnsupported,
@@ -186,11 +221,24 @@ Status run_cast(KernelContext& ctx, DataType to, DTypeSet allowed) {
   return convert_tensor(node, *x, *y, ctx.threads());
 }
 
+/// Reads attribute saturate (Cast / CastLike 19+, default 1). It only changes conversions to
+/// float8, which edgemm does not have, so it is checked (0 or 1) and otherwise ignored.
+Status check_saturate(const KernelInfo& info) {
+  if (info.opset < 19) return Status::ok();
+  EDGEMM_ASSIGN_OR_RETURN(int64_t saturate, info.node.attr_int("saturate", 1));
+  if (saturate != 0 && saturate != 1) {
+    return ir::node_error(info.node, StatusCode::kInvalidModel,
+                          "attribute saturate is " + std::to_string(saturate) + "; expected 0 or 1");
+  }
+  return Status::ok();
+}
+
 void add_cast(KernelRegistry& registry, int since, DTypeSet allowed) {
   registry.add("", "Cast", since, [allowed](const KernelInfo& info) -> Expected<std::unique_ptr<Kernel>> {
     if (!info.node.has_attr("to")) {
       return ir::node_error(info.node, StatusCode::kInvalidModel, "required attribute 'to' is missing");
     }
+    EDGEMM_RETURN_IF_ERROR(check_saturate(info));
     EDGEMM_ASSIGN_OR_RETURN(int64_t to, info.node.attr_int("to", 0));
     EDGEMM_RETURN_IF_ERROR(check_target(info.node, to, allowed));
     const DataType dt = static_cast<DataType>(to);
@@ -212,9 +260,16 @@ void register_cast_kernels(KernelRegistry& registry) {
   add_cast(registry, 6, k6);
   add_cast(registry, 9, k6);  // adds string, which we do not support
   add_cast(registry, 13, k6 | kBFloat16Set);
-  registry.add("", "CastLike", 15, [](const KernelInfo&) {
-    return make_fn_kernel([](KernelContext& ctx) { return run_cast_like(ctx, kNumericSet | kBoolSet | kBFloat16Set); });
-  });
+  // 19 adds float8 and saturate, 21 int4/uint4: types edgemm refuses (check_target).
+  add_cast(registry, 19, k6 | kBFloat16Set);
+  add_cast(registry, 21, k6 | kBFloat16Set);
+  for (int since : {15, 19, 21}) {
+    registry.add("", "CastLike", since, [](const KernelInfo& info) -> Expected<std::unique_ptr<Kernel>> {
+      EDGEMM_RETURN_IF_ERROR(check_saturate(info));
+      return make_fn_kernel(
+          [](KernelContext& ctx) { return run_cast_like(ctx, kNumericSet | kBoolSet | kBFloat16Set); });
+    });
+  }
 }
 
 }  // namespace edgemm::kernels

@@ -1,8 +1,12 @@
 /// \file concat_split.cc
-/// Joining and splitting along one axis, default ONNX domain, opsets 7–17 (ONNX
-/// Operators.md): Concat-4/11/13 (axis required, negative from 11) and Split-2/11/13
+/// Joining and splitting along one axis, default ONNX domain, opsets 7–21 (ONNX
+/// Operators.md): Concat-4/11/13 (axis required, negative from 11) and Split-2/11/13/18
 /// (`split` sizes as an attribute before 13, as an optional int64 input from 13; without
-/// sizes the axis is split into equal parts, which must divide it). All dtypes, as bytes.
+/// sizes the axis is split into equal parts, which must divide it). Split-18 adds the
+/// attribute `num_outputs` (exclusive with the `split` input, equal to the number of outputs):
+/// chunks of ceil(dim / num_outputs), the last one smaller; InvalidArgument when that last chunk
+/// would be empty or negative (e.g. 9 or 5 into 4 parts; ONNX Runtime refuses these too).
+/// All dtypes, as bytes.
 /// com.edgemm Concat-1 is Concat-13 with optional y_scale / y_zero_point attributes
 /// (passes::chain_int8): float32 inputs are then quantized into a uint8 output as they are
 /// copied (QuantizeLinear, int8::quantize_u8).
@@ -119,6 +123,34 @@ Status run_concat(KernelContext& ctx) { return concat(ctx, false); }
 
 Status run_edgemm_concat(KernelContext& ctx) { return concat(ctx, true); }
 
+/// Split-18's sizes for attribute num_outputs = `parts` on axis `axis` of extent `dim`: chunks
+/// of ceil(dim / parts), the last one what remains. Errors: the `split` input given too
+/// (`have_split`), `parts` < 1 or not the node's output count, or a last chunk that would be
+/// empty or negative.
+Expected<std::vector<int64_t>> split18_chunks(const ir::Node& node, bool have_split, int64_t parts, int64_t outputs,
+                                              int64_t dim, int64_t axis) {
+  if (have_split) {
+    return node_error(node, StatusCode::kInvalidModel,
+                      "has both the 'split' input and attribute 'num_outputs'; Split-18 allows only one");
+  }
+  if (parts < 1 || parts != outputs) {
+    return node_error(node, StatusCode::kInvalidModel,
+                      "attribute 'num_outputs' is " + std::to_string(parts) + " but the node has " +
+                          std::to_string(outputs) + " outputs");
+  }
+  const int64_t chunk = dim / parts + (dim % parts != 0 ? 1 : 0);
+  const int64_t last = dim - chunk * (parts - 1);
+  if (last <= 0) {
+    return node_error(node, StatusCode::kInvalidArgument,
+                      "axis " + std::to_string(axis) + " of extent " + std::to_string(dim) + " cannot be split into " +
+                          std::to_string(parts) + " chunks of " + std::to_string(chunk) +
+                          " (num_outputs): the last chunk would have " + std::to_string(last) + " elements");
+  }
+  std::vector<int64_t> sizes(static_cast<size_t>(parts), chunk);
+  sizes.back() = last;
+  return sizes;
+}
+
 /// Split: outputs are consecutive pieces of `axis` with the given or equal sizes.
 Status run_split(KernelContext& ctx, int64_t opset) {
   const ir::Node& node = ctx.node();
@@ -140,6 +172,11 @@ Status run_split(KernelContext& ctx, int64_t opset) {
     have_sizes = true;
   }
   const int64_t dim = in->shape()[axis];
+  if (opset >= 18 && node.has_attr("num_outputs")) {
+    EDGEMM_ASSIGN_OR_RETURN(int64_t parts, node.attr_int("num_outputs", 0));
+    EDGEMM_ASSIGN_OR_RETURN(sizes, split18_chunks(node, have_sizes, parts, outputs, dim, axis));
+    have_sizes = true;
+  }
   if (have_sizes) {
     if (static_cast<int64_t>(sizes.size()) != outputs) {
       return node_error(node, StatusCode::kInvalidArgument,

@@ -3,9 +3,11 @@
 /// - MaxPool (Operators.md "MaxPool" 1/8/10/11/12): auto_pad, pads, strides, dilations (10+),
 ///   ceil_mode (10+), optional Indices output (8+) as flat int64 indices into X, row-major
 ///   (storage_order 0) or with the spatial axes in column-major order (storage_order 1).
-/// - AveragePool ("AveragePool" 1/7/10/11): count_include_pad divides by the window clipped to the
-///   padded input, otherwise by the number of input elements in the window; ceil_mode (10+).
-/// - LpPool ("LpPool" 2/11): (sum |x|^p)^(1/p) over the window, padding counts as zero.
+/// - AveragePool ("AveragePool" 1/7/10/11/19): count_include_pad divides by the number of window
+///   positions inside the padded input, otherwise by the number of input elements in the window;
+///   ceil_mode (10+), dilations (19+).
+/// - LpPool ("LpPool" 2/11/18): (sum |x|^p)^(1/p) over the window, padding counts as zero;
+///   ceil_mode and dilations (18+).
 /// - GlobalAveragePool, GlobalMaxPool (1), GlobalLpPool (2): over all spatial axes, output
 ///   [N, C, 1, ..., 1].
 /// - MaxUnpool ("MaxUnpool" 9/11): zeros of output_shape (default (in - 1) * stride + kernel -
@@ -13,6 +15,9 @@
 ///   shape); an index outside the output is an error.
 /// ceil_mode follows PyTorch / ONNX Runtime: the last window must start inside the input or the
 /// begin padding; a window larger than the padded input follows oversized_window_extent().
+/// auto_pad SAME_* with dilations follows the spec: ceil(in / stride) outputs, padded for the
+/// dilated window. ONNX Runtime 1.30 pads for the undilated kernel there and gives fewer outputs
+/// (MaxPool, AveragePool-19 and LpPool-18 alike).
 /// dtypes: float32, float64; MaxPool also int8, uint8.
 
 #include <algorithm>
@@ -339,11 +344,16 @@ Expected<std::unique_ptr<Kernel>> make_pool(const KernelInfo& info, PoolKind kin
   EDGEMM_ASSIGN_OR_RETURN(a.kernel_shape, node.attr_ints("kernel_shape"));
   EDGEMM_ASSIGN_OR_RETURN(a.strides, node.attr_ints("strides"));
   EDGEMM_ASSIGN_OR_RETURN(a.pads, node.attr_ints("pads"));
-  if (kind == PoolKind::kMax) {
+  // dilations: MaxPool-10, AveragePool-19, LpPool-18; ceil_mode: MaxPool / AveragePool-10,
+  // LpPool-18. Attributes a version does not have are ignored, as before.
+  const bool lp18 = kind == PoolKind::kLp && info.opset >= 18;
+  if (kind == PoolKind::kMax || (kind == PoolKind::kAverage && info.opset >= 19) || lp18) {
     EDGEMM_ASSIGN_OR_RETURN(a.dilations, node.attr_ints("dilations"));
+  }
+  if (kind == PoolKind::kMax) {
     EDGEMM_ASSIGN_OR_RETURN(a.storage_order, node.attr_int("storage_order", 0));
   }
-  if (kind != PoolKind::kLp) {
+  if (kind != PoolKind::kLp || lp18) {
     EDGEMM_ASSIGN_OR_RETURN(int64_t ceil, node.attr_int("ceil_mode", 0));
     a.ceil_mode = ceil != 0;
   }
@@ -658,8 +668,8 @@ void register_pool_kernels(KernelRegistry& registry) {
   auto avg = [](const KernelInfo& i) { return make_pool(i, PoolKind::kAverage); };
   auto lp = [](const KernelInfo& i) { return make_pool(i, PoolKind::kLp); };
   for (int since : {1, 8, 10, 11, 12}) registry.add("", "MaxPool", since, max);
-  for (int since : {1, 7, 10, 11}) registry.add("", "AveragePool", since, avg);
-  for (int since : {2, 11}) registry.add("", "LpPool", since, lp);
+  for (int since : {1, 7, 10, 11, 19}) registry.add("", "AveragePool", since, avg);  // 19: dilations
+  for (int since : {2, 11, 18}) registry.add("", "LpPool", since, lp);               // 18: ceil_mode, dilations
   registry.add("", "GlobalAveragePool", 1, [](const KernelInfo& i) { return make_global_pool(i, PoolKind::kAverage); });
   registry.add(ir::kEdgemmDomain, "GlobalAveragePool", 1, [](const KernelInfo& i) -> Expected<std::unique_ptr<Kernel>> {
     EDGEMM_ASSIGN_OR_RETURN(const std::string layout, i.node.attr_string("layout", "nChw8c"));

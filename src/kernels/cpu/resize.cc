@@ -1,11 +1,18 @@
 /// \file resize.cc
-/// Resize and Upsample of the default ONNX domain (Operators.md "Resize" 10/11/13, "Upsample"
-/// 7/9). Every axis may be resized.
+/// Resize and Upsample of the default ONNX domain (Operators.md "Resize" 10/11/13/18/19,
+/// "Upsample" 7/9). Every axis may be resized.
 ///
 /// - Output extent: floor(in * scale) from `scales`, or `sizes` (then scale = out / in).
+/// - Resize-18 attribute `axes` (negative counts from the back, no repeats): `scales`, `sizes`
+///   and `roi` list only those axes (roi: their starts, then their ends); the others keep their
+///   extent. Attribute `keep_aspect_ratio_policy` (with `sizes` only): stretch (default),
+///   not_larger / not_smaller: one scale, the min / max of sizes / in over the resized axes, for
+///   all of them, each output extent round(scale · in) (halves up).
 /// - Coordinate transformation (11+; opset 10 and Upsample use asymmetric): half_pixel,
 ///   pytorch_half_pixel, align_corners, asymmetric, tf_half_pixel_for_nn, tf_crop_and_resize
-///   (with `roi`; samples outside [0, in - 1] take `extrapolation_value`).
+///   (with `roi`; samples outside [0, in - 1] take `extrapolation_value`), and from 19
+///   half_pixel_symmetric (half_pixel shifted so that the centers of input and output match when
+///   the output extent was rounded: offset = in / 2 · (1 - out / (in · scale))).
 /// - nearest: nearest_mode round_prefer_floor / round_prefer_ceil / floor / ceil (11+); opset 10
 ///   and Upsample round down when upsampling and up when downsampling, as ONNX Runtime does.
 ///   Works for every dtype (elements are copied).
@@ -13,6 +20,12 @@
 ///   cubic: Keys cubic convolution with `cubic_coeff_a` over four neighbours, edge-clamped, or
 ///   with out-of-range taps dropped and the weights renormalized when `exclude_outside` is 1.
 ///   Both are separable and run one pass per resized axis; float32 and float64 only.
+/// - Resize-18 `antialias` = 1 (linear and cubic; nearest refuses it, as ONNX Runtime does):
+///   when downsampling an axis (scale < 1) the filter is stretched by 1 / scale, so that
+///   ceil(2 / scale) (linear) or ceil(4 / scale) (cubic) inputs around each sample contribute,
+///   weights normalized to sum 1; taps outside the input are clamped to the edge, or dropped
+///   with `exclude_outside`. This is ONNX Runtime's window (upsample_antialias.h, after Pillow's
+///   resampler); upsampling axes interpolate as without antialias.
 
 #include <algorithm>
 #include <cmath>
@@ -29,7 +42,16 @@ namespace edgemm::kernels {
 namespace {
 
 enum class Mode { kNearest, kLinear, kCubic };
-enum class Coord { kHalfPixel, kPytorchHalfPixel, kAlignCorners, kAsymmetric, kTfHalfPixelForNn, kTfCropAndResize };
+enum class Coord {
+  kHalfPixel,
+  kHalfPixelSymmetric,
+  kPytorchHalfPixel,
+  kAlignCorners,
+  kAsymmetric,
+  kTfHalfPixelForNn,
+  kTfCropAndResize
+};
+enum class AspectPolicy { kStretch, kNotLarger, kNotSmaller };
 enum class NearestMode { kRoundPreferFloor, kRoundPreferCeil, kFloor, kCeil, kLegacy };
 
 struct ResizeAttrs {
@@ -42,6 +64,11 @@ struct ResizeAttrs {
   bool exclude_outside = false;
   double extrapolation_value = 0.0;
   std::vector<float> scales_attr;  // Upsample-7
+  // Resize-18
+  bool antialias = false;
+  bool has_axes = false;
+  std::vector<int64_t> axes;
+  AspectPolicy policy = AspectPolicy::kStretch;
 };
 
 // Per-axis sampling: for each output index, `taps` input indices (clamped) and weights.
@@ -61,11 +88,60 @@ double cubic_weight(double x, double a) {
   return 0;
 }
 
+// Antialias (downsampling by `scale` < 1): the filter's half-width in input elements.
+double antialias_support(const ResizeAttrs& at, double scale) { return (at.mode == Mode::kCubic ? 2.0 : 1.0) / scale; }
+
+// Taps an antialiased output element may have: 2 · ceil(support) + 1, at most `in` (taps clamped
+// to the same edge element are merged).
+int antialias_window(const ResizeAttrs& at, double scale, int64_t in) {
+  const double window = 2 * std::ceil(antialias_support(at, scale)) + 1;
+  return static_cast<int>(std::max<double>(1, std::min<double>(window, static_cast<double>(in))));
+}
+
+// Antialiased taps for the sample at input coordinate `xo` (ONNX Runtime's window): inputs
+// floor(xo + 1 - support) .. floor(xo + 1 + support) - 1, weight filter((i - xo) · scale),
+// normalized; outside taps clamp to the edge (their weights merged into the edge tap), or are
+// dropped with exclude_outside. Unused taps of the `taps`-wide window get weight 0.
+void antialias_taps(const ResizeAttrs& at, int64_t in, double xo, double scale, int taps, int64_t* idx, double* w) {
+  const double support = antialias_support(at, scale);
+  const int64_t lo = static_cast<int64_t>(std::floor(xo + 1 - support));
+  const int64_t hi = static_cast<int64_t>(std::floor(xo + 1 + support));
+  double sum = 0;
+  int k = 0;
+  for (int64_t i = lo; i < hi; ++i) {
+    if (at.exclude_outside && (i < 0 || i >= in)) continue;
+    const double d = std::abs((static_cast<double>(i) - xo) * scale);
+    double wk = 0;
+    if (at.mode == Mode::kLinear) {
+      wk = d < 1 ? 1 - d : 0;
+    } else {
+      wk = d < 2 ? cubic_weight(d, at.cubic_a) : 0;
+    }
+    sum += wk;
+    const int64_t j = std::clamp<int64_t>(i, 0, in - 1);
+    if (k > 0 && idx[k - 1] == j) {
+      w[k - 1] += wk;
+    } else if (k < taps) {
+      idx[k] = j;
+      w[k] = wk;
+      ++k;
+    }
+  }
+  for (; k < taps; ++k) {
+    idx[k] = 0;
+    w[k] = 0;
+  }
+  if (sum != 0) {
+    for (k = 0; k < taps; ++k) w[k] /= sum;
+  }
+}
+
 AxisPlan plan_axis(const ResizeAttrs& at, int64_t in, int64_t out, double scale, double roi_start, double roi_end) {
   AxisPlan p;
   p.in = in;
   p.out = out;
   p.taps = at.mode == Mode::kNearest ? 1 : at.mode == Mode::kLinear ? 2 : 4;
+  if (at.antialias && at.mode != Mode::kNearest && scale < 1) p.taps = antialias_window(at, scale, in);
   p.index.resize(static_cast<size_t>(out * p.taps));
   p.weight.resize(static_cast<size_t>(out * p.taps));
   p.outside.assign(static_cast<size_t>(out), 0);
@@ -83,6 +159,11 @@ AxisPlan plan_axis(const ResizeAttrs& at, int64_t in, int64_t out, double scale,
       case Coord::kHalfPixel:
         xo = (x + 0.5) / scale - 0.5;
         break;
+      case Coord::kHalfPixelSymmetric: {
+        const double offset = 0.5 * static_cast<double>(in) * (1 - static_cast<double>(out) / length);
+        xo = offset + (x + 0.5) / scale - 0.5;
+        break;
+      }
       case Coord::kPytorchHalfPixel:
         xo = length > 1 ? (x + 0.5) / scale - 0.5 : 0.0;
         break;
@@ -125,6 +206,8 @@ AxisPlan plan_axis(const ResizeAttrs& at, int64_t in, int64_t out, double scale,
       }
       idx[0] = std::clamp<int64_t>(static_cast<int64_t>(r), 0, in - 1);
       w[0] = 1;
+    } else if (at.antialias && scale < 1) {
+      antialias_taps(at, in, xo, scale, p.taps, idx, w);
     } else {
       const double x0 = std::floor(xo), t = xo - x0;
       const int64_t base = static_cast<int64_t>(x0) - (p.taps == 4 ? 1 : 0);
@@ -401,42 +484,95 @@ class ResizeKernel final : public Kernel {
       return ir::node_error(node, StatusCode::kInvalidArgument,
                             "neither 'scales' nor 'sizes' is given (or both are empty)");
     }
+    // The axes that `scales`, `sizes` and `roi` list: attribute `axes` (Resize-18), else all.
+    std::vector<int64_t> listed;
+    std::vector<bool> is_listed(static_cast<size_t>(rank), !at_.has_axes);
+    if (at_.has_axes) {
+      for (int64_t axis : at_.axes) {
+        EDGEMM_ASSIGN_OR_RETURN(int64_t a, normalize_axis(node, axis, rank));
+        if (is_listed[a]) {
+          return ir::node_error(
+              node, StatusCode::kInvalidModel,
+              "attribute 'axes' " + shape_to_string(at_.axes) + " names axis " + std::to_string(a) + " twice");
+        }
+        is_listed[a] = true;
+        listed.push_back(a);
+      }
+    } else {
+      for (int64_t a = 0; a < rank; ++a) listed.push_back(a);
+    }
+    const size_t n = listed.size();
     const size_t count = scales.empty() ? sizes.size() : scales.size();
-    if (count != static_cast<size_t>(rank)) {
+    if (count != n) {
       return ir::node_error(node, StatusCode::kInvalidArgument,
                             std::string(scales.empty() ? "'sizes'" : "'scales'") + " has " + std::to_string(count) +
-                                " values but input '" + node.inputs[0] + "' has rank " + std::to_string(rank));
+                                " values but " +
+                                (at_.has_axes ? "attribute 'axes' lists " + std::to_string(n) + " axes"
+                                              : "input '" + node.inputs[0] + "' has rank " + std::to_string(rank)));
     }
-    if (at_.coord == Coord::kTfCropAndResize && v11 && roi.size() != static_cast<size_t>(2 * rank)) {
+    if (at_.coord == Coord::kTfCropAndResize && v11 && roi.size() != 2 * n) {
       return ir::node_error(node, StatusCode::kInvalidArgument,
                             "'roi' has " + std::to_string(roi.size()) + " values; tf_crop_and_resize needs " +
-                                std::to_string(2 * rank) + " (starts then ends)");
+                                std::to_string(2 * n) + " (starts then ends)");
+    }
+    // Per-axis values over every axis: unlisted axes keep scale 1, their extent and roi [0, 1].
+    std::vector<double> roi_start(static_cast<size_t>(rank), 0.0), roi_end(static_cast<size_t>(rank), 1.0);
+    if (roi.size() == 2 * n) {
+      for (size_t i = 0; i < n; ++i) {
+        roi_start[listed[i]] = roi[i];
+        roi_end[listed[i]] = roi[n + i];
+      }
+    }
+    std::vector<double> full_scales(static_cast<size_t>(rank), 1.0);
+    Shape full_sizes = x->shape();
+    for (size_t i = 0; i < n; ++i) {
+      if (!scales.empty()) full_scales[listed[i]] = scales[i];
+      if (!sizes.empty()) full_sizes[listed[i]] = sizes[i];
+    }
+    // keep_aspect_ratio_policy not_larger / not_smaller: one scale for every listed axis.
+    const bool keep_aspect = !sizes.empty() && at_.policy != AspectPolicy::kStretch;
+    double common_scale = 0;
+    if (keep_aspect) {
+      for (size_t i = 0; i < n; ++i) {
+        const int64_t in = x->shape()[listed[i]];
+        if (in <= 0 || sizes[i] < 0) {
+          return ir::node_error(node, StatusCode::kInvalidArgument,
+                                "keep_aspect_ratio_policy needs non-empty input axes and non-negative 'sizes'; axis " +
+                                    std::to_string(listed[i]) + " has extent " + std::to_string(in) + " and size " +
+                                    std::to_string(sizes[i]));
+        }
+        const double r = static_cast<double>(sizes[i]) / static_cast<double>(in);
+        if (i == 0 || (at_.policy == AspectPolicy::kNotLarger ? r < common_scale : r > common_scale)) {
+          common_scale = r;
+        }
+      }
     }
     Shape out_shape(static_cast<size_t>(rank));
     std::vector<double> axis_scale(static_cast<size_t>(rank));
     for (int64_t a = 0; a < rank; ++a) {
       const int64_t in = x->shape()[a];
       double scale;
-      if (!scales.empty()) {
-        scale = scales[a];
+      if (!scales.empty() || (keep_aspect && is_listed[a])) {
+        scale = keep_aspect ? common_scale : full_scales[a];
         if (!(scale > 0) || !std::isfinite(scale)) {
           return ir::node_error(
               node, StatusCode::kInvalidArgument,
               "scale " + std::to_string(scale) + " for axis " + std::to_string(a) + " must be positive and finite");
         }
-        const double o = std::floor(static_cast<double>(in) * scale);
+        // keep_aspect_ratio_policy rounds halves up; scales round down.
+        const double o = std::floor(static_cast<double>(in) * scale + (keep_aspect ? 0.5 : 0.0));
         if (o > static_cast<double>(kMaxTensorBytes)) {
           return ir::node_error(node, StatusCode::kOutOfMemory,
                                 "scale " + std::to_string(scale) + " makes axis " + std::to_string(a) + " too large");
         }
         out_shape[a] = static_cast<int64_t>(o);
       } else {
-        if (sizes[a] < 0) {
+        if (full_sizes[a] < 0) {
           return ir::node_error(node, StatusCode::kInvalidArgument,
-                                "'sizes' has a negative value " + std::to_string(sizes[a]));
+                                "'sizes' has a negative value " + std::to_string(full_sizes[a]));
         }
-        out_shape[a] = sizes[a];
-        scale = in > 0 ? static_cast<double>(sizes[a]) / static_cast<double>(in) : 1.0;
+        out_shape[a] = full_sizes[a];
+        scale = in > 0 ? static_cast<double>(full_sizes[a]) / static_cast<double>(in) : 1.0;
       }
       axis_scale[a] = scale;
     }
@@ -448,10 +584,8 @@ class ResizeKernel final : public Kernel {
                             "the output " + shape_to_string(out_shape) + " would exceed the tensor size limit");
     }
     std::vector<AxisPlan> axes(static_cast<size_t>(rank));
-    const bool has_roi = roi.size() == static_cast<size_t>(2 * rank);
     for (int64_t a = 0; a < rank; ++a) {
-      axes[a] = plan_axis(at_, x->shape()[a], out_shape[a], axis_scale[a], has_roi ? roi[a] : 0.0,
-                          has_roi ? roi[a + rank] : 1.0);
+      axes[a] = plan_axis(at_, x->shape()[a], out_shape[a], axis_scale[a], roi_start[a], roi_end[a]);
     }
     if (at_.mode != Mode::kNearest && dt != DataType::kFloat32 && dt != DataType::kFloat64) {
       return ir::node_error(node, StatusCode::kUnsupported,
@@ -541,6 +675,10 @@ Expected<std::unique_ptr<Kernel>> make_resize(const KernelInfo& info, bool upsam
         found = true;
       }
     }
+    if (coord == "half_pixel_symmetric" && info.opset >= 19) {
+      at.coord = Coord::kHalfPixelSymmetric;
+      found = true;
+    }
     if (!found) {
       return ir::node_error(node, StatusCode::kInvalidModel,
                             "attribute coordinate_transformation_mode '" + coord + "' is unknown");
@@ -564,13 +702,38 @@ Expected<std::unique_ptr<Kernel>> make_resize(const KernelInfo& info, bool upsam
     at.exclude_outside = ex != 0;
     at.extrapolation_value = ev;
   }
+  if (!upsample && info.opset >= 18) {
+    EDGEMM_ASSIGN_OR_RETURN(int64_t antialias, node.attr_int("antialias", 0));
+    at.antialias = antialias != 0;
+    if (at.antialias && at.mode == Mode::kNearest) {
+      return ir::node_error(node, StatusCode::kInvalidModel,
+                            "attribute antialias=" + std::to_string(antialias) +
+                                " applies to the linear and cubic modes only, not to mode 'nearest'");
+    }
+    if (node.has_attr("axes")) {
+      EDGEMM_ASSIGN_OR_RETURN(at.axes, node.attr_ints("axes"));
+      at.has_axes = true;
+    }
+    EDGEMM_ASSIGN_OR_RETURN(std::string policy, node.attr_string("keep_aspect_ratio_policy", "stretch"));
+    if (policy == "stretch") {
+      at.policy = AspectPolicy::kStretch;
+    } else if (policy == "not_larger") {
+      at.policy = AspectPolicy::kNotLarger;
+    } else if (policy == "not_smaller") {
+      at.policy = AspectPolicy::kNotSmaller;
+    } else {
+      return ir::node_error(
+          node, StatusCode::kInvalidModel,
+          "attribute keep_aspect_ratio_policy '" + policy + "' is unknown (stretch, not_larger or not_smaller)");
+    }
+  }
   return std::unique_ptr<Kernel>(std::make_unique<ResizeKernel>(std::move(at)));
 }
 
 }  // namespace
 
 void register_resize_kernels(KernelRegistry& registry) {
-  for (int since : {10, 11, 13}) {
+  for (int since : {10, 11, 13, 18, 19}) {
     registry.add("", "Resize", since, [](const KernelInfo& i) { return make_resize(i, false); });
   }
   for (int since : {7, 9}) {

@@ -2,10 +2,11 @@
 /// Shape-only and copy-only ops of the default ONNX domain, opsets 7–17 (ONNX Operators.md):
 /// Shape (start/end from 15), Size, Reshape (allowzero from 14), Flatten, Squeeze and
 /// Unsqueeze (axes as an attribute before 13, as an input from 13), Identity, Dropout (the
-/// inference behaviour: output = input, optional mask of ones / true).
-/// All are dtype-agnostic: data moves as bytes.
+/// inference behaviour: output = input, optional mask of ones / true; training_mode from 12).
+/// All but training-mode Dropout are dtype-agnostic: data moves as bytes.
 
 #include <algorithm>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -80,16 +81,14 @@ Status run_reshape(KernelContext& ctx, int64_t opset) {
       infer_at = static_cast<int64_t>(i);
     } else if (v < -1) {
       return node_error(node, StatusCode::kInvalidArgument,
-                        "input 'shape' has invalid extent " + std::to_string(v) + " at axis " +
-                            std::to_string(i));
+                        "input 'shape' has invalid extent " + std::to_string(v) + " at axis " + std::to_string(i));
     } else if (v == 0) {
       has_zero = true;
       if (allowzero == 0) {
         if (static_cast<int64_t>(i) >= in->rank()) {
           return node_error(node, StatusCode::kInvalidArgument,
-                            "input 'shape' has 0 at axis " + std::to_string(i) +
-                                " but the input has only rank " + std::to_string(in->rank()) +
-                                " to copy the extent from");
+                            "input 'shape' has 0 at axis " + std::to_string(i) + " but the input has only rank " +
+                                std::to_string(in->rank()) + " to copy the extent from");
         }
         shape[i] = in->shape()[i];
       }
@@ -97,8 +96,7 @@ Status run_reshape(KernelContext& ctx, int64_t opset) {
   }
   if (allowzero != 0 && has_zero && infer_at >= 0) {
     return node_error(node, StatusCode::kInvalidArgument,
-                      "input 'shape' " + shape_to_string(shape) +
-                          " has both 0 and -1, which allowzero=1 forbids");
+                      "input 'shape' " + shape_to_string(shape) + " has both 0 and -1, which allowzero=1 forbids");
   }
   int64_t known = 1;
   for (size_t i = 0; i < shape.size(); ++i) {
@@ -112,14 +110,14 @@ Status run_reshape(KernelContext& ctx, int64_t opset) {
   if (infer_at >= 0) {
     if (known == 0 || count % known != 0) {
       return node_error(node, StatusCode::kInvalidArgument,
-                        "cannot infer the -1 extent of shape " + shape_to_string(shape) +
-                            " for an input of shape " + shape_to_string(in->shape()));
+                        "cannot infer the -1 extent of shape " + shape_to_string(shape) + " for an input of shape " +
+                            shape_to_string(in->shape()));
     }
     shape[infer_at] = count / known;
   } else if (known != count) {
     return node_error(node, StatusCode::kInvalidArgument,
-                      "cannot reshape input of shape " + shape_to_string(in->shape()) + " (" +
-                          std::to_string(count) + " elements) to " + shape_to_string(shape));
+                      "cannot reshape input of shape " + shape_to_string(in->shape()) + " (" + std::to_string(count) +
+                          " elements) to " + shape_to_string(shape));
   }
   return copy_with_shape(ctx, *in, shape);
 }
@@ -132,9 +130,8 @@ Status run_flatten(KernelContext& ctx) {
   const int64_t rank = in->rank();
   if (axis < -rank || axis > rank) {
     return node_error(node, StatusCode::kInvalidArgument,
-                      "axis " + std::to_string(axis) + " is out of range for rank " +
-                          std::to_string(rank) + " (expected " + std::to_string(-rank) + ".." +
-                          std::to_string(rank) + ")");
+                      "axis " + std::to_string(axis) + " is out of range for rank " + std::to_string(rank) +
+                          " (expected " + std::to_string(-rank) + ".." + std::to_string(rank) + ")");
   }
   if (axis < 0) axis += rank;
   int64_t outer = 1, inner = 1;
@@ -172,9 +169,8 @@ Status run_squeeze(KernelContext& ctx, int64_t opset) {
     EDGEMM_ASSIGN_OR_RETURN(int64_t k, normalize_axis(node, a, rank));
     if (in->shape()[k] != 1) {
       return node_error(node, StatusCode::kInvalidArgument,
-                        "cannot squeeze axis " + std::to_string(a) + " of extent " +
-                            std::to_string(in->shape()[k]) + " in input of shape " +
-                            shape_to_string(in->shape()));
+                        "cannot squeeze axis " + std::to_string(a) + " of extent " + std::to_string(in->shape()[k]) +
+                            " in input of shape " + shape_to_string(in->shape()));
     }
     drop[k] = true;
   }
@@ -200,8 +196,7 @@ Status run_unsqueeze(KernelContext& ctx, int64_t opset) {
   for (int64_t a : axes) {
     EDGEMM_ASSIGN_OR_RETURN(int64_t k, normalize_axis(node, a, out_rank));
     if (unit[k]) {
-      return node_error(node, StatusCode::kInvalidArgument,
-                        "axis " + std::to_string(a) + " is repeated in 'axes'");
+      return node_error(node, StatusCode::kInvalidArgument, "axis " + std::to_string(a) + " is repeated in 'axes'");
     }
     unit[k] = true;
   }
@@ -217,10 +212,55 @@ Status run_identity(KernelContext& ctx) {
   return copy_with_shape(ctx, *in, in->shape());
 }
 
+/// The mask of training-mode Dropout: element i is kept when u_i >= ratio, u_i the i-th
+/// uniform draw in [0, 1) of a Mersenne Twister (MT19937) seeded with `seed`, each draw made of
+/// two 32-bit outputs as NumPy's random_sample does ((a >> 5) * 2^26 + (b >> 6)) / 2^53. This
+/// is the generator of ONNX's reference implementation (np.random.seed(seed) then
+/// np.random.uniform), so a node's `seed` attribute reproduces its masks; the spec leaves the
+/// generator to the runtime.
+std::vector<bool> dropout_mask(int64_t count, double ratio, uint32_t seed) {
+  std::mt19937 engine(seed);
+  std::vector<bool> keep(static_cast<size_t>(count));
+  for (int64_t i = 0; i < count; ++i) {
+    const uint32_t a = engine() >> 5, b = engine() >> 6;
+    const double u = (a * 67108864.0 + b) / 9007199254740992.0;
+    keep[static_cast<size_t>(i)] = u >= ratio;
+  }
+  return keep;
+}
+
+/// Dropout-12/13 with training_mode=true: output = input · mask / (1 - ratio), with
+/// dropout_mask's draws, seeded by the `seed` attribute or, without it, at random per run; the
+/// optional bool mask output.
+Status run_training_dropout(KernelContext& ctx, const Tensor& in, double ratio) {
+  const ir::Node& node = ctx.node();
+  if (!(ratio >= 0.0 && ratio < 1.0)) {
+    return node_error(node, StatusCode::kInvalidArgument,
+                      "input 'ratio' is " + std::to_string(ratio) + "; it must lie in [0, 1)");
+  }
+  const DataType t = in.dtype();
+  if (t != DataType::kFloat32 && t != DataType::kFloat64 && t != DataType::kFloat16 && t != DataType::kBFloat16) {
+    return unsupported_dtype(node, 0, t);
+  }
+  EDGEMM_ASSIGN_OR_RETURN(const int64_t seed, node.attr_int("seed", -1));
+  const uint32_t start = node.has_attr("seed") ? static_cast<uint32_t>(seed) : std::random_device{}();
+  const std::vector<bool> keep = dropout_mask(in.element_count(), ratio, start);
+  const double scale = 1.0 / (1.0 - ratio);
+  EDGEMM_ASSIGN_OR_RETURN(Tensor * out, ctx.allocate_output(0, in.dtype(), in.shape()));
+  for (int64_t i = 0; i < in.element_count(); ++i) {
+    const double x = keep[static_cast<size_t>(i)] ? load_as_double(in.dtype(), in.raw_data(), i) * scale : 0.0;
+    store_from_double(in.dtype(), out->raw_data(), i, x);
+  }
+  if (ctx.output_count() > 1 && ctx.output_wanted(1)) {
+    EDGEMM_ASSIGN_OR_RETURN(Tensor * mask, ctx.allocate_output(1, DataType::kBool, in.shape()));
+    for (int64_t i = 0; i < in.element_count(); ++i) mask->data<bool>()[i] = keep[static_cast<size_t>(i)];
+  }
+  return Status::ok();
+}
+
 /// Dropout-7/10/12/13 in inference: output = input. The optional mask is all ones with the
 /// input dtype before opset 10 and all true (bool) from opset 10. From opset 12,
-/// training_mode=true with a non-zero ratio would drop at random: that is refused as
-/// Unsupported (edgemm runs inference only).
+/// training_mode=true with a non-zero ratio drops at random (run_training_dropout).
 Status run_dropout(KernelContext& ctx, int64_t opset) {
   const ir::Node& node = ctx.node();
   EDGEMM_ASSIGN_OR_RETURN(const Tensor* in, required_input(ctx, 0, "data"));
@@ -230,24 +270,18 @@ Status run_dropout(KernelContext& ctx, int64_t opset) {
     double ratio = 0.5;
     if (ratio_t != nullptr && ratio_t->defined()) {
       if (ratio_t->element_count() != 1 || !is_numeric_or_bool(ratio_t->dtype())) {
-        return node_error(node, StatusCode::kInvalidArgument,
-                          "input 'ratio' must be a numeric scalar");
+        return node_error(node, StatusCode::kInvalidArgument, "input 'ratio' must be a numeric scalar");
       }
       ratio = load_as_double(ratio_t->dtype(), ratio_t->raw_data(), 0);
     }
     bool training = false;
     if (train_t != nullptr && train_t->defined()) {
       if (train_t->element_count() != 1 || train_t->dtype() != DataType::kBool) {
-        return node_error(node, StatusCode::kInvalidArgument,
-                          "input 'training_mode' must be a bool scalar");
+        return node_error(node, StatusCode::kInvalidArgument, "input 'training_mode' must be a bool scalar");
       }
       training = *train_t->data<bool>();
     }
-    if (training && ratio != 0.0) {
-      return node_error(node, StatusCode::kUnsupported,
-                        "training_mode=true with ratio " + std::to_string(ratio) +
-                            " (random dropout) is not supported; edgemm runs inference only");
-    }
+    if (training && ratio != 0.0) return run_training_dropout(ctx, *in, ratio);
   }
   EDGEMM_RETURN_IF_ERROR(copy_with_shape(ctx, *in, in->shape()));
   if (ctx.output_count() > 1 && ctx.output_wanted(1)) {
