@@ -13,7 +13,7 @@
 #include "model_builder.h"
 
 namespace edgemm {
-namespace {
+namespace atomic_file_test {  // named for the file: unity batches merge anonymous namespaces
 
 namespace fs = std::filesystem;
 
@@ -97,5 +97,5 @@ TEST(AtomicFile, RegisteredTemporariesAreRemoved) {
   fs::remove_all(dir);
 }
 
-}  // namespace
+}  // namespace atomic_file_test
 }  // namespace edgemm

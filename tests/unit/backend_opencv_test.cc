@@ -19,7 +19,7 @@
 #include "tensor_test_util.h"
 
 namespace edgemm {
-namespace {
+namespace backend_opencv_test {  // named for the file: unity batches merge anonymous namespaces
 
 using testing::ModelBuilder;
 using Inputs = std::vector<std::pair<std::string, Tensor>>;
@@ -349,5 +349,5 @@ TEST(OpenCvBackend, PpOcrV4ClsMatchesNative) { check_ppocr("ch_ppocr_mobile_v2.0
 TEST(OpenCvBackend, PpOcrV4DetMatchesNative) { check_ppocr("ch_PP-OCRv4_det_infer.onnx", {1, 3, 640, 640}); }
 TEST(OpenCvBackend, PpOcrV4RecMatchesNative) { check_ppocr("ch_PP-OCRv4_rec_infer.onnx", {1, 3, 48, 320}); }
 
-}  // namespace
+}  // namespace backend_opencv_test
 }  // namespace edgemm

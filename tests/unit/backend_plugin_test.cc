@@ -21,7 +21,7 @@
 #include "tensor_test_util.h"
 
 namespace edgemm {
-namespace {
+namespace backend_plugin_test {  // named for the file: unity batches merge anonymous namespaces
 
 using testing::ModelBuilder;
 
@@ -337,5 +337,5 @@ TEST(BackendPlugin, RunErrorsCarryThePluginsMessageAndBadOutputsAreReleased) {
   EXPECT_NE(bad_dtype.message().find("returned output 'y' with dtype 8"), std::string::npos) << bad_dtype.message();
 }
 
-}  // namespace
+}  // namespace backend_plugin_test
 }  // namespace edgemm

@@ -18,7 +18,7 @@
 #include "tensor_test_util.h"
 
 namespace edgemm {
-namespace {
+namespace backends_test {  // named for the file: unity batches merge anonymous namespaces
 
 using testing::ModelBuilder;
 
@@ -207,5 +207,5 @@ TEST(Backends, APartitionThatFailsToCompileFallsBackToNativeWithTheError) {
   for (int i = 0; i < 4; ++i) EXPECT_NEAR((*out)[0].data<float>()[i], want[i], 1e-5) << i;
 }
 
-}  // namespace
+}  // namespace backends_test
 }  // namespace edgemm

@@ -9,7 +9,7 @@
 #include "model_builder.h"
 
 namespace edgemm {
-namespace {
+namespace bad_input_test {  // named for the file: unity batches merge anonymous namespaces
 
 using testing::ModelBuilder;
 namespace fs = std::filesystem;
@@ -260,5 +260,5 @@ TEST(BadInput, RuntimeValuesOutOfRangeAndAbsurdSizes) {
   EXPECT_EQ(negative.status().code(), StatusCode::kInvalidArgument) << negative.status().to_string();
 }
 
-}  // namespace
+}  // namespace bad_input_test
 }  // namespace edgemm

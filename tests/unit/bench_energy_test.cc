@@ -13,7 +13,7 @@
 #include "bench/energy.h"
 
 namespace edgemm::bench {
-namespace {
+namespace bench_energy_test {  // named for the file: unity batches merge anonymous namespaces
 
 namespace fs = std::filesystem;
 using Clock = std::chrono::steady_clock;
@@ -319,5 +319,5 @@ TEST_F(EnergyTest, StopWithoutStartIsAnError) {
   EXPECT_EQ(meter->start().code(), StatusCode::kInvalidArgument);
 }
 
-}  // namespace
+}  // namespace bench_energy_test
 }  // namespace edgemm::bench

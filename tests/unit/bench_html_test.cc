@@ -10,7 +10,7 @@
 #include "bench/svg.h"
 
 namespace edgemm::bench {
-namespace {
+namespace bench_html_test {  // named for the file: unity batches merge anonymous namespaces
 
 size_t count(const std::string& text, const std::string& what) {
   size_t n = 0;
@@ -175,5 +175,5 @@ TEST(BenchHtml, ChartsFollowTheReportsShape) {
   EXPECT_NE(stages.find("3.00 ms (75.0 %)"), std::string::npos);
 }
 
-}  // namespace
+}  // namespace bench_html_test
 }  // namespace edgemm::bench

@@ -13,7 +13,7 @@
 #include "source_dir.h"
 
 namespace edgemm {
-namespace {
+namespace bench_profile_test {  // named for the file: unity batches merge anonymous namespaces
 
 using bench::ProfiledSample;
 using testing::ModelBuilder;
@@ -237,5 +237,5 @@ TEST(BenchProfile, GemmTakesKFromTransA) {
   EXPECT_EQ(ir::node_flops(gemm, {Shape{5, 2}, Shape{5, 7}}, {std::nullopt}), std::nullopt);
 }
 
-}  // namespace
+}  // namespace bench_profile_test
 }  // namespace edgemm

@@ -26,7 +26,7 @@
 #include "source_dir.h"
 
 namespace edgemm::bench {
-namespace {
+namespace bench_test {  // named for the file: unity batches merge anonymous namespaces
 
 TEST(RunBenchmark, OptionsOutsideTheirRangeAreRefusedBeforeAnythingRuns) {
   // The model does not exist: only the option checks, which come first, can give these errors.
@@ -457,5 +457,5 @@ TEST(BenchCompare, EdgemmAndOnnxRuntimeOnATinyModel) {
   std::filesystem::remove_all(dir);
 }
 
-}  // namespace
+}  // namespace bench_test
 }  // namespace edgemm::bench

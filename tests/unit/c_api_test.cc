@@ -15,7 +15,7 @@
 #include "source_dir.h"
 
 namespace edgemm {
-namespace {
+namespace c_api_test {  // named for the file: unity batches merge anonymous namespaces
 
 const std::string kNodeTests = "/usr/share/libonnx-testdata/data/node/";
 const std::string kSource = edgemm::testing::source_dir();
@@ -249,5 +249,5 @@ TEST(CApi, OcrReadsTheDemoPhotoFromAFileAndFromMemory) {
   expect_error(edgemm_ocr_create("/nonexistent-models", nullptr, &missing), EDGEMM_IO, "/nonexistent-models");
 }
 
-}  // namespace
+}  // namespace c_api_test
 }  // namespace edgemm

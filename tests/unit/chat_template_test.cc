@@ -15,7 +15,7 @@
 
 #include "source_dir.h"
 
-namespace {
+namespace chat_template_test {  // named for the file: unity batches merge anonymous namespaces
 
 using edgemm::StatusCode;
 using edgemm::text::ChatTemplate;
@@ -214,4 +214,4 @@ TEST(ChatTemplate, FromModelDir) {
   EXPECT_EQ(ChatTemplate::from_model_dir(dir.string()).status().code(), StatusCode::kIo);
 }
 
-}  // namespace
+}  // namespace chat_template_test

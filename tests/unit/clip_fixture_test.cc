@@ -24,7 +24,7 @@
 #include "source_dir.h"
 
 namespace edgemm {
-namespace {
+namespace clip_fixture_test {  // named for the file: unity batches merge anonymous namespaces
 
 using Inputs = std::vector<std::pair<std::string, Tensor>>;
 
@@ -205,5 +205,5 @@ INSTANTIATE_TEST_SUITE_P(Load, ClipFixture, ::testing::Values(Load::kNotOptimize
                                                                     : "Pinned";
                          });
 
-}  // namespace
+}  // namespace clip_fixture_test
 }  // namespace edgemm

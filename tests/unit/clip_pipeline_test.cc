@@ -22,7 +22,7 @@
 #include "source_dir.h"
 
 namespace edgemm::clip {
-namespace {
+namespace clip_pipeline_test {  // named for the file: unity batches merge anonymous namespaces
 
 namespace fs = std::filesystem;
 
@@ -532,5 +532,5 @@ TEST(ClipPackage, StaticVisionInput) {
   fs::remove_all(dir);
 }
 
-}  // namespace
+}  // namespace clip_pipeline_test
 }  // namespace edgemm::clip

@@ -9,7 +9,7 @@
 #include "../conformance/compare.h"
 
 namespace edgemm::conformance {
-namespace {
+namespace conformance_compare_test {  // named for the file: unity batches merge anonymous namespaces
 
 template <typename T>
 Tensor make(DataType dtype, Shape shape, std::initializer_list<T> values) {
@@ -87,5 +87,5 @@ TEST(ConformanceCompare, ReportsFirstMismatchWithIndexAndCount) {
   EXPECT_EQ(r.message, "element 2 [1,0]: got 3.5, expected 3 (2 of 4 elements differ, max finite |diff| 5)");
 }
 
-}  // namespace
+}  // namespace conformance_compare_test
 }  // namespace edgemm::conformance

@@ -9,7 +9,7 @@
 #include "pass_test_util.h"
 
 namespace edgemm {
-namespace {
+namespace convert_opset_test {  // named for the file: unity batches merge anonymous namespaces
 
 using testing::kFloat;
 using testing::ModelBuilder;
@@ -240,5 +240,5 @@ TEST(ConvertOpset, AxesComputedAtRunTimeCannotGoBelow13) {
   EXPECT_NE(c.status.message().find("run time"), std::string::npos) << c.status.message();
 }
 
-}  // namespace
+}  // namespace convert_opset_test
 }  // namespace edgemm

@@ -9,7 +9,7 @@
 #include "pass_test_util.h"
 
 namespace edgemm {
-namespace {
+namespace convert_shapes_test {  // named for the file: unity batches merge anonymous namespaces
 
 using testing::kFloat;
 using testing::ModelBuilder;
@@ -108,5 +108,5 @@ TEST(ConvertShapes, SimplifyFoldsBatchNormalizationAndKeepsStandardOps) {
   EXPECT_LE(max_output_diff(path, c.path, {{"x", seeded_f32({1, 2, 4, 4}, 2)}}), 1e-5);
 }
 
-}  // namespace
+}  // namespace convert_shapes_test
 }  // namespace edgemm

@@ -12,7 +12,7 @@
 #include "pass_test_util.h"
 
 namespace edgemm {
-namespace {
+namespace convert_simplify_test {  // named for the file: unity batches merge anonymous namespaces
 
 using testing::kFloat;
 using testing::ModelBuilder;
@@ -160,5 +160,5 @@ TEST(ConvertOpsetResize, AbsentRoiAndScalesBecomeEmptyConstantsAtOpset11) {
   EXPECT_NE(refused.status.message().find("opset 10"), std::string::npos) << refused.status.message();
 }
 
-}  // namespace
+}  // namespace convert_simplify_test
 }  // namespace edgemm

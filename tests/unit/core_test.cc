@@ -16,7 +16,7 @@
 #include "edgemm/tensor.h"
 
 namespace edgemm {
-namespace {
+namespace core_test {  // named for the file: unity batches merge anonymous namespaces
 
 TEST(Status, OkIsCheapAndPrintable) {
   Status ok;
@@ -134,5 +134,5 @@ TEST(Npy, RoundTripAndErrors) {
   EXPECT_EQ(read_npy((dir / "missing.npy").string()).status().code(), StatusCode::kIo);
 }
 
-}  // namespace
+}  // namespace core_test
 }  // namespace edgemm

@@ -22,7 +22,7 @@
 #include "source_dir.h"
 
 namespace edgemm {
-namespace {
+namespace head_pruning_test {  // named for the file: unity batches merge anonymous namespaces
 
 const std::filesystem::path kPrunedPackage =
     std::filesystem::path(edgemm::testing::source_dir()) / "tests/fixtures/clip_tiny";
@@ -244,5 +244,5 @@ TEST(HeadScoring, SelectsTheLowestScoringHeads) {
   EXPECT_FALSE(quant::select_heads(s, 1.5, quant::HeadRanking::kGlobal).has_value());
 }
 
-}  // namespace
+}  // namespace head_pruning_test
 }  // namespace edgemm

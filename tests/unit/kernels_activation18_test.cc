@@ -13,7 +13,7 @@
 #include "tensor_test_util.h"
 
 namespace edgemm {
-namespace {
+namespace kernels_activation18_test {  // named for the file: unity batches merge anonymous namespaces
 
 using namespace testutil;  // NOLINT: test helpers
 using nntest::expect_error;
@@ -111,5 +111,5 @@ TEST(KernelsActivation18, Errors) {
   expect_error(run(make_node("Gelu", {"x"}), {f32({1}, {1})}, 19), StatusCode::kUnsupported, {});
 }
 
-}  // namespace
+}  // namespace kernels_activation18_test
 }  // namespace edgemm

@@ -22,7 +22,7 @@
 #include "onnx_attr_util.h"
 
 namespace edgemm {
-namespace {
+namespace kernels_attention_test {  // named for the file: unity batches merge anonymous namespaces
 
 using namespace nntest;
 
@@ -152,5 +152,5 @@ TEST(AttentionFusion, ExportedAttentionBecomesOneNodeWithTheSameOutput) {
   EXPECT_LE(d.max_abs, 1e-5 * std::max(1.0, d.max_ref));
 }
 
-}  // namespace
+}  // namespace kernels_attention_test
 }  // namespace edgemm

@@ -13,7 +13,7 @@
 #include "tensor_test_util.h"
 
 namespace edgemm {
-namespace {
+namespace kernels_bitwise_test {  // named for the file: unity batches merge anonymous namespaces
 
 using namespace testutil;  // NOLINT: test helpers
 using nntest::expect_error;
@@ -123,5 +123,5 @@ TEST(KernelsBitwise, Errors) {
                {});
 }
 
-}  // namespace
+}  // namespace kernels_bitwise_test
 }  // namespace edgemm

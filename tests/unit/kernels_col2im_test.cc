@@ -13,7 +13,7 @@
 #include "tensor_test_util.h"
 
 namespace edgemm {
-namespace {
+namespace kernels_col2im_test {  // named for the file: unity batches merge anonymous namespaces
 
 using namespace testutil;  // NOLINT: test helpers
 using nntest::expect_error;
@@ -123,5 +123,5 @@ TEST(KernelsCol2Im, Errors) {
   expect_error(run(col2im_node(), {x, i64({1}, {4}), i64({1}, {2})}, 17), StatusCode::kUnsupported, {});
 }
 
-}  // namespace
+}  // namespace kernels_col2im_test
 }  // namespace edgemm

@@ -16,7 +16,7 @@
 #include "nn_test_util.h"
 
 namespace edgemm {
-namespace {
+namespace kernels_conv_test {  // named for the file: unity batches merge anonymous namespaces
 
 using namespace nntest;
 
@@ -437,5 +437,5 @@ TEST(Conv, ConcurrentRunsOfOneKernelWithChangingShapes) {
   for (int t = 0; t < 4; ++t) EXPECT_EQ(failures[t], 0) << "thread " << t;
 }
 
-}  // namespace
+}  // namespace kernels_conv_test
 }  // namespace edgemm

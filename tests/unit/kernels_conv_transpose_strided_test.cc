@@ -22,7 +22,7 @@
 #include "nn_test_util.h"
 
 namespace edgemm {
-namespace {
+namespace kernels_conv_transpose_strided_test {  // named for the file: unity batches merge anonymous namespaces
 
 using namespace nntest;
 
@@ -194,5 +194,5 @@ TEST(ConvTransposeStrided, OverlapsPadsAndGroupsKeepOnednn) {
   }
 }
 
-}  // namespace
+}  // namespace kernels_conv_transpose_strided_test
 }  // namespace edgemm

@@ -18,7 +18,7 @@
 #include "nn_test_util.h"
 
 namespace edgemm {
-namespace {
+namespace kernels_conv_xnnpack_test {  // named for the file: unity batches merge anonymous namespaces
 
 using namespace nntest;
 
@@ -117,5 +117,5 @@ TEST(ConvXnnpack, HalfPrecisionKeepsFloat32WhereHalfLosesWeights) {
                                   "tiny weights at fp16", std::nullopt, *kernels::fp16_kernels());
 }
 
-}  // namespace
+}  // namespace kernels_conv_xnnpack_test
 }  // namespace edgemm

@@ -12,7 +12,7 @@
 #include "tensor_test_util.h"
 
 namespace edgemm {
-namespace {
+namespace kernels_deform_conv_test {  // named for the file: unity batches merge anonymous namespaces
 
 using namespace testutil;  // NOLINT: test helpers
 using nntest::expect_error;
@@ -132,5 +132,5 @@ TEST(KernelsDeformConv, Errors) {
   expect_error(run(deform_node(), {kX22, w, off}, 18), StatusCode::kUnsupported, {});
 }
 
-}  // namespace
+}  // namespace kernels_deform_conv_test
 }  // namespace edgemm

@@ -16,7 +16,7 @@
 #include "tensor_test_util.h"
 
 namespace edgemm {
-namespace {
+namespace kernels_detection_test {  // named for the file: unity batches merge anonymous namespaces
 
 using namespace testutil;  // NOLINT: test helpers
 using nntest::set_float;
@@ -321,5 +321,5 @@ TEST(DetectionTest, GridSampleThreadsAgree) {
   EXPECT_EQ(a, b);
 }
 
-}  // namespace
+}  // namespace kernels_detection_test
 }  // namespace edgemm

@@ -17,7 +17,7 @@
 #include "tensor_test_util.h"
 
 namespace edgemm {
-namespace {
+namespace kernels_elementwise_chain_test {  // named for the file: unity batches merge anonymous namespaces
 
 using ir::Step;
 using ir::StepKind;
@@ -355,5 +355,5 @@ TEST(ElementwiseChain, BadAttributesShapesAndDtypesAreErrorsNamingTheNode) {
   expect_error(chain_node({unary(StepKind::kRelu)}, 1), {testutil::f64({2}, {1.0, -1.0})}, "float64");
 }
 
-}  // namespace
+}  // namespace kernels_elementwise_chain_test
 }  // namespace edgemm

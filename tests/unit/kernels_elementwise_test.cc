@@ -20,7 +20,7 @@
 #include "tensor_test_util.h"
 
 namespace edgemm {
-namespace {
+namespace kernels_elementwise_test {  // named for the file: unity batches merge anonymous namespaces
 
 constexpr float kNaN = std::numeric_limits<float>::quiet_NaN();
 constexpr float kInf = std::numeric_limits<float>::infinity();
@@ -610,5 +610,5 @@ TEST(ElementwiseCast, CastLikeTakesTheSecondInputsDtype) {
   EXPECT_EQ(values<int64_t>(*y), (std::vector<int64_t>{2, -2}));
 }
 
-}  // namespace
+}  // namespace kernels_elementwise_test
 }  // namespace edgemm

@@ -14,7 +14,7 @@
 #include "tensor_test_util.h"
 
 namespace edgemm {
-namespace {
+namespace kernels_group_norm_test {  // named for the file: unity batches merge anonymous namespaces
 
 using namespace testutil;  // NOLINT: test helpers
 using nntest::expect_error;
@@ -182,5 +182,5 @@ TEST(KernelsLrn, Errors) {
   expect_error(run_direct(lrn_node(1, 1, 1, 1), {bf16({1, 1}, {0})}, 12), StatusCode::kUnsupported, {"bfloat16"});
 }
 
-}  // namespace
+}  // namespace kernels_group_norm_test
 }  // namespace edgemm

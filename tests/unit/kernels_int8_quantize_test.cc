@@ -14,7 +14,7 @@
 #include "kernels/cpu/int8_common.h"
 
 namespace edgemm {
-namespace {
+namespace kernels_int8_quantize_test {  // named for the file: unity batches merge anonymous namespaces
 
 /// QuantizeLinear to uint8 as the ONNX spec defines it; NaN gives 0 (edgemm's choice).
 uint8_t quantize_linear(float x, float scale, int32_t zero_point) {
@@ -89,5 +89,5 @@ TEST(KernelsInt8Quantize, PlanarChannelsBecomeInterleavedRows) {
   }
 }
 
-}  // namespace
+}  // namespace kernels_int8_quantize_test
 }  // namespace edgemm

@@ -15,7 +15,7 @@
 #include "tensor_test_util.h"
 
 namespace edgemm {
-namespace {
+namespace kernels_linalg_test {  // named for the file: unity batches merge anonymous namespaces
 
 using namespace testutil;  // NOLINT: test helpers
 using nntest::expect_error;
@@ -223,5 +223,5 @@ TEST(LinalgTfIdf, BadAttributesAndInputsAreErrors) {
   EXPECT_NE(r.status().message().find("float32"), std::string::npos) << r.status().to_string();
 }
 
-}  // namespace
+}  // namespace kernels_linalg_test
 }  // namespace edgemm

@@ -16,7 +16,7 @@
 #include "tensor_test_util.h"
 
 namespace edgemm {
-namespace {
+namespace kernels_loss_test {  // named for the file: unity batches merge anonymous namespaces
 
 using namespace testutil;  // NOLINT: test helpers
 
@@ -260,5 +260,5 @@ TEST(LossTest, ThreadCountDoesNotChangeResults) {
   }
 }
 
-}  // namespace
+}  // namespace kernels_loss_test
 }  // namespace edgemm

@@ -24,7 +24,7 @@
 #include "matmul_nbits_test_util.h"
 
 namespace edgemm {
-namespace {
+namespace kernels_matmul_nbits_int8_test {  // named for the file: unity batches merge anonymous namespaces
 
 using kernels::MatMulNBitsShape;
 using kernels::MatMulNBitsVariant;
@@ -276,5 +276,5 @@ TEST(MatMulNBitsFloat, EveryVariantGivesTheReferenceNaNAndInfinities) {
   }
 }
 
-}  // namespace
+}  // namespace kernels_matmul_nbits_int8_test
 }  // namespace edgemm

@@ -35,7 +35,7 @@
 #include "source_dir.h"
 
 namespace edgemm {
-namespace {
+namespace kernels_matmul_nbits_test {  // named for the file: unity batches merge anonymous namespaces
 
 using namespace nntest;
 using kernels::MatMulNBitsShape;
@@ -513,5 +513,5 @@ TEST(MatMulNBits, Errors) {
   expect_error(run_direct(no_k, good), StatusCode::kInvalidModel, {"'K' is missing"});
 }
 
-}  // namespace
+}  // namespace kernels_matmul_nbits_test
 }  // namespace edgemm

@@ -30,7 +30,7 @@
 #include "nn_test_util.h"
 
 namespace edgemm {
-namespace {
+namespace kernels_matmul_panels_test {  // named for the file: unity batches merge anonymous namespaces
 
 using namespace nntest;
 
@@ -257,5 +257,5 @@ TEST(MatMulPanels, KernelsWithConstantWeightsMatchReference) {
   });
 }
 
-}  // namespace
+}  // namespace kernels_matmul_panels_test
 }  // namespace edgemm

@@ -19,7 +19,7 @@
 #include "nn_test_util.h"
 
 namespace edgemm {
-namespace {
+namespace kernels_matmul_test {  // named for the file: unity batches merge anonymous namespaces
 
 using namespace nntest;
 
@@ -331,11 +331,11 @@ TEST(Gemm, LinearLayerConcurrentRuns) {
   for (int t = 0; t < 4; ++t) EXPECT_EQ(failures[t], 0) << "thread " << t;
 }
 
-}  // namespace
+}  // namespace kernels_matmul_test
 }  // namespace edgemm
 
 namespace edgemm {
-namespace {
+namespace kernels_matmul_test {  // named for the file: unity batches merge anonymous namespaces
 
 using namespace nntest;
 
@@ -363,5 +363,5 @@ TEST(MatMulXnnpack, HalfPrecisionStaysNearReference) {
       *fp16, 5e-4);
 }
 
-}  // namespace
+}  // namespace kernels_matmul_test
 }  // namespace edgemm

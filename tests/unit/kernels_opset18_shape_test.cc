@@ -15,7 +15,7 @@
 #include "tensor_test_util.h"
 
 namespace edgemm {
-namespace {
+namespace kernels_opset18_shape_test {  // named for the file: unity batches merge anonymous namespaces
 
 using namespace testutil;  // NOLINT: test helpers
 using nntest::expect_error;
@@ -351,5 +351,5 @@ TEST(Opset18Resize, Errors) {
                {"antialias", "nearest"});
 }
 
-}  // namespace
+}  // namespace kernels_opset18_shape_test
 }  // namespace edgemm

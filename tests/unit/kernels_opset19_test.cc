@@ -23,7 +23,7 @@
 #include "tensor_test_util.h"
 
 namespace edgemm {
-namespace {
+namespace kernels_opset19_test {  // named for the file: unity batches merge anonymous namespaces
 
 using namespace testutil;  // NOLINT: test helpers
 using nntest::expect_error;
@@ -481,5 +481,5 @@ TEST(Opset19QdqFusion, BlockedAndOutputDtypeNodesAreNotFused) {
   }
 }
 
-}  // namespace
+}  // namespace kernels_opset19_test
 }  // namespace edgemm

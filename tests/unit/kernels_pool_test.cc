@@ -12,7 +12,7 @@
 #include "nn_test_util.h"
 
 namespace edgemm {
-namespace {
+namespace kernels_pool_test {  // named for the file: unity batches merge anonymous namespaces
 
 using namespace nntest;
 
@@ -317,5 +317,5 @@ TEST(Pool, ErrorsAreClear) {
   EXPECT_EQ(ints.status().code(), StatusCode::kUnsupported);
 }
 
-}  // namespace
+}  // namespace kernels_pool_test
 }  // namespace edgemm

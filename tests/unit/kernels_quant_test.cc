@@ -20,7 +20,7 @@
 #include "nn_test_util.h"
 
 namespace edgemm {
-namespace {
+namespace kernels_quant_test {  // named for the file: unity batches merge anonymous namespaces
 
 using namespace nntest;
 using testutil::f64;
@@ -549,5 +549,5 @@ TEST(QuantFlops, CountedLikeMatMulAndConv) {
   EXPECT_EQ(ir::node_flops(qlinear_conv_node(false), qconv_in, y_conv), 1332);
 }
 
-}  // namespace
+}  // namespace kernels_quant_test
 }  // namespace edgemm

@@ -18,7 +18,7 @@
 #include "nn_test_util.h"
 
 namespace edgemm {
-namespace {
+namespace kernels_recurrent_test {  // named for the file: unity batches merge anonymous namespaces
 namespace recurrent_test {  // named: unity builds put several test files' anonymous namespaces together
 
 using namespace nntest;
@@ -299,5 +299,5 @@ TEST(Recurrent, BadShapesLengthsAndActivationsAreRefused) {
 }
 
 }  // namespace recurrent_test
-}  // namespace
+}  // namespace kernels_recurrent_test
 }  // namespace edgemm

@@ -21,7 +21,7 @@
 #include "tensor_test_util.h"
 
 namespace edgemm {
-namespace {
+namespace kernels_reduce_norm_test {  // named for the file: unity batches merge anonymous namespaces
 
 constexpr float kInf = std::numeric_limits<float>::infinity();
 
@@ -623,5 +623,5 @@ TEST(EinsumTest, Errors) {
   EXPECT_EQ(run_error(n, {i8({1, 1}, {1}), i8({1, 1}, {1})}, 12).code(), StatusCode::kUnsupported);
 }
 
-}  // namespace
+}  // namespace kernels_reduce_norm_test
 }  // namespace edgemm

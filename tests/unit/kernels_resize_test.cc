@@ -10,7 +10,7 @@
 #include "nn_test_util.h"
 
 namespace edgemm {
-namespace {
+namespace kernels_resize_test {  // named for the file: unity batches merge anonymous namespaces
 
 using namespace nntest;
 
@@ -221,5 +221,5 @@ TEST(Resize, ErrorsAreClear) {
   EXPECT_FALSE(mode.has_value());
 }
 
-}  // namespace
+}  // namespace kernels_resize_test
 }  // namespace edgemm

@@ -18,7 +18,7 @@
 #include "tensor_test_util.h"
 
 namespace edgemm::shapetest {
-namespace {
+namespace kernels_shape_test {  // named for the file: unity batches merge anonymous namespaces
 
 using ::testing::ElementsAre;
 using ::testing::ElementsAreArray;
@@ -679,5 +679,5 @@ TEST(NonZeroUniqueKernels, Unique) {
   EXPECT_THAT(values<float>(out[0]), ElementsAre(0, 0, 1, 0, 0, 1, 3, 4, 2));
 }
 
-}  // namespace
+}  // namespace kernels_shape_test
 }  // namespace edgemm::shapetest

@@ -16,7 +16,7 @@
 #include "tensor_test_util.h"
 
 namespace edgemm {
-namespace {
+namespace kernels_signal_test {  // named for the file: unity batches merge anonymous namespaces
 
 using namespace testutil;  // NOLINT: test helpers
 using nntest::expect_error;
@@ -460,5 +460,5 @@ TEST(SignalKernels, MelWeightMatrixErrors) {
                StatusCode::kInvalidArgument, {"0 <= lower <= upper"});
 }
 
-}  // namespace
+}  // namespace kernels_signal_test
 }  // namespace edgemm

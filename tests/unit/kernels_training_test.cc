@@ -15,7 +15,7 @@
 #include "tensor_test_util.h"
 
 namespace edgemm {
-namespace {
+namespace kernels_training_test {  // named for the file: unity batches merge anonymous namespaces
 
 using namespace testutil;  // NOLINT: test helpers
 using nntest::expect_error;
@@ -175,5 +175,5 @@ TEST(TrainingOptimizers, BadNodesAndInputsAreErrors) {
   EXPECT_NE(r.status().message().find("int32"), std::string::npos) << r.status().to_string();
 }
 
-}  // namespace
+}  // namespace kernels_training_test
 }  // namespace edgemm

@@ -12,7 +12,7 @@
 #include "model_builder.h"
 
 namespace edgemm {
-namespace {
+namespace memory_estimate_test {  // named for the file: unity batches merge anonymous namespaces
 
 /// x[N,1000] → Relu → a → Mul(a, w[1000]) → c → Relu → y (output).
 std::string chain_model(const std::string& name) {
@@ -80,5 +80,5 @@ TEST(MemoryEstimate, RefusesShapesAboveTheLimitWithOneMessage) {
   EXPECT_TRUE(check_shapes_fit_memory(path, {}).is_ok());  // no shapes given: nothing to check
 }
 
-}  // namespace
+}  // namespace memory_estimate_test
 }  // namespace edgemm

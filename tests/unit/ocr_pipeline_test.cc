@@ -19,7 +19,7 @@
 #include "source_dir.h"
 
 namespace edgemm::ocr {
-namespace {
+namespace ocr_pipeline_test {  // named for the file: unity batches merge anonymous namespaces
 
 namespace fs = std::filesystem;
 
@@ -416,5 +416,5 @@ TEST(OcrStaticShapes, ARecognizerWithAnotherStaticLineHeightIsRefused) {
                "recognizer 'ch_PP-OCRv4_rec_infer.onnx' input 'x' has a static height of 32; the pipeline feeds text lines 48 pixels high");
 }
 
-}  // namespace
+}  // namespace ocr_pipeline_test
 }  // namespace edgemm::ocr

@@ -11,7 +11,7 @@
 #include "pipelines/ocr/recognize.h"
 
 namespace edgemm::ocr {
-namespace {
+namespace ocr_postprocess_test {  // named for the file: unity batches merge anonymous namespaces
 
 double shoelace_area(const std::vector<cv::Point2f>& points) {
   double twice = 0;
@@ -285,5 +285,5 @@ TEST(OcrSplitLine, LinesThatFitStayWholeAndGaplessOnesAreCutAtTheWidth) {
   EXPECT_EQ(pieces[2].crop.cols, 40);
 }
 
-}  // namespace
+}  // namespace ocr_postprocess_test
 }  // namespace edgemm::ocr

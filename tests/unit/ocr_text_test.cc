@@ -14,7 +14,7 @@
 #include "source_dir.h"
 
 namespace edgemm::ocr {
-namespace {
+namespace ocr_text_test {  // named for the file: unity batches merge anonymous namespaces
 
 // Class table of the CTC tests: blank, "a", "b", "中".
 const std::vector<std::string> kTable = {"", "a", "b", "中"};
@@ -513,5 +513,5 @@ TEST(OcrMetrics, TotalsOverImages) {
   EXPECT_DOUBLE_EQ(totals.recall(), 0.75);
 }
 
-}  // namespace
+}  // namespace ocr_text_test
 }  // namespace edgemm::ocr

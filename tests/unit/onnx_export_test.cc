@@ -25,7 +25,7 @@
 #include "source_dir.h"
 
 namespace edgemm {
-namespace {
+namespace onnx_export_test {  // named for the file: unity batches merge anonymous namespaces
 
 namespace fs = std::filesystem;
 using testing::ModelBuilder;
@@ -566,5 +566,5 @@ TEST(OnnxExport, UnwritablePathIsAnIoErrorNamingIt) {
   EXPECT_EQ(ir::export_onnx_file(model, (dir / "x.onnx").string(), negative).code(), StatusCode::kInvalidArgument);
 }
 
-}  // namespace
+}  // namespace onnx_export_test
 }  // namespace edgemm

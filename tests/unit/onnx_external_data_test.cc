@@ -21,7 +21,7 @@
 #include "model_builder.h"
 
 namespace edgemm {
-namespace {
+namespace onnx_external_data_test {  // named for the file: unity batches merge anonymous namespaces
 
 namespace fs = std::filesystem;
 using testing::ModelBuilder;
@@ -440,5 +440,5 @@ TEST(OnnxWire, AModelsOwnLargeWeightsAreReadFromItsFile) {
   EXPECT_NE(bad.status().message().find("but holds 2097148 bytes"), std::string::npos) << bad.status().message();
 }
 
-}  // namespace
+}  // namespace onnx_external_data_test
 }  // namespace edgemm

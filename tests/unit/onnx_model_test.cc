@@ -25,7 +25,7 @@
 #include "model_builder.h"
 
 namespace edgemm {
-namespace {
+namespace onnx_model_test {  // named for the file: unity batches merge anonymous namespaces
 
 namespace fs = std::filesystem;
 using testing::ModelBuilder;
@@ -337,5 +337,5 @@ TEST(ToolsInspect, CountsParametersFlopsAndMemory) {
   EXPECT_EQ(missing.status().code(), StatusCode::kIo);
 }
 
-}  // namespace
+}  // namespace onnx_model_test
 }  // namespace edgemm

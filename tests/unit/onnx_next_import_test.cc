@@ -11,7 +11,7 @@
 #include "model_builder.h"
 
 namespace edgemm {
-namespace {
+namespace onnx_next_import_test {  // named for the file: unity batches merge anonymous namespaces
 
 using testing::ModelBuilder;
 
@@ -90,5 +90,5 @@ TEST(OnnxNextImport, OpsetAbove21IsUnsupported) {
   EXPECT_NE(too_new.status().message().find("up to 21"), std::string::npos) << too_new.status().message();
 }
 
-}  // namespace
+}  // namespace onnx_next_import_test
 }  // namespace edgemm

@@ -14,7 +14,7 @@
 #include "pass_test_util.h"
 
 namespace edgemm {
-namespace {
+namespace passes_conv_test {  // named for the file: unity batches merge anonymous namespaces
 
 using testing::kFloat;
 using testing::ModelBuilder;
@@ -228,5 +228,5 @@ TEST(ConvFusion, OperandComputedFromTheConvIsNotFused) {
   EXPECT_LE(optimized_vs_original(path, input_x({1, 8, 6, 6})), 1e-5);
 }
 
-}  // namespace
+}  // namespace passes_conv_test
 }  // namespace edgemm

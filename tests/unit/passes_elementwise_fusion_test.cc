@@ -11,7 +11,7 @@
 #include "pass_test_util.h"
 
 namespace edgemm {
-namespace {
+namespace passes_elementwise_fusion_test {  // named for the file: unity batches merge anonymous namespaces
 
 using testing::ModelBuilder;
 using testutil::count_ops;
@@ -239,5 +239,5 @@ TEST(ElementwiseFusion, ExistingChainNodesAreMergedWithOperandsReindexed) {
             1e-5);
 }
 
-}  // namespace
+}  // namespace passes_elementwise_fusion_test
 }  // namespace edgemm

@@ -13,7 +13,7 @@
 #include "passes/graph_view.h"
 
 namespace edgemm {
-namespace {
+namespace passes_gelu_test {  // named for the file: unity batches merge anonymous namespaces
 
 using testing::kFloat;
 using testing::ModelBuilder;
@@ -198,5 +198,5 @@ TEST(GeluFusion, NotWhenErfIsAlsoAnOutput) {
   EXPECT_LE(optimized_vs_original(path, gelu_inputs()), 1e-5);
 }
 
-}  // namespace
+}  // namespace passes_gelu_test
 }  // namespace edgemm

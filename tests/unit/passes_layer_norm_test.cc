@@ -8,7 +8,7 @@
 #include "passes/graph_view.h"
 
 namespace edgemm {
-namespace {
+namespace passes_layer_norm_test {  // named for the file: unity batches merge anonymous namespaces
 
 using testing::kFloat;
 using testing::ModelBuilder;
@@ -172,5 +172,5 @@ TEST(LayerNormFusion, FusedMatchesTheFormula) {
   }
 }
 
-}  // namespace
+}  // namespace passes_layer_norm_test
 }  // namespace edgemm

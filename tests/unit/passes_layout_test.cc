@@ -25,7 +25,7 @@
 #include "runtime/executor.h"
 
 namespace edgemm {
-namespace {
+namespace passes_layout_test {  // named for the file: unity batches merge anonymous namespaces
 
 using testing::kFloat;
 using testing::ModelBuilder;
@@ -753,5 +753,5 @@ TEST(LayoutKernels, ChainGlobalAveragePoolIsBitIdenticalToNchw) {
   EXPECT_NE(bad.status().message().find("n_GlobalAveragePool"), std::string::npos) << bad.status().message();
 }
 
-}  // namespace
+}  // namespace passes_layout_test
 }  // namespace edgemm

@@ -8,7 +8,7 @@
 #include "passes/graph_view.h"
 
 namespace edgemm {
-namespace {
+namespace passes_matmul_add_test {  // named for the file: unity batches merge anonymous namespaces
 
 using testing::kFloat;
 using testing::ModelBuilder;
@@ -169,5 +169,5 @@ TEST(MatMulEpilogue, SwishAndScalarArithmeticAfterFusedMatMulBecomeItsEpilogue) 
   EXPECT_LE(optimized_vs_original(path, inputs), 1e-5);
 }
 
-}  // namespace
+}  // namespace passes_matmul_add_test
 }  // namespace edgemm

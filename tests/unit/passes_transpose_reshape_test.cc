@@ -7,7 +7,7 @@
 #include "pass_test_util.h"
 
 namespace edgemm {
-namespace {
+namespace passes_transpose_reshape_test {  // named for the file: unity batches merge anonymous namespaces
 
 using testing::kFloat;
 using testing::ModelBuilder;
@@ -179,5 +179,5 @@ TEST(TransposeReshape, DropoutWithAUsedMaskStays) {
   EXPECT_EQ(count_ops(model.graph, "Dropout"), 1);
 }
 
-}  // namespace
+}  // namespace passes_transpose_reshape_test
 }  // namespace edgemm

@@ -20,7 +20,7 @@
 #include "quant_test_util.h"
 
 namespace edgemm {
-namespace {
+namespace quant_int8_chain_test {  // named for the file: unity batches merge anonymous namespaces
 
 using testing::kFloat;
 using testing::ModelBuilder;
@@ -256,5 +256,5 @@ TEST(QuantInt8Chain, ReferencePathWritesTheUint8Value) {
   expect_matches_qdq_graph(edited, "reference");
 }
 
-}  // namespace
+}  // namespace quant_int8_chain_test
 }  // namespace edgemm

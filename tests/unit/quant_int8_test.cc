@@ -23,7 +23,7 @@
 #include "quant_test_util.h"
 
 namespace edgemm {
-namespace {
+namespace quant_int8_test {  // named for the file: unity batches merge anonymous namespaces
 
 using testing::kFloat;
 using testing::ModelBuilder;
@@ -515,5 +515,5 @@ TEST(QuantFp16, WeightsHalveAndOutputsStayClose) {
   EXPECT_LT(max_relative_error(got, want), 2e-3);
 }
 
-}  // namespace
+}  // namespace quant_int8_test
 }  // namespace edgemm

@@ -14,7 +14,7 @@
 #include "quant/qdq.h"
 
 namespace edgemm {
-namespace {
+namespace quant_observer_test {  // named for the file: unity batches merge anonymous namespaces
 
 using quant::CalibrationMethod;
 using quant::TensorHistogram;
@@ -336,5 +336,5 @@ TEST(QuantAwq, ScalesTheChannelsThatCarryLargeActivations) {
   for (float s : flat->scales) EXPECT_FLOAT_EQ(s, 1.0f);
 }
 
-}  // namespace
+}  // namespace quant_observer_test
 }  // namespace edgemm

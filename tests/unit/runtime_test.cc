@@ -10,7 +10,7 @@
 #include "tensor_test_util.h"
 
 namespace edgemm {
-namespace {
+namespace runtime_test {  // named for the file: unity batches merge anonymous namespaces
 
 using testing::ModelBuilder;
 
@@ -405,5 +405,5 @@ TEST(Runtime, GraphOutputsWithoutADeclaredShapeAreInferred) {
   EXPECT_EQ((*y)[0].data<float>()[1], 2.f);
 }
 
-}  // namespace
+}  // namespace runtime_test
 }  // namespace edgemm

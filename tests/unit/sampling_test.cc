@@ -7,7 +7,7 @@
 #include <cmath>
 #include <vector>
 
-namespace {
+namespace sampling_test {  // named for the file: unity batches merge anonymous namespaces
 
 using edgemm::StatusCode;
 using edgemm::vlm::SamplingOptions;
@@ -145,4 +145,4 @@ TEST(Sampling, InvalidOptionsAndInputsAreClearErrors) {
   EXPECT_NE(s->next(logits, context).status().message().find("context id 2"), std::string::npos);
 }
 
-}  // namespace
+}  // namespace sampling_test

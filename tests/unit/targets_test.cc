@@ -14,7 +14,7 @@
 #include "targets/plan.h"
 
 namespace edgemm {
-namespace {
+namespace targets_test {  // named for the file: unity batches merge anonymous namespaces
 
 using testing::ModelBuilder;
 
@@ -326,5 +326,5 @@ TEST(TargetRecipe, MalformedRecipesAreRefused) {
             std::string::npos);
 }
 
-}  // namespace
+}  // namespace targets_test
 }  // namespace edgemm

@@ -21,7 +21,7 @@
 #include "source_dir.h"
 
 namespace edgemm {
-namespace {
+namespace token_pruning_test {  // named for the file: unity batches merge anonymous namespaces
 
 const std::filesystem::path kTokenPackage =
     std::filesystem::path(edgemm::testing::source_dir()) / "tests/fixtures/clip_tiny";
@@ -165,5 +165,5 @@ TEST(TokenPruning, BadOptionsAreClearErrors) {
   EXPECT_NE(rule.status().message().find("'random'"), std::string::npos);
 }
 
-}  // namespace
+}  // namespace token_pruning_test
 }  // namespace edgemm

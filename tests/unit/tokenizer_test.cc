@@ -15,7 +15,7 @@
 #include "source_dir.h"
 
 namespace edgemm::text {
-namespace {
+namespace tokenizer_test {  // named for the file: unity batches merge anonymous namespaces
 
 using nlohmann::json;
 
@@ -400,5 +400,5 @@ TEST(TokenizerOracle, ClipCorpus) {
   check_padded(padded, *o, "clip_trunc12_pad12");
 }
 
-}  // namespace
+}  // namespace tokenizer_test
 }  // namespace edgemm::text

@@ -30,7 +30,7 @@
 #include "source_dir.h"
 
 namespace edgemm {
-namespace {
+namespace vlm_test {  // named for the file: unity batches merge anonymous namespaces
 
 namespace fs = std::filesystem;
 
@@ -263,11 +263,11 @@ TEST(VlmDecoder, DecoderWithoutKvInputsIsRefused) {
   fs::remove(file);
 }
 
-}  // namespace
+}  // namespace vlm_test
 }  // namespace edgemm
 
 namespace edgemm {
-namespace {
+namespace vlm_test {  // named for the file: unity batches merge anonymous namespaces
 
 // edgemm's Idefics3 preprocessing (resize by `size` with Lanczos-3, rescale, normalize, frames)
 // against transformers.js' processor on the real photos (refs made by ctest vlm_processor_refs).
@@ -350,5 +350,5 @@ TEST(VlmModelApi, ImageViewsAndTypedMessages) {
   EXPECT_EQ(*model->chat_prompt({user}), *prompt);
 }
 
-}  // namespace
+}  // namespace vlm_test
 }  // namespace edgemm
