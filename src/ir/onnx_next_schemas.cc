@@ -17,6 +17,7 @@
 #include <onnx/defs/tensor_proto_util.h>
 
 #include <algorithm>
+#include <cmath>
 #include <mutex>
 
 namespace edgemm::ir {
@@ -217,6 +218,60 @@ void register_pad() {
 
 // ---- Resize-18/19 -------------------------------------------------------------------------
 
+/// Resize-18/19 with `axes` or keep_aspect_ratio_policy: the listed axes' output extents when
+/// `sizes` or `scales` is constant and those input extents are known (floor(in · scale); with
+/// not_larger / not_smaller one scale, min or max of sizes / in, rounded half up), the other
+/// axes as the input's.
+void infer_resize_axes(InferenceContext& ctx) {
+  onnx::propagateElemTypeFromInputToOutput(ctx, 0, 0);
+  if (!onnx::hasInputShape(ctx, 0)) return;
+  const auto& in = onnx::getInputShape(ctx, 0);
+  const int rank = in.dim_size();
+  std::vector<int64_t> axes;
+  if (!onnx::getRepeatedAttribute(ctx, "axes", axes)) {
+    for (int d = 0; d < rank; ++d) axes.push_back(d);
+  }
+  for (int64_t& a : axes) a = normalize_axis(a, rank, "Resize");
+  auto* out = onnx::getOutputShape(ctx, 0);
+  *out = in;
+  for (int64_t a : axes) out->mutable_dim(static_cast<int>(a))->Clear();
+  const std::string policy = onnx::getAttribute(ctx, "keep_aspect_ratio_policy", std::string("stretch"));
+  std::vector<int64_t> sizes;
+  std::vector<float> scales;
+  const bool have_sizes = has_input(ctx, 3) && constant_ints(ctx, 3, sizes) && sizes.size() == axes.size();
+  const onnx::TensorProto* scale_data = has_input(ctx, 2) ? ctx.getInputData(2) : nullptr;
+  if (!have_sizes && scale_data != nullptr && scale_data->data_type() == onnx::TensorProto::FLOAT) {
+    scales = onnx::ParseData<float>(scale_data);
+  }
+  if (have_sizes && policy == "stretch") {
+    for (size_t i = 0; i < axes.size(); ++i) out->mutable_dim(static_cast<int>(axes[i]))->set_dim_value(sizes[i]);
+    return;
+  }
+  std::vector<int64_t> extent;
+  for (int64_t a : axes) {
+    if (!in.dim(static_cast<int>(a)).has_dim_value() || in.dim(static_cast<int>(a)).dim_value() <= 0) return;
+    extent.push_back(in.dim(static_cast<int>(a)).dim_value());
+  }
+  if (have_sizes) {
+    double common = 0;
+    for (size_t i = 0; i < axes.size(); ++i) {
+      const double r = static_cast<double>(sizes[i]) / static_cast<double>(extent[i]);
+      if (i == 0 || (policy == "not_larger" ? r < common : r > common)) common = r;
+    }
+    for (size_t i = 0; i < axes.size(); ++i) {
+      out->mutable_dim(static_cast<int>(axes[i]))
+          ->set_dim_value(static_cast<int64_t>(std::floor(static_cast<double>(extent[i]) * common + 0.5)));
+    }
+  } else if (scales.size() == axes.size() && onnx::getAttribute(ctx, "coordinate_transformation_mode",
+                                                                std::string("half_pixel")) != "tf_crop_and_resize") {
+    for (size_t i = 0; i < axes.size(); ++i) {
+      if (!(scales[i] > 0)) fail_shape_inference("Resize: scale ", scales[i], " must be positive");
+      out->mutable_dim(static_cast<int>(axes[i]))
+          ->set_dim_value(static_cast<int64_t>(std::floor(static_cast<double>(extent[i]) * scales[i])));
+    }
+  }
+}
+
 void register_resize() {
   const auto base = onnx::OpSchemaRegistry::Schema("Resize", 13, "")->GetTypeAndShapeInferenceFunction();
   for (int since : {18, 19}) {
@@ -232,10 +287,7 @@ void register_resize() {
         base(ctx);  // Resize-13's rule: every axis from scales or sizes
         return;
       }
-      onnx::propagateElemTypeFromInputToOutput(ctx, 0, 0);
-      if (!onnx::hasInputShape(ctx, 0)) return;
-      std::vector<bool> none(onnx::getInputShape(ctx, 0).dim_size(), false);
-      same_rank_output(ctx, 0, none);
+      infer_resize_axes(ctx);
     });
     add(std::move(s));
   }

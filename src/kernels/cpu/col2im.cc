@@ -21,6 +21,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <cstring>
 #include <limits>
 #include <memory>
 #include <string>
@@ -209,12 +210,15 @@ class Col2ImKernel final : public Kernel {
     EDGEMM_ASSIGN_OR_RETURN(Col2ImGeometry g, make_geometry(node, at_, *x, *image, *block));
     Shape out_shape{g.batch, g.channels};
     out_shape.insert(out_shape.end(), g.image.begin(), g.image.end());
-    EDGEMM_ASSIGN_OR_RETURN(Tensor * y, ctx.allocate_output(0, dt, out_shape));  // zeroed
-    if (y->element_count() == 0 || x->element_count() == 0) return Status::ok();
+    EDGEMM_ASSIGN_OR_RETURN(Tensor * y, ctx.allocate_output(0, dt, out_shape));
+    if (y->element_count() == 0) return Status::ok();
+    std::memset(y->raw_data(), 0, y->byte_size());  // the columns are summed into it
+    if (x->element_count() == 0) return Status::ok();
     const int threads = ctx.threads();
     if (elementwise::is_half(dt)) {
       EDGEMM_ASSIGN_OR_RETURN(Tensor x32, elementwise::to_float32(node, *x, threads));
       EDGEMM_ASSIGN_OR_RETURN(Tensor y32, Tensor::create(DataType::kFloat32, out_shape));
+      std::memset(y32.raw_data(), 0, y32.byte_size());
       col2im<float>(g, x32.data<float>(), y32.data<float>(), threads);
       return elementwise::convert_tensor(node, y32, *y, threads);
     }

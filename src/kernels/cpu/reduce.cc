@@ -5,7 +5,8 @@
 /// - ReduceSum, ReduceMean, ReduceMax, ReduceMin, ReduceProd, ReduceL1, ReduceL2,
 ///   ReduceLogSum, ReduceLogSumExp, ReduceSumSquare: versions 1, 11 (negative axes), 12 (Max/Min
 ///   on int8/uint8), 13 (ReduceSum takes `axes` as an optional int64 input and gains
-///   `noop_with_empty_axes`), 18 (every other Reduce* does the same). `keepdims` (default 1)
+///   `noop_with_empty_axes`), 18 (every other Reduce* does the same), 20 (ReduceMax and
+///   ReduceMin on bool: any / all). `keepdims` (default 1)
 ///   keeps reduced axes as extent 1; absent or empty `axes` reduces every axis unless
 ///   `noop_with_empty_axes` is 1, in which case the input is returned unchanged. The reduction
 ///   of an empty set is the identity of the operation (Sum 0, Prod 1, Max the lowest value,
@@ -44,8 +45,7 @@ T to_output(A value) {
     return static_cast<T>(value);
   } else {
     if constexpr (std::is_floating_point_v<A>) {
-      if (!std::isfinite(value))
-        return value > 0 ? std::numeric_limits<T>::max() : std::numeric_limits<T>::lowest();
+      if (!std::isfinite(value)) return value > 0 ? std::numeric_limits<T>::max() : std::numeric_limits<T>::lowest();
     }
     return static_cast<T>(value);
   }
@@ -61,8 +61,7 @@ struct ReduceTraits {
       return std::numeric_limits<T>::has_infinity ? -std::numeric_limits<T>::infinity()
                                                   : std::numeric_limits<T>::lowest();
     } else if constexpr (kOp == ReduceOp::kMin) {
-      return std::numeric_limits<T>::has_infinity ? std::numeric_limits<T>::infinity()
-                                                  : std::numeric_limits<T>::max();
+      return std::numeric_limits<T>::has_infinity ? std::numeric_limits<T>::infinity() : std::numeric_limits<T>::max();
     } else if constexpr (kOp == ReduceOp::kProd) {
       return Acc(1);
     } else {
@@ -229,9 +228,8 @@ void reduce_tensor(const Tensor& x, const std::vector<bool>& reduced, Tensor& y,
   const int64_t out_count = y.element_count();
   if (out_count == 0) return;
   if (x.element_count() == 0) {  // empty reduced set: the operation's identity
-    const T value = kOp == ReduceOp::kLogSumExp
-                        ? to_output<T>(-std::numeric_limits<double>::infinity())
-                        : ReduceTraits<kOp, T>::finish(ReduceTraits<kOp, T>::init(), 0);
+    const T value = kOp == ReduceOp::kLogSumExp ? to_output<T>(-std::numeric_limits<double>::infinity())
+                                                : ReduceTraits<kOp, T>::finish(ReduceTraits<kOp, T>::init(), 0);
     std::fill(dst, dst + out_count, value);
     return;
   }
@@ -287,8 +285,8 @@ void reduce_tensor(const Tensor& x, const std::vector<bool>& reduced, Tensor& y,
 }
 
 template <ReduceOp kOp>
-Status reduce_dispatch(const ir::Node& node, const Tensor& x, const std::vector<bool>& reduced,
-                       Tensor& y, int threads) {
+Status reduce_dispatch(const ir::Node& node, const Tensor& x, const std::vector<bool>& reduced, Tensor& y,
+                       int threads) {
   switch (x.dtype()) {
     case DataType::kFloat32:
       reduce_tensor<kOp, float>(x, reduced, y, threads);
@@ -314,14 +312,24 @@ Status reduce_dispatch(const ir::Node& node, const Tensor& x, const std::vector<
         return Status::ok();
       }
       break;
+    case DataType::kBool:  // ReduceMax-20 / ReduceMin-20: any / all, as bytes 0 / 1
+      if constexpr (kOp == ReduceOp::kMax || kOp == ReduceOp::kMin) {
+        EDGEMM_ASSIGN_OR_RETURN(Tensor bytes_in, Tensor::create(DataType::kUInt8, x.shape()));
+        EDGEMM_ASSIGN_OR_RETURN(Tensor bytes_out, Tensor::create(DataType::kUInt8, y.shape()));
+        if (x.byte_size() != 0) std::memcpy(bytes_in.raw_data(), x.raw_data(), x.byte_size());
+        reduce_tensor<kOp, uint8_t>(bytes_in, reduced, bytes_out, threads);
+        if (y.byte_size() != 0) std::memcpy(y.raw_data(), bytes_out.raw_data(), y.byte_size());
+        return Status::ok();
+      }
+      break;
     default:
       break;
   }
   return unsupported_dtype(node, 0, x.dtype());
 }
 
-Status run_reduce_op(ReduceOp op, const ir::Node& node, const Tensor& x,
-                     const std::vector<bool>& reduced, Tensor& y, int threads) {
+Status run_reduce_op(ReduceOp op, const ir::Node& node, const Tensor& x, const std::vector<bool>& reduced, Tensor& y,
+                     int threads) {
   switch (op) {
     case ReduceOp::kSum:
       return reduce_dispatch<ReduceOp::kSum>(node, x, reduced, y, threads);
@@ -352,8 +360,7 @@ Status run_reduce_op(ReduceOp op, const ir::Node& node, const Tensor& x,
 
 class ReduceKernel final : public Kernel {
  public:
-  ReduceKernel(ReduceOp op, bool keepdims, bool noop_with_empty_axes, bool axes_from_input,
-               std::vector<int64_t> axes)
+  ReduceKernel(ReduceOp op, bool keepdims, bool noop_with_empty_axes, bool axes_from_input, std::vector<int64_t> axes)
       : op_(op),
         keepdims_(keepdims),
         noop_with_empty_axes_(noop_with_empty_axes),
@@ -370,9 +377,8 @@ class ReduceKernel final : public Kernel {
     if (axes_from_input_) {
       if (const Tensor* a = ctx.input(1); a != nullptr) {
         if (a->rank() > 1) {
-          return ir::node_error(
-              node, StatusCode::kInvalidArgument,
-              "input 'axes' must be 1-D, got shape " + shape_to_string(a->shape()));
+          return ir::node_error(node, StatusCode::kInvalidArgument,
+                                "input 'axes' must be 1-D, got shape " + shape_to_string(a->shape()));
         }
         EDGEMM_ASSIGN_OR_RETURN(axes, read_int_values(node, 1, *a));
       } else {
@@ -425,15 +431,13 @@ KernelFactory reduce_factory(ReduceOp op) {
     if (axes_from_input) {
       EDGEMM_ASSIGN_OR_RETURN(noop, node.attr_int("noop_with_empty_axes", 0));
       if (node.has_attr("axes")) {
-        return ir::node_error(
-            node, StatusCode::kInvalidModel,
-            "'axes' is an input, not an attribute, at opset " + std::to_string(info.opset));
+        return ir::node_error(node, StatusCode::kInvalidModel,
+                              "'axes' is an input, not an attribute, at opset " + std::to_string(info.opset));
       }
     } else {
       EDGEMM_ASSIGN_OR_RETURN(axes, node.attr_ints("axes"));
     }
-    return std::unique_ptr<Kernel>(
-        std::make_unique<ReduceKernel>(op, keepdims != 0, noop != 0, axes_from_input, axes));
+    return std::unique_ptr<Kernel>(std::make_unique<ReduceKernel>(op, keepdims != 0, noop != 0, axes_from_input, axes));
   };
 }
 
@@ -441,8 +445,7 @@ KernelFactory reduce_factory(ReduceOp op) {
 // ArgMax / ArgMin.
 
 template <typename T, bool kMax>
-void arg_reduce(const T* x, int64_t* y, int64_t outer, int64_t n, int64_t inner, bool select_last,
-                int threads) {
+void arg_reduce(const T* x, int64_t* y, int64_t outer, int64_t n, int64_t inner, bool select_last, int threads) {
   parallel_for(threads, outer * inner, n, [&](int64_t begin, int64_t end) {
     for (int64_t idx = begin; idx < end; ++idx) {
       const int64_t o = idx / inner, i = idx % inner;
@@ -476,15 +479,13 @@ class ArgReduceKernel final : public Kernel {
     }
     const int64_t rank = x->rank();
     if (rank == 0) {
-      return ir::node_error(node, StatusCode::kInvalidArgument,
-                            "input 'data' is a scalar; it needs at least one axis");
+      return ir::node_error(node, StatusCode::kInvalidArgument, "input 'data' is a scalar; it needs at least one axis");
     }
     EDGEMM_ASSIGN_OR_RETURN(int64_t axis, normalize_axis(node, axis_, rank));
     const int64_t n = x->shape()[axis];
     if (n == 0) {
-      return ir::node_error(
-          node, StatusCode::kInvalidArgument,
-          "axis " + std::to_string(axis_) + " has extent 0, so there is no element to select");
+      return ir::node_error(node, StatusCode::kInvalidArgument,
+                            "axis " + std::to_string(axis_) + " has extent 0, so there is no element to select");
     }
     int64_t outer = 1, inner = 1;
     Shape out_shape;
@@ -543,8 +544,7 @@ Expected<std::unique_ptr<Kernel>> make_arg_reduce(const KernelInfo& info) {
   if (info.opset >= 12) {
     EDGEMM_ASSIGN_OR_RETURN(select_last, node.attr_int("select_last_index", 0));
   }
-  return std::unique_ptr<Kernel>(
-      std::make_unique<ArgReduceKernel<kMax>>(axis, keepdims != 0, select_last != 0));
+  return std::unique_ptr<Kernel>(std::make_unique<ArgReduceKernel<kMax>>(axis, keepdims != 0, select_last != 0));
 }
 
 }  // namespace
