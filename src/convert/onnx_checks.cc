@@ -1,6 +1,5 @@
 #include "convert/onnx_checks.h"
 
-#include <onnx/checker.h>
 #include <onnx/onnx_pb.h>
 #include <onnx/shape_inference/implementation.h>
 #include <onnx/version_converter/convert.h>
@@ -49,8 +48,8 @@ Status reinfer_shapes(ir::Model& model) {
   model.graph.value_infos.clear();
   EDGEMM_ASSIGN_OR_RETURN(onnx::ModelProto proto, to_proto(model));
   EDGEMM_RETURN_IF_ERROR(ir::with_libonnx_view(proto, [&proto](const std::map<std::string, int64_t>&) {
+    EDGEMM_RETURN_IF_ERROR(ir::run_onnx_checker(proto, "ONNX checks after a rewrite failed: "));
     try {
-      onnx::checker::check_model(proto);
       onnx::shape_inference::InferShapes(proto, onnx::OpSchemaRegistry::Instance(),
                                          onnx::ShapeInferenceOptions(false, 0, true));
     } catch (const std::exception& e) {
@@ -64,11 +63,7 @@ Status reinfer_shapes(ir::Model& model) {
 Status check_strict(const ir::Model& model) {
   EDGEMM_ASSIGN_OR_RETURN(onnx::ModelProto proto, to_proto(model));
   return ir::with_libonnx_view(proto, [&proto](const std::map<std::string, int64_t>&) {
-    try {
-      onnx::checker::check_model(proto);
-    } catch (const std::exception& e) {
-      return make_error(StatusCode::kInvalidModel, std::string("the ONNX checker rejects the result: ") + e.what());
-    }
+    EDGEMM_RETURN_IF_ERROR(ir::run_onnx_checker(proto, "the ONNX checker rejects the result: "));
     try {
       onnx::shape_inference::InferShapes(proto, onnx::OpSchemaRegistry::Instance(),
                                          onnx::ShapeInferenceOptions(true, 1, false));

@@ -24,4 +24,10 @@ namespace edgemm::ir {
 Status with_libonnx_view(onnx::ModelProto& proto,
                          const std::function<Status(const std::map<std::string, int64_t>& opsets)>& fn);
 
+/// onnx::checker::check_model, except that main-graph inputs and outputs may omit their shape
+/// (libonnx 1.12's checker requires one; later ONNX versions and ONNX Runtime accept unknown
+/// shapes, which shape inference then fills in). Such values get an empty shape only while the
+/// checker runs. Errors: kInvalidModel, `prefix` followed by the checker's message.
+Status run_onnx_checker(onnx::ModelProto& proto, const std::string& prefix);
+
 }  // namespace edgemm::ir

@@ -1,7 +1,6 @@
 #include "ir/onnx_import.h"
 
 #include <malloc.h>
-#include <onnx/checker.h>
 #include <onnx/onnx_pb.h>
 #include <onnx/shape_inference/implementation.h>
 
@@ -329,30 +328,6 @@ Status pin_input_shapes(onnx::ModelProto& model, const std::map<std::string, Sha
   return Status::ok();
 }
 
-/// onnx::checker::check_model, except that main-graph inputs and outputs may omit their shape
-/// (libonnx 1.12's checker requires one; later ONNX versions and ONNX Runtime accept unknown
-/// shapes, which shape inference then fills in). Such values get an empty shape only while the
-/// checker runs.
-Status run_checker(onnx::ModelProto& proto) {
-  std::vector<onnx::TypeProto_Tensor*> shapeless;
-  for (auto* list : {proto.mutable_graph()->mutable_input(), proto.mutable_graph()->mutable_output()}) {
-    for (auto& vi : *list) {
-      if (vi.type().has_tensor_type() && !vi.type().tensor_type().has_shape()) {
-        shapeless.push_back(vi.mutable_type()->mutable_tensor_type());
-        shapeless.back()->mutable_shape();
-      }
-    }
-  }
-  Status status = Status::ok();
-  try {
-    onnx::checker::check_model(proto);
-  } catch (const std::exception& e) {
-    status = invalid(std::string("the ONNX checker rejected the model: ") + e.what());
-  }
-  for (auto* tensor_type : shapeless) tensor_type->clear_shape();
-  return status;
-}
-
 /// Window attributes ONNX shape inference divides by or sizes with (libonnx 1.12's
 /// convPoolShapeInference divides by strides unchecked: a 0 crashes the process with SIGFPE).
 /// Checks every Conv-like and pooling node, in subgraphs too: strides, dilations and
@@ -497,7 +472,7 @@ Expected<Model> import_model_proto(onnx::ModelProto& proto, const std::string& b
   leave_weights_in_file(proto, in_file, context);
   EDGEMM_RETURN_IF_ERROR(pin_input_shapes(proto, options.fixed_input_shapes));
   EDGEMM_RETURN_IF_ERROR(with_libonnx_view(proto, [&](const std::map<std::string, int64_t>& opsets) {
-    if (options.run_checker) EDGEMM_RETURN_IF_ERROR(run_checker(proto));
+    if (options.run_checker) EDGEMM_RETURN_IF_ERROR(run_onnx_checker(proto, "the ONNX checker rejected the model: "));
     EDGEMM_RETURN_IF_ERROR(check_window_attributes(proto.graph()));
     return options.infer_shapes ? infer_shapes(proto, opsets) : Status::ok();
   }));

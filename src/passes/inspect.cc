@@ -39,6 +39,19 @@ void count_parameters(const ir::Graph& g, ModelSummary& summary) {
   }
 }
 
+/// Ops of `graph` and its subgraphs (If branches, Loop and Scan bodies) without a CPU kernel
+/// at the model's opset of their domain, as op_histogram names them.
+void collect_ops_without_kernel(const ir::Model& model, const ir::Graph& graph, std::set<std::string>& ops) {
+  for (const ir::Node& node : graph.nodes) {
+    if (kernels::cpu_registry().find(node.domain, node.op_type, model.opset(node.domain)) == nullptr) {
+      ops.insert((node.domain.empty() ? "" : node.domain + ".") + node.op_type);
+    }
+    for (const auto& [key, attr] : node.attributes) {
+      if (attr.kind == ir::Attribute::Kind::kGraph && attr.g) collect_ops_without_kernel(model, *attr.g, ops);
+    }
+  }
+}
+
 }  // namespace
 
 Expected<ModelSummary> inspect_model(const std::string& path, const InspectOptions& options) {
@@ -59,11 +72,7 @@ Expected<ModelSummary> inspect_model(const std::string& path, const InspectOptio
   summary.outputs = model.graph.outputs;
   summary.nodes = model.graph.nodes.size();
   summary.op_histogram = handle.op_histogram();
-  for (const ir::Node& node : model.graph.nodes) {
-    if (kernels::cpu_registry().find(node.domain, node.op_type, model.opset(node.domain)) == nullptr) {
-      summary.ops_without_kernel.insert((node.domain.empty() ? "" : node.domain + ".") + node.op_type);
-    }
-  }
+  collect_ops_without_kernel(model, model.graph, summary.ops_without_kernel);
   count_parameters(model.graph, summary);
   summary.shapes_known = all_inputs_static(model.graph);
   summary.flops = ir::estimate_flops(model.graph);

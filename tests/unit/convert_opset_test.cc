@@ -125,6 +125,41 @@ TEST(ConvertOpset, ReduceSumWithoutAxesAndNoopBecomesIdentity) {
   EXPECT_EQ(op_count(c.model, "Identity"), 1);
 }
 
+// Opset 18: a reduction with noop_with_empty_axes and no axes still applies its per-element part
+// (ONNX's reference: |x| for L1, x² for SumSquare, log x for LogSum).
+TEST(ConvertOpset, Opset18NoopReductionsBecomeTheirElementwiseOp) {
+  const auto dir = testing::temp_dir("convert_noop18");
+  const std::pair<std::string, std::string> cases[] = {
+      {"ReduceL1", "Abs"}, {"ReduceSumSquare", "Mul"}, {"ReduceLogSum", "Log"}, {"ReduceMax", "Identity"}};
+  for (const auto& [op, elementwise] : cases) {
+    ModelBuilder b(18);
+    b.input("x", kFloat, {2, 3}).output("y", kFloat, {2, 3});
+    testing::set_int(b.node(op, {"x"}, {"y"}), "noop_with_empty_axes", 1);
+    testutil::Converted c;
+    expect_equivalent(b.save(dir / (op + ".onnx")), 17, seeded_f32({2, 3}, 4, 0.5f, 3.0f), &c);
+    EXPECT_EQ(op_count(c.model, elementwise), 1) << op;
+  }
+}
+
+// Split-18 num_outputs on an axis of unknown size: the sizes are computed at run time, so an
+// uneven extent (7 into 3: 3, 3, 1) still splits as Split-18 does.
+TEST(ConvertOpset, Split18OnASymbolicAxisComputesItsSizes) {
+  const auto dir = testing::temp_dir("convert_split18");
+  ModelBuilder b(18);
+  b.input("x", kFloat, {2, -1}).output("a", kFloat, {}).output("b", kFloat, {}).output("c", kFloat, {});
+  for (auto& output : *b.model.mutable_graph()->mutable_output()) {
+    output.mutable_type()->mutable_tensor_type()->clear_shape();  // sizes known only at run time
+  }
+  auto* split = b.node("Split", {"x"}, {"a", "b", "c"});
+  testing::set_int(split, "axis", 1);
+  testing::set_int(split, "num_outputs", 3);
+  testutil::Converted c;
+  expect_equivalent(b.save(dir / "split.onnx"), 17, seeded_f32({2, 7}, 6), &c);
+  EXPECT_EQ(op_count(c.model, "Shape"), 1);
+  auto refused = convert_file((dir / "split.onnx").string(), to_opset(11));
+  EXPECT_EQ(refused.status.code(), StatusCode::kUnsupported);
+}
+
 std::string softmax_model(const std::filesystem::path& dir, const std::string& op, int64_t axis) {
   ModelBuilder b(13);
   b.input("x", kFloat, {2, 3, 5}).output("y", kFloat, {2, 3, 5});

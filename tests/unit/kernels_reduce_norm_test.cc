@@ -141,6 +141,17 @@ TEST(ReduceTest, SumEmptyAxesNoop) {
   expect_f32(run1(all, {f32({2, 2}, {1, 2, 3, 4}), i64({0}, {})}, 13), {}, {10});
 }
 
+// Opset 18: noop_with_empty_axes reduces no axis, so each element is a set of one (ONNX's
+// reference and ONNX Runtime): x² for SumSquare, |x| for L1.
+TEST(ReduceTest, Opset18NoopKeepsTheElementwisePart) {
+  for (const auto& [op, expected] :
+       {std::pair<std::string, std::vector<float>>{"ReduceSumSquare", {1, 4, 9, 16}}, {"ReduceL1", {1, 2, 3, 4}}}) {
+    ir::Node n = node_of(op, 2);
+    set_int(n, "noop_with_empty_axes", 1);
+    expect_f32(run1(n, {f32({2, 2}, {-1, 2, -3, 4}), i64({0}, {})}, 18), {2, 2}, expected);
+  }
+}
+
 TEST(ReduceTest, MeanMaxMinProd) {
   const Tensor x = f32({2, 3}, {1, -2, 3, -4, 5, -6});
   expect_f32(run1(reduce_node("ReduceMean", {-1}, 0), {x}, 13), {2}, {2.0f / 3, -5.0f / 3});

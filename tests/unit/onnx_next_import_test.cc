@@ -79,6 +79,28 @@ TEST(OnnxNextImport, Opset21ModelInfersShapesThroughNewAndChangedOps) {
   EXPECT_EQ(shape_of(*model, "s1"), "[2,4,4,1]");
 }
 
+// ImageDecoder-20 is an ONNX op edgemm has no schema or kernel for: it loads (and fails at run
+// time by name); an op ONNX does not define is an invalid model, as at opset 17.
+TEST(OnnxNextImport, UnknownOpsAreInvalidButImageDecoderLoads) {
+  for (const std::string op : {"ImageDecoder", "FooBarOp"}) {
+    ModelBuilder b(20);
+    b.model.set_ir_version(9);
+    b.input("encoded", onnx::TensorProto::UINT8, {16});
+    b.node(op, {"encoded"}, {"image"});
+    b.output("image", onnx::TensorProto::UINT8, {});
+    b.model.mutable_graph()->mutable_output(0)->mutable_type()->mutable_tensor_type()->clear_shape();
+    auto model = ir::import_onnx_bytes(bytes_of(b), "");
+    if (op == "ImageDecoder") {
+      ASSERT_TRUE(model.has_value()) << model.status().message();
+      EXPECT_EQ(model->graph.nodes[0].domain, "");
+    } else {
+      ASSERT_FALSE(model.has_value());
+      EXPECT_EQ(model.status().code(), StatusCode::kInvalidModel);
+      EXPECT_NE(model.status().message().find("FooBarOp"), std::string::npos) << model.status().message();
+    }
+  }
+}
+
 TEST(OnnxNextImport, OpsetAbove21IsUnsupported) {
   ModelBuilder newer(22);
   newer.input("x", onnx::TensorProto::FLOAT, {1, 4});

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <fstream>
 #include <thread>
 
 #include "edgemm/inferencer.h"
@@ -281,6 +282,33 @@ TEST(Runtime, Scan8BatchesWithSequenceLengthsAndReverseInput) {
   EXPECT_EQ(testutil::values<float>((*out)[0]), (std::vector<float>{9, 12, 13, 13}));
   ASSERT_EQ((*out)[1].shape(), (Shape{2, 3, 2}));
   EXPECT_EQ(testutil::values<float>((*out)[1]), (std::vector<float>{5, 6, 8, 10, 9, 12, 12, 12, 13, 13, 0, 0}));
+}
+
+// The Scan-8 model at opset 11 with its first input left empty (''): Scan-9+ reads it as the
+// first loop state, which is then missing; an error naming the node, not a crash.
+TEST(Runtime, ScanWithAnEmptyStateInputIsAnError) {
+  auto dir = testing::temp_dir("scan_empty_state");
+  onnx::ModelProto model;
+  {
+    std::ifstream in(scan8_model(dir), std::ios::binary);
+    ASSERT_TRUE(model.ParseFromIstream(&in));
+  }
+  model.mutable_opset_import(0)->set_version(11);
+  onnx::NodeProto* scan = model.mutable_graph()->mutable_node(0);
+  scan->set_input(0, "");
+  scan->mutable_attribute()->DeleteSubrange(1, 1);  // Scan-8's `directions`
+  const auto path = dir / "scan_empty_state.onnx";
+  {
+    std::ofstream out(path, std::ios::binary);
+    ASSERT_TRUE(model.SerializeToOstream(&out));
+  }
+  auto inf = load(path.string());
+  ASSERT_TRUE(inf);
+  auto out = inf->run({{"init", Tensor::from_floats({2, 2}, {0, 0, 1, 1})},
+                       {"xs", Tensor::from_floats({2, 3, 2}, std::vector<float>(12, 1.0f))}});
+  ASSERT_FALSE(out.has_value());
+  EXPECT_NE(out.status().message().find("scan_1"), std::string::npos) << out.status().message();
+  EXPECT_NE(out.status().message().find("initial state 0 is missing"), std::string::npos) << out.status().message();
 }
 
 TEST(Runtime, ConcurrentRunsMatchSerialRuns) {

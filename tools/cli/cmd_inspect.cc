@@ -211,14 +211,19 @@ Status inspect_command(const InspectArgs& args) {
   std::sort(ops.begin(), ops.end(), [](const auto& a, const auto& b) {
     return a.second != b.second ? a.second > b.second : a.first < b.first;
   });
-  std::cout << "  op histogram (" << m.op_histogram.size() - m.ops_without_kernel.size() << " of "
-            << m.op_histogram.size() << " ops run on edgemm's CPU kernels):\n";
+  const auto native = std::count_if(m.op_histogram.begin(), m.op_histogram.end(),
+                                    [&m](const auto& entry) { return m.ops_without_kernel.count(entry.first) == 0; });
+  std::cout << "  op histogram (" << native << " of " << m.op_histogram.size()
+            << " ops run on edgemm's CPU kernels):\n";
   for (const auto& [op, count] : ops) {
     std::cout << "    " << padded(op, 32) << std::setw(4) << count;
     if (m.shapes_known && m.flops.by_op.count(op))
       std::cout << "  " << std::setprecision(3) << m.flops.by_op.at(op) / 1e9 << " GFLOP";
     if (m.ops_without_kernel.count(op)) std::cout << "  (no CPU kernel)";
     std::cout << "\n";
+  }
+  for (const auto& op : m.ops_without_kernel) {
+    if (m.op_histogram.count(op) == 0) std::cout << "    " << padded(op, 36) << "  (in a subgraph; no CPU kernel)\n";
   }
   return Status::ok();
 }

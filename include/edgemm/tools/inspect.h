@@ -50,8 +50,9 @@ struct ModelSummary {
   std::vector<ValueInfo> outputs;           ///< with their inferred shapes
   size_t nodes = 0;                         ///< main-graph nodes
   std::map<std::string, int> op_histogram;  ///< "Conv", or "<domain>.<op>" outside ai.onnx
-  /// Keys of op_histogram that no edgemm CPU kernel runs at the model's opset of their domain
-  /// (the native backend refuses to load such a model; the others run natively).
+  /// Ops, named as in op_histogram, that no edgemm CPU kernel runs at the model's opset of their
+  /// domain, subgraphs (If, Loop, Scan bodies) included: the native backend refuses to load a
+  /// model with any; the others run natively.
   std::set<std::string> ops_without_kernel;
   int64_t parameters = 0;               ///< elements of initializers and Constant-node tensors
   int64_t parameter_bytes = 0;          ///< their bytes

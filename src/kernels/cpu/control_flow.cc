@@ -197,7 +197,12 @@ class ScanKernel final : public Kernel {
       return ir::node_error(node, StatusCode::kInvalidModel, "num_scan_inputs does not fit the node's inputs");
     }
     std::vector<Tensor> state;
-    for (int k = 0; k < n_state; ++k) state.push_back(*ctx.input(k));
+    for (int k = 0; k < n_state; ++k) {
+      if (ctx.input(k) == nullptr) {
+        return ir::node_error(node, StatusCode::kInvalidModel, "initial state " + std::to_string(k) + " is missing");
+      }
+      state.push_back(*ctx.input(k));
+    }
     std::vector<const Tensor*> seqs;
     std::vector<int64_t> axes;
     int64_t length = -1;
@@ -433,8 +438,10 @@ void register_control_flow_kernels(KernelRegistry& registry) {
   registry.add("", "Scan", 9, [](const KernelInfo& info) -> Expected<std::unique_ptr<Kernel>> {
     EDGEMM_ASSIGN_OR_RETURN(auto body, compile_graph_attr(info, "body"));
     EDGEMM_ASSIGN_OR_RETURN(int64_t num_scan_inputs, info.node.attr_int("num_scan_inputs", -1));
-    if (num_scan_inputs < 0) {
-      return ir::node_error(info.node, StatusCode::kInvalidModel, "attribute 'num_scan_inputs' is required");
+    if (num_scan_inputs < 1) {
+      return ir::node_error(
+          info.node, StatusCode::kInvalidModel,
+          "attribute 'num_scan_inputs' is required and must be >= 1, got " + std::to_string(num_scan_inputs));
     }
     EDGEMM_ASSIGN_OR_RETURN(auto in_axes, info.node.attr_ints("scan_input_axes"));
     EDGEMM_ASSIGN_OR_RETURN(auto in_dirs, info.node.attr_ints("scan_input_directions"));

@@ -8,7 +8,8 @@
 ///   `noop_with_empty_axes`), 18 (every other Reduce* does the same), 20 (ReduceMax and
 ///   ReduceMin on bool: any / all). `keepdims` (default 1)
 ///   keeps reduced axes as extent 1; absent or empty `axes` reduces every axis unless
-///   `noop_with_empty_axes` is 1, in which case the input is returned unchanged. The reduction
+///   `noop_with_empty_axes` is 1, in which case no axis is reduced (each element on its own:
+///   |x|, x², log x or x, as ONNX's reference computes it). The reduction
 ///   of an empty set is the identity of the operation (Sum 0, Prod 1, Max the lowest value,
 ///   Min the highest, LogSum and LogSumExp -inf, Mean NaN for floats).
 /// - ArgMax, ArgMin: versions 1, 11 (negative axis), 12 (`select_last_index`), 13. Output is
@@ -387,9 +388,10 @@ class ReduceKernel final : public Kernel {
     }
     const int64_t rank = x->rank();
     if (axes.empty() && noop_with_empty_axes_) {
+      // No axis is reduced: each element is a set of one (|x| for L1 and L2, x² for SumSquare,
+      // log x for LogSum, x for the others), as ONNX's reference and ONNX Runtime compute it.
       EDGEMM_ASSIGN_OR_RETURN(Tensor * y, ctx.allocate_output(0, x->dtype(), x->shape()));
-      if (x->byte_size() > 0) std::memcpy(y->raw_data(), x->raw_data(), x->byte_size());
-      return Status::ok();
+      return run_reduce_op(op_, node, *x, std::vector<bool>(static_cast<size_t>(rank), false), *y, ctx.threads());
     }
     std::vector<bool> reduced(static_cast<size_t>(rank), axes.empty());
     for (int64_t axis : axes) {
