@@ -56,12 +56,14 @@ void refile_nodes(onnx::GraphProto& graph, int64_t opset,
 
 Status with_libonnx_view(onnx::ModelProto& proto,
                          const std::function<Status(const std::map<std::string, int64_t>& opsets)>& fn) {
+  // Registered before any model is checked, whatever its opset: libonnx's registry is not safe to
+  // read while another thread adds to it, and every reader comes through here first.
+  register_onnx_next_schemas();
   std::map<std::string, int64_t> opsets;
   for (const auto& op : proto.opset_import()) opsets[op.domain() == "ai.onnx" ? "" : op.domain()] = op.version();
   const auto it = opsets.find("");
   if (it == opsets.end() || it->second <= 17) return fn(opsets);
 
-  register_onnx_next_schemas();
   std::vector<std::pair<onnx::NodeProto*, std::string>> moved;
   refile_nodes(*proto.mutable_graph(), it->second, moved);
   const int64_t ir_version = proto.ir_version();
