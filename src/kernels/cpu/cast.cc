@@ -168,33 +168,6 @@ namespace {
 
 using namespace elementwise;  // NOLINT: kernel-internal helpers
 
-/// Name of an ONNX TensorProto data type that edgemm's Tensor cannot hold (float8, 4-bit
-/// integers, float4, complex), or nullptr.
-const char* onnx_only_type_name(int64_t to) {
-  switch (to) {
-    case 14:
-      return "complex64";
-    case 15:
-      return "complex128";
-    case 17:
-      return "float8e4m3fn";
-    case 18:
-      return "float8e4m3fnuz";
-    case 19:
-      return "float8e5m2";
-    case 20:
-      return "float8e5m2fnuz";
-    case 21:
-      return "uint4";
-    case 22:
-      return "int4";
-    case 23:
-      return "float4e2m1";
-    default:
-      return nullptr;
-  }
-}
-
 /// Checks a Cast target dtype against the op version's type constraint.
 Status check_target(const ir::Node& node, int64_t to, DTypeSet allowed) {
   const DataType dt = static_cast<DataType>(to);

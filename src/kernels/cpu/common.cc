@@ -21,8 +21,8 @@ Expected<Shape> broadcast_shapes(const ir::Node& node, const Shape& a, const Sha
     if (da != db && da != 1 && db != 1) {
       return ir::node_error(node, StatusCode::kInvalidArgument,
                             "shapes " + shape_to_string(a) + " and " + shape_to_string(b) +
-                                " cannot be broadcast (axis " + std::to_string(i) + ": " + std::to_string(da) +
-                                " vs " + std::to_string(db) + ")");
+                                " cannot be broadcast (axis " + std::to_string(i) + ": " + std::to_string(da) + " vs " +
+                                std::to_string(db) + ")");
     }
     out[i] = da == 1 ? db : da;
   }
@@ -41,6 +41,31 @@ std::vector<int64_t> broadcast_strides(const Shape& in, const Shape& out) {
   const size_t offset = out.size() - in.size();
   for (size_t i = 0; i < in.size(); ++i) strides[i + offset] = in[i] == 1 ? 0 : in_strides[i];
   return strides;
+}
+
+const char* onnx_only_type_name(int64_t onnx_type) {
+  switch (onnx_type) {
+    case 14:
+      return "complex64";
+    case 15:
+      return "complex128";
+    case 17:
+      return "float8e4m3fn";
+    case 18:
+      return "float8e4m3fnuz";
+    case 19:
+      return "float8e5m2";
+    case 20:
+      return "float8e5m2fnuz";
+    case 21:
+      return "uint4";
+    case 22:
+      return "int4";
+    case 23:
+      return "float4e2m1";
+    default:
+      return nullptr;
+  }
 }
 
 Status unsupported_dtype(const ir::Node& node, int input_index, DataType dtype) {

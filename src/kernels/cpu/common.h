@@ -50,13 +50,16 @@ void parallel_for(int threads, int64_t n, int64_t cost_per_item, Fn&& fn) {
   }
 }
 
+/// Name of an ONNX TensorProto data type that edgemm's Tensor cannot hold (complex, float8,
+/// 4-bit integers, float4), for errors about attributes such as Cast's `to`; nullptr for others.
+const char* onnx_only_type_name(int64_t onnx_type);
+
 /// Error for a dtype a kernel does not implement: "<Op> '<name>': input 'x' has dtype
 /// int8, which this op does not support here".
 Status unsupported_dtype(const ir::Node& node, int input_index, DataType dtype);
 
 /// Reads an integer tensor (int32 or int64) into int64 values; error naming the node/input
 /// for other dtypes.
-Expected<std::vector<int64_t>> read_int_values(const ir::Node& node, int input_index,
-                                               const Tensor& tensor);
+Expected<std::vector<int64_t>> read_int_values(const ir::Node& node, int input_index, const Tensor& tensor);
 
 }  // namespace edgemm::kernels

@@ -57,31 +57,14 @@ struct QdqAttrs {
   DataType output_dtype = DataType::kUndefined;  ///< QuantizeLinear-21 output_dtype (0: unset)
 };
 
-/// Name of a quantized ONNX type edgemm does not implement (int16, uint16, float8, int4,
-/// float4), or nullptr.
+/// Name of a quantized ONNX type edgemm does not implement (int16, uint16, and the types its
+/// Tensor cannot hold: float8, int4, float4), or nullptr. Complex types are no quantized type
+/// at all (the caller's InvalidModel).
 const char* unsupported_qtype_name(int64_t t) {
-  switch (t) {
-    case 4:
-      return "uint16";
-    case 5:
-      return "int16";
-    case 17:
-      return "float8e4m3fn";
-    case 18:
-      return "float8e4m3fnuz";
-    case 19:
-      return "float8e5m2";
-    case 20:
-      return "float8e5m2fnuz";
-    case 21:
-      return "uint4";
-    case 22:
-      return "int4";
-    case 23:
-      return "float4e2m1";
-    default:
-      return nullptr;
-  }
+  if (t == 4) return "uint16";
+  if (t == 5) return "int16";
+  if (t == 14 || t == 15) return nullptr;
+  return onnx_only_type_name(t);
 }
 
 Expected<QdqAttrs> read_qdq_attrs(const KernelInfo& info, bool quantize) {
