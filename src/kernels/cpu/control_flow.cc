@@ -401,6 +401,17 @@ class Scan8Kernel final : public Kernel {
   std::vector<int64_t> directions_;
 };
 
+/// Scan's required attribute num_scan_inputs (M >= 1, every version).
+Expected<int64_t> read_num_scan_inputs(const ir::Node& node) {
+  EDGEMM_ASSIGN_OR_RETURN(int64_t num_scan_inputs, node.attr_int("num_scan_inputs", -1));
+  if (num_scan_inputs < 1) {
+    return ir::node_error(
+        node, StatusCode::kInvalidModel,
+        "attribute 'num_scan_inputs' is required and must be >= 1, got " + std::to_string(num_scan_inputs));
+  }
+  return num_scan_inputs;
+}
+
 }  // namespace
 
 void register_control_flow_kernels(KernelRegistry& registry) {
@@ -415,12 +426,7 @@ void register_control_flow_kernels(KernelRegistry& registry) {
   });
   registry.add("", "Scan", 8, [](const KernelInfo& info) -> Expected<std::unique_ptr<Kernel>> {
     EDGEMM_ASSIGN_OR_RETURN(auto body, compile_graph_attr(info, "body"));
-    EDGEMM_ASSIGN_OR_RETURN(int64_t num_scan_inputs, info.node.attr_int("num_scan_inputs", -1));
-    if (num_scan_inputs < 1) {
-      return ir::node_error(
-          info.node, StatusCode::kInvalidModel,
-          "attribute 'num_scan_inputs' is required and must be >= 1 at Scan-8, got " + std::to_string(num_scan_inputs));
-    }
+    EDGEMM_ASSIGN_OR_RETURN(int64_t num_scan_inputs, read_num_scan_inputs(info.node));
     EDGEMM_ASSIGN_OR_RETURN(auto directions, info.node.attr_ints("directions"));
     if (!directions.empty() && static_cast<int64_t>(directions.size()) != num_scan_inputs) {
       return ir::node_error(info.node, StatusCode::kInvalidModel,
@@ -437,12 +443,7 @@ void register_control_flow_kernels(KernelRegistry& registry) {
   });
   registry.add("", "Scan", 9, [](const KernelInfo& info) -> Expected<std::unique_ptr<Kernel>> {
     EDGEMM_ASSIGN_OR_RETURN(auto body, compile_graph_attr(info, "body"));
-    EDGEMM_ASSIGN_OR_RETURN(int64_t num_scan_inputs, info.node.attr_int("num_scan_inputs", -1));
-    if (num_scan_inputs < 1) {
-      return ir::node_error(
-          info.node, StatusCode::kInvalidModel,
-          "attribute 'num_scan_inputs' is required and must be >= 1, got " + std::to_string(num_scan_inputs));
-    }
+    EDGEMM_ASSIGN_OR_RETURN(int64_t num_scan_inputs, read_num_scan_inputs(info.node));
     EDGEMM_ASSIGN_OR_RETURN(auto in_axes, info.node.attr_ints("scan_input_axes"));
     EDGEMM_ASSIGN_OR_RETURN(auto in_dirs, info.node.attr_ints("scan_input_directions"));
     EDGEMM_ASSIGN_OR_RETURN(auto out_axes, info.node.attr_ints("scan_output_axes"));
