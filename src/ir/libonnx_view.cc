@@ -62,7 +62,7 @@ Status with_libonnx_view(onnx::ModelProto& proto,
   std::map<std::string, int64_t> opsets;
   for (const auto& op : proto.opset_import()) opsets[op.domain() == "ai.onnx" ? "" : op.domain()] = op.version();
   const auto it = opsets.find("");
-  if (it == opsets.end() || it->second <= 17) return fn(opsets);
+  if (it == opsets.end() || it->second <= kLastLibOnnxOpset) return fn(opsets);
 
   std::vector<std::pair<onnx::NodeProto*, std::string>> moved;
   refile_nodes(*proto.mutable_graph(), it->second, moved);

@@ -11,6 +11,7 @@
 
 #include <onnx/defs/schema.h>
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -20,6 +21,8 @@ namespace edgemm::ir {
 inline constexpr const char* kNextDomain = "edgemm.ai.onnx.next";
 /// Highest ai.onnx opset edgemm imports.
 inline constexpr int kMaxImportOpset = 21;
+/// Highest ai.onnx opset libonnx 1.12 has schemas for; later versions are this file's.
+inline constexpr int64_t kLastLibOnnxOpset = 17;
 
 /// Registers every schema of this file's two .cc files once (thread-safe); later calls return.
 void register_onnx_next_schemas();
