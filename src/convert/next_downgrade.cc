@@ -19,13 +19,6 @@ constexpr int64_t kDftOpset = 17;
 constexpr int64_t kDftAxisInputOpset = 20;
 constexpr int64_t kGroupNormPerChannelOpset = 21;
 
-ir::Attribute string_attribute(const std::string& value) {
-  ir::Attribute attr;
-  attr.kind = ir::Attribute::Kind::kString;
-  attr.s = value;
-  return attr;
-}
-
 /// The node's input `i`, or "" when absent.
 std::string input_or_empty(const ir::Node& node, size_t i) { return i < node.inputs.size() ? node.inputs[i] : ""; }
 

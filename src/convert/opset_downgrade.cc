@@ -7,6 +7,8 @@
 #include <sstream>
 #include <unordered_map>
 #include <unordered_set>
+#include <utility>
+#include <vector>
 
 #include "convert/downgrade_rewrites.h"
 #include "convert/onnx_checks.h"
@@ -19,9 +21,6 @@ namespace edgemm::convert {
 namespace {
 
 using Rewriter = std::function<Status(RewriteContext&, const ir::Node&)>;
-
-/// The newest opset libonnx 1.12 has schemas for.
-constexpr int64_t kLastLibOnnxOpset = 17;
 
 const Rewriter* family_rewrite(const std::string& op) {
   static const std::unordered_map<std::string, Rewriter> kRewrites = {
@@ -75,11 +74,11 @@ Expected<VersionSpan> version_span(const ir::Node& node, int64_t source, int64_t
     return schema;
   };
   // Versions after opset 17 are the schemas edgemm registers under ir::kNextDomain.
-  if (source > kLastLibOnnxOpset) {
+  if (source > ir::kLastLibOnnxOpset) {
     ir::register_onnx_next_schemas();
     walk(onnx::OpSchemaRegistry::Schema(node.op_type, static_cast<int>(source), ir::kNextDomain), ir::kNextDomain);
   }
-  const int64_t older = std::min(source, kLastLibOnnxOpset);
+  const int64_t older = std::min(source, ir::kLastLibOnnxOpset);
   const onnx::OpSchema* schema = onnx::OpSchemaRegistry::Schema(node.op_type, static_cast<int>(older), "");
   if (schema == nullptr && span.versions.empty()) {
     return cannot_convert(node, target,
@@ -129,14 +128,21 @@ Status check_input_types(const RewriteContext& ctx, const ir::Node& node) {
   return Status::ok();
 }
 
-/// kDefaultAttrs: every listed attribute absent or at its default, then dropped.
-Status drop_default_attrs(const OpChange& change, ir::Node& node, int64_t target) {
-  std::istringstream list(change.detail);
+/// The (attribute, value) pairs of an OpChange detail "a=v;b=w".
+std::vector<std::pair<std::string, std::string>> attribute_rules(const char* detail) {
+  std::vector<std::pair<std::string, std::string>> rules;
+  std::istringstream list(detail);
   std::string item;
   while (std::getline(list, item, ';')) {
     const auto eq = item.find('=');
-    const std::string key = item.substr(0, eq);
-    const std::string fallback = item.substr(eq + 1);
+    rules.emplace_back(item.substr(0, eq), item.substr(eq + 1));
+  }
+  return rules;
+}
+
+/// kDefaultAttrs: every listed attribute absent or at its default, then dropped.
+Status drop_default_attrs(const OpChange& change, ir::Node& node, int64_t target) {
+  for (const auto& [key, fallback] : attribute_rules(change.detail)) {
     auto it = node.attributes.find(key);
     if (it == node.attributes.end()) continue;
     const ir::Attribute& attr = it->second;
@@ -158,14 +164,10 @@ Status drop_default_attrs(const OpChange& change, ir::Node& node, int64_t target
 
 /// kAttrValues: every listed attribute absent or one of its listed values (kept).
 Status check_attr_values(const OpChange& change, const ir::Node& node, int64_t target) {
-  std::istringstream list(change.detail);
-  std::string item;
-  while (std::getline(list, item, ';')) {
-    const auto eq = item.find('=');
-    const std::string key = item.substr(0, eq);
+  for (const auto& [key, values] : attribute_rules(change.detail)) {
     auto it = node.attributes.find(key);
     if (it == node.attributes.end()) continue;
-    const std::string allowed = "|" + item.substr(eq + 1) + "|";
+    const std::string allowed = "|" + values + "|";
     if (allowed.find("|" + it->second.s + "|") == std::string::npos) {
       return cannot_convert(
           node, target,

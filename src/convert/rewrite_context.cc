@@ -123,6 +123,13 @@ ir::Attribute float_attribute(float value) {
   return attr;
 }
 
+ir::Attribute string_attribute(std::string value) {
+  ir::Attribute attr;
+  attr.kind = ir::Attribute::Kind::kString;
+  attr.s = std::move(value);
+  return attr;
+}
+
 Status cannot_convert(const ir::Node& node, int64_t target_opset, const std::string& message) {
   return ir::node_error(node, StatusCode::kUnsupported,
                         message + " (converting to opset " + std::to_string(target_opset) + ")");

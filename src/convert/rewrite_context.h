@@ -81,6 +81,8 @@ ir::Attribute int_attribute(int64_t value);
 ir::Attribute ints_attribute(std::vector<int64_t> values);
 /// A FLOAT attribute.
 ir::Attribute float_attribute(float value);
+/// A STRING attribute.
+ir::Attribute string_attribute(std::string value);
 
 /// kUnsupported "<Op> '<name>': <message> (converting to opset <target>)".
 Status cannot_convert(const ir::Node& node, int64_t target_opset, const std::string& message);
